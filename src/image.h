@@ -1,0 +1,56 @@
+/* image.h — the one image model every part of imgpu shares.
+ *
+ * Layout: rows top to bottom, pixels left to right, channels interleaved
+ * (gray; gray+alpha; RGB; RGBA), samples of `depth` bits (8, or 16 stored as
+ * native-endian uint16_t). Row r starts at data + r * stride; stride is at least
+ * width * channels * bytes-per-sample and is exactly that unless a producer says
+ * otherwise. The last channel of a 2- or 4-channel image is alpha.
+ *
+ * Ownership (the GLFW rule): imgpu_image_free accepts NULL; an image made by
+ * imgpu_image_new owns its data and frees it; a view (owns == 0) does not.
+ */
+#ifndef IMGPU_IMAGE_H
+#define IMGPU_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct imgpu_image {
+    int width;          /* pixels, >= 1 */
+    int height;         /* pixels, >= 1 */
+    int channels;       /* 1..4; 2 and 4 carry alpha last */
+    int depth;          /* bits per sample: 8 or 16 */
+    size_t stride;      /* bytes from one row to the next */
+    unsigned char *data;
+    int owns;           /* 1: imgpu_image_free frees data */
+} imgpu_image;
+
+/* Bytes of one sample (1 or 2). */
+static inline int imgpu_image_sample_bytes(const imgpu_image *im) { return im->depth == 16 ? 2 : 1; }
+
+/* Total bytes w*h*c*bytes, or -1 with an error recorded when it overflows size_t or a
+ * dimension is out of range. Every allocation of pixels goes through this check first. */
+int imgpu_image_bytes(int width, int height, int channels, int depth, size_t *out);
+
+/* A new owned, zero-filled image with stride = width*channels*bytes. NULL + error on failure. */
+imgpu_image *imgpu_image_new(int width, int height, int channels, int depth);
+/* A deep copy (tight stride). */
+imgpu_image *imgpu_image_copy(const imgpu_image *src);
+void imgpu_image_free(imgpu_image *im);
+
+/* Pointer to row y. */
+static inline unsigned char *imgpu_image_row(const imgpu_image *im, int y) { return im->data + (size_t)y * im->stride; }
+
+/* 1 when the image has an alpha channel (2 or 4 channels). */
+static inline int imgpu_image_has_alpha(const imgpu_image *im) { return im->channels == 2 || im->channels == 4; }
+/* Number of color (non-alpha) channels: 1 or 3. */
+static inline int imgpu_image_color_channels(const imgpu_image *im) { return im->channels >= 3 ? 3 : 1; }
+
+#ifdef __cplusplus
+}
+#endif
+#endif

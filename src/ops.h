@@ -1,0 +1,104 @@
+/* ops.h — the operations API every front end speaks to.
+ *
+ * Operations are data: an imgpu_op is a kind plus its parameters, a pipeline is an array
+ * of them. imgpu_pipeline_run() runs a pipeline on one backend; on the GPU the whole chain
+ * stays on the device (one upload, one download).
+ *
+ * Conventions (stated once here, implemented in src/cpu/ and kernels/):
+ *  - equalize, 8-bit: OpenCV equalizeHist. The first non-empty bin i0 maps to 0;
+ *    scale = 255.0f / (N - hist[i0]) in single precision; bin i > i0 maps to
+ *    round_half_even(cum(i0+1..i) * scale), saturated to 255; a constant image is returned
+ *    unchanged.
+ *  - luminance mode: Y of full-range BT.601 YCbCr (JPEG / OpenCV YCrCb, OpenCV's 14-bit
+ *    fixed-point coefficients) is equalized and converted back; per-channel mode equalizes
+ *    R, G and B independently. Alpha always passes through untouched.
+ *  - rotate: angle in degrees, counterclockwise positive as seen on screen, about the
+ *    image's geometric centre (w/2, h/2) with pixel centres at (x + 0.5, y + 0.5).
+ *    Multiples of 90 degrees are exact pixel permutations whatever the filter.
+ */
+#ifndef IMGPU_OPS_H
+#define IMGPU_OPS_H
+
+#include <stdint.h>
+
+#include "image.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum imgpu_device {
+    IMGPU_DEVICE_AUTO = 0,  /* CUDA when a usable GPU is present, else CPU with a notice */
+    IMGPU_DEVICE_CPU,
+    IMGPU_DEVICE_CUDA,
+} imgpu_device;
+
+typedef enum imgpu_eq_mode {
+    IMGPU_MODE_LUMINANCE = 0,
+    IMGPU_MODE_PER_CHANNEL,
+} imgpu_eq_mode;
+
+typedef enum imgpu_filter {
+    IMGPU_FILTER_NEAREST = 0,
+    IMGPU_FILTER_BILINEAR,
+    IMGPU_FILTER_BICUBIC,
+} imgpu_filter;
+
+typedef enum imgpu_op_kind {
+    IMGPU_OP_EQUALIZE = 0,
+    IMGPU_OP_ROTATE,
+} imgpu_op_kind;
+
+typedef struct imgpu_equalize_params {
+    imgpu_eq_mode mode;
+} imgpu_equalize_params;
+
+typedef struct imgpu_rotate_params {
+    double angle;           /* degrees, counterclockwise positive */
+    imgpu_filter filter;    /* default bilinear */
+    int crop;               /* 0: expand canvas to the rotated bounding box (default); 1: keep size */
+    int has_background;     /* 0: transparent where the image has alpha, else black */
+    uint8_t background[4];  /* R, G, B, A (gray images use R); used when has_background */
+} imgpu_rotate_params;
+
+typedef struct imgpu_op {
+    imgpu_op_kind kind;
+    union {
+        imgpu_equalize_params equalize;
+        imgpu_rotate_params rotate;
+    } u;
+} imgpu_op;
+
+/* Histogram: 256 bins per channel (alpha included), plus luminance for color images. */
+typedef struct imgpu_histogram {
+    int channels;           /* channels of the image */
+    int has_luma;           /* 1 for 3/4-channel images: luma[] is filled */
+    uint32_t bins[4][256];  /* bins[c][v]: pixels whose channel c equals v */
+    uint32_t luma[256];     /* Y (BT.601 full range, the same Y that equalize uses) */
+} imgpu_histogram;
+
+/* Default parameters for each op kind. */
+imgpu_op imgpu_op_equalize(imgpu_eq_mode mode);
+imgpu_op imgpu_op_rotate(double angle);
+
+/* Output size of a rotation (expand: bounding box; crop: the input size). Multiples of 90
+ * degrees give exact sizes (w,h or h,w). */
+void imgpu_rotate_output_size(int w, int h, const imgpu_rotate_params *p, int *out_w, int *out_h);
+
+/* Run ops[0..n) on `in`. Returns a new image, or NULL with an error recorded.
+ * `device` picks the backend; *used (may be NULL) says which one ran. */
+imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int n,
+                                imgpu_device device, imgpu_device *used);
+
+int imgpu_histogram_compute(const imgpu_image *in, imgpu_device device, imgpu_histogram *out,
+                            imgpu_device *used);
+
+/* Resolve `auto` to a concrete backend (checks for a usable GPU once, prints the fallback
+ * notice once). Returns -1 with an error when `cuda` is asked for and unavailable. */
+int imgpu_device_resolve(imgpu_device requested, imgpu_device *resolved);
+const char *imgpu_device_name(imgpu_device d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

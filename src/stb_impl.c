@@ -1,0 +1,2 @@
+/* stb_impl.c — placeholder; the I/O work fills this in. */
+typedef int imgpu_stb_impl_placeholder;
