@@ -1,0 +1,139 @@
+/* equalize.c — reference histogram equalization of 8-bit images, bit for bit OpenCV's
+ * cv::equalizeHist, in the libvips shape: find histogram, cumulate, normalise, map a LUT.
+ *
+ * The LUT (imgpu_cpu_equalize_lut, shared with the CUDA backend) for a histogram of N pixels:
+ *   - i0 = the first non-empty bin. lut[i0] = 0; bins below i0 (empty) also map to 0.
+ *   - If hist[i0] == N (a constant channel) the LUT is the identity: the data is returned
+ *     unchanged. (OpenCV fills the output with i0, which is the same thing.)
+ *   - Otherwise scale = 255.0f / (float)(N - hist[i0]), a single-precision division, and for
+ *     i > i0: sum += hist[i] (an exact integer), lut[i] = rint((float)sum * scale) with the
+ *     product rounded to float first and rint rounding half to EVEN (OpenCV's
+ *     saturate_cast<uchar>(float) -> cvRound -> lrintf in the default rounding mode), then
+ *     saturated to 0..255. Half-way cases do occur: scale = 0.5f, sum = 253 gives 126, not 127.
+ *     (float)sum is exact while sum < 2^24; above that it rounds to nearest even like
+ *     OpenCV's int -> float conversion.
+ *
+ * Modes:
+ *   - gray, gray+alpha: the gray channel is equalized; luminance and per-channel mode are the
+ *     same thing.
+ *   - color, per-channel: R, G and B each get their own histogram and LUT.
+ *   - color, luminance (default): every pixel goes to full-range BT.601 YCbCr in OpenCV's
+ *     integer arithmetic (color.c), Y is equalized with the LUT of the histogram of Y over the
+ *     whole image, and (Y', Cb, Cr) goes back to RGB with OpenCV's integer inverse — exactly
+ *     cvtColor(RGB2YCrCb) -> equalizeHist(Y) -> cvtColor(YCrCb2RGB). One deliberate exception:
+ *     when Y is constant over the image the LUT is the identity and the image is returned
+ *     unchanged, without the lossy RGB -> YCbCr -> RGB round trip OpenCV would still apply.
+ *   - alpha (channel 2 of 2, channel 4 of 4) is copied untouched in every mode.
+ * Input rows may be padded (stride); the output is a new tight image. */
+#include "cpu.h"
+#include "../error.h"
+
+#include <math.h>
+#include <string.h>
+
+void imgpu_cpu_equalize_lut(const uint32_t hist[256], uint64_t n, uint8_t lut[256])
+{
+    int i0 = 0;
+    while (i0 < 256 && hist[i0] == 0)
+        i0++;
+    if (i0 == 256 || (uint64_t)hist[i0] >= n) { /* empty or constant: identity */
+        for (int i = 0; i < 256; i++)
+            lut[i] = (uint8_t)i;
+        return;
+    }
+    const float scale = 255.0f / (float)(n - hist[i0]);
+    uint64_t sum = 0;
+    for (int i = 0; i <= i0; i++)
+        lut[i] = 0;
+    for (int i = i0 + 1; i < 256; i++) {
+        sum += hist[i];
+        const float v = (float)sum * scale; /* rounded to float before rint, as in OpenCV */
+        const long r = lrintf(v);           /* round half to even (default rounding mode) */
+        lut[i] = (uint8_t)(r < 0 ? 0 : r > 255 ? 255 : r);
+    }
+}
+
+/* Histogram of channel k of a c-channel 8-bit image. */
+static void channel_hist(const imgpu_image *in, int k, uint32_t hist[256])
+{
+    memset(hist, 0, 256 * sizeof hist[0]);
+    for (int y = 0; y < in->height; y++) {
+        const uint8_t *p = imgpu_image_row(in, y) + k;
+        for (int x = 0; x < in->width; x++, p += in->channels)
+            hist[*p]++;
+    }
+}
+
+/* out channel k = lut[in channel k]. */
+static void channel_map(const imgpu_image *in, imgpu_image *out, int k, const uint8_t lut[256])
+{
+    for (int y = 0; y < in->height; y++) {
+        const uint8_t *p = imgpu_image_row(in, y) + k;
+        uint8_t *q = imgpu_image_row(out, y) + k;
+        for (int x = 0; x < in->width; x++, p += in->channels, q += in->channels)
+            *q = lut[*p];
+    }
+}
+
+static void equalize_luminance(const imgpu_image *in, imgpu_image *out)
+{
+    const int c = in->channels;
+    uint32_t hist[256] = {0};
+    uint8_t lut[256];
+    for (int y = 0; y < in->height; y++) {
+        const uint8_t *p = imgpu_image_row(in, y);
+        for (int x = 0; x < in->width; x++, p += c)
+            hist[imgpu_cpu_rgb_to_y(p[0], p[1], p[2])]++;
+    }
+    const uint64_t n = (uint64_t)in->width * (uint64_t)in->height;
+    imgpu_cpu_equalize_lut(hist, n, lut);
+    int i0 = 0;
+    while (hist[i0] == 0)
+        i0++;
+    if (hist[i0] == n)
+        return; /* constant Y: `out` already holds an exact copy (see the top of the file) */
+    for (int y = 0; y < in->height; y++) {
+        const uint8_t *p = imgpu_image_row(in, y);
+        uint8_t *q = imgpu_image_row(out, y);
+        for (int x = 0; x < in->width; x++, p += c, q += c) {
+            uint8_t yy, cb, cr;
+            imgpu_cpu_rgb_to_ycbcr(p[0], p[1], p[2], &yy, &cb, &cr);
+            imgpu_cpu_ycbcr_to_rgb(lut[yy], cb, cr, &q[0], &q[1], &q[2]);
+            /* q[3] (alpha) was copied with the image */
+        }
+    }
+}
+
+imgpu_image *imgpu_cpu_equalize(const imgpu_image *in, const imgpu_equalize_params *p)
+{
+    if (in->depth != 8) {
+        imgpu_error("equalize: %d-bit images are not supported", in->depth);
+        return NULL;
+    }
+    if (p->mode != IMGPU_MODE_LUMINANCE && p->mode != IMGPU_MODE_PER_CHANNEL) {
+        imgpu_error("equalize: unknown mode %d", (int)p->mode);
+        return NULL;
+    }
+    const uint64_t n = (uint64_t)in->width * (uint64_t)in->height;
+    if (n > UINT32_MAX) { /* the 32-bit bins below would wrap */
+        imgpu_error("equalize: %dx%d has too many pixels for 32-bit bins", in->width, in->height);
+        return NULL;
+    }
+    /* Start from a tight copy: alpha (and anything the LUT leaves alone) is already right. */
+    imgpu_image *out = imgpu_image_copy(in);
+    if (!out)
+        return NULL;
+    const int color = imgpu_image_color_channels(in); /* 1 or 3 */
+    if (color == 3 && p->mode == IMGPU_MODE_LUMINANCE) {
+        equalize_luminance(in, out);
+        return out;
+    }
+    for (int k = 0; k < color; k++) {
+        uint32_t hist[256];
+        uint8_t lut[256];
+        channel_hist(in, k, hist);
+        imgpu_cpu_equalize_lut(hist, n, lut);
+        channel_map(in, out, k, lut);
+    }
+    return out;
+}

@@ -1,0 +1,294 @@
+/* rotate.c — reference rotation of 8-bit images about their geometric centre, with nearest,
+ * bilinear (modelling the GPU texture unit) and bicubic (Keys, a = -0.75) filters.
+ *
+ * Geometry (continuous coordinates, y down, as seen on screen):
+ *   - angle in degrees, counterclockwise positive on screen. It is first reduced to
+ *     a in [0, 360) by fmod (+360 when negative) — the same reduction imgpu_rotate_output_size
+ *     uses — and cos/sin of a * pi / 180 are computed in double once per image and rounded to
+ *     float: c, s (imgpu_cpu_rotate_trig).
+ *   - pixel (i, j) covers [i, i+1) x [j, j+1); its centre is (i + 0.5, j + 0.5). The input's
+ *     centre is (w/2, h/2); the output canvas W' x H' comes from imgpu_rotate_output_size
+ *     (expand: the bounding box; crop: w x h) and its centre is (W'/2, H'/2).
+ *   - output pixel (u, v) takes the source point, evaluated in float in exactly this order
+ *     (each operation rounded to float, no fused multiply-add — the CUDA side must use
+ *     __fmul_rn/__fadd_rn or --fmad=false to match bit for bit):
+ *         dx = ((float)u + 0.5f) - 0.5f*W'        dy = ((float)v + 0.5f) - 0.5f*H'   (exact)
+ *         sx = (c*dx - s*dy) + 0.5f*w             sy = (s*dx + c*dy) + 0.5f*h
+ *     This is the inverse of OpenCV getRotationMatrix2D's forward map (x' = c*x + s*y + ..,
+ *     y' = -s*x + c*y + ..) about ((w-1)/2, (h-1)/2) in OpenCV's pixel-index coordinates, so a
+ *     crop-mode rotation agrees with cv2.warpAffine (tests/cpu_opencv_check.py).
+ *
+ * Filters (imgpu_cpu_rotate_sample), the same for every channel, alpha included (straight
+ * alpha: no premultiplication):
+ *   - nearest: pixel (floor(sx), floor(sy)), the pixel that contains the point; outside ->
+ *     background.
+ *   - bilinear: x = sx - 0.5f, y = sy - 0.5f, i = floor(x), j = floor(y), a = x - i,
+ *     b = y - j (exact). The texture unit keeps 8 fractional bits of each weight, so
+ *     a_q = roundf(a * 256) / 256 (roundf: half away from zero; a_q in [0, 1]), likewise b_q.
+ *     v = (1-a_q)(1-b_q) p(i,j) + a_q(1-b_q) p(i+1,j) + (1-a_q)b_q p(i,j+1) + a_q b_q p(i+1,j+1)
+ *     in float, taps outside the image reading the background (OpenCV BORDER_CONSTANT, the
+ *     CUDA border address mode); out = floor(v + 0.5), clamped to 0..255. Every product and
+ *     partial sum is a multiple of 2^-16 below 2^8, i.e. fits float's 24-bit significand, so
+ *     this float arithmetic is exact and equals the integer formula
+ *     (sum of integer weights (256-A)(256-B).. times taps + 2^15) >> 16 with A = 256 a_q.
+ *     When no tap lies inside the image the result is the background itself.
+ *   - bicubic: x, y, i, j as for bilinear, t = x - i unquantized; taps i-1..i+2 by j-1..j+2;
+ *     Keys weights with A = -0.75f (OpenCV INTER_CUBIC), in float:
+ *         w0 = ((A*(t+1) - 5A)*(t+1) + 8A)*(t+1) - 4A     w1 = ((A+2)*t - (A+3))*t*t + 1
+ *         w2 = ((A+2)*(1-t) - (A+3))*(1-t)*(1-t) + 1       w3 = 1 - w0 - w1 - w2
+ *     each row r = sum over k = 0..3 (in order) of wx[k] * tap, then v = sum over r = 0..3 (in
+ *     order) of wy[r] * row[r]; taps outside read the background; out = floor(v + 0.5f)
+ *     clamped to 0..255 (Keys overshoots). No tap inside -> background. Float rounding of the
+ *     weights makes a GPU reimplementation agree to +-1, not bit for bit.
+ *
+ * Background (imgpu_cpu_rotate_background): has_background picks background[] = R, G, B, A
+ * (gray uses R; gray+alpha uses R and A); without it, all zero: transparent where the image
+ * has alpha, else black.
+ *
+ * Multiples of 90 degrees (imgpu_cpu_rotate_quarter >= 0) are exact pixel permutations
+ * whatever the filter; q counterclockwise quarter turns map turned pixel (u, v) to input
+ *     q = 0: (u, v)   q = 1: (w-1-v, u)   q = 2: (w-1-u, h-1-v)   q = 3: (v, h-1-u)
+ * (q = 1 and 3 give an h x w image; these are what the general formula gives at exact angles).
+ * Expand mode outputs the turned image. Crop mode with q = 1 or 3 on a non-square image puts
+ * the turned h x w image into the w x h canvas at the integer offset
+ *     ox = floor((w - h) / 2) columns, oy = floor((h - w) / 2) rows
+ * (turned (u', v') lands at (u' + ox, v' + oy)); what falls outside is cut, what is not
+ * covered is background. The geometric centring would need a half-pixel shift when w - h is
+ * odd; floor picks the shift toward the top-left. E.g. w = 5, h = 8: ox = -2, oy = 1.
+ *
+ * The output is a new tight image; input rows may be padded (stride). */
+#include "cpu.h"
+#include "../error.h"
+
+#include <math.h>
+#include <string.h>
+
+static double reduce_angle(double angle)
+{
+    double a = fmod(angle, 360.0);
+    if (a < 0)
+        a += 360.0;
+    return a;
+}
+
+int imgpu_cpu_rotate_quarter(double angle)
+{
+    double a = reduce_angle(angle);
+    if (a == 0.0)
+        return 0;
+    if (a == 90.0)
+        return 1;
+    if (a == 180.0)
+        return 2;
+    if (a == 270.0)
+        return 3;
+    return -1;
+}
+
+void imgpu_cpu_rotate_trig(double angle, float *cos_t, float *sin_t)
+{
+    double r = reduce_angle(angle) * (M_PI / 180.0);
+    *cos_t = (float)cos(r);
+    *sin_t = (float)sin(r);
+}
+
+void imgpu_cpu_rotate_background(const imgpu_rotate_params *p, int channels, uint8_t bg[4])
+{
+    memset(bg, 0, 4);
+    if (!p->has_background)
+        return; /* transparent (alpha images) or black */
+    switch (channels) {
+    case 1: bg[0] = p->background[0]; break;
+    case 2: bg[0] = p->background[0]; bg[1] = p->background[3]; break;
+    case 3: memcpy(bg, p->background, 3); break;
+    default: memcpy(bg, p->background, 4); break;
+    }
+}
+
+/* Pointer to pixel (i, j), or NULL when it lies outside the image. */
+static const uint8_t *tap(const imgpu_image *in, int i, int j)
+{
+    if (i < 0 || j < 0 || i >= in->width || j >= in->height)
+        return NULL;
+    return imgpu_image_row(in, j) + (size_t)i * (size_t)in->channels;
+}
+
+static uint8_t round_clamp(float v)
+{
+    float r = floorf(v + 0.5f);
+    return (uint8_t)(r < 0.0f ? 0 : r > 255.0f ? 255 : (int)r);
+}
+
+static void sample_nearest(const imgpu_image *in, float sx, float sy, const uint8_t bg[4],
+                           uint8_t *out)
+{
+    const uint8_t *p = tap(in, (int)floorf(sx), (int)floorf(sy));
+    memcpy(out, p ? p : bg, (size_t)in->channels);
+}
+
+static void sample_bilinear(const imgpu_image *in, float sx, float sy, const uint8_t bg[4],
+                            uint8_t *out)
+{
+    const float x = sx - 0.5f, y = sy - 0.5f;
+    const float fi = floorf(x), fj = floorf(y);
+    const int i = (int)fi, j = (int)fj;
+    /* 8 fractional bits, like the texture unit; a*256 in [0, 256] so a_q in [0, 1]. */
+    float aq = roundf((x - fi) * 256.0f) / 256.0f;
+    float bq = roundf((y - fj) * 256.0f) / 256.0f;
+    aq = aq < 0.0f ? 0.0f : aq > 1.0f ? 1.0f : aq;
+    bq = bq < 0.0f ? 0.0f : bq > 1.0f ? 1.0f : bq;
+    const uint8_t *p00 = tap(in, i, j), *p10 = tap(in, i + 1, j);
+    const uint8_t *p01 = tap(in, i, j + 1), *p11 = tap(in, i + 1, j + 1);
+    if (!p00 && !p10 && !p01 && !p11) {
+        memcpy(out, bg, (size_t)in->channels);
+        return;
+    }
+    if (!p00) p00 = bg;
+    if (!p10) p10 = bg;
+    if (!p01) p01 = bg;
+    if (!p11) p11 = bg;
+    const float w00 = (1.0f - aq) * (1.0f - bq), w10 = aq * (1.0f - bq);
+    const float w01 = (1.0f - aq) * bq, w11 = aq * bq;
+    for (int k = 0; k < in->channels; k++) {
+        float v = w00 * p00[k] + w10 * p10[k] + w01 * p01[k] + w11 * p11[k]; /* exact */
+        out[k] = round_clamp(v);
+    }
+}
+
+/* Keys cubic convolution weights for taps at offsets -1, 0, 1, 2 from floor(x), t in [0, 1). */
+static void cubic_weights(float t, float w[4])
+{
+    const float A = -0.75f;
+    const float t1 = t + 1.0f, u = 1.0f - t;
+    w[0] = ((A * t1 - 5.0f * A) * t1 + 8.0f * A) * t1 - 4.0f * A;
+    w[1] = ((A + 2.0f) * t - (A + 3.0f)) * t * t + 1.0f;
+    w[2] = ((A + 2.0f) * u - (A + 3.0f)) * u * u + 1.0f;
+    w[3] = 1.0f - w[0] - w[1] - w[2];
+}
+
+static void sample_bicubic(const imgpu_image *in, float sx, float sy, const uint8_t bg[4],
+                           uint8_t *out)
+{
+    const float x = sx - 0.5f, y = sy - 0.5f;
+    const float fi = floorf(x), fj = floorf(y);
+    const int i = (int)fi, j = (int)fj;
+    float wx[4], wy[4];
+    cubic_weights(x - fi, wx);
+    cubic_weights(y - fj, wy);
+    const uint8_t *p[4][4];
+    int inside = 0;
+    for (int r = 0; r < 4; r++)
+        for (int k = 0; k < 4; k++) {
+            p[r][k] = tap(in, i - 1 + k, j - 1 + r);
+            if (p[r][k])
+                inside = 1;
+            else
+                p[r][k] = bg;
+        }
+    if (!inside) {
+        memcpy(out, bg, (size_t)in->channels);
+        return;
+    }
+    for (int ch = 0; ch < in->channels; ch++) {
+        float v = 0.0f;
+        for (int r = 0; r < 4; r++) {
+            float row = 0.0f;
+            for (int k = 0; k < 4; k++)
+                row += wx[k] * p[r][k][ch];
+            v += wy[r] * row;
+        }
+        out[ch] = round_clamp(v);
+    }
+}
+
+void imgpu_cpu_rotate_sample(const imgpu_image *in, imgpu_filter filter, float sx, float sy,
+                             const uint8_t bg[4], uint8_t *out)
+{
+    switch (filter) {
+    case IMGPU_FILTER_NEAREST: sample_nearest(in, sx, sy, bg, out); break;
+    case IMGPU_FILTER_BILINEAR: sample_bilinear(in, sx, sy, bg, out); break;
+    default: sample_bicubic(in, sx, sy, bg, out); break;
+    }
+}
+
+/* a / 2 rounded toward minus infinity (C's / truncates toward zero). */
+static int floor_half(int a)
+{
+    return a >= 0 ? a / 2 : -((1 - a) / 2);
+}
+
+static void rotate_quarter(const imgpu_image *in, imgpu_image *out, int q, const uint8_t bg[4])
+{
+    const int w = in->width, h = in->height, c = in->channels;
+    const int tw = (q & 1) ? h : w, th = (q & 1) ? w : h; /* the turned image */
+    const int ox = floor_half(out->width - tw), oy = floor_half(out->height - th); /* 0 unless crop */
+    for (int v = 0; v < out->height; v++) {
+        uint8_t *dst = imgpu_image_row(out, v);
+        for (int u = 0; u < out->width; u++, dst += c) {
+            const int tu = u - ox, tv = v - oy;
+            if (tu < 0 || tv < 0 || tu >= tw || tv >= th) {
+                memcpy(dst, bg, (size_t)c);
+                continue;
+            }
+            int x, y;
+            switch (q) {
+            case 0: x = tu; y = tv; break;
+            case 1: x = w - 1 - tv; y = tu; break;
+            case 2: x = w - 1 - tu; y = h - 1 - tv; break;
+            default: x = tv; y = h - 1 - tu; break;
+            }
+            memcpy(dst, tap(in, x, y), (size_t)c);
+        }
+    }
+}
+
+static void rotate_general(const imgpu_image *in, imgpu_image *out, const imgpu_rotate_params *p,
+                           const uint8_t bg[4])
+{
+    float c, s;
+    imgpu_cpu_rotate_trig(p->angle, &c, &s);
+    const float ocx = 0.5f * (float)out->width, ocy = 0.5f * (float)out->height;
+    const float icx = 0.5f * (float)in->width, icy = 0.5f * (float)in->height;
+    for (int v = 0; v < out->height; v++) {
+        uint8_t *dst = imgpu_image_row(out, v);
+        const float dy = ((float)v + 0.5f) - ocy;
+        for (int u = 0; u < out->width; u++, dst += out->channels) {
+            const float dx = ((float)u + 0.5f) - ocx;
+            /* Separate statements: no contraction into fma, whatever the compiler flags. */
+            const float cdx = c * dx, sdy = s * dy, sdx = s * dx, cdy = c * dy;
+            const float sx = (cdx - sdy) + icx;
+            const float sy = (sdx + cdy) + icy;
+            imgpu_cpu_rotate_sample(in, p->filter, sx, sy, bg, dst);
+        }
+    }
+}
+
+imgpu_image *imgpu_cpu_rotate(const imgpu_image *in, const imgpu_rotate_params *p)
+{
+    if (in->depth != 8) {
+        imgpu_error("rotate: %d-bit images are not supported", in->depth);
+        return NULL;
+    }
+    if (!isfinite(p->angle)) {
+        imgpu_error("rotate: the angle must be a finite number of degrees");
+        return NULL;
+    }
+    if (p->filter != IMGPU_FILTER_NEAREST && p->filter != IMGPU_FILTER_BILINEAR &&
+        p->filter != IMGPU_FILTER_BICUBIC) {
+        imgpu_error("rotate: unknown filter %d", (int)p->filter);
+        return NULL;
+    }
+    int ow, oh;
+    imgpu_rotate_output_size(in->width, in->height, p, &ow, &oh);
+    imgpu_image *out = imgpu_image_new(ow, oh, in->channels, 8);
+    if (!out)
+        return NULL;
+    uint8_t bg[4];
+    imgpu_cpu_rotate_background(p, in->channels, bg);
+    const int q = imgpu_cpu_rotate_quarter(p->angle);
+    if (q >= 0)
+        rotate_quarter(in, out, q, bg);
+    else
+        rotate_general(in, out, p, bg);
+    return out;
+}
