@@ -1,0 +1,32 @@
+"""make_golden.py — write one OpenCV-made golden image (called by regenerate.sh).
+
+    /usr/bin/python3 make_golden.py STB_DECODE INPUT OUTPUT equalize [--mode MODE]
+
+The input is decoded by stb_image (through the STB_DECODE helper, the decoder imgpu uses),
+then equalized by OpenCV (tests/opencv_ref.py), and written as PNG at zlib level 9.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import opencv_ref  # noqa: E402
+
+
+def main(argv):
+    if len(argv) < 5:
+        sys.exit(__doc__)
+    stb_decode, inp, out, op = argv[1:5]
+    args = argv[5:]
+    if op != "equalize":
+        sys.exit(f"make_golden.py: no OpenCV reference for operation {op!r}")
+    mode = "luminance"
+    if args[:1] == ["--mode"] and len(args) == 2:
+        mode = args[1]
+    elif args:
+        sys.exit(f"make_golden.py: unexpected arguments {args}")
+    im = opencv_ref.read_stb(inp, stb_decode)
+    opencv_ref.write(out, opencv_ref.equalize(im, mode))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
