@@ -1,3 +1,987 @@
-/* main.c — placeholder; the CLI work fills this in. */
+/* main.c — the imgpu command line: `imgpu COMMAND ARGS [OPTIONS]` for equalize, rotate,
+ * histogram, info and compare. It parses and validates everything it can before touching
+ * the input (usage errors exit 2 with no file written), then builds an op pipeline on the
+ * operations API and reports failures as "imgpu: <message>" with exit status 1. Nothing
+ * below main() exits; every command returns its status.
+ *
+ * Exit status: 0 success, 1 processing error (unreadable input, failed write, no GPU for
+ * --device cuda, compare over --max-abs), 2 usage error.
+ */
+#include "compare.h"
+#include "error.h"
+#include "image.h"
+#include "io.h"
+#include "ops.h"
+#include "plot.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
-int main(void) { puts("imgpu: not implemented yet"); return 1; }
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#ifndef IMGPU_VERSION
+#define IMGPU_VERSION "unknown"
+#endif
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+/* ---- commands and options ------------------------------------------------------------- */
+
+enum { CMD_EQUALIZE, CMD_ROTATE, CMD_HISTOGRAM, CMD_INFO, CMD_COMPARE, CMD_COUNT };
+
+#define C_EQ (1u << CMD_EQUALIZE)
+#define C_ROT (1u << CMD_ROTATE)
+#define C_HIST (1u << CMD_HISTOGRAM)
+#define C_INFO (1u << CMD_INFO)
+#define C_CMP (1u << CMD_COMPARE)
+#define C_PROC (C_EQ | C_ROT | C_HIST)        /* run ops: --device */
+#define C_SAVE (C_EQ | C_ROT | C_HIST | C_CMP) /* may write an image (--plot, --diff) */
+#define C_ALL (C_PROC | C_INFO | C_CMP)
+
+typedef enum opt_id {
+    OPT_DEVICE, OPT_MAX_PIXELS, OPT_QUIET, OPT_QUALITY, OPT_PNG_LEVEL, OPT_FORCE,
+    OPT_MODE, OPT_ANGLE, OPT_FILTER, OPT_EXPAND, OPT_CROP, OPT_BACKGROUND,
+    OPT_CSV, OPT_PLOT, OPT_DIFF, OPT_MAX_ABS,
+} opt_id;
+
+typedef struct opt_spec {
+    const char *name;   /* without the leading "--" */
+    opt_id id;
+    int takes_value;
+    unsigned cmds;      /* C_* mask of the commands that accept it */
+} opt_spec;
+
+static const opt_spec s_options[] = {
+    {"device", OPT_DEVICE, 1, C_PROC},
+    {"max-pixels", OPT_MAX_PIXELS, 1, C_ALL},
+    {"quiet", OPT_QUIET, 0, C_ALL},
+    {"quality", OPT_QUALITY, 1, C_SAVE},
+    {"png-level", OPT_PNG_LEVEL, 1, C_SAVE},
+    {"force", OPT_FORCE, 0, C_SAVE},
+    {"mode", OPT_MODE, 1, C_EQ},
+    {"angle", OPT_ANGLE, 1, C_ROT},
+    {"filter", OPT_FILTER, 1, C_ROT},
+    {"expand", OPT_EXPAND, 0, C_ROT},
+    {"crop", OPT_CROP, 0, C_ROT},
+    {"background", OPT_BACKGROUND, 1, C_ROT},
+    {"csv", OPT_CSV, 0, C_HIST},
+    {"plot", OPT_PLOT, 1, C_HIST},
+    {"diff", OPT_DIFF, 1, C_CMP},
+    {"max-abs", OPT_MAX_ABS, 1, C_CMP},
+};
+
+/* Everything one invocation asked for, validated. */
+typedef struct cli {
+    int cmd;
+    const char *pos[2];
+    int npos;
+    imgpu_device device;
+    imgpu_load_options load;
+    int quiet;
+    imgpu_save_options save;
+    int force;
+    imgpu_eq_mode mode;
+    int have_angle, saw_expand, saw_crop;
+    imgpu_op rotate;
+    int csv;
+    const char *plot;
+    const char *diff;
+    int have_max_abs;
+    long max_abs;
+} cli;
+
+typedef struct command {
+    const char *name;
+    int npos;            /* positional arguments, exactly */
+    const char *args;    /* their names, for messages */
+    const char *summary;
+    const char *help;    /* options part of `imgpu CMD --help` */
+    int (*run)(const cli *c);
+} command;
+
+/* ---- help ------------------------------------------------------------------------------ */
+
+#define HELP_DEVICE                                                                         \
+    "  --device auto|cpu|cuda  backend (default auto: CUDA when a usable GPU is present,\n" \
+    "                       else the CPU with a one-line notice; cuda without a GPU fails)\n"
+#define HELP_LOAD                                                                           \
+    "  --max-pixels N       refuse inputs larger than N pixels (default 268435456 = 2^28)\n"
+#define HELP_QUIET "  --quiet              no notices on stderr (errors are still printed)\n"
+#define HELP_SAVE                                                                           \
+    "  --quality N          JPEG quality 1..100 (default 95)\n"                             \
+    "  --png-level N        PNG deflate level 0..9 (default 1: fast)\n"                     \
+    "  --force              allow the output to overwrite the input file\n"
+#define HELP_TAIL                                                                           \
+    "  -h, --help           this help\n"                                                    \
+    "Options may come before or after the file names; --opt=value and --opt value both\n"   \
+    "work; '--' ends the options. Output formats follow the extension: .png .jpg .jpeg\n"   \
+    ".bmp .tga .pnm .pgm .ppm. Exit status: 0 success, 1 failure, 2 usage error.\n"
+
+static const char s_help_equalize[] =
+    "Histogram equalization (OpenCV equalizeHist), 8-bit. Alpha passes through untouched.\n"
+    "\n"
+    "options:\n"
+    "  --mode luminance|per-channel  luminance (default) equalizes Y of BT.601 YCbCr and\n"
+    "                       keeps the colors; per-channel equalizes R, G and B independently\n"
+    "                       (gray images: both are the same)\n" HELP_DEVICE HELP_LOAD HELP_SAVE
+        HELP_QUIET HELP_TAIL;
+
+static const char s_help_rotate[] =
+    "Rotate counterclockwise by DEG degrees about the image centre. Multiples of 90 are\n"
+    "exact pixel permutations whatever the filter.\n"
+    "\n"
+    "options:\n"
+    "  --angle DEG          rotation in degrees, counterclockwise positive (required)\n"
+    "  --filter nearest|bilinear|bicubic  resampling filter (default bilinear)\n"
+    "  --expand             grow the canvas to hold the whole rotated image (default)\n"
+    "  --crop               keep the input size, cutting off the corners\n"
+    "  --background COLOR   fill for uncovered areas: black, white, transparent, #RGB,\n"
+    "                       #RGBA, #RRGGBB, #RRGGBBAA or R,G,B[,A] in decimal 0..255\n"
+    "                       (default: transparent when the image has alpha, else black;\n"
+    "                       gray images get the color's luma; without an alpha channel\n"
+    "                       the color's alpha is ignored)\n" HELP_DEVICE HELP_LOAD HELP_SAVE
+        HELP_QUIET HELP_TAIL;
+
+static const char s_help_histogram[] =
+    "Print the 256-bin histogram of each channel (gray; R, G, B; alpha) and, for color\n"
+    "images, of the luminance Y (BT.601, the Y that equalize uses).\n"
+    "Default output: min, max, mean, standard deviation and median per channel, and the\n"
+    "share of pixels in 16 bins of 16 levels.\n"
+    "\n"
+    "options:\n"
+    "  --csv                print 'value,<channels>' and 256 rows of counts instead\n"
+    "                       (columns: gray | R,G,B; then alpha; then Y)\n"
+    "  --plot OUT           also draw a bar chart (one panel per channel, Y for color\n"
+    "                       images) and save it to OUT\n" HELP_DEVICE HELP_LOAD HELP_SAVE
+        HELP_QUIET HELP_TAIL;
+
+static const char s_help_info[] =
+    "Print the file's format (from its content, not its name), width x height, channels\n"
+    "(gray, gray+alpha, RGB, RGBA), bit depth and file size. The image is decoded, so a\n"
+    "corrupt file is reported as such.\n"
+    "\n"
+    "options:\n" HELP_LOAD HELP_QUIET HELP_TAIL;
+
+static const char s_help_compare[] =
+    "Compare two images of the same size and channels, over all channels (alpha too):\n"
+    "max and mean absolute difference, PSNR in dB (inf when identical), and the number of\n"
+    "pixels that differ. Different sizes or channel counts are an error (exit 1).\n"
+    "\n"
+    "options:\n"
+    "  --diff OUT           write |A-B| as an opaque image (gray, or RGB for color inputs;\n"
+    "                       an alpha difference shows in every color channel), amplified\n"
+    "                       by the gain 255 / max-difference rounded down, so the largest\n"
+    "                       difference is near white and a 1-level one is plainly visible;\n"
+    "                       the gain used is printed\n"
+    "  --max-abs N          exit 1 when the max absolute difference exceeds N\n" HELP_LOAD
+        HELP_SAVE HELP_QUIET HELP_TAIL;
+
+static int cmd_equalize(const cli *c);
+static int cmd_rotate(const cli *c);
+static int cmd_histogram(const cli *c);
+static int cmd_info(const cli *c);
+static int cmd_compare(const cli *c);
+
+static const command s_commands[CMD_COUNT] = {
+    [CMD_EQUALIZE] = {"equalize", 2, "IN OUT", "histogram equalization (luminance or per channel)",
+                      s_help_equalize, cmd_equalize},
+    [CMD_ROTATE] = {"rotate", 2, "IN OUT --angle DEG", "rotate by any angle",
+                    s_help_rotate, cmd_rotate},
+    [CMD_HISTOGRAM] = {"histogram", 1, "IN", "histogram as a table, CSV or plot",
+                       s_help_histogram, cmd_histogram},
+    [CMD_INFO] = {"info", 1, "IN", "format, size, channels, bit depth, file size",
+                  s_help_info, cmd_info},
+    [CMD_COMPARE] = {"compare", 2, "A B", "difference metrics (max, mean, PSNR), diff image",
+                     s_help_compare, cmd_compare},
+};
+
+static void print_main_help(FILE *f)
+{
+    fprintf(f, "usage: imgpu COMMAND ARGS [OPTIONS]\n"
+               "\n"
+               "GPU-accelerated image processing (CUDA, with the CPU as reference and fallback).\n"
+               "\n"
+               "commands:\n");
+    for (int i = 0; i < CMD_COUNT; i++) {
+        char lhs[64];
+        snprintf(lhs, sizeof lhs, "%s %s", s_commands[i].name, s_commands[i].args);
+        fprintf(f, "  %-28s %s\n", lhs, s_commands[i].summary);
+    }
+    fprintf(f, "\n"
+               "'imgpu COMMAND --help' lists a command's options; 'imgpu --version' prints the\n"
+               "version and whether CUDA support is built in.\n"
+               "Inputs: PNG, JPEG, BMP, TGA, PNM (8-bit), recognised by content. Outputs: the\n"
+               "format follows the extension (.png .jpg .jpeg .bmp .tga .pnm .pgm .ppm).\n"
+               "Exit status: 0 success, 1 processing error, 2 usage error.\n");
+}
+
+static void print_command_help(const command *cmd)
+{
+    printf("usage: imgpu %s %s [OPTIONS]\n\n%s", cmd->name, cmd->args, cmd->help);
+}
+
+/* ---- error reporting ------------------------------------------------------------------- */
+
+/* A usage problem found while parsing; printed by the caller with the --help hint. */
+static char s_usage[512];
+
+static int bad(const char *fmt, ...) IMGPU_PRINTF(1, 2);
+static int bad(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s_usage, sizeof s_usage, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int usage_exit(const char *cmd_name)
+{
+    fprintf(stderr, "imgpu: %s\n", s_usage);
+    if (cmd_name)
+        fprintf(stderr, "try 'imgpu %s --help'\n", cmd_name);
+    else
+        fprintf(stderr, "try 'imgpu --help'\n");
+    return EXIT_USAGE;
+}
+
+/* A processing failure: the message was recorded where it was detected. */
+static int fail(void)
+{
+    const char *m = imgpu_error_message();
+    fprintf(stderr, "imgpu: %s\n", m[0] ? m : "unknown error");
+    return EXIT_FAIL;
+}
+
+/* Report output is the product of histogram/info/compare: a full disk or closed pipe
+ * must not end in exit 0. */
+static int finish_stdout(void)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        imgpu_error("cannot write to standard output: %s", strerror(errno ? errno : EIO));
+        return fail();
+    }
+    return EXIT_OK;
+}
+
+/* ---- value parsing ---------------------------------------------------------------------- */
+
+/* Strict decimal integer in [lo, hi]: no leading blanks (strtol would skip them), no
+ * trailing junk, no overflow. */
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    if (!*s || isspace((unsigned char)*s))
+        return -1;
+    errno = 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Unsigned 64-bit, digits only: strtoull would quietly turn "-1" into 2^64 - 1. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+    if (!*s)
+        return -1;
+    for (const char *p = s; *p; p++)
+        if (!isdigit((unsigned char)*p))
+            return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int parse_angle(const char *s, double *out)
+{
+    if (!*s || isspace((unsigned char)*s))
+        return -1;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    /* strtod accepts "nan" and "inf"; neither is an angle. */
+    if (errno || *end || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int hex_digit(int ch)
+{
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+}
+
+/* COLOR: black | white | transparent | #RGB | #RGBA | #RRGGBB | #RRGGBBAA | R,G,B[,A]. */
+static int parse_color(const char *s, uint8_t rgba[4])
+{
+    if (!strcasecmp(s, "black")) {
+        rgba[0] = rgba[1] = rgba[2] = 0, rgba[3] = 255;
+        return 0;
+    }
+    if (!strcasecmp(s, "white")) {
+        rgba[0] = rgba[1] = rgba[2] = rgba[3] = 255;
+        return 0;
+    }
+    if (!strcasecmp(s, "transparent")) {
+        rgba[0] = rgba[1] = rgba[2] = rgba[3] = 0;
+        return 0;
+    }
+    if (s[0] == '#') {
+        size_t n = strlen(s + 1);
+        int d[8];
+        if (n != 3 && n != 4 && n != 6 && n != 8)
+            return -1;
+        for (size_t i = 0; i < n; i++)
+            if ((d[i] = hex_digit((unsigned char)s[1 + i])) < 0)
+                return -1;
+        rgba[3] = 255;
+        for (size_t i = 0; i < (n <= 4 ? n : n / 2); i++)
+            /* Short forms repeat the digit: #F80 is #FF8800, not #0F0800. */
+            rgba[i] = (uint8_t)(n <= 4 ? d[i] * 17 : d[2 * i] * 16 + d[2 * i + 1]);
+        return 0;
+    }
+    /* Decimal list; blanks around the numbers are allowed ("255, 128, 0"). */
+    long v[4];
+    int k = 0;
+    const char *p = s;
+    for (;;) {
+        char *end;
+        while (*p == ' ')
+            p++;
+        if (!isdigit((unsigned char)*p) || k == 4)
+            return -1;
+        errno = 0;
+        v[k] = strtol(p, &end, 10);
+        if (errno || v[k] > 255)
+            return -1;
+        k++;
+        p = end;
+        while (*p == ' ')
+            p++;
+        if (*p == '\0')
+            break;
+        if (*p++ != ',')
+            return -1;
+    }
+    if (k < 3)
+        return -1;
+    for (int i = 0; i < 3; i++)
+        rgba[i] = (uint8_t)v[i];
+    rgba[3] = (uint8_t)(k == 4 ? v[3] : 255);
+    return 0;
+}
+
+/* ---- argument parsing ------------------------------------------------------------------- */
+
+static int apply_option(cli *c, const opt_spec *o, const char *v)
+{
+    long n;
+    switch (o->id) {
+    case OPT_DEVICE:
+        if (!strcmp(v, "auto")) c->device = IMGPU_DEVICE_AUTO;
+        else if (!strcmp(v, "cpu")) c->device = IMGPU_DEVICE_CPU;
+        else if (!strcmp(v, "cuda")) c->device = IMGPU_DEVICE_CUDA;
+        else return bad("invalid --device '%s' (use auto, cpu or cuda)", v);
+        return 0;
+    case OPT_MAX_PIXELS:
+        if (parse_u64(v, &c->load.max_pixels) < 0 || c->load.max_pixels == 0)
+            return bad("invalid --max-pixels '%s' (a positive whole number)", v);
+        return 0;
+    case OPT_QUIET: c->quiet = 1; return 0;
+    case OPT_QUALITY:
+        if (parse_long(v, 1, 100, &n) < 0)
+            return bad("invalid --quality '%s' (1..100)", v);
+        c->save.quality = (int)n;
+        return 0;
+    case OPT_PNG_LEVEL:
+        if (parse_long(v, 0, 9, &n) < 0)
+            return bad("invalid --png-level '%s' (0..9)", v);
+        c->save.png_level = (int)n;
+        return 0;
+    case OPT_FORCE: c->force = 1; return 0;
+    case OPT_MODE:
+        if (!strcmp(v, "luminance")) c->mode = IMGPU_MODE_LUMINANCE;
+        else if (!strcmp(v, "per-channel")) c->mode = IMGPU_MODE_PER_CHANNEL;
+        else return bad("invalid --mode '%s' (use luminance or per-channel)", v);
+        return 0;
+    case OPT_ANGLE:
+        if (parse_angle(v, &c->rotate.u.rotate.angle) < 0)
+            return bad("invalid --angle '%s' (degrees, e.g. 30 or -12.5)", v);
+        c->have_angle = 1;
+        return 0;
+    case OPT_FILTER: {
+        imgpu_filter *f = &c->rotate.u.rotate.filter;
+        if (!strcmp(v, "nearest")) *f = IMGPU_FILTER_NEAREST;
+        else if (!strcmp(v, "bilinear")) *f = IMGPU_FILTER_BILINEAR;
+        else if (!strcmp(v, "bicubic")) *f = IMGPU_FILTER_BICUBIC;
+        else return bad("invalid --filter '%s' (use nearest, bilinear or bicubic)", v);
+        return 0;
+    }
+    case OPT_EXPAND: c->saw_expand = 1; c->rotate.u.rotate.crop = 0; return 0;
+    case OPT_CROP: c->saw_crop = 1; c->rotate.u.rotate.crop = 1; return 0;
+    case OPT_BACKGROUND:
+        if (parse_color(v, c->rotate.u.rotate.background) < 0)
+            return bad("invalid --background '%s' (black, white, transparent, #RRGGBB, "
+                       "#RRGGBBAA or R,G,B[,A])", v);
+        c->rotate.u.rotate.has_background = 1;
+        return 0;
+    case OPT_CSV: c->csv = 1; return 0;
+    case OPT_PLOT:
+    case OPT_DIFF:
+        if (!*v)
+            return bad("--%s needs a file name", o->name);
+        if (o->id == OPT_PLOT) c->plot = v;
+        else c->diff = v;
+        return 0;
+    case OPT_MAX_ABS:
+        if (parse_long(v, 0, 255, &c->max_abs) < 0)
+            return bad("invalid --max-abs '%s' (0..255)", v);
+        c->have_max_abs = 1;
+        return 0;
+    }
+    return bad("internal: unhandled option --%s", o->name);
+}
+
+static const opt_spec *find_option(const char *name, size_t len)
+{
+    for (size_t i = 0; i < sizeof s_options / sizeof s_options[0]; i++)
+        if (strlen(s_options[i].name) == len && !strncmp(s_options[i].name, name, len))
+            return &s_options[i];
+    return NULL;
+}
+
+static int parse_args(int argc, char **argv, cli *c)
+{
+    const command *cmd = &s_commands[c->cmd];
+    const unsigned mask = 1u << c->cmd;
+    int end_of_options = 0;
+
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!end_of_options && !strcmp(a, "--")) {
+            end_of_options = 1;
+            continue;
+        }
+        /* "-" alone is a file name, not an option. */
+        if (end_of_options || a[0] != '-' || a[1] == '\0') {
+            if (c->npos == cmd->npos)
+                return bad("unexpected argument '%s' (%s takes %s)", a, cmd->name, cmd->args);
+            c->pos[c->npos++] = a;
+            continue;
+        }
+        if (a[1] != '-')
+            return bad("unknown option '%s'", a);
+        const char *name = a + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const opt_spec *o = find_option(name, len);
+        if (!o)
+            return bad("unknown option '--%.*s'", (int)len, name);
+        if (!(o->cmds & mask))
+            return bad("option '--%s' does not apply to '%s'", o->name, cmd->name);
+        const char *value = NULL;
+        if (o->takes_value) {
+            /* The next word is the value even when it starts with '-': --angle -30. */
+            if (eq)
+                value = eq + 1;
+            else if (i + 1 < argc)
+                value = argv[++i];
+            else
+                return bad("option '--%s' needs a value", o->name);
+        } else if (eq) {
+            return bad("option '--%s' takes no value", o->name);
+        }
+        if (apply_option(c, o, value) < 0)
+            return -1;
+    }
+    if (c->npos < cmd->npos)
+        return bad("%s needs %s", cmd->name, cmd->args);
+    if (c->saw_expand && c->saw_crop)
+        return bad("--expand and --crop contradict each other");
+    if (c->cmd == CMD_ROTATE && !c->have_angle)
+        return bad("rotate needs --angle DEG");
+    return 0;
+}
+
+/* 1 when --help or -h appears among the options: help wins over any other mistake. */
+static int wants_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            return 0;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- output path checks (before any input is read) ---------------------------------------- */
+
+/* realpath() of the directory part joined with the last component, so a file that does not
+ * exist yet still gets a canonical name. NULL when the directory cannot be resolved. */
+static char *canonical_path(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir;
+    const char *base;
+    if (!slash) {
+        dir = strdup(".");
+        base = path;
+    } else {
+        size_t n = slash == path ? 1 : (size_t)(slash - path); /* "/x" -> dir "/" */
+        dir = strndup(path, n);
+        base = slash + 1;
+    }
+    if (!dir)
+        return NULL;
+    char *real = realpath(dir, NULL);
+    free(dir);
+    if (!real)
+        return NULL;
+    size_t len = strlen(real) + 1 + strlen(base) + 1;
+    char *out = malloc(len);
+    if (out)
+        snprintf(out, len, "%s/%s", real, base);
+    free(real);
+    return out;
+}
+
+/* 1 when writing `out` would replace the file `in`: the same inode when both exist (this
+ * catches hard and symbolic links), or the same canonical name. */
+static int same_file(const char *in, const char *out)
+{
+    struct stat si, so;
+    if (stat(in, &si) == 0 && stat(out, &so) == 0 && si.st_dev == so.st_dev &&
+        si.st_ino == so.st_ino)
+        return 1;
+    char *a = canonical_path(in), *b = canonical_path(out);
+    int same = a && b ? !strcmp(a, b) : !strcmp(in, out);
+    free(a);
+    free(b);
+    return same;
+}
+
+/* An output's format must be known and it must not clobber an input (unless --force). */
+static int check_output(const cli *c, const char *out, const char *in1, const char *in2)
+{
+    if (imgpu_format_from_path(out) == IMGPU_FORMAT_UNKNOWN)
+        return bad("cannot tell the output format of '%s' from its extension (use .png, .jpg, "
+                   ".jpeg, .bmp, .tga, .pnm, .pgm or .ppm)", out);
+    if (!c->force) {
+        if (same_file(in1, out) || (in2 && same_file(in2, out)))
+            return bad("output '%s' is the input file '%s'; add --force to overwrite it", out,
+                       in2 && same_file(in2, out) ? in2 : in1);
+    }
+    return 0;
+}
+
+static int validate(cli *c)
+{
+    switch (c->cmd) {
+    case CMD_EQUALIZE:
+    case CMD_ROTATE: return check_output(c, c->pos[1], c->pos[0], NULL);
+    case CMD_HISTOGRAM: return c->plot ? check_output(c, c->plot, c->pos[0], NULL) : 0;
+    case CMD_COMPARE: return c->diff ? check_output(c, c->diff, c->pos[0], c->pos[1]) : 0;
+    default: return 0;
+    }
+}
+
+/* ---- shared steps --------------------------------------------------------------------- */
+
+static const char *layout_name(int channels)
+{
+    switch (channels) {
+    case 1: return "gray";
+    case 2: return "gray+alpha";
+    case 3: return "RGB";
+    case 4: return "RGBA";
+    default: return "?";
+    }
+}
+
+/* Resolve --device before reading the input, so `--device cuda` on a machine without a GPU
+ * fails at once rather than after decoding a large file. The request itself (not the
+ * resolved device) goes to the ops API: with `auto` it may still fall back to the CPU when
+ * the GPU runs out of memory. */
+static int check_device(const cli *c)
+{
+    imgpu_device resolved;
+    return imgpu_device_resolve(c->device, &resolved);
+}
+
+/* Run one op on the input file and save the result. */
+static int process_one(const cli *c, imgpu_op *op)
+{
+    int rc = EXIT_FAIL;
+    imgpu_image *in = NULL, *out = NULL;
+
+    if (check_device(c) < 0)
+        goto done;
+    in = imgpu_image_load(c->pos[0], &c->load);
+    if (!in)
+        goto done;
+    if (op->kind == IMGPU_OP_ROTATE && op->u.rotate.has_background) {
+        imgpu_rotate_params *p = &op->u.rotate;
+        if (imgpu_image_color_channels(in) == 1) {
+            /* The API reads R for gray images; give it the color's BT.601 luma so that
+             * "#FF0000" on a gray image is the gray red would turn into, not white. */
+            p->background[0] = (uint8_t)lround(0.299 * p->background[0] +
+                                               0.587 * p->background[1] +
+                                               0.114 * p->background[2]);
+        }
+        if (!imgpu_image_has_alpha(in) && p->background[3] != 255)
+            imgpu_notice("'%s' has no alpha channel; the background is drawn opaque",
+                         c->pos[0]);
+    }
+    out = imgpu_pipeline_run(in, op, 1, c->device, NULL);
+    if (!out)
+        goto done;
+    if (imgpu_image_save(out, c->pos[1], &c->save) < 0)
+        goto done;
+    rc = EXIT_OK;
+done:
+    imgpu_image_free(in);
+    imgpu_image_free(out);
+    return rc == EXIT_OK ? EXIT_OK : fail();
+}
+
+/* ---- equalize / rotate -------------------------------------------------------------------- */
+
+static int cmd_equalize(const cli *c)
+{
+    imgpu_op op = imgpu_op_equalize(c->mode);
+    return process_one(c, &op);
+}
+
+static int cmd_rotate(const cli *c)
+{
+    imgpu_op op = c->rotate;
+    return process_one(c, &op);
+}
+
+/* ---- histogram ---------------------------------------------------------------------------- */
+
+typedef struct hist_column {
+    const char *name;
+    const uint32_t *bins;
+} hist_column;
+
+/* The columns in a fixed order shared by the table, the CSV and the plot:
+ * gray | R, G, B; then alpha; then Y for color images. */
+static int hist_columns(const imgpu_histogram *h, hist_column cols[6])
+{
+    int n = 0;
+    if (h->channels >= 3) {
+        cols[n++] = (hist_column){"R", h->bins[0]};
+        cols[n++] = (hist_column){"G", h->bins[1]};
+        cols[n++] = (hist_column){"B", h->bins[2]};
+    } else {
+        cols[n++] = (hist_column){"gray", h->bins[0]};
+    }
+    if (h->channels == 2 || h->channels == 4)
+        cols[n++] = (hist_column){"alpha", h->bins[h->channels - 1]};
+    if (h->channels >= 3 && h->has_luma)
+        cols[n++] = (hist_column){"Y", h->luma};
+    return n;
+}
+
+static void print_csv(const imgpu_histogram *h)
+{
+    hist_column cols[6];
+    int n = hist_columns(h, cols);
+    fputs("value", stdout);
+    for (int k = 0; k < n; k++)
+        printf(",%s", cols[k].name);
+    putchar('\n');
+    for (int v = 0; v < 256; v++) {
+        printf("%d", v);
+        for (int k = 0; k < n; k++)
+            printf(",%" PRIu32, cols[k].bins[v]);
+        putchar('\n');
+    }
+}
+
+static void print_table(const char *path, const imgpu_image *im, const imgpu_histogram *h,
+                        imgpu_device used)
+{
+    hist_column cols[6];
+    int n = hist_columns(h, cols);
+    printf("%s: %dx%d %s, %" PRIu64 " pixels (computed on the %s)\n\n", path, im->width,
+           im->height, layout_name(im->channels), (uint64_t)im->width * (uint64_t)im->height,
+           used == IMGPU_DEVICE_CUDA ? "GPU" : "CPU");
+    printf("%-8s %5s %5s %9s %9s %7s\n", "channel", "min", "max", "mean", "stddev", "median");
+    for (int k = 0; k < n; k++) {
+        const uint32_t *b = cols[k].bins;
+        uint64_t total = 0, cum = 0;
+        double sum = 0, sumsq = 0;
+        int lo = -1, hi = -1, median = -1;
+        for (int v = 0; v < 256; v++) {
+            total += b[v];
+            sum += (double)v * b[v];
+            if (b[v]) {
+                if (lo < 0)
+                    lo = v;
+                hi = v;
+            }
+        }
+        if (!total) {
+            printf("%-8s %5s %5s %9s %9s %7s\n", cols[k].name, "-", "-", "-", "-", "-");
+            continue;
+        }
+        double mean = sum / (double)total;
+        for (int v = 0; v < 256; v++) {
+            sumsq += (v - mean) * (v - mean) * b[v];
+            cum += b[v];
+            /* Lower median: the first level holding at least half of the pixels. */
+            if (median < 0 && 2 * cum >= total)
+                median = v;
+        }
+        printf("%-8s %5d %5d %9.2f %9.2f %7d\n", cols[k].name, lo, hi, mean,
+               sqrt(sumsq / (double)total), median);
+    }
+
+    printf("\n%% of pixels in bins of 16 levels:\n%-8s", "levels");
+    for (int k = 0; k < n; k++)
+        printf(" %6s", cols[k].name);
+    putchar('\n');
+    for (int g = 0; g < 16; g++) {
+        printf("%3d-%-4d", g * 16, g * 16 + 15);
+        for (int k = 0; k < n; k++) {
+            uint64_t s = 0, total = 0;
+            for (int v = 0; v < 256; v++) {
+                total += cols[k].bins[v];
+                if (v / 16 == g)
+                    s += cols[k].bins[v];
+            }
+            printf(" %6.2f", total ? 100.0 * (double)s / (double)total : 0.0);
+        }
+        putchar('\n');
+    }
+}
+
+static int cmd_histogram(const cli *c)
+{
+    imgpu_image *in = NULL, *plot = NULL;
+    imgpu_histogram h;
+    imgpu_device used = IMGPU_DEVICE_CPU;
+    int ok = 0;
+
+    if (check_device(c) < 0)
+        goto done;
+    in = imgpu_image_load(c->pos[0], &c->load);
+    if (!in)
+        goto done;
+    memset(&h, 0, sizeof h);
+    if (imgpu_histogram_compute(in, c->device, &h, &used) < 0)
+        goto done;
+    if (c->plot) {
+        /* Write the plot before printing, so a failed save leaves no half report. */
+        plot = imgpu__histogram_plot(&h);
+        if (!plot || imgpu_image_save(plot, c->plot, &c->save) < 0)
+            goto done;
+    }
+    if (c->csv)
+        print_csv(&h);
+    else
+        print_table(c->pos[0], in, &h, used);
+    ok = 1;
+done:
+    imgpu_image_free(in);
+    imgpu_image_free(plot);
+    return ok ? finish_stdout() : fail();
+}
+
+/* ---- info --------------------------------------------------------------------------------- */
+
+/* The format by the file's first bytes (the loader reads by content too, whatever the
+ * name says). TGA has no signature; it is what a successfully decoded file without one of
+ * the others' signatures must be. */
+static const char *sniff_format(const char *path)
+{
+    unsigned char b[8] = {0};
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(b, 1, sizeof b, f) : 0;
+    if (f)
+        fclose(f);
+    if (n >= 8 && !memcmp(b, "\x89PNG\r\n\x1a\n", 8))
+        return "PNG";
+    if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF)
+        return "JPEG";
+    if (n >= 2 && b[0] == 'B' && b[1] == 'M')
+        return "BMP";
+    if (n >= 2 && b[0] == 'P' && b[1] >= '1' && b[1] <= '7')
+        return "PNM";
+    return "TGA";
+}
+
+static int cmd_info(const cli *c)
+{
+    const char *path = c->pos[0];
+    imgpu_image *im = imgpu_image_load(path, &c->load);
+    if (!im)
+        return fail();
+    struct stat st;
+    if (stat(path, &st) < 0) {
+        imgpu_image_free(im);
+        imgpu_error("cannot stat '%s': %s", path, strerror(errno));
+        return fail();
+    }
+    const char *fmt = sniff_format(path);
+    imgpu_format by_name = imgpu_format_from_path(path);
+    printf("file:       %s\n", path);
+    if (by_name != IMGPU_FORMAT_UNKNOWN && strcmp(imgpu_format_name(by_name), fmt) &&
+        !(by_name == IMGPU_FORMAT_JPEG && !strcmp(fmt, "JPEG")))
+        printf("format:     %s (by content; the name says %s)\n", fmt,
+               imgpu_format_name(by_name));
+    else
+        printf("format:     %s\n", fmt);
+    printf("dimensions: %d x %d\n", im->width, im->height);
+    printf("channels:   %d (%s)\n", im->channels, layout_name(im->channels));
+    printf("bit depth:  %d\n", im->depth);
+    printf("file size:  %lld bytes", (long long)st.st_size);
+    if (st.st_size >= 1024 * 1024)
+        printf(" (%.1f MiB)", (double)st.st_size / (1024.0 * 1024.0));
+    else if (st.st_size >= 1024)
+        printf(" (%.1f KiB)", (double)st.st_size / 1024.0);
+    putchar('\n');
+    imgpu_image_free(im);
+    return finish_stdout();
+}
+
+/* ---- compare ------------------------------------------------------------------------------ */
+
+static int cmd_compare(const cli *c)
+{
+    imgpu_image *a = NULL, *b = NULL, *d = NULL;
+    imgpu__compare_result r;
+    int ok = 0, gain = 1;
+
+    a = imgpu_image_load(c->pos[0], &c->load);
+    if (!a)
+        goto done;
+    b = imgpu_image_load(c->pos[1], &c->load);
+    if (!b)
+        goto done;
+    if (imgpu__compare(a, c->pos[0], b, c->pos[1], &r) < 0)
+        goto done;
+    if (c->diff) {
+        gain = imgpu__diff_gain(r.max_abs);
+        d = imgpu__diff_image(a, b, gain);
+        if (!d || imgpu_image_save(d, c->diff, &c->save) < 0)
+            goto done;
+    }
+    ok = 1;
+done:
+    imgpu_image_free(a);
+    imgpu_image_free(b);
+    imgpu_image_free(d);
+    if (!ok)
+        return fail();
+
+    printf("max abs difference:  %d\n", r.max_abs);
+    printf("mean abs difference: %.6f\n", r.mean_abs);
+    if (isinf(r.psnr))
+        printf("PSNR:                inf\n");
+    else
+        printf("PSNR:                %.2f dB\n", r.psnr);
+    printf("differing pixels:    %" PRIu64 " of %" PRIu64 " (%.4f%%)\n", r.differing_pixels,
+           r.pixels, 100.0 * (double)r.differing_pixels / (double)r.pixels);
+    if (c->diff)
+        printf("diff image:          %s (|A-B| x %d)\n", c->diff, gain);
+    int rc = finish_stdout();
+    if (rc == EXIT_OK && c->have_max_abs && r.max_abs > c->max_abs) {
+        imgpu_error("'%s' and '%s' differ by up to %d, more than --max-abs %ld", c->pos[0],
+                    c->pos[1], r.max_abs, c->max_abs);
+        return fail();
+    }
+    return rc;
+}
+
+/* ---- main --------------------------------------------------------------------------------- */
+
+static void print_version(void)
+{
+    printf("imgpu %s\n", IMGPU_VERSION);
+#ifdef IMGPU_HAVE_CUDA
+    printf("CUDA support: yes (use --device cuda|auto; without a usable GPU auto runs on the CPU)\n");
+#else
+    printf("CUDA support: no (built without a CUDA toolkit: CPU only)\n");
+#endif
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        bad("no command given");
+        return usage_exit(NULL);
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+        print_main_help(stdout);
+        return finish_stdout();
+    }
+    if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
+        print_version();
+        return finish_stdout();
+    }
+    if (!strcmp(name, "help")) {
+        if (argc == 2) {
+            print_main_help(stdout);
+            return finish_stdout();
+        }
+        name = argv[2];
+        for (int i = 0; i < CMD_COUNT; i++)
+            if (!strcmp(name, s_commands[i].name)) {
+                print_command_help(&s_commands[i]);
+                return finish_stdout();
+            }
+        bad("unknown command '%s'", name);
+        return usage_exit(NULL);
+    }
+    if (name[0] == '-') {
+        bad("unknown option '%s' (a command comes first)", name);
+        return usage_exit(NULL);
+    }
+
+    cli c;
+    memset(&c, 0, sizeof c);
+    c.cmd = -1;
+    for (int i = 0; i < CMD_COUNT; i++)
+        if (!strcmp(name, s_commands[i].name))
+            c.cmd = i;
+    if (c.cmd < 0) {
+        bad("unknown command '%s'", name);
+        return usage_exit(NULL);
+    }
+    const command *cmd = &s_commands[c.cmd];
+    if (wants_help(argc - 2, argv + 2)) {
+        print_command_help(cmd);
+        return finish_stdout();
+    }
+
+    c.device = IMGPU_DEVICE_AUTO;
+    c.mode = IMGPU_MODE_LUMINANCE;
+    c.save.quality = 95;
+    c.save.png_level = -1;
+    c.rotate = imgpu_op_rotate(0.0);
+    if (parse_args(argc - 2, argv + 2, &c) < 0 || validate(&c) < 0)
+        return usage_exit(cmd->name);
+
+    imgpu_set_quiet(c.quiet);
+    return cmd->run(&c);
+}
