@@ -85,6 +85,17 @@ imgpu_op imgpu_op_rotate(double angle);
  * degrees give exact sizes (w,h or h,w). */
 void imgpu_rotate_output_size(int w, int h, const imgpu_rotate_params *p, int *out_w, int *out_h);
 
+/* Quarter turns (0..3, counterclockwise) when the angle is an exact multiple of 90 degrees,
+ * else -1. Such rotations are exact pixel permutations on every backend. */
+int imgpu_rotate_quarter_turns(double angle);
+/* The background in the image's channel order (gray: R; gray+alpha: R, A; RGB; RGBA):
+ * the explicit colour, else transparent where the image has alpha, else black. */
+void imgpu_rotate_background(const imgpu_rotate_params *p, int channels, uint8_t bg[4]);
+/* Where a quarter turn's rw x rh result sits in the out_w x out_h canvas: offsets
+ * floor((out_w - rw) / 2), floor((out_h - rh) / 2) (0 when expanding; may be negative with
+ * --crop on a non-square image, which then cuts). */
+void imgpu_rotate_quarter_offset(int out_w, int out_h, int rw, int rh, int *ox, int *oy);
+
 /* Run ops[0..n) on `in`. Returns a new image, or NULL with an error recorded.
  * `device` picks the backend; *used (may be NULL) says which one ran. */
 imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int n,
@@ -97,6 +108,10 @@ int imgpu_histogram_compute(const imgpu_image *in, imgpu_device device, imgpu_hi
  * notice once). Returns -1 with an error when `cuda` is asked for and unavailable. */
 int imgpu_device_resolve(imgpu_device requested, imgpu_device *resolved);
 const char *imgpu_device_name(imgpu_device d);
+/* Optional: start backend initialization early (CUDA context creation on a background
+ * thread) so it overlaps decoding; and release cached backend resources at the end. */
+void imgpu_backend_prepare(imgpu_device requested);
+void imgpu_backend_shutdown(void);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,315 @@
+/* equalize.cu — histogram equalization: the LUT from a histogram (a block-wide scan), the
+ * LUT apply (16 pixels per thread, 16-byte loads and stores; the luminance mode converts
+ * RGB -> YCbCr, maps Y and converts back in the same pass), and the fused single-launch
+ * version that does histogram, LUT and apply in one cooperative kernel.
+ *
+ * The LUT is OpenCV's equalizeHist, bit for bit (src/ops.h states it; src/cpu/equalize.c is
+ * the reference): i0 = first non-empty bin -> 0; scale = 255.0f / (N - h[i0]) in single
+ * precision (IEEE division: this file must not be built with --use_fast_math); bin i > i0
+ * -> round-half-even(float(cdf[i] - h[i0]) * scale); N == h[i0] (constant image) -> identity.
+ * __fmul_rn keeps nvcc from contracting anything into an FMA the CPU would not do. */
+#include <cooperative_groups.h>
+
+#include "kernels.h"
+#include "tuning.h"
+#include "hist.cuh"
+#include "scan.cuh"
+
+namespace cg = cooperative_groups;
+
+/* Builds lut[0..255] from hist[0..255] (a global pointer) with IMGPU_CDF_BINS threads. */
+static __device__ __forceinline__ void build_lut(imgpu_scan_variant v, const uint32_t *hist, uint64_t npix,
+                                                 uint8_t *lut, uint32_t *s_scan, int *s_i0)
+{
+    const int t = threadIdx.x;
+    uint32_t h = __ldcg(hist + t); /* L2: the bins were just written by other blocks' atomics */
+    if (t == 0)
+        *s_i0 = 256;
+    __syncthreads();
+    if (h)
+        atomicMin(s_i0, t);
+    uint32_t cdf = imgpu__block_scan<IMGPU_CDF_BINS>(v, h, s_scan); /* ends with a barrier */
+    const int i0 = *s_i0;
+    int out;
+    if (i0 >= 256) {
+        out = t; /* empty histogram (no pixels): identity */
+    } else {
+        const uint32_t h0 = __ldcg(hist + i0); /* cdf[i0] == h[i0]: every bin before is empty */
+        const uint64_t rest = npix - h0;
+        if (rest == 0) {
+            out = t; /* constant image: returned unchanged */
+        } else if (t <= i0) {
+            out = 0;
+        } else {
+            const float scale = 255.0f / (float)rest;
+            out = __float2int_rn(__fmul_rn((float)(cdf - h0), scale));
+            out = out > 255 ? 255 : out;
+        }
+    }
+    lut[t] = (uint8_t)out;
+    __syncthreads();
+}
+
+static __global__ void __launch_bounds__(IMGPU_CDF_BINS)
+equalize_lut_kernel(imgpu_scan_variant v, const uint32_t *hist, uint64_t npix, uint8_t *lut)
+{
+    __shared__ uint32_t s_scan[2 * IMGPU_CDF_BINS];
+    __shared__ int s_i0;
+    build_lut(v, hist + blockIdx.x * 256, npix, lut + blockIdx.x * 256, s_scan, &s_i0);
+}
+
+extern "C" cudaError_t imgpu_launch_equalize_lut(imgpu_scan_variant v, const uint32_t *d_hist, int planes,
+                                                 uint64_t npix, uint8_t *d_lut, cudaStream_t stream)
+{
+    equalize_lut_kernel<<<planes, IMGPU_CDF_BINS, 0, stream>>>(v, d_hist, npix, d_lut);
+    return cudaGetLastError();
+}
+
+/* ---- LUT apply ------------------------------------------------------------------------------ */
+
+static __device__ __forceinline__ bool is_alpha(int C, int ch) { return (C == 2 && ch == 1) || (C == 4 && ch == 3); }
+
+/* Map one chunk of 16 pixels (u[] in, o[] out) through the shared LUTs. */
+template <int C, bool LUMA>
+static __device__ __forceinline__ void map_chunk(const uint32_t (&u)[4 * C], uint32_t (&o)[4 * C], const uint8_t *s_lut)
+{
+#pragma unroll
+    for (int w = 0; w < 4 * C; w++)
+        o[w] = 0;
+    if (!LUMA) {
+#pragma unroll
+        for (int k = 0; k < 16 * C; k++) {
+            const int ch = k % C;
+            uint32_t b = IMGPU_CHUNK_BYTE(u, k);
+            if (!is_alpha(C, ch))
+                b = s_lut[(C >= 3 ? ch : 0) * 256 + b];
+            o[k >> 2] |= b << ((k & 3) * 8);
+        }
+    } else {
+#pragma unroll
+        for (int p = 0; p < 16; p++) {
+            int y, cb, cr, r, g, b;
+            imgpu__rgb_to_ycbcr(IMGPU_CHUNK_BYTE(u, p * C), IMGPU_CHUNK_BYTE(u, p * C + 1), IMGPU_CHUNK_BYTE(u, p * C + 2),
+                                &y, &cb, &cr);
+            imgpu__ycbcr_to_rgb(s_lut[y], cb, cr, &r, &g, &b);
+            const int k = p * C;
+            o[k >> 2] |= (uint32_t)r << ((k & 3) * 8);
+            o[(k + 1) >> 2] |= (uint32_t)g << (((k + 1) & 3) * 8);
+            o[(k + 2) >> 2] |= (uint32_t)b << (((k + 2) & 3) * 8);
+            if (C == 4)
+                o[(k + 3) >> 2] |= IMGPU_CHUNK_BYTE(u, k + 3) << (((k + 3) & 3) * 8);
+        }
+    }
+}
+
+template <int C, bool LUMA>
+static __device__ __forceinline__ void map_pixel(const uint8_t *in, uint8_t *out, const uint8_t *s_lut)
+{
+    if (LUMA) {
+        int y, cb, cr, r, g, b;
+        imgpu__rgb_to_ycbcr(in[0], in[1], in[2], &y, &cb, &cr);
+        imgpu__ycbcr_to_rgb(s_lut[y], cb, cr, &r, &g, &b);
+        out[0] = (uint8_t)r;
+        out[1] = (uint8_t)g;
+        out[2] = (uint8_t)b;
+        if (C == 4)
+            out[3] = in[3];
+    } else {
+#pragma unroll
+        for (int ch = 0; ch < C; ch++)
+            out[ch] = is_alpha(C, ch) ? in[ch] : s_lut[(C >= 3 ? ch : 0) * 256 + in[ch]];
+    }
+}
+
+/* Grid-stride apply over npix pixels with the LUTs already in shared memory. */
+template <int C, bool LUMA>
+static __device__ __forceinline__ void apply_range(const uint8_t *in, uint8_t *out, size_t npix, const uint8_t *s_lut)
+{
+    const size_t nchunks = npix / 16;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (size_t i = first; i < nchunks; i += stride) {
+        uint32_t u[4 * C], o[4 * C];
+        imgpu__load_chunk<C>(in + i * 16 * C, u);
+        map_chunk<C, LUMA>(u, o, s_lut);
+        uint4 *q = reinterpret_cast<uint4 *>(out + i * 16 * C);
+#pragma unroll
+        for (int k = 0; k < C; k++)
+            q[k] = make_uint4(o[4 * k], o[4 * k + 1], o[4 * k + 2], o[4 * k + 3]);
+    }
+    const size_t tail = npix - nchunks * 16;
+    if (first < tail) {
+        size_t p = (nchunks * 16 + first) * C;
+        map_pixel<C, LUMA>(in + p, out + p, s_lut);
+    }
+}
+
+/* LUT planes an equalize needs: luminance 1 (Y); per-channel 1 (gray) or 3 (R, G, B). */
+static __host__ __device__ constexpr int lut_planes(int C, bool luma) { return luma ? 1 : (C >= 3 ? 3 : 1); }
+
+template <int C, bool LUMA>
+static __global__ void __launch_bounds__(IMGPU_LUT_BLOCK)
+apply_lut_kernel(const uint8_t *in, uint8_t *out, size_t npix, const uint8_t *lut)
+{
+    constexpr int P = lut_planes(C, LUMA);
+    __shared__ uint8_t s_lut[P * 256];
+    for (int i = threadIdx.x; i < P * 256; i += blockDim.x)
+        s_lut[i] = lut[i];
+    __syncthreads();
+    apply_range<C, LUMA>(in, out, npix, s_lut);
+}
+
+static int sm_count(void)
+{
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        sms = 80;
+    return sms;
+}
+
+template <int C, bool LUMA>
+static void launch_apply(const uint8_t *in, uint8_t *out, size_t npix, const uint8_t *lut, int grid, cudaStream_t s)
+{
+    size_t need = (npix / 16 + IMGPU_LUT_BLOCK) / IMGPU_LUT_BLOCK;
+    if (grid <= 0)
+        grid = sm_count() * IMGPU_LUT_BLOCKS_PER_SM;
+    if ((size_t)grid > need)
+        grid = (int)need;
+    apply_lut_kernel<C, LUMA><<<grid, IMGPU_LUT_BLOCK, 0, s>>>(in, out, npix, lut);
+}
+
+extern "C" cudaError_t imgpu_launch_apply_lut(const uint8_t *d_in, uint8_t *d_out, size_t npix, int channels,
+                                              int luminance, const uint8_t *d_lut, int grid, cudaStream_t stream)
+{
+    if (npix == 0)
+        return cudaSuccess;
+    const bool luma = luminance && channels >= 3;
+    switch (channels) {
+    case 1: launch_apply<1, false>(d_in, d_out, npix, d_lut, grid, stream); break;
+    case 2: launch_apply<2, false>(d_in, d_out, npix, d_lut, grid, stream); break;
+    case 3: luma ? launch_apply<3, true>(d_in, d_out, npix, d_lut, grid, stream)
+                 : launch_apply<3, false>(d_in, d_out, npix, d_lut, grid, stream); break;
+    case 4: luma ? launch_apply<4, true>(d_in, d_out, npix, d_lut, grid, stream)
+                 : launch_apply<4, false>(d_in, d_out, npix, d_lut, grid, stream); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+/* ---- fused: one cooperative launch ---------------------------------------------------------- */
+
+/* The histogram an equalize needs: Y only (luminance) or the color channels (alpha skipped). */
+template <int C, bool LUMA>
+static __device__ __forceinline__ void eq_hist_chunk(const uint32_t (&u)[4 * C], uint32_t *hist)
+{
+    if (LUMA) {
+        imgpu__run_adder<true> a;
+        a.start(imgpu__rgb_to_y(IMGPU_CHUNK_BYTE(u, 0), IMGPU_CHUNK_BYTE(u, 1), IMGPU_CHUNK_BYTE(u, 2)));
+#pragma unroll
+        for (int k = 1; k < 16; k++)
+            a.add(hist, imgpu__rgb_to_y(IMGPU_CHUNK_BYTE(u, k * C), IMGPU_CHUNK_BYTE(u, k * C + 1),
+                                        IMGPU_CHUNK_BYTE(u, k * C + 2)));
+        a.finish(hist);
+    } else {
+        constexpr int CC = C >= 3 ? 3 : 1;
+#pragma unroll
+        for (int ch = 0; ch < CC; ch++) {
+            imgpu__run_adder<true> a;
+            a.start(IMGPU_CHUNK_BYTE(u, ch));
+#pragma unroll
+            for (int k = 1; k < 16; k++)
+                a.add(hist + ch * 256, IMGPU_CHUNK_BYTE(u, k * C + ch));
+            a.finish(hist + ch * 256);
+        }
+    }
+}
+
+template <int C, bool LUMA>
+static __global__ void __launch_bounds__(IMGPU_CDF_BINS)
+equalize_fused_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_hist2, int parity)
+{
+    constexpr int P = lut_planes(C, LUMA);
+    __shared__ uint32_t s_hist[P * 256];
+    __shared__ uint32_t s_scan[2 * IMGPU_CDF_BINS];
+    __shared__ uint8_t s_lut[P * 256];
+    __shared__ int s_i0;
+    uint32_t *g_hist = g_hist2 + parity * P * 256;
+    uint32_t *g_next = g_hist2 + (parity ^ 1) * P * 256;
+
+    for (int i = threadIdx.x; i < P * 256; i += blockDim.x)
+        s_hist[i] = 0;
+    if (blockIdx.x == 0) /* the previous run used g_next and has finished (stream order) */
+        for (int i = threadIdx.x; i < P * 256; i += blockDim.x)
+            g_next[i] = 0;
+    __syncthreads();
+
+    /* 1. privatized histogram of this block's chunks */
+    const size_t nchunks = npix / 16;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (size_t i = first; i < nchunks; i += stride) {
+        uint32_t u[4 * C];
+        imgpu__load_chunk<C>(in + i * 16 * C, u);
+        eq_hist_chunk<C, LUMA>(u, s_hist);
+    }
+    const size_t tail = npix - nchunks * 16;
+    if (first < tail) {
+        const uint8_t *p = in + (nchunks * 16 + first) * C;
+        if (LUMA)
+            atomicAdd(&s_hist[imgpu__rgb_to_y(p[0], p[1], p[2])], 1u);
+        else
+            for (int ch = 0; ch < (C >= 3 ? 3 : 1); ch++)
+                atomicAdd(&s_hist[ch * 256 + p[ch]], 1u);
+    }
+    __syncthreads();
+    for (int b = threadIdx.x; b < P * 256; b += blockDim.x)
+        if (s_hist[b])
+            atomicAdd(&g_hist[b], s_hist[b]);
+
+    /* 2. every block waits for every other block's merge */
+    cg::this_grid().sync();
+
+    /* 3. every block builds the LUTs itself: 256 bins are cheaper to scan than to broadcast */
+    for (int p = 0; p < P; p++)
+        build_lut(IMGPU_SCAN_DEFAULT, g_hist + p * 256, npix, s_lut + p * 256, s_scan, &s_i0);
+
+    /* 4. map the chunks this block read in step 1: same indices, so mostly L2 hits */
+    apply_range<C, LUMA>(in, out, npix, s_lut);
+}
+
+template <int C, bool LUMA>
+static cudaError_t launch_fused(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *hist2, int parity,
+                                cudaStream_t s)
+{
+    static int max_grid; /* co-resident blocks: a cooperative grid must not exceed it */
+    if (!max_grid) {
+        int per_sm = 0;
+        cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, equalize_fused_kernel<C, LUMA>,
+                                                                      IMGPU_CDF_BINS, 0);
+        if (e != cudaSuccess)
+            return e;
+        max_grid = per_sm * sm_count();
+    }
+    size_t need = (npix / 16 + IMGPU_CDF_BINS) / IMGPU_CDF_BINS;
+    int grid = (size_t)max_grid < need ? max_grid : (int)need;
+    void *args[] = {(void *)&in, (void *)&out, (void *)&npix, (void *)&hist2, (void *)&parity};
+    return cudaLaunchCooperativeKernel((const void *)equalize_fused_kernel<C, LUMA>, dim3(grid), dim3(IMGPU_CDF_BINS),
+                                       args, 0, s);
+}
+
+extern "C" cudaError_t imgpu_launch_equalize_fused(const uint8_t *d_in, uint8_t *d_out, size_t npix, int channels,
+                                                   int luminance, uint32_t *d_hist2, int parity, cudaStream_t stream)
+{
+    if (npix == 0)
+        return cudaSuccess;
+    const bool luma = luminance && channels >= 3;
+    switch (channels) {
+    case 1: return launch_fused<1, false>(d_in, d_out, npix, d_hist2, parity, stream);
+    case 2: return launch_fused<2, false>(d_in, d_out, npix, d_hist2, parity, stream);
+    case 3: return luma ? launch_fused<3, true>(d_in, d_out, npix, d_hist2, parity, stream)
+                        : launch_fused<3, false>(d_in, d_out, npix, d_hist2, parity, stream);
+    case 4: return luma ? launch_fused<4, true>(d_in, d_out, npix, d_hist2, parity, stream)
+                        : launch_fused<4, false>(d_in, d_out, npix, d_hist2, parity, stream);
+    default: return cudaErrorInvalidValue;
+    }
+}

@@ -1,0 +1,108 @@
+/* hist.cuh — the per-thread histogram step shared by histogram.cu and equalize.cu.
+ *
+ * A thread takes a chunk of 16 pixels: 16*C bytes, read as C aligned 16-byte loads (so a
+ * chunk starts on a pixel and every load is one coalesced 128-bit transaction per lane).
+ * Within the chunk it merges runs of equal values before touching memory: a constant
+ * image costs one atomic per channel per 16 pixels instead of 16, which is what keeps the
+ * worst case for atomics (every pixel in one bin) from serializing a whole warp 16 times.
+ */
+#ifndef IMGPU_HIST_CUH
+#define IMGPU_HIST_CUH
+
+#include <stdint.h>
+
+#include "color.cuh"
+
+/* Byte k (compile-time after unrolling) of the chunk held in u[]. */
+#define IMGPU_CHUNK_BYTE(u, k) (((u)[(k) >> 2] >> (((k) & 3) * 8)) & 0xffu)
+
+template <int C>
+__device__ __forceinline__ void imgpu__load_chunk(const uint8_t *p, uint32_t (&u)[4 * C])
+{
+    const uint4 *q = reinterpret_cast<const uint4 *>(p);
+#pragma unroll
+    for (int k = 0; k < C; k++) {
+        uint4 w = q[k];
+        u[4 * k + 0] = w.x;
+        u[4 * k + 1] = w.y;
+        u[4 * k + 2] = w.z;
+        u[4 * k + 3] = w.w;
+    }
+}
+
+/* Add a run-length-merged stream of 16 values to hist[]. MERGE = false: one atomic each. */
+template <bool MERGE>
+struct imgpu__run_adder {
+    uint32_t prev, cnt;
+    __device__ __forceinline__ void start(uint32_t v) { prev = v; cnt = 1; }
+    __device__ __forceinline__ void add(uint32_t *hist, uint32_t v)
+    {
+        if (!MERGE) {
+            atomicAdd(&hist[prev], cnt);
+            prev = v;
+            return;
+        }
+        if (v == prev) {
+            cnt++;
+        } else {
+            atomicAdd(&hist[prev], cnt);
+            prev = v;
+            cnt = 1;
+        }
+    }
+    __device__ __forceinline__ void finish(uint32_t *hist) { atomicAdd(&hist[prev], cnt); }
+};
+
+/* Histogram a 16-pixel chunk: planes 0..C-1 are the channels, plane C is luma when LUMA. */
+template <int C, bool LUMA, bool MERGE>
+__device__ __forceinline__ void imgpu__hist_chunk(const uint32_t (&u)[4 * C], uint32_t *hist)
+{
+#pragma unroll
+    for (int ch = 0; ch < C; ch++) {
+        imgpu__run_adder<MERGE> a;
+        a.start(IMGPU_CHUNK_BYTE(u, ch));
+#pragma unroll
+        for (int k = 1; k < 16; k++)
+            a.add(hist + ch * 256, IMGPU_CHUNK_BYTE(u, k * C + ch));
+        a.finish(hist + ch * 256);
+    }
+    if (LUMA) {
+        imgpu__run_adder<MERGE> a;
+        a.start(imgpu__rgb_to_y(IMGPU_CHUNK_BYTE(u, 0), IMGPU_CHUNK_BYTE(u, 1), IMGPU_CHUNK_BYTE(u, 2)));
+#pragma unroll
+        for (int k = 1; k < 16; k++)
+            a.add(hist + C * 256, imgpu__rgb_to_y(IMGPU_CHUNK_BYTE(u, k * C), IMGPU_CHUNK_BYTE(u, k * C + 1),
+                                                 IMGPU_CHUNK_BYTE(u, k * C + 2)));
+        a.finish(hist + C * 256);
+    }
+}
+
+/* One pixel (the tail that does not fill a chunk). */
+template <int C, bool LUMA>
+__device__ __forceinline__ void imgpu__hist_pixel(const uint8_t *p, uint32_t *hist)
+{
+#pragma unroll
+    for (int ch = 0; ch < C; ch++)
+        atomicAdd(&hist[ch * 256 + p[ch]], 1u);
+    if (LUMA)
+        atomicAdd(&hist[C * 256 + imgpu__rgb_to_y(p[0], p[1], p[2])], 1u);
+}
+
+/* Grid-stride histogram of npix pixels into `hist` (shared or global). */
+template <int C, bool LUMA, bool MERGE>
+__device__ __forceinline__ void imgpu__hist_range(const uint8_t *img, size_t npix, uint32_t *hist)
+{
+    const size_t nchunks = npix / 16;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (size_t i = first; i < nchunks; i += stride) {
+        uint32_t u[4 * C];
+        imgpu__load_chunk<C>(img + i * 16 * C, u);
+        imgpu__hist_chunk<C, LUMA, MERGE>(u, hist);
+    }
+    const size_t tail = npix - nchunks * 16; /* < 16 pixels */
+    if (first < tail)
+        imgpu__hist_pixel<C, LUMA>(img + (nchunks * 16 + first) * C, hist);
+}
+
+#endif

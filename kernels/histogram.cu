@@ -1,0 +1,106 @@
+/* histogram.cu — 256-bin histograms of 8-bit images, three variants side by side:
+ *  - global atomics: the baseline every textbook starts from; on a constant image every
+ *    thread of the GPU hits one address;
+ *  - block-privatized: each block counts into shared memory and merges once, one atomic
+ *    per non-empty bin per block (a block that saw no pixel of a bin must not touch it);
+ *  - warp-privatized: one shared sub-histogram per warp, so only the 32 lanes of a warp
+ *    contend; merged per block the same way.
+ * All three read 16 pixels per thread with 16-byte loads (hist.cuh). */
+#include "kernels.h"
+#include "tuning.h"
+#include "hist.cuh"
+
+extern "C" const char *imgpu_hist_variant_name(imgpu_hist_variant v)
+{
+    switch (v) {
+    case IMGPU_HIST_GLOBAL_ATOMICS: return "global-atomics";
+    case IMGPU_HIST_BLOCK_PRIVATE: return "block-private";
+    case IMGPU_HIST_WARP_PRIVATE: return "warp-private";
+    default: return "?";
+    }
+}
+
+extern "C" int imgpu_hist_planes(int channels, int want_luma)
+{
+    return channels + ((want_luma && channels >= 3) ? 1 : 0);
+}
+
+template <int C, bool LUMA>
+static __global__ void __launch_bounds__(IMGPU_HIST_BLOCK)
+hist_global_kernel(const uint8_t *img, size_t npix, uint32_t *g_hist)
+{
+    imgpu__hist_range<C, LUMA, false>(img, npix, g_hist);
+}
+
+template <int C, bool LUMA, int COPIES>
+static __global__ void __launch_bounds__(IMGPU_HIST_BLOCK)
+hist_private_kernel(const uint8_t *img, size_t npix, uint32_t *g_hist)
+{
+    constexpr int P = C + (LUMA ? 1 : 0);
+    __shared__ uint32_t s_hist[COPIES * P * 256];
+    for (int i = threadIdx.x; i < COPIES * P * 256; i += blockDim.x)
+        s_hist[i] = 0;
+    __syncthreads();
+    const int copy = COPIES == 1 ? 0 : (int)(threadIdx.x / 32) % COPIES;
+    imgpu__hist_range<C, LUMA, true>(img, npix, s_hist + copy * P * 256);
+    __syncthreads();
+    for (int b = threadIdx.x; b < P * 256; b += blockDim.x) {
+        uint32_t sum = 0;
+#pragma unroll
+        for (int c = 0; c < COPIES; c++)
+            sum += s_hist[c * P * 256 + b];
+        if (sum)
+            atomicAdd(&g_hist[b], sum);
+    }
+}
+
+static int default_grid(void)
+{
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        sms = 80;
+    return sms * IMGPU_HIST_BLOCKS_PER_SM;
+}
+
+template <int C, bool LUMA>
+static void launch_hist(imgpu_hist_variant v, const uint8_t *img, size_t npix, uint32_t *hist, int grid,
+                        cudaStream_t s)
+{
+    /* never more blocks than chunks: an idle block would still pay its zero-and-merge */
+    size_t chunks = npix / 16 + 1;
+    size_t need = (chunks + IMGPU_HIST_BLOCK - 1) / IMGPU_HIST_BLOCK;
+    if ((size_t)grid > need)
+        grid = (int)need;
+    switch (v) {
+    case IMGPU_HIST_GLOBAL_ATOMICS:
+        hist_global_kernel<C, LUMA><<<grid, IMGPU_HIST_BLOCK, 0, s>>>(img, npix, hist);
+        break;
+    case IMGPU_HIST_WARP_PRIVATE:
+        hist_private_kernel<C, LUMA, IMGPU_HIST_BLOCK / 32><<<grid, IMGPU_HIST_BLOCK, 0, s>>>(img, npix, hist);
+        break;
+    default:
+        hist_private_kernel<C, LUMA, 1><<<grid, IMGPU_HIST_BLOCK, 0, s>>>(img, npix, hist);
+        break;
+    }
+}
+
+extern "C" cudaError_t imgpu_launch_histogram(imgpu_hist_variant v, const uint8_t *d_img, size_t npix,
+                                              int channels, int want_luma, uint32_t *d_hist, int grid,
+                                              cudaStream_t stream)
+{
+    if (npix == 0)
+        return cudaSuccess;
+    if (grid <= 0)
+        grid = default_grid();
+    bool luma = want_luma && channels >= 3;
+    switch (channels) {
+    case 1: launch_hist<1, false>(v, d_img, npix, d_hist, grid, stream); break;
+    case 2: launch_hist<2, false>(v, d_img, npix, d_hist, grid, stream); break;
+    case 3: luma ? launch_hist<3, true>(v, d_img, npix, d_hist, grid, stream)
+                 : launch_hist<3, false>(v, d_img, npix, d_hist, grid, stream); break;
+    case 4: luma ? launch_hist<4, true>(v, d_img, npix, d_hist, grid, stream)
+                 : launch_hist<4, false>(v, d_img, npix, d_hist, grid, stream); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}

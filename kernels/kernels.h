@@ -1,0 +1,115 @@
+/* kernels.h — the C-clean interface to every CUDA kernel in the kernels/ .cu files.
+ *
+ * Launchers (imgpu_launch_*) take a stream, never allocate, never synchronize, never exit,
+ * and return the cudaError_t of the launch (cudaGetLastError right after it). Buffers are
+ * device pointers from cudaMalloc (256-byte aligned) holding packed images: rows top to
+ * bottom with no padding, channels interleaved, 8-bit samples; so a streaming kernel can
+ * treat an image as one flat array of `npix` pixels of `channels` bytes.
+ */
+#ifndef IMGPU_KERNELS_H
+#define IMGPU_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- histogram (histogram.cu) ---------------------------------------------------------- */
+typedef enum imgpu_hist_variant {
+    IMGPU_HIST_GLOBAL_ATOMICS = 0, /* every pixel an atomicAdd on global memory (the baseline) */
+    IMGPU_HIST_BLOCK_PRIVATE,      /* one shared-memory histogram per block, merged once */
+    IMGPU_HIST_WARP_PRIVATE,       /* one shared-memory histogram per warp: less contention */
+    IMGPU_HIST_VARIANT_COUNT
+} imgpu_hist_variant;
+#define IMGPU_HIST_DEFAULT IMGPU_HIST_BLOCK_PRIVATE
+const char *imgpu_hist_variant_name(imgpu_hist_variant v);
+
+/* Number of 256-bin planes the histogram of a `channels`-channel image has: one per channel,
+ * plus one for luma (BT.601 Y) when want_luma and channels >= 3. */
+int imgpu_hist_planes(int channels, int want_luma);
+
+/* Adds the histogram of d_img to d_hist (planes*256 counters). The caller zeroes d_hist
+ * first (cudaMemsetAsync). grid <= 0 picks the persistent-grid default. */
+cudaError_t imgpu_launch_histogram(imgpu_hist_variant v, const uint8_t *d_img, size_t npix,
+                                   int channels, int want_luma, uint32_t *d_hist, int grid,
+                                   cudaStream_t stream);
+
+/* ---- scans (scan.cu) ----------------------------------------------------------------------- */
+typedef enum imgpu_scan_variant {
+    IMGPU_SCAN_KOGGE_STONE_DB = 0, /* Kogge-Stone, double-buffered shared memory: one barrier per step */
+    IMGPU_SCAN_KOGGE_STONE_2B,     /* Kogge-Stone in place: two barriers per step */
+    IMGPU_SCAN_BRENT_KUNG,         /* work-efficient up-sweep / down-sweep */
+    IMGPU_SCAN_VARIANT_COUNT
+} imgpu_scan_variant;
+#define IMGPU_SCAN_DEFAULT IMGPU_SCAN_KOGGE_STONE_DB
+const char *imgpu_scan_variant_name(imgpu_scan_variant v);
+
+/* Inclusive scan of n uint32 values by ONE block of `block` threads (32, 64, ..., 1024):
+ * each thread scans a run of ceil(n/block) values, the block scans the run totals with the
+ * chosen variant, and each run adds its offset. Any n >= 1. (Unit tests and large CDFs.) */
+cudaError_t imgpu_launch_block_scan(imgpu_scan_variant v, int block, const uint32_t *d_in,
+                                    uint32_t *d_out, int n, cudaStream_t stream);
+
+/* ---- equalize (equalize.cu) --------------------------------------------------------------- */
+/* Equalize LUTs (OpenCV equalizeHist formula, see src/ops.h) for `planes` consecutive
+ * 256-bin histograms of npix pixels each: d_lut[p*256 + v]. One block per plane. */
+cudaError_t imgpu_launch_equalize_lut(imgpu_scan_variant v, const uint32_t *d_hist, int planes,
+                                      uint64_t npix, uint8_t *d_lut, cudaStream_t stream);
+
+/* Apply LUTs. luminance = 0: color channel k maps through d_lut[k*256..] (gray: plane 0;
+ * alpha is copied). luminance = 1 (channels >= 3): Y of BT.601 YCbCr maps through d_lut[0..255]
+ * and the pixel is converted back (OpenCV's fixed point); alpha is copied. In place allowed. */
+cudaError_t imgpu_launch_apply_lut(const uint8_t *d_in, uint8_t *d_out, size_t npix, int channels,
+                                   int luminance, const uint8_t *d_lut, int grid, cudaStream_t stream);
+
+/* The whole equalize in ONE cooperative launch: privatized histogram, grid-wide barrier,
+ * every block builds the LUT from the merged histogram (double-buffered Kogge-Stone scan),
+ * then maps the pixels it has just read (still in L2). d_hist2 holds 2 * planes * 256
+ * counters, zeroed once at allocation: run k accumulates into half (parity) and zeroes the
+ * other half for run k+1, so no memset launch is needed. Flip parity between runs. */
+cudaError_t imgpu_launch_equalize_fused(const uint8_t *d_in, uint8_t *d_out, size_t npix,
+                                        int channels, int luminance, uint32_t *d_hist2,
+                                        int parity, cudaStream_t stream);
+
+/* ---- rotation (rotate.cu) ----------------------------------------------------------------- */
+typedef struct imgpu_rotate_geom {
+    int in_w, in_h;        /* source size (the texture) */
+    int out_w, out_h;      /* canvas size */
+    int channels;          /* 1..4 of the OUTPUT buffer (the texture may hold RGB as RGBA) */
+    int filter;            /* imgpu_filter: 0 nearest, 1 bilinear, 2 bicubic */
+    float cos_t, sin_t;    /* of the angle, computed in double and rounded once */
+    float in_cx, in_cy;    /* in_w/2, in_h/2 */
+    float out_cx, out_cy;  /* out_w/2, out_h/2 */
+    uint8_t background[4]; /* for taps/pixels outside the source (also the texture border) */
+} imgpu_rotate_geom;
+
+/* Output-driven rotation through texture objects over a CUDA array: tex_linear has
+ * cudaFilterModeLinear, tex_point cudaFilterModePoint, both normalized-float reads with the
+ * border address mode whose border color is the background. */
+cudaError_t imgpu_launch_rotate(cudaTextureObject_t tex_linear, cudaTextureObject_t tex_point,
+                                uint8_t *d_out, const imgpu_rotate_geom *g, cudaStream_t stream);
+
+/* Exact quarter turns (q = 0..3 counterclockwise) as a tiled permutation through shared
+ * memory, no texture: the turned image lands at (off_x, off_y) in an out_w x out_h canvas,
+ * the rest is background. */
+cudaError_t imgpu_launch_turn(const uint8_t *d_in, int w, int h, int channels, int q,
+                              uint8_t *d_out, int out_w, int out_h, int off_x, int off_y,
+                              const uint8_t background[4], cudaStream_t stream);
+
+/* RGB (3 bytes/pixel) to an RGBA CUDA array through a surface object (textures have no
+ * 3-channel format); alpha 255. */
+cudaError_t imgpu_launch_rgb_to_surface(const uint8_t *d_rgb, int w, int h,
+                                        cudaSurfaceObject_t surf, cudaStream_t stream);
+
+/* ---- misc ---------------------------------------------------------------------------------- */
+/* An empty kernel: the launch-latency floor for benchmarks. */
+cudaError_t imgpu_launch_empty(cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

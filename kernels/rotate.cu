@@ -1,0 +1,267 @@
+/* rotate.cu — rotation about the image centre, output-driven.
+ *
+ * Sampled ops read a CUDA array through texture objects: the texture cache keeps the 2D
+ * neighbourhood a rotated row walks through, the hardware does bilinear filtering, and the
+ * border address mode (border colour = background) supplies the taps outside the image.
+ * Conventions (src/ops.h): pixel centres at +0.5, source point of output pixel (u, v):
+ *   dx = u + 0.5 - out_w/2, dy = v + 0.5 - out_h/2
+ *   sx = cos*dx - sin*dy + in_w/2,  sy = sin*dx + cos*dy + in_h/2
+ * in float, with __fmul_rn/__fadd_rn so that nvcc cannot contract into FMAs the CPU
+ * reference does not do: nearest and the tap positions of bicubic then agree bit for bit.
+ *  - nearest: the texel containing (sx, sy), fetched at its exact centre with point sampling.
+ *  - bilinear: one hardware-filtered fetch (weights with 8 fractional bits; the CPU models it).
+ *  - bicubic: Keys a = -0.75 (OpenCV INTER_CUBIC) from 16 point fetches; its negative lobes
+ *    rule out the 4-bilinear-fetch trick, which only fits all-positive (B-spline) weights.
+ * Each thread writes IMGPU_ROT_PIX consecutive pixels of a row with wide stores.
+ * Quarter turns are exact permutations: turn_kernel, a shared-memory tiled transpose.
+ */
+#include "kernels.h"
+#include "tuning.h"
+
+template <int C> struct tex_t;
+template <> struct tex_t<1> { typedef float T; };
+template <> struct tex_t<2> { typedef float2 T; };
+template <> struct tex_t<3> { typedef float4 T; };
+template <> struct tex_t<4> { typedef float4 T; };
+
+static __device__ __forceinline__ void to_array(float v, float *a) { a[0] = v; }
+static __device__ __forceinline__ void to_array(float2 v, float *a) { a[0] = v.x; a[1] = v.y; }
+static __device__ __forceinline__ void to_array(float4 v, float *a) { a[0] = v.x; a[1] = v.y; a[2] = v.z; a[3] = v.w; }
+
+static __device__ __forceinline__ int to_u8(float v) /* round half up, then clamp: as the CPU */
+{
+    int i = __float2int_rd(__fadd_rn(v, 0.5f));
+    return i < 0 ? 0 : (i > 255 ? 255 : i);
+}
+
+/* Keys cubic convolution weights, a = -0.75, for the 4 taps at -1, 0, 1, 2 from floor. */
+static __device__ __forceinline__ void cubic_weights(float t, float w[4])
+{
+    const float A = -0.75f;
+    float x;
+    x = __fadd_rn(t, 1.0f); /* 1..2 */
+    w[0] = __fadd_rn(__fmul_rn(__fadd_rn(__fmul_rn(__fadd_rn(__fmul_rn(A, x), -5.0f * A), x), 8.0f * A), x), -4.0f * A);
+    x = t; /* 0..1 */
+    w[1] = __fadd_rn(__fmul_rn(__fmul_rn(__fadd_rn(__fmul_rn(A + 2.0f, x), -(A + 3.0f)), x), x), 1.0f);
+    x = __fadd_rn(1.0f, -t); /* 0..1 */
+    w[2] = __fadd_rn(__fmul_rn(__fmul_rn(__fadd_rn(__fmul_rn(A + 2.0f, x), -(A + 3.0f)), x), x), 1.0f);
+    w[3] = __fadd_rn(__fadd_rn(__fadd_rn(1.0f, -w[0]), -w[1]), -w[2]);
+}
+
+template <int C, int F>
+static __device__ __forceinline__ void sample(cudaTextureObject_t tl, cudaTextureObject_t tp, float sx, float sy, int *px)
+{
+    typedef typename tex_t<C>::T T;
+    float a[4];
+    if (F == 0) {
+        to_array(tex2D<T>(tp, floorf(sx) + 0.5f, floorf(sy) + 0.5f), a);
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            px[c] = to_u8(__fmul_rn(a[c], 255.0f));
+    } else if (F == 1) {
+        to_array(tex2D<T>(tl, sx, sy), a);
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            px[c] = to_u8(__fmul_rn(a[c], 255.0f));
+    } else {
+        const float x = __fadd_rn(sx, -0.5f), y = __fadd_rn(sy, -0.5f);
+        const float ix = floorf(x), iy = floorf(y);
+        float wx[4], wy[4];
+        cubic_weights(__fadd_rn(x, -ix), wx);
+        cubic_weights(__fadd_rn(y, -iy), wy);
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            float row[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                to_array(tex2D<T>(tp, ix + (float)(i - 1) + 0.5f, iy + (float)(j - 1) + 0.5f), a);
+#pragma unroll
+                for (int c = 0; c < C; c++) /* texel back to its exact 0..255 integer */
+                    row[c] = __fadd_rn(row[c], __fmul_rn(wx[i], rintf(__fmul_rn(a[c], 255.0f))));
+            }
+#pragma unroll
+            for (int c = 0; c < C; c++)
+                acc[c] = __fadd_rn(acc[c], __fmul_rn(wy[j], row[c]));
+        }
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            px[c] = to_u8(acc[c]);
+    }
+}
+
+template <int C, int F>
+static __global__ void __launch_bounds__(IMGPU_ROT_BX *IMGPU_ROT_BY)
+rotate_kernel(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out, imgpu_rotate_geom g)
+{
+    const int v = blockIdx.y * blockDim.y + threadIdx.y;
+    const int u0 = (blockIdx.x * blockDim.x + threadIdx.x) * IMGPU_ROT_PIX;
+    if (v >= g.out_h || u0 >= g.out_w)
+        return;
+    const float dy = __fadd_rn(__fadd_rn((float)v, 0.5f), -g.out_cy);
+    const float sdy = __fmul_rn(g.sin_t, dy), cdy = __fmul_rn(g.cos_t, dy);
+    uint32_t packed[C] = {0}; /* IMGPU_ROT_PIX * C bytes */
+    int px[IMGPU_ROT_PIX][4];
+#pragma unroll
+    for (int k = 0; k < IMGPU_ROT_PIX; k++) {
+        const float dx = __fadd_rn(__fadd_rn((float)(u0 + k), 0.5f), -g.out_cx);
+        const float sx = __fadd_rn(__fadd_rn(__fmul_rn(g.cos_t, dx), -sdy), g.in_cx);
+        const float sy = __fadd_rn(__fadd_rn(__fmul_rn(g.sin_t, dx), cdy), g.in_cy);
+        sample<C, F>(tl, tp, sx, sy, px[k]);
+    }
+    uint8_t *row = out + ((size_t)v * g.out_w + u0) * C;
+    if (u0 + IMGPU_ROT_PIX <= g.out_w && ((uintptr_t)row & 3) == 0) {
+#pragma unroll
+        for (int k = 0; k < IMGPU_ROT_PIX; k++)
+#pragma unroll
+            for (int c = 0; c < C; c++) {
+                const int b = k * C + c; /* byte b of the 4*C-byte group */
+                packed[b >> 2] |= (uint32_t)px[k][c] << ((b & 3) * 8);
+            }
+        /* widest aligned store the group allows: 16 B for RGBA, 8 B gray+alpha, 4 B gray/RGB */
+        if (C == 4 && ((uintptr_t)row & 15) == 0)
+            *reinterpret_cast<uint4 *>(row) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
+        else if (C == 2 && ((uintptr_t)row & 7) == 0)
+            *reinterpret_cast<uint2 *>(row) = make_uint2(packed[0], packed[1]);
+        else
+#pragma unroll
+            for (int w = 0; w < C; w++)
+                reinterpret_cast<uint32_t *>(row)[w] = packed[w];
+    } else {
+        for (int k = 0; k < IMGPU_ROT_PIX && u0 + k < g.out_w; k++)
+            for (int c = 0; c < C; c++)
+                row[k * C + c] = (uint8_t)px[k][c];
+    }
+}
+
+template <int C>
+static void launch_rot(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out, const imgpu_rotate_geom *g,
+                       cudaStream_t s)
+{
+    dim3 block(IMGPU_ROT_BX, IMGPU_ROT_BY);
+    dim3 grid((g->out_w + IMGPU_ROT_BX * IMGPU_ROT_PIX - 1) / (IMGPU_ROT_BX * IMGPU_ROT_PIX),
+              (g->out_h + IMGPU_ROT_BY - 1) / IMGPU_ROT_BY);
+    switch (g->filter) {
+    case 0: rotate_kernel<C, 0><<<grid, block, 0, s>>>(tl, tp, out, *g); break;
+    case 2: rotate_kernel<C, 2><<<grid, block, 0, s>>>(tl, tp, out, *g); break;
+    default: rotate_kernel<C, 1><<<grid, block, 0, s>>>(tl, tp, out, *g); break;
+    }
+}
+
+extern "C" cudaError_t imgpu_launch_rotate(cudaTextureObject_t tex_linear, cudaTextureObject_t tex_point,
+                                           uint8_t *d_out, const imgpu_rotate_geom *g, cudaStream_t stream)
+{
+    switch (g->channels) {
+    case 1: launch_rot<1>(tex_linear, tex_point, d_out, g, stream); break;
+    case 2: launch_rot<2>(tex_linear, tex_point, d_out, g, stream); break;
+    case 3: launch_rot<3>(tex_linear, tex_point, d_out, g, stream); break;
+    case 4: launch_rot<4>(tex_linear, tex_point, d_out, g, stream); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+/* ---- quarter turns -------------------------------------------------------------------------- */
+
+template <int C>
+static __device__ __forceinline__ uint32_t load_px(const uint8_t *p)
+{
+    if constexpr (C == 4)
+        return *reinterpret_cast<const uint32_t *>(p);
+    uint32_t v = 0;
+#pragma unroll
+    for (int c = 0; c < C; c++)
+        v |= (uint32_t)p[c] << (8 * c);
+    return v;
+}
+
+template <int C>
+static __device__ __forceinline__ void store_px(uint8_t *p, uint32_t v)
+{
+    if constexpr (C == 4) {
+        *reinterpret_cast<uint32_t *>(p) = v;
+    } else {
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            p[c] = (uint8_t)(v >> (8 * c));
+    }
+}
+
+/* The turned image R (rw x rh) sits at (ox, oy) in the canvas. Output (u, v) shows R pixel
+ * (ru, rv) = (u - ox, v - oy), which is input pixel
+ *   q=0: (ru, rv)   q=1: (w-1-rv, ru)   q=2: (w-1-ru, h-1-rv)   q=3: (rv, h-1-ru).
+ * Loads walk the input along its rows (coalesced) into a shared tile, stores walk the
+ * output along its rows; the +1 column of padding keeps the transposed reads conflict-free. */
+template <int C>
+static __global__ void turn_kernel(const uint8_t *in, int w, int h, int q, uint8_t *out, int ow, int oh, int ox,
+                                   int oy, uint32_t bg)
+{
+    __shared__ uint32_t tile[IMGPU_TURN_TILE][IMGPU_TURN_TILE + 1];
+    const int u0 = blockIdx.x * IMGPU_TURN_TILE, v0 = blockIdx.y * IMGPU_TURN_TILE;
+    const int tx = threadIdx.x;
+    for (int r = threadIdx.y; r < IMGPU_TURN_TILE; r += IMGPU_TURN_ROWS) {
+        /* pick the tile cell (a, b) so that consecutive tx read consecutive input x */
+        int a, b;
+        switch (q) {
+        case 1: a = r; b = IMGPU_TURN_TILE - 1 - tx; break;
+        case 2: a = IMGPU_TURN_TILE - 1 - tx; b = r; break;
+        case 3: a = r; b = tx; break;
+        default: a = tx; b = r; break;
+        }
+        const int ru = u0 + a - ox, rv = v0 + b - oy;
+        int x, y;
+        switch (q) {
+        case 1: x = w - 1 - rv; y = ru; break;
+        case 2: x = w - 1 - ru; y = h - 1 - rv; break;
+        case 3: x = rv; y = h - 1 - ru; break;
+        default: x = ru; y = rv; break;
+        }
+        uint32_t px = bg;
+        if (x >= 0 && x < w && y >= 0 && y < h)
+            px = load_px<C>(in + ((size_t)y * w + x) * C);
+        tile[b][a] = px;
+    }
+    __syncthreads();
+    for (int r = threadIdx.y; r < IMGPU_TURN_TILE; r += IMGPU_TURN_ROWS) {
+        const int u = u0 + tx, v = v0 + r;
+        if (u < ow && v < oh)
+            store_px<C>(out + ((size_t)v * ow + u) * C, tile[r][tx]);
+    }
+}
+
+extern "C" cudaError_t imgpu_launch_turn(const uint8_t *d_in, int w, int h, int channels, int q, uint8_t *d_out,
+                                         int out_w, int out_h, int off_x, int off_y, const uint8_t background[4],
+                                         cudaStream_t stream)
+{
+    uint32_t bg = 0;
+    for (int c = 0; c < channels; c++)
+        bg |= (uint32_t)background[c] << (8 * c);
+    dim3 block(IMGPU_TURN_TILE, IMGPU_TURN_ROWS);
+    dim3 grid((out_w + IMGPU_TURN_TILE - 1) / IMGPU_TURN_TILE, (out_h + IMGPU_TURN_TILE - 1) / IMGPU_TURN_TILE);
+    q &= 3;
+    switch (channels) {
+    case 1: turn_kernel<1><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg); break;
+    case 2: turn_kernel<2><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg); break;
+    case 3: turn_kernel<3><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg); break;
+    case 4: turn_kernel<4><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+static __global__ void rgb_to_surface_kernel(const uint8_t *rgb, int w, int h, cudaSurfaceObject_t surf)
+{
+    const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= w || y >= h)
+        return;
+    const uint8_t *p = rgb + ((size_t)y * w + x) * 3;
+    surf2Dwrite(make_uchar4(p[0], p[1], p[2], 255), surf, x * 4, y);
+}
+
+extern "C" cudaError_t imgpu_launch_rgb_to_surface(const uint8_t *d_rgb, int w, int h, cudaSurfaceObject_t surf,
+                                                   cudaStream_t stream)
+{
+    dim3 block(32, 8), grid((w + 31) / 32, (h + 7) / 8);
+    rgb_to_surface_kernel<<<grid, block, 0, stream>>>(d_rgb, w, h, surf);
+    return cudaGetLastError();
+}

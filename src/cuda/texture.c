@@ -1,0 +1,119 @@
+/* texture.c — CUDA arrays and texture objects for the sampled operations (rotation).
+ * Why textures there: a rotated output row walks diagonally through the source, which the
+ * texture cache's 2D locality (arrays are stored block-linear) serves far better than
+ * row-major global loads; the hardware does the bilinear filtering; and the border address
+ * mode, with the background as border colour, answers every tap outside the image without a
+ * branch. Streamed ops (histogram, LUT) read plain device buffers instead: every byte once,
+ * in order, where 16-byte coalesced loads are as good as it gets.
+ * Created and destroyed here only (house rule: create and destroy in the same file). */
+#include "cuda_util.h"
+#include "../error.h"
+#include "kernels.h"
+
+#include <string.h>
+
+static void destroy_views(imgpu__cuda_tex *t)
+{
+    if (t->linear)
+        cudaDestroyTextureObject(t->linear);
+    if (t->point)
+        cudaDestroyTextureObject(t->point);
+    if (t->surf)
+        cudaDestroySurfaceObject(t->surf);
+    t->linear = t->point = 0;
+    t->surf = 0;
+}
+
+void imgpu__cuda_tex_destroy(imgpu__cuda_tex *t, size_t *held)
+{
+    if (!t)
+        return;
+    destroy_views(t);
+    if (t->array) {
+        cudaFreeArray(t->array);
+        if (held)
+            *held -= (size_t)t->w * t->h * (t->channels == 3 ? 4 : t->channels);
+    }
+    memset(t, 0, sizeof *t);
+}
+
+static int make_texture(imgpu__cuda_tex *t, enum cudaTextureFilterMode filter, cudaTextureObject_t *out)
+{
+    struct cudaResourceDesc res;
+    struct cudaTextureDesc td;
+    memset(&res, 0, sizeof res);
+    memset(&td, 0, sizeof td);
+    res.resType = cudaResourceTypeArray;
+    res.res.array.array = t->array;
+    td.addressMode[0] = td.addressMode[1] = cudaAddressModeBorder;
+    td.filterMode = filter;
+    td.readMode = cudaReadModeNormalizedFloat; /* texel / 255, so filtering happens in [0, 1] */
+    td.normalizedCoords = 0;                   /* coordinates in pixels, texel centres at +0.5 */
+    for (int c = 0; c < 4; c++)
+        td.borderColor[c] = t->bg[c] / 255.0f;
+    cudaError_t e = cudaCreateTextureObject(out, &res, &td, NULL);
+    return e == cudaSuccess ? 0 : imgpu__cuda_fail(e, "cudaCreateTextureObject");
+}
+
+int imgpu__cuda_tex_load(imgpu__cuda_tex *t, const unsigned char *d_src, int w, int h, int channels,
+                         const unsigned char bg[4], cudaStream_t s, size_t *held)
+{
+    int rc = 0;
+    const int tc = channels == 3 ? 4 : channels; /* texel channels */
+    unsigned char tbg[4] = {bg[0], bg[1], bg[2], bg[3]}; /* in the image's channel order */
+    if (channels == 3)
+        tbg[3] = 255;
+    const int size_changed = t->array && (t->w != w || t->h != h || t->channels != channels);
+    if (size_changed || (t->array && memcmp(t->bg, tbg, 4) != 0))
+        IMGPU_CUDA_TRY(cudaStreamSynchronize(s)); /* earlier kernels may still sample them */
+    if (size_changed)
+        imgpu__cuda_tex_destroy(t, held);
+    if (!t->array) {
+        struct cudaDeviceProp p;
+        int dev = 0;
+        IMGPU_CUDA_TRY(cudaGetDevice(&dev));
+        IMGPU_CUDA_TRY(cudaGetDeviceProperties(&p, dev));
+        if (w > p.maxTexture2D[0] || h > p.maxTexture2D[1]) {
+            imgpu_error("a %dx%d image exceeds the GPU's largest 2D texture (%dx%d)", w, h, p.maxTexture2D[0],
+                        p.maxTexture2D[1]);
+            return IMGPU_CUDA_OOM; /* a device limit: `auto` falls back to the CPU */
+        }
+        size_t bytes = (size_t)w * h * tc;
+        if ((rc = imgpu__cuda_reserve(bytes, *held)) != 0)
+            return rc;
+        struct cudaChannelFormatDesc d = cudaCreateChannelDesc(8, tc >= 2 ? 8 : 0, tc >= 3 ? 8 : 0, tc >= 4 ? 8 : 0,
+                                                               cudaChannelFormatKindUnsigned);
+        IMGPU_CUDA_TRY(cudaMallocArray(&t->array, &d, (size_t)w, (size_t)h,
+                                       channels == 3 ? cudaArraySurfaceLoadStore : 0));
+        *held += bytes;
+        t->w = w;
+        t->h = h;
+        t->channels = channels;
+        memcpy(t->bg, tbg, 4);
+    } else if (memcmp(t->bg, tbg, 4) != 0) {
+        destroy_views(t);
+        memcpy(t->bg, tbg, 4);
+    }
+    if (!t->linear) {
+        if ((rc = make_texture(t, cudaFilterModeLinear, &t->linear)) != 0)
+            goto fail;
+        if ((rc = make_texture(t, cudaFilterModePoint, &t->point)) != 0)
+            goto fail;
+        if (channels == 3) {
+            struct cudaResourceDesc res;
+            memset(&res, 0, sizeof res);
+            res.resType = cudaResourceTypeArray;
+            res.res.array.array = t->array;
+            IMGPU_CUDA_TRY(cudaCreateSurfaceObject(&t->surf, &res));
+        }
+    }
+    if (channels == 3)
+        IMGPU_CUDA_TRY(imgpu_launch_rgb_to_surface(d_src, w, h, t->surf, s));
+    else
+        IMGPU_CUDA_TRY(cudaMemcpy2DToArrayAsync(t->array, 0, 0, d_src, (size_t)w * channels, (size_t)w * channels,
+                                                (size_t)h, cudaMemcpyDeviceToDevice, s));
+    return 0;
+fail:
+    imgpu__cuda_tex_destroy(t, held);
+    return rc;
+}
