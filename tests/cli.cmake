@@ -1,0 +1,26 @@
+# CLI tests (label cli): drive the built imgpu binary end to end. Each script gets the
+# binary, a scratch root in the build tree (each run makes and removes its own directory
+# there; IMGPU_KEEP_TMP=1 keeps a failing run's files) and the assets directory.
+#   cli_usage      parsing, usage errors (exit 2, nothing written), --help, --version
+#   cli_bad_input  broken and hostile inputs through every command (exit 1, no leftovers)
+#   cli_output     successful runs, unwritable outputs, output == input, --device
+#   cli_reports    histogram (table, --csv, --plot), info, compare (--diff, --max-abs)
+# The Python scripts need /usr/bin/python3 (cv2 is optional there: without it a few pixel
+# checks fall back to `imgpu info`); without any python3 they report skipped (77).
+set(IMGPU_CLI_TMP ${CMAKE_CURRENT_BINARY_DIR}/cli_tmp)
+
+add_test(NAME cli_usage
+         COMMAND bash ${IMGPU_TESTS}/cli_usage.sh $<TARGET_FILE:imgpu> ${IMGPU_CLI_TMP} ${IMGPU_ASSETS})
+
+foreach(_imgpu_cli cli_bad_input cli_output cli_reports)
+  if(IMGPU_PYTHON3)
+    add_test(NAME ${_imgpu_cli}
+             COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/${_imgpu_cli}.py $<TARGET_FILE:imgpu>
+                     ${IMGPU_CLI_TMP} ${IMGPU_ASSETS})
+  else()
+    add_test(NAME ${_imgpu_cli} COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+  endif()
+endforeach()
+
+set_tests_properties(cli_usage cli_bad_input cli_output cli_reports PROPERTIES
+                     LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 600)
