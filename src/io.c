@@ -1,9 +1,981 @@
-/* io.c — placeholder; the I/O work fills this in. */
+/* io.c — loading and saving images: the file handling and every check stb_image does not do.
+ * Load reads the whole file into memory (size-capped), names the format from its magic bytes
+ * (never the extension), walks the file's structure itself to find the dimensions and to
+ * prove that the pixel data is all there (stb v2.27 happily decodes a truncated TGA, BMP, PNM
+ * or JPEG into uninitialized or made-up pixels), refuses what is too large, 16-bit, or not a
+ * supported format, and only then lets stb_impl.c decode it under a memory budget. Save
+ * encodes into memory, then writes a temp file beside the target, checks every write, flush,
+ * fsync and close, and renames it over the target, so a failure never leaves a partial file
+ * or harms an existing one. Messages are "cannot read 'PATH': REASON" and
+ * "cannot write 'PATH': REASON".
+ */
 #include "io.h"
 #include "error.h"
-imgpu_format imgpu_format_from_path(const char *path) { (void)path; return IMGPU_FORMAT_UNKNOWN; }
-const char *imgpu_format_name(imgpu_format f) { (void)f; return "?"; }
-imgpu_image *imgpu_image_load(const char *path, const imgpu_load_options *o) { (void)o; imgpu_error("cannot read '%s': not implemented", path); return 0; }
-imgpu_image *imgpu_image_load_memory(const void *b, size_t l, const char *n, const imgpu_load_options *o) { (void)b; (void)l; (void)o; imgpu_error("cannot read '%s': not implemented", n); return 0; }
-int imgpu_image_save(const imgpu_image *im, const char *path, const imgpu_save_options *o) { (void)im; (void)o; return imgpu_error("cannot write '%s': not implemented", path); }
-int imgpu_image_encode(const imgpu_image *im, imgpu_format f, const imgpu_save_options *o, unsigned char **out, size_t *len) { (void)im; (void)f; (void)o; (void)out; (void)len; return imgpu_error("not implemented"); }
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+/* ---- format names ---------------------------------------------------------------------- */
+
+imgpu_format imgpu_format_from_path(const char *path)
+{
+    static const struct {
+        const char *ext;
+        imgpu_format f;
+    } table[] = {
+        { "png", IMGPU_FORMAT_PNG }, { "jpg", IMGPU_FORMAT_JPEG }, { "jpeg", IMGPU_FORMAT_JPEG },
+        { "jpe", IMGPU_FORMAT_JPEG }, { "bmp", IMGPU_FORMAT_BMP }, { "tga", IMGPU_FORMAT_TGA },
+        { "pnm", IMGPU_FORMAT_PNM }, { "pgm", IMGPU_FORMAT_PNM }, { "ppm", IMGPU_FORMAT_PNM },
+    };
+    if (!path)
+        return IMGPU_FORMAT_UNKNOWN;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base)   /* "png" and ".png" are names, not extensions */
+        return IMGPU_FORMAT_UNKNOWN;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcasecmp(dot + 1, table[i].ext) == 0)
+            return table[i].f;
+    return IMGPU_FORMAT_UNKNOWN;
+}
+
+const char *imgpu_format_name(imgpu_format f)
+{
+    switch (f) {
+    case IMGPU_FORMAT_PNG: return "PNG";
+    case IMGPU_FORMAT_JPEG: return "JPEG";
+    case IMGPU_FORMAT_BMP: return "BMP";
+    case IMGPU_FORMAT_TGA: return "TGA";
+    case IMGPU_FORMAT_PNM: return "PNM";
+    default: return "unknown";
+    }
+}
+
+/* ---- small readers ------------------------------------------------------------------- */
+
+static uint32_t be16(const unsigned char *p) { return (uint32_t)p[0] << 8 | p[1]; }
+static uint32_t le16(const unsigned char *p) { return (uint32_t)p[1] << 8 | p[0]; }
+static uint32_t be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+/* ---- sniffing ------------------------------------------------------------------------ */
+
+/* TGA has no magic number; this is stb's own plausibility test (stbi__tga_test), so a file
+ * we call TGA is one stb will also decode as TGA. */
+static int tga_plausible(const unsigned char *b, size_t n)
+{
+    if (n < 18)
+        return 0;
+    int cmap = b[1], type = b[2], bpp = b[16];
+    if (cmap > 1)
+        return 0;
+    if (cmap == 1) {
+        if (type != 1 && type != 9)
+            return 0;
+        int pbits = b[7];
+        if (pbits != 8 && pbits != 15 && pbits != 16 && pbits != 24 && pbits != 32)
+            return 0;
+        if (bpp != 8 && bpp != 16)
+            return 0;
+    } else if (type != 2 && type != 3 && type != 10 && type != 11) {
+        return 0;
+    }
+    if (le16(b + 12) < 1 || le16(b + 14) < 1)
+        return 0;
+    return bpp == 8 || bpp == 15 || bpp == 16 || bpp == 24 || bpp == 32;
+}
+
+/* Formats that are recognised only to be refused by name. */
+static const struct {
+    size_t off, len;
+    const char *magic;
+    const char *name;
+} s_refused_formats[] = {
+    { 0, 10, "#?RADIANCE", "Radiance HDR" },
+    { 0, 6, "#?RGBE", "Radiance HDR" },
+    { 0, 6, "GIF87a", "GIF" },
+    { 0, 6, "GIF89a", "GIF" },
+    { 0, 4, "8BPS", "PSD" },
+    { 0, 4, "\x53\x80\xf6\x34", "Softimage PIC" },
+    { 0, 4, "II*\0", "TIFF" },
+    { 0, 4, "MM\0*", "TIFF" },
+    { 8, 4, "WEBP", "WebP" },
+    { 0, 4, "qoif", "QOI" },
+    { 0, 4, "\x76\x2f\x31\x01", "OpenEXR" },
+    { 0, 4, "\xff\x4f\xff\x51", "JPEG 2000" },
+    { 4, 8, "jP  \r\n\x87\n", "JPEG 2000" },
+    { 0, 2, "\xff\x0a", "JPEG XL" },
+    { 4, 8, "JXL \r\n\x87\n", "JPEG XL" },
+    { 4, 8, "ftypavif", "AVIF" },
+    { 4, 8, "ftypavis", "AVIF" },
+    { 4, 8, "ftypheic", "HEIF" },
+    { 4, 8, "ftypheix", "HEIF" },
+    { 4, 8, "ftypmif1", "HEIF" },
+    { 0, 4, "DDS ", "DDS" },
+    { 0, 4, "\0\0\1\0", "ICO" },
+    { 0, 2, "P1", "ASCII PNM (P1)" },
+    { 0, 2, "P2", "ASCII PNM (P2)" },
+    { 0, 2, "P3", "ASCII PNM (P3)" },
+    { 0, 2, "P4", "1-bit PBM (P4)" },
+    { 0, 2, "P7", "PAM (P7)" },
+    { 0, 2, "PF", "PFM" },
+    { 0, 2, "Pf", "PFM" },
+};
+
+static imgpu_format sniff(const unsigned char *b, size_t n, const char **refused)
+{
+    *refused = NULL;
+    if (n >= 8 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0)
+        return IMGPU_FORMAT_PNG;
+    if (n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff)
+        return IMGPU_FORMAT_JPEG;
+    if (n >= 2 && b[0] == 'B' && b[1] == 'M')
+        return IMGPU_FORMAT_BMP;
+    if (n >= 2 && b[0] == 'P' && (b[1] == '5' || b[1] == '6'))
+        return IMGPU_FORMAT_PNM;
+    for (size_t i = 0; i < sizeof s_refused_formats / sizeof s_refused_formats[0]; i++) {
+        size_t off = s_refused_formats[i].off, len = s_refused_formats[i].len;
+        if (n >= off + len && memcmp(b + off, s_refused_formats[i].magic, len) == 0 &&
+            (off != 8 || memcmp(b, "RIFF", 4) == 0)) {
+            *refused = s_refused_formats[i].name;
+            return IMGPU_FORMAT_UNKNOWN;
+        }
+    }
+    if (tga_plausible(b, n))
+        return IMGPU_FORMAT_TGA;
+    return IMGPU_FORMAT_UNKNOWN;
+}
+
+/* ---- structure scans ----------------------------------------------------------------- */
+
+/* What a scan learns. A header error (returned) is reported at once; a data error is kept
+ * and reported after the size and depth checks, so a huge header gets the clearer
+ * "--max-pixels" message rather than "truncated". */
+typedef struct scan {
+    uint64_t w, h;
+    const char *data_error;
+    int pnm_maxval;
+    char buf[96];
+} scan;
+
+static const char *scan_png(const unsigned char *b, size_t n, scan *s)
+{
+    size_t pos = 8;
+    int have_ihdr = 0;
+    for (;;) {
+        if (n - pos < 8) {
+            s->data_error = "truncated PNG data";
+            break;
+        }
+        uint32_t len = be32(b + pos);
+        const unsigned char *type = b + pos + 4;
+        if (len > 0x7fffffffu) {
+            s->data_error = "corrupt PNG data (bad chunk length)";
+            break;
+        }
+        /* Checking every length against the bytes that are really there is what keeps stb
+         * from reallocating its IDAT buffer to whatever a chunk header claims. */
+        if (n - pos - 8 < (size_t)len + 4) {
+            s->data_error = "truncated PNG data";
+            break;
+        }
+        int critical = !(type[0] & 0x20);
+        if (critical) {
+            uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), type, len + 4);
+            if (crc != be32(b + pos + 8 + len)) {
+                snprintf(s->buf, sizeof s->buf, "corrupt PNG data (CRC error in %.4s chunk)",
+                         (const char *)type);
+                s->data_error = s->buf;
+                break;
+            }
+        }
+        if (memcmp(type, "IHDR", 4) == 0) {
+            if (len != 13 || have_ihdr)
+                return "corrupt PNG header";
+            have_ihdr = 1;
+            s->w = be32(b + pos + 8);
+            s->h = be32(b + pos + 12);
+        } else if (memcmp(type, "IEND", 4) == 0) {
+            break;
+        } else if (critical && memcmp(type, "PLTE", 4) != 0 && memcmp(type, "IDAT", 4) != 0 &&
+                   memcmp(type, "CgBI", 4) != 0) {
+            snprintf(s->buf, sizeof s->buf, "unsupported PNG chunk '%.4s'", (const char *)type);
+            s->data_error = s->buf;
+            break;
+        }
+        pos += 12 + (size_t)len;
+    }
+    if (!have_ihdr)
+        return s->data_error && strncmp(s->data_error, "trunc", 5) == 0 ? "truncated PNG header"
+                                                                        : "corrupt PNG header";
+    return NULL;
+}
+
+static int jpeg_is_sof(int m)
+{
+    return m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc;
+}
+
+/* Walks the markers to the end-of-image marker. stb fills a JPEG that ends early with
+ * made-up data instead of failing, so a missing EOI is the only sign of a truncated file.
+ * Segments are skipped by their length, so an EOI inside an embedded thumbnail (APP1) does
+ * not count; bytes after the EOI (some cameras append data) are allowed. */
+static const char *scan_jpeg(const unsigned char *b, size_t n, scan *s)
+{
+    size_t pos = 2;
+    int have_sof = 0;
+    for (;;) {
+        /* stb skips junk between segments; so do we. */
+        while (pos < n && b[pos] != 0xff)
+            pos++;
+        while (pos < n && b[pos] == 0xff)
+            pos++;
+        if (pos >= n) {
+            s->data_error = "truncated JPEG data";
+            break;
+        }
+        int m = b[pos++];
+        if (m == 0xd9)
+            break;
+        if (m == 0x00 || m == 0x01 || m == 0xd8 || (m >= 0xd0 && m <= 0xd7))
+            continue;
+        if (n - pos < 2) {
+            s->data_error = "truncated JPEG data";
+            break;
+        }
+        size_t len = be16(b + pos);
+        if (len < 2) {
+            s->data_error = "corrupt JPEG data (bad segment length)";
+            break;
+        }
+        if (n - pos < len) {
+            s->data_error = "truncated JPEG data";
+            break;
+        }
+        if (jpeg_is_sof(m) && !have_sof) {
+            if (len < 8)
+                return "corrupt JPEG header";
+            have_sof = 1;
+            s->h = be16(b + pos + 3);
+            s->w = be16(b + pos + 5);
+        }
+        pos += len;
+        if (m == 0xda) {
+            /* Entropy-coded data: FF 00 is a stuffed byte, FF D0..D7 a restart marker,
+             * anything else after FF ends the scan. */
+            for (;;) {
+                const unsigned char *ff = memchr(b + pos, 0xff, n - pos);
+                if (!ff || (size_t)(ff - b) + 1 >= n) {
+                    pos = n;
+                    break;
+                }
+                pos = (size_t)(ff - b);
+                int c = b[pos + 1];
+                if (c == 0x00 || (c >= 0xd0 && c <= 0xd7))
+                    pos += 2;
+                else if (c == 0xff)
+                    pos += 1;
+                else
+                    break;
+            }
+            if (pos >= n) {
+                s->data_error = "truncated JPEG data";
+                break;
+            }
+        }
+    }
+    if (!have_sof)
+        return s->data_error && strncmp(s->data_error, "trunc", 5) == 0 ? "truncated JPEG header"
+                                                                        : "corrupt JPEG header";
+    if (s->w == 0 || s->h == 0)
+        return "corrupt JPEG header (zero size)";
+    return NULL;
+}
+
+/* The layout below is stb's (stbi__bmp_parse_header / stbi__bmp_load), not the spec's,
+ * because what matters is which bytes stb will read. */
+static const char *scan_bmp(const unsigned char *b, size_t n, scan *s)
+{
+    if (n < 18)
+        return "truncated BMP header";
+    uint32_t offset = le32(b + 10), hsz = le32(b + 14);
+    if (hsz != 12 && hsz != 40 && hsz != 56 && hsz != 108 && hsz != 124)
+        return "unsupported BMP header version";
+    if (n < 14 + hsz)
+        return "truncated BMP header";
+    int64_t w, h;
+    uint32_t bpp, compress = 0;
+    if (hsz == 12) {
+        w = le16(b + 18);
+        h = le16(b + 20);
+        bpp = le16(b + 24);
+    } else {
+        w = (int32_t)le32(b + 18);
+        h = (int32_t)le32(b + 22);
+        bpp = le16(b + 28);
+        compress = le32(b + 30);
+    }
+    if (h < 0)   /* top-down rows */
+        h = -h;
+    if (w <= 0 || h == 0)
+        return "corrupt BMP header (bad size)";
+    s->w = (uint64_t)w;
+    s->h = (uint64_t)h;
+    if (compress == 1 || compress == 2)
+        return "RLE-compressed BMP images are not supported";
+    if (compress >= 4)
+        return "BMP images with embedded JPEG/PNG data are not supported";
+    if (bpp != 1 && bpp != 4 && bpp != 8 && bpp != 16 && bpp != 24 && bpp != 32)
+        return "unsupported BMP bit depth";
+    size_t header_end = 14 + hsz;
+    if (hsz == 40 && compress == 3)
+        header_end += 12;   /* the three bit masks follow a 40-byte header */
+    if (offset < header_end)
+        return "corrupt BMP header (pixel data overlaps the header)";
+
+    uint64_t row = bpp == 1 ? ((uint64_t)w + 7) / 8 : bpp == 4 ? ((uint64_t)w + 1) / 2
+                                                                 : (uint64_t)w * (bpp / 8);
+    uint64_t padded = (row + 3) & ~(uint64_t)3;
+    uint64_t need = offset + padded * ((uint64_t)h - 1) + row;   /* last row's pad optional */
+    if (need > n) {
+        s->data_error = "truncated BMP data";
+        return NULL;
+    }
+    if (bpp < 16) {
+        /* stb reads `psize` palette entries (its formula, including its off-by-12 for OS/2
+         * headers) into an uninitialized table, then indexes it with every pixel: an index
+         * past psize would read garbage, so check them all. */
+        int64_t psize = hsz == 12 ? ((int64_t)offset - 14 - 24) / 3
+                                  : ((int64_t)offset - 14 - (int64_t)hsz) >> 2;
+        if (psize < 1 || psize > 256)
+            return "corrupt BMP header (bad palette size)";
+        for (uint64_t y = 0; y < (uint64_t)h && !s->data_error; y++) {
+            const unsigned char *p = b + offset + y * padded;
+            for (uint64_t x = 0; x < (uint64_t)w; x++) {
+                int v = bpp == 8 ? p[x] : bpp == 4 ? (p[x / 2] >> (x % 2 ? 0 : 4)) & 15
+                                                   : (p[x / 8] >> (7 - x % 8)) & 1;
+                if (v >= psize) {
+                    s->data_error = "corrupt BMP data (palette index out of range)";
+                    break;
+                }
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Offsets as stb's stbi__tga_load reads them (it skips `palette start` bytes, for one). */
+static const char *scan_tga(const unsigned char *b, size_t n, scan *s)
+{
+    int idlen = b[0], indexed = b[1], type = b[2];
+    uint32_t pal_start = le16(b + 3), pal_len = le16(b + 5);
+    int pal_bits = b[7], bpp = b[16];
+    s->w = le16(b + 12);
+    s->h = le16(b + 14);
+    int rle = type >= 8;
+    uint64_t data = 18 + (uint64_t)idlen;
+    if (indexed) {
+        if (pal_len == 0)
+            return "corrupt TGA header (empty palette)";
+        int entry = pal_bits == 15 || pal_bits == 16 ? 2 : pal_bits / 8;
+        data += pal_start + (uint64_t)pal_len * (uint64_t)entry;
+    }
+    if (data > n) {
+        s->data_error = "truncated TGA data";
+        return NULL;
+    }
+    uint64_t px = indexed ? (bpp == 8 ? 1 : 2) : (uint64_t)(bpp + 7) / 8;
+    uint64_t count = s->w * s->h;
+    if (!rle) {
+        if (count * px > n - data)
+            s->data_error = "truncated TGA data";
+        return NULL;
+    }
+    /* RLE: walk the packets; stb would read zeros past the end. */
+    uint64_t pos = data, seen = 0;
+    while (seen < count) {
+        if (pos >= n) {
+            s->data_error = "truncated TGA data";
+            return NULL;
+        }
+        int cmd = b[pos++];
+        uint64_t run = 1 + (uint64_t)(cmd & 127);
+        uint64_t bytes = cmd & 128 ? px : run * px;
+        if (bytes > n - pos) {
+            s->data_error = "truncated TGA data";
+            return NULL;
+        }
+        pos += bytes;
+        seen += run;
+    }
+    return NULL;
+}
+
+static int pnm_space(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+
+/* The header exactly as stb parses it (stbi__pnm_info): whitespace and '#' comments between
+ * fields, then one byte, which must be whitespace, before the samples. */
+static const char *scan_pnm(const unsigned char *b, size_t n, scan *s, size_t *data_off)
+{
+    size_t pos = 2;
+    uint64_t v[3];
+    for (int k = 0; k < 3; k++) {
+        for (;;) {
+            while (pos < n && pnm_space(b[pos]))
+                pos++;
+            if (pos < n && b[pos] == '#') {
+                while (pos < n && b[pos] != '\n' && b[pos] != '\r')
+                    pos++;
+                continue;
+            }
+            break;
+        }
+        if (pos >= n)
+            return "truncated PNM header";
+        if (b[pos] < '0' || b[pos] > '9')
+            return "corrupt PNM header";
+        v[k] = 0;
+        while (pos < n && b[pos] >= '0' && b[pos] <= '9') {
+            v[k] = v[k] * 10 + (uint64_t)(b[pos++] - '0');
+            if (v[k] > INT_MAX)   /* stb's int parser would overflow */
+                return "corrupt PNM header (number too large)";
+        }
+    }
+    if (pos >= n)
+        return "truncated PNM header";
+    if (!pnm_space(b[pos]))
+        return "corrupt PNM header";
+    pos++;
+    if (v[0] == 0 || v[1] == 0)
+        return "corrupt PNM header (zero size)";
+    if (v[2] == 0 || v[2] > 65535)
+        return "corrupt PNM header (bad maximum value)";
+    s->w = v[0];
+    s->h = v[1];
+    s->pnm_maxval = (int)v[2];
+    *data_off = pos;
+    uint64_t need = v[0] * v[1] * (b[1] == '6' ? 3 : 1) * (v[2] > 255 ? 2 : 1);
+    if (need > n - pos)
+        s->data_error = "truncated PNM data";
+    return NULL;
+}
+
+/* ---- load -------------------------------------------------------------------------------- */
+
+static uint64_t max_pixels_of(const imgpu_load_options *opts)
+{
+    return opts && opts->max_pixels ? opts->max_pixels : IMGPU_DEFAULT_MAX_PIXELS;
+}
+
+/* Largest file accepted: room for the biggest uncompressed image allowed plus metadata, and
+ * never beyond stb's int lengths. */
+static uint64_t max_file_bytes(uint64_t max_pixels)
+{
+    uint64_t cap = (uint64_t)INT_MAX;
+    if (max_pixels > (cap - ((uint64_t)64 << 20)) / 5)
+        return cap;
+    return max_pixels * 5 + ((uint64_t)64 << 20);
+}
+
+static imgpu_image *load_fail(const char *name, const char *why)
+{
+    imgpu_error("cannot read '%s': %s", name, why);
+    return NULL;
+}
+
+imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *name,
+                                     const imgpu_load_options *opts)
+{
+    const unsigned char *b = buf;
+    uint64_t max_pixels = max_pixels_of(opts);
+    if (!name)
+        name = "(memory)";
+    if (!b || len == 0)
+        return load_fail(name, "file is empty");
+    if ((uint64_t)len > max_file_bytes(max_pixels)) {
+        imgpu_error("cannot read '%s': file is too large (%zu bytes; the limit is %llu bytes, "
+                    "raise it with --max-pixels)", name, len,
+                    (unsigned long long)max_file_bytes(max_pixels));
+        return NULL;
+    }
+
+    const char *refused;
+    imgpu_format f = sniff(b, len, &refused);
+    if (refused) {
+        imgpu_error("cannot read '%s': %s images are not supported", name, refused);
+        return NULL;
+    }
+    if (f == IMGPU_FORMAT_UNKNOWN)
+        return load_fail(name, "unknown image format");
+
+    scan s = { 0 };
+    size_t pnm_data = 0;
+    const char *err = NULL;
+    switch (f) {
+    case IMGPU_FORMAT_PNG: err = scan_png(b, len, &s); break;
+    case IMGPU_FORMAT_JPEG: err = scan_jpeg(b, len, &s); break;
+    case IMGPU_FORMAT_BMP: err = scan_bmp(b, len, &s); break;
+    case IMGPU_FORMAT_TGA: err = scan_tga(b, len, &s); break;
+    case IMGPU_FORMAT_PNM: err = scan_pnm(b, len, &s, &pnm_data); break;
+    default: break;
+    }
+    if (err)
+        return load_fail(name, err);
+    if (s.w == 0 || s.h == 0)
+        return load_fail(name, "corrupt image header (zero size)");
+    /* Before anything allocates: w and h are each < 2^32, so the product cannot wrap. */
+    if (s.w * s.h > max_pixels) {
+        imgpu_error("cannot read '%s': image is %llux%llu = %llu pixels, more than the limit of "
+                    "%llu (raise it with --max-pixels)", name, (unsigned long long)s.w,
+                    (unsigned long long)s.h, (unsigned long long)(s.w * s.h),
+                    (unsigned long long)max_pixels);
+        return NULL;
+    }
+
+    int w, h, c, is16 = 0;
+    const char *why;
+    if (imgpu__stb_info(b, len, &w, &h, &c, &is16, &why) < 0) {
+        if (s.data_error)   /* stb's complaint is a symptom; ours names the cause */
+            return load_fail(name, s.data_error);
+        imgpu_error("cannot read '%s': corrupt %s file (%s)", name, imgpu_format_name(f), why);
+        return NULL;
+    }
+    /* Our scan and stb must agree on the size, or the truncation checks above measured a
+     * different image than the one stb would decode. */
+    if ((uint64_t)w != s.w || (uint64_t)h != s.h) {
+        imgpu_error("cannot read '%s': corrupt %s header", name, imgpu_format_name(f));
+        return NULL;
+    }
+    if (is16 || s.pnm_maxval > 255)
+        return load_fail(name, "16-bit images are not supported yet");
+    if (s.data_error)
+        return load_fail(name, s.data_error);
+
+    /* The decoder's budget: the compressed data twice over (stb grows its PNG data buffer by
+     * doubling) plus 20 bytes per pixel of the image padded to whole 32x32 JPEG MCUs (JPEG:
+     * up to 4 components of samples and of 16-bit progressive coefficients, and the output,
+     * about 15; PNG: inflated rows, the image, the de-interlace copy, about 12), plus slack
+     * for fixed-size state. */
+    uint64_t area = ((s.w + 31) & ~(uint64_t)31) * ((s.h + 31) & ~(uint64_t)31);
+    uint64_t budget = area > UINT64_MAX / 32 ? UINT64_MAX
+                                             : 2 * (uint64_t)len + 20 * area + ((uint64_t)1 << 20);
+    if (budget > SIZE_MAX)
+        budget = SIZE_MAX;
+
+    unsigned char *px = imgpu__stb_decode(b, len, (size_t)budget, &w, &h, &c, &why);
+    if (!px) {
+        imgpu_error("cannot read '%s': corrupt %s data (%s)", name, imgpu_format_name(f), why);
+        return NULL;
+    }
+    if ((uint64_t)w != s.w || (uint64_t)h != s.h) {
+        free(px);
+        imgpu_error("cannot read '%s': corrupt %s data", name, imgpu_format_name(f));
+        return NULL;
+    }
+    if (f == IMGPU_FORMAT_PNM && s.pnm_maxval < 255) {
+        /* stb returns PNM samples unscaled; a maxval-15 file would come out nearly black. */
+        size_t n = (size_t)w * (size_t)h * (size_t)c;
+        int mv = s.pnm_maxval;
+        for (size_t i = 0; i < n; i++)
+            px[i] = (unsigned char)(px[i] >= mv ? 255 : (px[i] * 255 + mv / 2) / mv);
+    }
+    imgpu_image *im = calloc(1, sizeof *im);
+    if (!im) {
+        free(px);
+        return load_fail(name, "out of memory");
+    }
+    im->width = w;
+    im->height = h;
+    im->channels = c;
+    im->depth = 8;
+    im->stride = (size_t)w * (size_t)c;
+    im->data = px;
+    im->owns = 1;
+    return im;
+}
+
+imgpu_image *imgpu_image_load(const char *path, const imgpu_load_options *opts)
+{
+    imgpu_image *im = NULL;
+    unsigned char *buf = NULL;
+    size_t len = 0, cap;
+    uint64_t limit = max_file_bytes(max_pixels_of(opts));
+    struct stat st;
+
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        imgpu_error("cannot read '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fileno(fp), &st) != 0) {
+        imgpu_error("cannot read '%s': %s", path, strerror(errno));
+        goto fail;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        imgpu_error("cannot read '%s': is a directory", path);
+        goto fail;
+    }
+    if (S_ISREG(st.st_mode) && st.st_size == 0) {
+        imgpu_error("cannot read '%s': file is empty", path);
+        goto fail;
+    }
+    if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > limit) {
+        imgpu_error("cannot read '%s': file is too large (%lld bytes; the limit is %llu bytes, "
+                    "raise it with --max-pixels)", path, (long long)st.st_size,
+                    (unsigned long long)limit);
+        goto fail;
+    }
+    /* Read to EOF rather than trusting st_size: pipes have none, and a file can change. */
+    cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+    buf = malloc(cap);
+    if (!buf) {
+        imgpu_error("cannot read '%s': out of memory", path);
+        goto fail;
+    }
+    for (;;) {
+        if (len == cap) {
+            if ((uint64_t)cap > limit) {
+                imgpu_error("cannot read '%s': file is too large (the limit is %llu bytes, "
+                            "raise it with --max-pixels)", path, (unsigned long long)limit);
+                goto fail;
+            }
+            size_t ncap = cap * 2;
+            unsigned char *nb = realloc(buf, ncap);
+            if (!nb) {
+                imgpu_error("cannot read '%s': out of memory", path);
+                goto fail;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        size_t got = fread(buf + len, 1, cap - len, fp);
+        len += got;
+        if (got == 0) {
+            if (ferror(fp)) {
+                imgpu_error("cannot read '%s': %s", path, strerror(errno ? errno : EIO));
+                goto fail;
+            }
+            break;
+        }
+    }
+    if (len == 0) {
+        imgpu_error("cannot read '%s': file is empty", path);
+        goto fail;
+    }
+    im = imgpu_image_load_memory(buf, len, path, opts);
+fail:
+    free(buf);
+    fclose(fp);
+    return im;
+}
+
+/* ---- encode ---------------------------------------------------------------------------- */
+
+static int save_fail(const char *path, const char *why)
+{
+    if (path)
+        return imgpu_error("cannot write '%s': %s", path, why);
+    return imgpu_error("cannot encode image: %s", why);
+}
+
+static int encode_pnm(const imgpu_image *im, unsigned char **out, size_t *out_len)
+{
+    char head[64];
+    int hn = snprintf(head, sizeof head, "P%c\n%d %d\n255\n", im->channels == 1 ? '5' : '6',
+                      im->width, im->height);
+    size_t row = (size_t)im->width * (size_t)im->channels;
+    size_t total = (size_t)hn + row * (size_t)im->height;
+    unsigned char *p = malloc(total);
+    if (!p)
+        return -1;
+    memcpy(p, head, (size_t)hn);
+    for (int y = 0; y < im->height; y++)
+        memcpy(p + hn + (size_t)y * row, imgpu_image_row(im, y), row);
+    *out = p;
+    *out_len = total;
+    return 0;
+}
+
+/* `path` only for messages (NULL from imgpu_image_encode). */
+static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_options *opts,
+                  const char *path, unsigned char **out, size_t *out_len)
+{
+    unsigned char *tight = NULL;
+    char why[160];
+    int rc = -1;
+
+    if (!im || !im->data || im->width < 1 || im->height < 1 || im->channels < 1 ||
+        im->channels > 4)
+        return save_fail(path, "invalid image");
+    if (im->depth != 8)
+        return save_fail(path, "16-bit images cannot be saved yet");
+    if (im->stride < (size_t)im->width * (size_t)im->channels)
+        return save_fail(path, "invalid image (row stride too small)");
+    int quality = opts && opts->quality ? opts->quality : 95;
+    int level = opts && opts->png_level != -1 ? opts->png_level : 1;
+    if (quality < 1 || quality > 100)
+        return save_fail(path, "JPEG quality must be between 1 and 100");
+    if (level < 0 || level > 9)
+        return save_fail(path, "PNG compression level must be between 0 and 9");
+    if (f == IMGPU_FORMAT_UNKNOWN || f > IMGPU_FORMAT_PNM)
+        return save_fail(path, "unknown output format (use .png, .jpg, .bmp, .tga, .pnm, .pgm "
+                               "or .ppm)");
+    int w = im->width, h = im->height, c = im->channels;
+    if ((f == IMGPU_FORMAT_JPEG || f == IMGPU_FORMAT_PNM) && imgpu_image_has_alpha(im)) {
+        snprintf(why, sizeof why, "%s cannot store alpha (the image has %d channels; save "
+                 "as .png or .tga to keep it)", imgpu_format_name(f), c);
+        return save_fail(path, why);
+    }
+    if ((f == IMGPU_FORMAT_JPEG || f == IMGPU_FORMAT_TGA) && (w > 65535 || h > 65535)) {
+        snprintf(why, sizeof why, "%s cannot store images wider or taller than 65535 pixels",
+                 imgpu_format_name(f));
+        return save_fail(path, why);
+    }
+    /* stb_image_write indexes pixels and sizes its headers with int arithmetic; 4 bytes per
+     * pixel (BMP's widest) plus a pad per row must stay within int. */
+    if (((uint64_t)w * 4 + 4) * (uint64_t)h + 4096 > (uint64_t)INT_MAX) {
+        snprintf(why, sizeof why, "image of %dx%d is too large to encode (limit: 2 GiB of "
+                 "pixel data)", w, h);
+        return save_fail(path, why);
+    }
+
+    if (f == IMGPU_FORMAT_PNM) {
+        if (encode_pnm(im, out, out_len) < 0)
+            return save_fail(path, "out of memory");
+        return 0;
+    }
+
+    const unsigned char *px = im->data;
+    size_t row = (size_t)w * (size_t)c;
+    int wc = c;
+    if (f == IMGPU_FORMAT_BMP && c == 2) {
+        /* stb's BMP writer drops the alpha of gray+alpha; as RGBA it survives. */
+        tight = malloc((size_t)w * (size_t)h * 4);
+        if (!tight) {
+            save_fail(path, "out of memory");
+            goto done;
+        }
+        for (int y = 0; y < h; y++) {
+            const unsigned char *s = imgpu_image_row(im, y);
+            unsigned char *d = tight + (size_t)y * (size_t)w * 4;
+            for (int x = 0; x < w; x++) {
+                d[4 * x] = d[4 * x + 1] = d[4 * x + 2] = s[2 * x];
+                d[4 * x + 3] = s[2 * x + 1];
+            }
+        }
+        px = tight;
+        wc = 4;
+    } else if (f != IMGPU_FORMAT_PNG && im->stride != row) {
+        tight = malloc(row * (size_t)h);
+        if (!tight) {
+            save_fail(path, "out of memory");
+            goto done;
+        }
+        for (int y = 0; y < h; y++)
+            memcpy(tight + (size_t)y * row, imgpu_image_row(im, y), row);
+        px = tight;
+    }
+    const char *reason;
+    if (imgpu__stb_encode(f, px, w, h, wc, f == IMGPU_FORMAT_PNG ? im->stride : row, quality,
+                          level, out, out_len, &reason) < 0) {
+        snprintf(why, sizeof why, "%s encoding failed: %s", imgpu_format_name(f), reason);
+        save_fail(path, why);
+        goto done;
+    }
+    rc = 0;
+done:
+    free(tight);
+    return rc;
+}
+
+int imgpu_image_encode(const imgpu_image *im, imgpu_format f, const imgpu_save_options *opts,
+                       unsigned char **out, size_t *out_len)
+{
+    return encode(im, f, opts, NULL, out, out_len);
+}
+
+/* ---- the checked, atomic write ------------------------------------------------------- */
+
+static pthread_once_t s_umask_once = PTHREAD_ONCE_INIT;
+static mode_t s_umask;
+
+/* umask can only be read by setting it, which would briefly change it for every thread;
+ * Linux also shows it in /proc/self/status, so use that, and the set-and-restore only
+ * where /proc is missing (once, on the first save). */
+static void read_umask(void)
+{
+    FILE *fp = fopen("/proc/self/status", "r");
+    if (fp) {
+        char line[256];
+        while (fgets(line, sizeof line, fp)) {
+            unsigned int m;
+            if (sscanf(line, "Umask: %o", &m) == 1) {
+                s_umask = (mode_t)(m & 0777);
+                fclose(fp);
+                return;
+            }
+        }
+        fclose(fp);
+    }
+    s_umask = umask(022);
+    umask(s_umask);
+}
+
+/* Write all of buf to fp and close it; 0 or errno. Every step is checked: fwrite can succeed
+ * into the stdio buffer and the error (ENOSPC, EFBIG, EIO) surface only at fflush, fsync or
+ * even close. */
+static int write_close(FILE *fp, const unsigned char *buf, size_t len, int sync)
+{
+    int err = 0;
+    if (len && fwrite(buf, 1, len, fp) != len)
+        err = errno ? errno : EIO;
+    if (!err && fflush(fp) != 0)
+        err = errno ? errno : EIO;
+    if (!err && sync && fsync(fileno(fp)) != 0)
+        err = errno;
+    if (fclose(fp) != 0 && !err)
+        err = errno ? errno : EIO;
+    return err;
+}
+
+static int write_atomic(const char *path, const unsigned char *buf, size_t len)
+{
+    char *resolved = NULL, *tmp = NULL;
+    int fd = -1, rc = -1, created = 0;
+    struct stat st;
+    const char *target = path;
+    int exists = 0;
+
+    /* Through a symlink, replace the file it names, not the link. */
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        resolved = realpath(path, NULL);
+        if (resolved)
+            target = resolved;
+    }
+    if (stat(target, &st) == 0) {
+        exists = 1;
+        if (S_ISDIR(st.st_mode)) {
+            imgpu_error("cannot write '%s': is a directory", path);
+            goto done;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            /* A device or FIFO (/dev/stdout, /dev/full) cannot be replaced by rename, and
+             * must not be: write into it directly. */
+            FILE *fp = fopen(target, "wb");
+            if (!fp) {
+                imgpu_error("cannot write '%s': %s", path, strerror(errno));
+                goto done;
+            }
+            int err = write_close(fp, buf, len, 0);
+            if (err) {
+                imgpu_error("cannot write '%s': %s", path, strerror(err));
+                goto done;
+            }
+            rc = 0;
+            goto done;
+        }
+        /* rename() would replace a write-protected file too; respect the protection. */
+        if (access(target, W_OK) != 0) {
+            imgpu_error("cannot write '%s': %s", path, strerror(errno));
+            goto done;
+        }
+    }
+
+    /* "DIR/.NAME.XXXXXX" beside the target, so rename() stays within one file system. */
+    const char *slash = strrchr(target, '/');
+    size_t dirlen = slash ? (size_t)(slash - target) + 1 : 0;
+    const char *base = slash ? slash + 1 : target;
+    size_t baselen = strlen(base);
+    if (baselen > 200)   /* NAME_MAX is 255; leave room for the dot and the suffix */
+        baselen = 200;
+    tmp = malloc(dirlen + baselen + 16);
+    if (!tmp) {
+        imgpu_error("cannot write '%s': out of memory", path);
+        goto done;
+    }
+    memcpy(tmp, target, dirlen);
+    tmp[dirlen] = '.';
+    memcpy(tmp + dirlen + 1, base, baselen);
+    strcpy(tmp + dirlen + 1 + baselen, ".XXXXXX");
+    fd = mkstemp(tmp);
+    if (fd < 0) {
+        imgpu_error("cannot write '%s': %s", path, strerror(errno));
+        goto done;
+    }
+    created = 1;
+    pthread_once(&s_umask_once, read_umask);
+    /* mkstemp makes the file 0600; give it what a plain create would, or keep the mode of
+     * the file being replaced. */
+    mode_t mode = exists ? (st.st_mode & 0777) : (0666 & ~s_umask);
+    if (fchmod(fd, mode) != 0) {
+        imgpu_error("cannot write '%s': %s", path, strerror(errno));
+        goto done;
+    }
+    FILE *fp = fdopen(fd, "wb");
+    if (!fp) {
+        imgpu_error("cannot write '%s': %s", path, strerror(errno));
+        goto done;
+    }
+    fd = -1;   /* fclose in write_close owns it now */
+    int err = write_close(fp, buf, len, 1);
+    if (err) {
+        imgpu_error("cannot write '%s': %s", path, strerror(err));
+        goto done;
+    }
+    if (rename(tmp, target) != 0) {
+        imgpu_error("cannot write '%s': %s", path, strerror(errno));
+        goto done;
+    }
+    created = 0;
+    /* Make the rename itself durable. Best effort: the new file is in place by now, so
+     * failing the save here would report an error for a write that happened. */
+    tmp[dirlen] = '\0';
+    int dfd = open(dirlen ? tmp : ".", O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
+    }
+    rc = 0;
+done:
+    if (fd >= 0)
+        close(fd);
+    if (created)
+        unlink(tmp);
+    free(tmp);
+    free(resolved);
+    return rc;
+}
+
+int imgpu_image_save(const imgpu_image *im, const char *path, const imgpu_save_options *opts)
+{
+    imgpu_format f = imgpu_format_from_path(path);
+    if (f == IMGPU_FORMAT_UNKNOWN)
+        return save_fail(path ? path : "(null)",
+                         "unknown output format (use .png, .jpg, .jpeg, .bmp, .tga, .pnm, "
+                         ".pgm or .ppm)");
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    if (encode(im, f, opts, path, &buf, &len) < 0)
+        return -1;
+    int rc = write_atomic(path, buf, len);
+    free(buf);
+    return rc;
+}

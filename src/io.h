@@ -10,6 +10,21 @@
  *    The write is atomic: a temp file in the target directory, flushed and fsync'ed, then
  *    renamed over the target. A failed save leaves no partial file and never touches an
  *    existing one.
+ *  - What each format keeps on save (8-bit images only; 16-bit cannot be saved yet):
+ *      PNG, TGA  every channel count, exactly.
+ *      BMP       pixel values exactly, but BMP has no gray: gray is stored as RGB and loads
+ *                back with 3 equal channels, gray+alpha as RGBA (4 channels). A 4-channel BMP
+ *                whose alpha is 0 everywhere loads back opaque (stb treats such alpha as unused).
+ *      PNM       gray (P5) and RGB (P6) exactly, whatever the extension (.pnm/.pgm/.ppm);
+ *                an image with alpha is refused ("PNM cannot store alpha"): dropping it
+ *                silently would lose data, and imgpu's loader reads no P7/PAM.
+ *      JPEG      lossy (quality 1..100, default 95). stb's encoder always writes YCbCr, so
+ *                gray loads back as 3 equal channels; an image with alpha is refused
+ *                ("JPEG cannot store alpha"), for the same reason as PNM.
+ *  - Save through a symbolic link replaces the file it points to (the link stays). A target
+ *    that exists and is not a regular file (a character device, a FIFO) is written in place,
+ *    without the temp file, since it cannot be renamed over. Replacing a regular file keeps
+ *    its permission bits; a new file gets 0666 & ~umask.
  */
 #ifndef IMGPU_IO_H
 #define IMGPU_IO_H
@@ -57,6 +72,22 @@ int imgpu_image_save(const imgpu_image *im, const char *path, const imgpu_save_o
 /* Encode into a malloc'ed buffer (*out, *out_len); the caller frees *out. */
 int imgpu_image_encode(const imgpu_image *im, imgpu_format f, const imgpu_save_options *opts,
                        unsigned char **out, size_t *out_len);
+
+/* ---- internal: the interface between io.c and stb_impl.c, not for other callers ----
+ * stb_impl.c is the only file that compiles stb; io.c does the file handling and the checks
+ * stb lacks. Failures return a reason (a static or thread-local string, valid until the next
+ * call on this thread) for io.c to put into its message; they record no error themselves. */
+int imgpu__stb_info(const unsigned char *buf, size_t len, int *w, int *h, int *c, int *is16,
+                    const char **why);
+/* Decodes with the file's own channel count; every allocation of the decoder is charged to a
+ * budget of `budget` bytes. Returns a plain malloc() buffer of w*h*c bytes, or NULL. */
+unsigned char *imgpu__stb_decode(const unsigned char *buf, size_t len, size_t budget, int *w,
+                                 int *h, int *c, const char **why);
+/* PNG, JPEG, BMP or TGA into a malloc() buffer. Rows are tight (w*c bytes) except for PNG,
+ * which honours stride. */
+int imgpu__stb_encode(imgpu_format f, const unsigned char *pixels, int w, int h, int c,
+                      size_t stride, int quality, int png_level, unsigned char **out,
+                      size_t *out_len, const char **why);
 
 #ifdef __cplusplus
 }

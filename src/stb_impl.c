@@ -1,2 +1,328 @@
-/* stb_impl.c — placeholder; the I/O work fills this in. */
-typedef int imgpu_stb_impl_placeholder;
+/* stb_impl.c — the one translation unit that compiles stb_image and stb_image_write (Debian's
+ * libstb-dev headers, v2.27 / v1.16), with the configuration that makes them safe enough to
+ * face untrusted files: only PNG, JPEG, BMP, TGA and PNM; decoding from memory only; every
+ * allocation of both libraries charged to a per-thread budget (so a lying header or a zlib
+ * bomb is refused instead of taking gigabytes); PNG deflate through zlib. stb is compiled
+ * `static` here, so nothing else can call it with another configuration; io.c, which does all
+ * the checking stb does not, talks to it through the three imgpu__stb_* functions declared at
+ * the bottom of io.h. Nothing here knows file names: failures come back as a reason string
+ * and io.c records the message.
+ */
+#include "io.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+/* ---- the bounded allocator ------------------------------------------------------------ */
+
+/* Each block carries its size in front, so free and realloc can keep the books; the union
+ * keeps the payload as aligned as malloc's. */
+typedef union stb_block {
+    size_t size;
+    max_align_t align;
+} stb_block;
+
+/* Per thread: batch mode decodes on several threads at once, and each decode has its own
+ * budget. Outside imgpu__stb_decode/encode the budget is 0, so a stray call is refused. */
+static _Thread_local size_t s_budget;
+static _Thread_local size_t s_in_use;
+static _Thread_local int s_refused;   /* a request went over the budget */
+static _Thread_local int s_oom;       /* malloc itself failed */
+
+static void *stb_malloc(size_t n)
+{
+    if (s_in_use > s_budget || n > s_budget - s_in_use || n > SIZE_MAX - sizeof(stb_block)) {
+        s_refused = 1;
+        return NULL;
+    }
+    stb_block *b = malloc(sizeof *b + n);
+    if (!b) {
+        s_oom = 1;
+        return NULL;
+    }
+    b->size = n;
+    s_in_use += n;
+    return b + 1;
+}
+
+static void stb_free(void *p)
+{
+    if (!p)
+        return;
+    stb_block *b = (stb_block *)p - 1;
+    s_in_use -= b->size;
+    free(b);
+}
+
+static void *stb_realloc(void *p, size_t n)
+{
+    if (!p)
+        return stb_malloc(n);
+    stb_block *b = (stb_block *)p - 1;
+    size_t old = b->size;
+    /* This is the check that defeats PNG's "IDAT length says 4 GB" realloc. */
+    if (n > old && (s_in_use > s_budget || n - old > s_budget - s_in_use ||
+                    n > SIZE_MAX - sizeof(stb_block))) {
+        s_refused = 1;
+        return NULL;
+    }
+    stb_block *nb = realloc(b, sizeof *nb + n);
+    if (!nb) {
+        s_oom = 1;
+        return NULL;
+    }
+    nb->size = n;
+    s_in_use = s_in_use - old + n;
+    return nb + 1;
+}
+
+/* Turn a block of ours into a plain malloc() block holding the same n bytes, so the pixels
+ * stb returns can become an imgpu_image (freed with free()) without a second copy. */
+static unsigned char *stb_detach(void *p, size_t n)
+{
+    stb_block *b = (stb_block *)p - 1;
+    s_in_use -= b->size;
+    memmove(b, p, n);
+    unsigned char *shrunk = realloc(b, n ? n : 1);
+    return shrunk ? shrunk : (unsigned char *)b;
+}
+
+static void budget_begin(size_t budget)
+{
+    s_budget = budget;
+    s_refused = 0;
+    s_oom = 0;
+}
+
+/* The reason a call failed: ours when the allocator said no, else stb's. */
+static const char *budget_end(const char *stb_reason)
+{
+    s_budget = 0;
+    if (s_refused)
+        return "needs more memory than an image of its size can use (corrupt or malicious file)";
+    if (s_oom)
+        return "out of memory";
+    return stb_reason ? stb_reason : "corrupt image data";
+}
+
+/* ---- zlib for stb_image_write's PNG deflate ------------------------------------------- */
+
+static _Thread_local int s_png_level = 1;
+static _Thread_local const char *s_zlib_error;
+static _Thread_local char s_why[160];
+
+static unsigned char *imgpu__zlib_compress(unsigned char *data, int data_len, int *out_len,
+                                           int quality);
+
+/* ---- stb configuration ---------------------------------------------------------------- */
+
+/* Even as a system header stb trips two warnings: v2.27 declares
+ * stbi_set_unpremultiply_on_load_thread (and v1.16 stbi_write_hdr_to_func here) static without
+ * defining it, and GCC's -Wmaybe-uninitialized fires inside stb code inlined into our
+ * functions. Both are stb's; they stay off for the rest of this file, which is mostly stb. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#define STBI_ONLY_PNG
+#define STBI_ONLY_JPEG
+#define STBI_ONLY_BMP
+#define STBI_ONLY_TGA
+#define STBI_ONLY_PNM
+/* STBI_ONLY_* already implies these; spelled out so a reader (and grep) sees that the GIF,
+ * PSD and PIC loaders (memory-safety bugs) and HDR (can loop forever) are not compiled. */
+#define STBI_NO_GIF
+#define STBI_NO_PSD
+#define STBI_NO_PIC
+#define STBI_NO_HDR
+#define STBI_NO_LINEAR
+#define STBI_NO_STDIO
+#define STBI_MALLOC(n) stb_malloc(n)
+#define STBI_REALLOC(p, n) stb_realloc(p, n)
+#define STBI_FREE(p) stb_free(p)
+#define STB_IMAGE_STATIC
+#define STB_IMAGE_IMPLEMENTATION
+#include <stb_image.h>
+
+#define STBI_WRITE_NO_STDIO
+#define STBIW_MALLOC(n) stb_malloc(n)
+#define STBIW_REALLOC(p, n) stb_realloc(p, n)
+#define STBIW_FREE(p) stb_free(p)
+#define STBIW_ZLIB_COMPRESS imgpu__zlib_compress
+#define STB_IMAGE_WRITE_STATIC
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#include <stb_image_write.h>
+
+/* `quality` is stb's stbi_write_png_compression_level, one global shared by every thread, so
+ * it is ignored: the level comes from the thread-local set by imgpu__stb_encode. The buffer
+ * must come from stb_malloc, because stb_image_write releases it with STBIW_FREE. */
+static unsigned char *imgpu__zlib_compress(unsigned char *data, int data_len, int *out_len,
+                                           int quality)
+{
+    (void)quality;
+    if (data_len < 0) {
+        s_zlib_error = "invalid data length";
+        return NULL;
+    }
+    uLong bound = compressBound((uLong)data_len);
+    if (bound > (uLong)INT_MAX - 64) {   /* stb adds its chunk overhead in int arithmetic */
+        s_zlib_error = "image too large for one PNG data chunk";
+        return NULL;
+    }
+    unsigned char *out = stb_malloc(bound);
+    if (!out) {
+        s_zlib_error = "out of memory";
+        return NULL;
+    }
+    uLongf n = bound;
+    int rc = compress2(out, &n, data, (uLong)data_len, s_png_level);
+    if (rc != Z_OK) {
+        s_zlib_error = zError(rc);
+        stb_free(out);
+        return NULL;
+    }
+    *out_len = (int)n;
+    return out;
+}
+
+/* ---- the interface io.c uses ---------------------------------------------------------- */
+
+/* Header only: no pixel memory. stb's JPEG probe allocates its ~20 KB decoder state. */
+int imgpu__stb_info(const unsigned char *buf, size_t len, int *w, int *h, int *c, int *is16,
+                    const char **why)
+{
+    if (len > INT_MAX) {
+        *why = "file too large for the decoder";
+        return -1;
+    }
+    budget_begin((size_t)1 << 20);
+    int ok = stbi_info_from_memory(buf, (int)len, w, h, c);
+    if (ok)
+        *is16 = stbi_is_16_bit_from_memory(buf, (int)len);
+    const char *reason = budget_end(ok ? NULL : stbi_failure_reason());
+    if (!ok) {
+        *why = reason;
+        return -1;
+    }
+    return 0;
+}
+
+unsigned char *imgpu__stb_decode(const unsigned char *buf, size_t len, size_t budget, int *w,
+                                 int *h, int *c, const char **why)
+{
+    if (len > INT_MAX) {
+        *why = "file too large for the decoder";
+        return NULL;
+    }
+    budget_begin(budget);
+    int x = 0, y = 0, n = 0;
+    /* req_comp = 0: the file's own channels. stb's channel conversion is where its 16-bit
+     * PNM heap overflow lives, and imgpu keeps what the file has anyway. */
+    unsigned char *p = stbi_load_from_memory(buf, (int)len, &x, &y, &n, 0);
+    const char *reason = budget_end(p ? NULL : stbi_failure_reason());
+    if (!p) {
+        *why = reason;
+        return NULL;
+    }
+    if (x < 1 || y < 1 || n < 1 || n > 4) {
+        stb_free(p);
+        *why = "decoder returned an invalid image";
+        return NULL;
+    }
+    *w = x;
+    *h = y;
+    *c = n;
+    return stb_detach(p, (size_t)x * (size_t)y * (size_t)n);
+}
+
+/* The encoders write through this into one growing malloc() buffer; a failed allocation is
+ * remembered (stb's callbacks cannot report one) and everything after it is dropped. */
+typedef struct stb_sink {
+    unsigned char *data;
+    size_t len, cap;
+    int failed;
+} stb_sink;
+
+static void sink_write(void *ctx, void *data, int size)
+{
+    stb_sink *s = ctx;
+    if (s->failed || size <= 0)
+        return;
+    size_t n = (size_t)size;
+    if (n > s->cap - s->len) {
+        size_t cap = s->cap ? s->cap : 4096;
+        while (cap - s->len < n) {
+            if (cap > SIZE_MAX / 2) {
+                s->failed = 1;
+                return;
+            }
+            cap *= 2;
+        }
+        unsigned char *p = realloc(s->data, cap);
+        if (!p) {
+            s->failed = 1;
+            return;
+        }
+        s->data = p;
+        s->cap = cap;
+    }
+    memcpy(s->data + s->len, data, n);
+    s->len += n;
+}
+
+/* pixels: tight rows (stride w*c) except for PNG, which takes `stride`. The caller (io.c) has
+ * checked the sizes against stb_image_write's int arithmetic. */
+int imgpu__stb_encode(imgpu_format f, const unsigned char *pixels, int w, int h, int c,
+                      size_t stride, int quality, int png_level, unsigned char **out,
+                      size_t *out_len, const char **why)
+{
+    stb_sink sink = { 0 };
+    int ok = 0;
+    size_t raw = ((size_t)w * (size_t)c + 1) * (size_t)h;
+    /* PNG holds the filtered rows, their deflated copy and the file at once. */
+    budget_begin(f == IMGPU_FORMAT_PNG ? 4 * raw + ((size_t)1 << 20) : (size_t)1 << 20);
+    s_png_level = png_level;
+    s_zlib_error = NULL;
+    switch (f) {
+    case IMGPU_FORMAT_PNG:
+        ok = stbi_write_png_to_func(sink_write, &sink, w, h, c, pixels, (int)stride);
+        break;
+    case IMGPU_FORMAT_JPEG:
+        ok = stbi_write_jpg_to_func(sink_write, &sink, w, h, c, pixels, quality);
+        break;
+    case IMGPU_FORMAT_BMP:
+        ok = stbi_write_bmp_to_func(sink_write, &sink, w, h, c, pixels);
+        break;
+    case IMGPU_FORMAT_TGA:
+        ok = stbi_write_tga_to_func(sink_write, &sink, w, h, c, pixels);
+        break;
+    default:
+        break;
+    }
+    int refused = s_refused, oom = s_oom;
+    s_budget = 0;
+    if (!ok || sink.failed || !sink.data) {
+        free(sink.data);
+        if (s_zlib_error) {
+            snprintf(s_why, sizeof s_why, "zlib compression failed: %s", s_zlib_error);
+            *why = s_why;
+        } else if (sink.failed || oom) {
+            *why = "out of memory";
+        } else if (refused) {
+            *why = "the encoder needed more memory than expected";
+        } else {
+            *why = "the encoder failed";
+        }
+        return -1;
+    }
+    *out = sink.data;
+    *out_len = sink.len;
+    return 0;
+}
