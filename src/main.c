@@ -645,7 +645,7 @@ static int process_one(const cli *c, imgpu_op *op)
                                                0.114 * p->background[2]);
         }
         if (!imgpu_image_has_alpha(in) && p->background[3] != 255)
-            imgpu_notice("'%s' has no alpha channel; the background is drawn opaque",
+            imgpu_notice("'%s' has no alpha channel: the background's alpha is ignored",
                          c->pos[0]);
     }
     out = imgpu_pipeline_run(in, op, 1, c->device, NULL);
