@@ -354,7 +354,8 @@ static const char *scan_bmp(const unsigned char *b, size_t n, scan *s)
     uint64_t row = bpp == 1 ? ((uint64_t)w + 7) / 8 : bpp == 4 ? ((uint64_t)w + 1) / 2
                                                                  : (uint64_t)w * (bpp / 8);
     uint64_t padded = (row + 3) & ~(uint64_t)3;
-    uint64_t need = offset + padded * ((uint64_t)h - 1) + row;   /* last row's pad optional */
+    /* The last row's padding too: writers pad it, and a file missing it was cut short. */
+    uint64_t need = offset + padded * (uint64_t)h;
     if (need > n) {
         s->data_error = "truncated BMP data";
         return NULL;
@@ -559,8 +560,9 @@ imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *na
         return NULL;
     }
     /* Our scan and stb must agree on the size, or the truncation checks above measured a
-     * different image than the one stb would decode. */
-    if ((uint64_t)w != s.w || (uint64_t)h != s.h) {
+     * different image than the one stb would decode. (stb's BMP info reports a top-down
+     * BMP's height negative, as the header has it.) */
+    if ((uint64_t)w != s.w || (uint64_t)(h < 0 ? -(int64_t)h : h) != s.h) {
         imgpu_error("cannot read '%s': corrupt %s header", name, imgpu_format_name(f));
         return NULL;
     }
