@@ -273,12 +273,36 @@ static void alpha_footprint(void)
     imgpu_image_free(in);
 }
 
-/* Nearest, 45 degrees, crop, 3x3 with values 1..9. By geometry (c = s in float): the centre
- * stays; each edge-centre output pixel sees the corner 45 degrees clockwise of it... worked:
+/* Nearest, 45 degrees, crop, 3x3 with values 1..9. Source points worked out by hand from the
+ * convention (c = s in float, so c*d - s*d is exactly 0 and the .5 values are exact):
  *   (0,0): source (1.5, 0.09) -> 2     (1,0): (2.21, 0.79) -> 3    (2,0): (2.91, 1.5) -> 6
  *   (0,1): (0.79, 0.79) -> 1           (1,1): (1.5, 1.5) -> 5      (2,1): (2.21, 2.21) -> 9
  *   (0,2): (0.09, 1.5) -> 4            (1,2): (0.79, 2.21) -> 7    (2,2): (1.5, 2.91) -> 8
  * i.e. the ring turns one step counterclockwise on screen. */
+/* Padded input rows give the same result as tight ones, for every filter. */
+static void padded_stride(void)
+{
+    imgpu_image *tight = random_image(13, 9, 3);
+    imgpu_image pad = *tight;
+    pad.stride = 13 * 3 + 7;
+    pad.owns = 0;
+    pad.data = malloc(pad.stride * 9);
+    memset(pad.data, 0xEE, pad.stride * 9);
+    for (int y = 0; y < 9; y++)
+        memcpy(imgpu_image_row(&pad, y), imgpu_image_row(tight, y), 13 * 3);
+    for (int f = 0; f < 3; f++)
+        for (int k = 0; k < 2; k++) {
+            double angle = k ? 90.0 : 33.0;
+            imgpu_image *a = rot(tight, angle, filters[f], 0), *b = rot(&pad, angle, filters[f], 0);
+            CHECKF(same_pixels(a, b) && b->stride == (size_t)b->width * 3, "%g %s", angle,
+                   filter_names[f]);
+            imgpu_image_free(a);
+            imgpu_image_free(b);
+        }
+    free(pad.data);
+    imgpu_image_free(tight);
+}
+
 static void nearest_pattern(void)
 {
     CHECK((float)cos(M_PI / 4) == (float)sin(M_PI / 4)); /* the premise of the exact .5 values */
@@ -437,6 +461,7 @@ int main(void)
     expand_sizes();
     background();
     alpha_footprint();
+    padded_stride();
     nearest_pattern();
     bilinear_values();
     bicubic_values();
