@@ -38,8 +38,10 @@
  *         w2 = ((A+2)*(1-t) - (A+3))*(1-t)*(1-t) + 1       w3 = 1 - w0 - w1 - w2
  *     each row r = sum over k = 0..3 (in order) of wx[k] * tap, then v = sum over r = 0..3 (in
  *     order) of wy[r] * row[r]; taps outside read the background; out = floor(v + 0.5f)
- *     clamped to 0..255 (Keys overshoots). No tap inside -> background. Float rounding of the
- *     weights makes a GPU reimplementation agree to +-1, not bit for bit.
+ *     clamped to 0..255 (Keys overshoots). No tap inside -> background. Unlike bilinear this
+ *     float arithmetic is inexact, so a GPU version matches bit for bit only if it keeps this
+ *     exact operation order with no FMA contraction (w3 = ((1 - w0) - w1) - w2, rows summed
+ *     left to right starting from 0); any other order may differ by 1.
  *
  * Background (imgpu_cpu_rotate_background): has_background picks background[] = R, G, B, A
  * (gray uses R; gray+alpha uses R and A); without it, all zero: transparent where the image
