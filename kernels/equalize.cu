@@ -19,7 +19,7 @@ namespace cg = cooperative_groups;
 
 /* Builds lut[0..255] from hist[0..255] (a global pointer) with IMGPU_CDF_BINS threads. */
 static __device__ __forceinline__ void build_lut(imgpu_scan_variant v, const uint32_t *hist, uint64_t npix,
-                                                 uint8_t *lut, uint32_t *s_scan, int *s_i0)
+                                                 uint8_t *lut, uint8_t *constant, uint32_t *s_scan, int *s_i0)
 {
     const int t = threadIdx.x;
     uint32_t h = __ldcg(hist + t); /* L2: the bins were just written by other blocks' atomics */
@@ -47,6 +47,8 @@ static __device__ __forceinline__ void build_lut(imgpu_scan_variant v, const uin
         }
     }
     lut[t] = (uint8_t)out;
+    if (constant && t == 0) /* one value (or none) in the whole image */
+        *constant = (uint8_t)(i0 >= 256 || npix == __ldcg(hist + i0));
     __syncthreads();
 }
 
@@ -55,7 +57,8 @@ equalize_lut_kernel(imgpu_scan_variant v, const uint32_t *hist, uint64_t npix, u
 {
     __shared__ uint32_t s_scan[2 * IMGPU_CDF_BINS];
     __shared__ int s_i0;
-    build_lut(v, hist + blockIdx.x * 256, npix, lut + blockIdx.x * 256, s_scan, &s_i0);
+    build_lut(v, hist + blockIdx.x * 256, npix, lut + blockIdx.x * 256,
+              blockIdx.x == 0 ? lut + gridDim.x * 256 : NULL, s_scan, &s_i0);
 }
 
 extern "C" cudaError_t imgpu_launch_equalize_lut(imgpu_scan_variant v, const uint32_t *d_hist, int planes,
@@ -125,13 +128,22 @@ static __device__ __forceinline__ void map_pixel(const uint8_t *in, uint8_t *out
 template <int C, bool LUMA>
 static __device__ __forceinline__ void apply_range(const uint8_t *in, uint8_t *out, size_t npix, const uint8_t *s_lut)
 {
+    /* luminance mode on an image whose Y is constant: returned unchanged, without the lossy
+     * RGB -> YCbCr -> RGB round trip (the CPU reference's rule; src/cpu/equalize.c) */
+    const bool passthrough = LUMA && s_lut[256];
     const size_t nchunks = npix / 16;
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     for (size_t i = first; i < nchunks; i += stride) {
         uint32_t u[4 * C], o[4 * C];
         imgpu__load_chunk<C>(in + i * 16 * C, u);
-        map_chunk<C, LUMA>(u, o, s_lut);
+        if (passthrough) {
+#pragma unroll
+            for (int w = 0; w < 4 * C; w++)
+                o[w] = u[w];
+        } else {
+            map_chunk<C, LUMA>(u, o, s_lut);
+        }
         uint4 *q = reinterpret_cast<uint4 *>(out + i * 16 * C);
 #pragma unroll
         for (int k = 0; k < C; k++)
@@ -140,7 +152,11 @@ static __device__ __forceinline__ void apply_range(const uint8_t *in, uint8_t *o
     const size_t tail = npix - nchunks * 16;
     if (first < tail) {
         size_t p = (nchunks * 16 + first) * C;
-        map_pixel<C, LUMA>(in + p, out + p, s_lut);
+        if (passthrough)
+            for (int ch = 0; ch < C; ch++)
+                out[p + ch] = in[p + ch];
+        else
+            map_pixel<C, LUMA>(in + p, out + p, s_lut);
     }
 }
 
@@ -152,8 +168,8 @@ static __global__ void __launch_bounds__(IMGPU_LUT_BLOCK)
 apply_lut_kernel(const uint8_t *in, uint8_t *out, size_t npix, const uint8_t *lut)
 {
     constexpr int P = lut_planes(C, LUMA);
-    __shared__ uint8_t s_lut[P * 256];
-    for (int i = threadIdx.x; i < P * 256; i += blockDim.x)
+    __shared__ uint8_t s_lut[P * 256 + 1];
+    for (int i = threadIdx.x; i < P * 256 + 1; i += blockDim.x)
         s_lut[i] = lut[i];
     __syncthreads();
     apply_range<C, LUMA>(in, out, npix, s_lut);
@@ -231,15 +247,17 @@ equalize_fused_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_
     constexpr int P = lut_planes(C, LUMA);
     __shared__ uint32_t s_hist[P * 256];
     __shared__ uint32_t s_scan[2 * IMGPU_CDF_BINS];
-    __shared__ uint8_t s_lut[P * 256];
+    __shared__ uint8_t s_lut[P * 256 + 1]; /* + the constant-image flag of plane 0 */
     __shared__ int s_i0;
-    uint32_t *g_hist = g_hist2 + parity * P * 256;
-    uint32_t *g_next = g_hist2 + (parity ^ 1) * P * 256;
+    /* Halves sit at fixed offsets (3 planes each) whatever P is, and a run zeroes ALL of the
+     * other half: runs of different modes then never see each other's stale counts. */
+    uint32_t *g_hist = g_hist2 + parity * 3 * 256;
+    uint32_t *g_next = g_hist2 + (parity ^ 1) * 3 * 256;
 
     for (int i = threadIdx.x; i < P * 256; i += blockDim.x)
         s_hist[i] = 0;
     if (blockIdx.x == 0) /* the previous run used g_next and has finished (stream order) */
-        for (int i = threadIdx.x; i < P * 256; i += blockDim.x)
+        for (int i = threadIdx.x; i < 3 * 256; i += blockDim.x)
             g_next[i] = 0;
     __syncthreads();
 
@@ -271,7 +289,8 @@ equalize_fused_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_
 
     /* 3. every block builds the LUTs itself: 256 bins are cheaper to scan than to broadcast */
     for (int p = 0; p < P; p++)
-        build_lut(IMGPU_SCAN_DEFAULT, g_hist + p * 256, npix, s_lut + p * 256, s_scan, &s_i0);
+        build_lut(IMGPU_SCAN_DEFAULT, g_hist + p * 256, npix, s_lut + p * 256, p == 0 ? s_lut + P * 256 : NULL,
+                  s_scan, &s_i0);
 
     /* 4. map the chunks this block read in step 1: same indices, so mostly L2 hits */
     apply_range<C, LUMA>(in, out, npix, s_lut);

@@ -56,21 +56,25 @@ cudaError_t imgpu_launch_block_scan(imgpu_scan_variant v, int block, const uint3
 
 /* ---- equalize (equalize.cu) --------------------------------------------------------------- */
 /* Equalize LUTs (OpenCV equalizeHist formula, see src/ops.h) for `planes` consecutive
- * 256-bin histograms of npix pixels each: d_lut[p*256 + v]. One block per plane. */
+ * 256-bin histograms of npix pixels each: d_lut[p*256 + v]. One block per plane. d_lut holds
+ * planes*256 + 1 bytes: the last is 1 when plane 0 has a single value (a constant image),
+ * which the luminance apply reads to return such an image unchanged (the CPU's rule). */
 cudaError_t imgpu_launch_equalize_lut(imgpu_scan_variant v, const uint32_t *d_hist, int planes,
                                       uint64_t npix, uint8_t *d_lut, cudaStream_t stream);
 
 /* Apply LUTs. luminance = 0: color channel k maps through d_lut[k*256..] (gray: plane 0;
  * alpha is copied). luminance = 1 (channels >= 3): Y of BT.601 YCbCr maps through d_lut[0..255]
- * and the pixel is converted back (OpenCV's fixed point); alpha is copied. In place allowed. */
+ * and the pixel is converted back (OpenCV's fixed point) unless d_lut[256] (the constant flag)
+ * says Y is constant, then the image is copied; alpha is copied. In place allowed. */
 cudaError_t imgpu_launch_apply_lut(const uint8_t *d_in, uint8_t *d_out, size_t npix, int channels,
                                    int luminance, const uint8_t *d_lut, int grid, cudaStream_t stream);
 
 /* The whole equalize in ONE cooperative launch: privatized histogram, grid-wide barrier,
  * every block builds the LUT from the merged histogram (double-buffered Kogge-Stone scan),
- * then maps the pixels it has just read (still in L2). d_hist2 holds 2 * planes * 256
- * counters, zeroed once at allocation: run k accumulates into half (parity) and zeroes the
- * other half for run k+1, so no memset launch is needed. Flip parity between runs. */
+ * then maps the pixels it has just read (still in L2). d_hist2 holds 2 * 3 * 256 counters,
+ * zeroed once at allocation: run k accumulates into half `parity` and zeroes the other half
+ * for run k+1, so no memset launch is needed. Flip parity between runs; one d_hist2 per
+ * stream. */
 cudaError_t imgpu_launch_equalize_fused(const uint8_t *d_in, uint8_t *d_out, size_t npix,
                                         int channels, int luminance, uint32_t *d_hist2,
                                         int parity, cudaStream_t stream);

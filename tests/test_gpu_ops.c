@@ -83,7 +83,7 @@ static void test_histograms(const imgpu_image *im, const char *what)
     }
     /* through the backend entry point */
     imgpu_histogram got;
-    CHECK(imgpu_cuda_histogram(im, &got) == 0);
+    CHECKF(imgpu_cuda_histogram(im, &got) == 0, "%s", imgpu_error_message());
     CHECKF(memcmp(got.bins, ref.bins, sizeof ref.bins) == 0 && got.has_luma == ref.has_luma &&
                (!ref.has_luma || memcmp(got.luma, ref.luma, sizeof ref.luma) == 0),
            "imgpu_cuda_histogram on %s", what);
@@ -100,7 +100,7 @@ static void test_three_launch(const imgpu_image *im, imgpu_eq_mode mode, const i
     uint32_t *d_hist;
     CUDA_OK(cudaMalloc((void **)&d_in, bytes + 64));
     CUDA_OK(cudaMalloc((void **)&d_out, bytes + 64));
-    CUDA_OK(cudaMalloc((void **)&d_lut, 3 * 256));
+    CUDA_OK(cudaMalloc((void **)&d_lut, 3 * 256 + 1));
     CUDA_OK(cudaMalloc((void **)&d_hist, 5 * 256 * 4));
     CUDA_OK(cudaMemcpy(d_in, im->data, bytes, cudaMemcpyHostToDevice));
     imgpu_image *got = imgpu_image_new(im->width, im->height, im->channels, 8);
@@ -129,7 +129,7 @@ static void test_equalize(const imgpu_image *im, const char *what)
         imgpu_image *ref = imgpu_cpu_equalize(im, &p);
         imgpu_op op = imgpu_op_equalize((imgpu_eq_mode)m);
         imgpu_image *got = NULL;
-        CHECK(imgpu_cuda_pipeline_run(im, &op, 1, &got) == 0);
+        CHECKF(imgpu_cuda_pipeline_run(im, &op, 1, &got) == 0, "%s", imgpu_error_message());
         CHECKF(max_diff(got, ref, NULL) == 0, "fused equalize mode %d on %s", m, what);
         test_three_launch(im, (imgpu_eq_mode)m, ref, what);
         imgpu_image_free(ref);
@@ -151,7 +151,7 @@ static void test_rotate(const imgpu_image *im, double angle, imgpu_filter f, int
     CHECK(imgpu_cuda_pipeline_run(im, &op, 1, &got) == 0);
     size_t nd = 0;
     int d = max_diff(got, ref, &nd);
-    const int exact = f == IMGPU_FILTER_NEAREST || imgpu_rotate_quarter_turns(angle) >= 0;
+    const int exact = f == IMGPU_FILTER_NEAREST || imgpu_cpu_rotate_quarter(angle) >= 0;
     CHECKF(d >= 0 && d <= (exact ? 0 : 1), "rotate %g filter %d crop %d bg %d on %s: max diff %d (%zu samples differ)",
            angle, (int)f, crop, has_bg, what, d, nd);
     imgpu_image_free(ref);

@@ -13,6 +13,7 @@
  */
 #include "cuda_util.h"
 #include "../error.h"
+#include "../cpu/cpu.h"
 #include "kernels.h"
 
 #include <math.h>
@@ -34,7 +35,7 @@ typedef struct ctx {
     size_t buf_bytes;
     uint32_t *d_hist;   /* HIST_WORDS */
     uint32_t *d_fused;  /* FUSED_WORDS, zeroed once; see imgpu_launch_equalize_fused */
-    uint8_t *d_lut;     /* 3 * 256 */
+    uint8_t *d_lut;     /* 3 * 256 + 1 (the constant flag) */
     int parity;
     imgpu__cuda_tex tex;
     size_t held;        /* device bytes imgpu holds, for the budget */
@@ -55,13 +56,13 @@ static int ctx_init(ctx *c)
     int rc = 0;
     if (c->ready)
         return 0;
-    size_t small = HIST_WORDS * 4 + FUSED_WORDS * 4 + 3 * 256;
+    size_t small = HIST_WORDS * 4 + FUSED_WORDS * 4 + 3 * 256 + 1;
     if ((rc = imgpu__cuda_reserve(small, 0)) != 0)
         return rc;
     IMGPU_CUDA_TRY(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
     IMGPU_CUDA_TRY(cudaMalloc((void **)&c->d_hist, HIST_WORDS * 4));
     IMGPU_CUDA_TRY(cudaMalloc((void **)&c->d_fused, FUSED_WORDS * 4));
-    IMGPU_CUDA_TRY(cudaMalloc((void **)&c->d_lut, 3 * 256));
+    IMGPU_CUDA_TRY(cudaMalloc((void **)&c->d_lut, 3 * 256 + 1));
     IMGPU_CUDA_TRY(cudaMemsetAsync(c->d_fused, 0, FUSED_WORDS * 4, c->stream));
     c->held = small;
     c->ready = 1;
@@ -175,8 +176,8 @@ static int run_rotate(ctx *c, const unsigned char *d_in, unsigned char *d_out, s
 {
     int rc = 0;
     uint8_t bg[4];
-    imgpu_rotate_background(p, s.c, bg);
-    const int q = imgpu_rotate_quarter_turns(p->angle);
+    imgpu_cpu_rotate_background(p, s.c, bg); /* the reference's own geometry helpers */
+    const int q = imgpu_cpu_rotate_quarter(p->angle);
     if (q >= 0) {
         int rw = q & 1 ? s.h : s.w, rh = q & 1 ? s.w : s.h, ox, oy;
         imgpu_rotate_quarter_offset(o.w, o.h, rw, rh, &ox, &oy);
@@ -187,15 +188,13 @@ static int run_rotate(ctx *c, const unsigned char *d_in, unsigned char *d_out, s
         return rc;
     imgpu_rotate_geom g;
     memset(&g, 0, sizeof g);
-    const double r = p->angle * (M_PI / 180.0);
     g.in_w = s.w;
     g.in_h = s.h;
     g.out_w = o.w;
     g.out_h = o.h;
     g.channels = s.c;
     g.filter = (int)p->filter;
-    g.cos_t = (float)cos(r);
-    g.sin_t = (float)sin(r);
+    imgpu_cpu_rotate_trig(p->angle, &g.cos_t, &g.sin_t);
     g.in_cx = s.w / 2.0f;
     g.in_cy = s.h / 2.0f;
     g.out_cx = o.w / 2.0f;
@@ -274,7 +273,9 @@ static int histogram_locked(ctx *c, const imgpu_image *in, imgpu_histogram *out)
     int rc = 0;
     const size_t bytes = (size_t)in->width * in->height * in->channels;
     const int planes = imgpu_hist_planes(in->channels, 1);
-    if ((rc = ctx_init(c)) != 0 || (rc = ctx_reserve(c, bytes + 64, bytes)) != 0)
+    /* the pinned staging also receives the histogram: at least HIST_WORDS words */
+    const size_t pinned = bytes > HIST_WORDS * 4 ? bytes : HIST_WORDS * 4;
+    if ((rc = ctx_init(c)) != 0 || (rc = ctx_reserve(c, bytes + 64, pinned)) != 0)
         return rc;
     if ((rc = upload(c, in, c->d_buf[0])) != 0)
         return rc;
