@@ -270,6 +270,25 @@ static const char *scan_jpeg(const unsigned char *b, size_t n, scan *s)
             s->data_error = "truncated JPEG data";
             break;
         }
+        if (m == 0xc4) {
+            /* stb v2.27 writes a table's 16 code counts into 257-entry arrays without checking
+             * their sum (up to 4080): a memory-safety bug, so check each table here. */
+            size_t p = pos + 2, end = pos + len;
+            while (p < end && !s->data_error) {
+                size_t sum = 0;
+                if (end - p < 17 || (b[p] >> 4) > 1 || (b[p] & 15) > 3) {
+                    s->data_error = "corrupt JPEG data (bad Huffman table)";
+                    break;
+                }
+                for (int i = 1; i <= 16; i++)
+                    sum += b[p + i];
+                if (sum > 256 || sum > end - p - 17)
+                    s->data_error = "corrupt JPEG data (bad Huffman table)";
+                p += 17 + sum;
+            }
+            if (s->data_error)
+                break;
+        }
         if (jpeg_is_sof(m) && !have_sof) {
             if (len < 8)
                 return "corrupt JPEG header";

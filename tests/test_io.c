@@ -812,6 +812,83 @@ static void test_hostile(void)
     CHECKF(now() - t0 < 10.0, "hostile inputs took %.1f s", now() - t0);
 }
 
+/* Random damage to valid files of every format: each load either fails with a proper
+ * message or gives a sane image. Under -fsanitize=address,undefined this is a small fuzzer. */
+static void mutate_and_load(const unsigned char *orig, size_t n, const char *what, uint32_t seed)
+{
+    unsigned char *buf = malloc(n);
+    int bad = 0;
+    /* IMGPU_IO_FUZZ_ROUNDS raises the count for a longer run under the sanitizers. */
+    const char *env = getenv("IMGPU_IO_FUZZ_ROUNDS");
+    int rounds = env ? atoi(env) : 400;
+    for (int round = 0; round < rounds; round++) {
+        memcpy(buf, orig, n);
+        size_t len = n;
+        int edits = 1 + (int)(seed >> 28) % 4;
+        for (int e = 0; e < edits; e++) {
+            seed = seed * 1664525u + 1013904223u;
+            size_t at = (seed >> 8) % n;
+            /* Headers are where the interesting decisions are: hit the first 64 bytes often. */
+            if (round % 2 == 0 && n > 64)
+                at %= 64;
+            seed = seed * 1664525u + 1013904223u;
+            buf[at] = (seed >> 24) % 3 == 0 ? 0xff : (seed >> 24) % 3 == 1 ? 0 : (unsigned char)(seed >> 16);
+        }
+        if (round % 7 == 0)
+            len = (seed >> 4) % n + 1;
+        imgpu_error_clear();
+        imgpu_image *im = imgpu_image_load_memory(buf, len, "m", NULL);
+        if (im) {
+            if (im->width < 1 || im->height < 1 || im->channels < 1 || im->channels > 4 ||
+                (uint64_t)im->width * im->height > IMGPU_DEFAULT_MAX_PIXELS)
+                bad++;
+            else {   /* touch every byte, so the sanitizer sees any uninitialized read */
+                volatile unsigned sum = 0;
+                for (size_t i = 0; i < (size_t)im->width * im->height * im->channels; i++)
+                    sum += im->data[i];
+            }
+        } else if (!starts_with(imgpu_error_message(), "cannot read 'm': ")) {
+            bad++;
+        }
+        imgpu_image_free(im);
+    }
+    CHECKF(bad == 0, "%s: %d damaged files gave an insane result", what, bad);
+    free(buf);
+}
+
+static void test_mutations(void)
+{
+    static const struct {
+        imgpu_format f;
+        int c, smooth;
+    } k[] = {
+        { IMGPU_FORMAT_PNG, 1, 0 }, { IMGPU_FORMAT_PNG, 2, 1 }, { IMGPU_FORMAT_PNG, 3, 0 },
+        { IMGPU_FORMAT_PNG, 4, 1 }, { IMGPU_FORMAT_JPEG, 1, 1 }, { IMGPU_FORMAT_JPEG, 3, 0 },
+        { IMGPU_FORMAT_BMP, 3, 0 }, { IMGPU_FORMAT_BMP, 4, 0 }, { IMGPU_FORMAT_TGA, 1, 1 },
+        { IMGPU_FORMAT_TGA, 2, 0 }, { IMGPU_FORMAT_TGA, 4, 1 }, { IMGPU_FORMAT_PNM, 1, 0 },
+        { IMGPU_FORMAT_PNM, 3, 0 },
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        imgpu_image *im = make_image(23, 13, k[i].c, (unsigned)i, k[i].smooth);
+        unsigned char *buf = NULL;
+        size_t len = 0;
+        char what[64];
+        snprintf(what, sizeof what, "damaged %s x%d", imgpu_format_name(k[i].f), k[i].c);
+        if (imgpu_image_encode(im, k[i].f, NULL, &buf, &len) == 0)
+            mutate_and_load(buf, len, what, (uint32_t)i * 7919u + 1);
+        free(buf);
+        imgpu_image_free(im);
+    }
+    bytes b = { 0 };
+    make_bmp8(&b, 7, 3, 0);
+    mutate_and_load(b.p, b.n, "damaged paletted BMP", 99);
+    free(b.p);
+    b = (bytes){ 0 };
+    make_tga_raw(&b, 9, 5, 3);
+    mutate_and_load(b.p, b.n, "damaged raw TGA", 98);
+    free(b.p);
+}
+
 /* ---- failing writes -------------------------------------------------------------------- */
 
 static void expect_save_error(const imgpu_image *im, const char *path, const char *reason)
@@ -997,6 +1074,7 @@ int main(void)
     test_bad_paths();
     test_truncation();
     test_hostile();
+    test_mutations();
     test_write_failures();
     test_threads();
     if (!t_failures)
