@@ -1,4 +1,17 @@
-# io.cmake — tests of the image I/O layer (src/io.c, src/stb_impl.c): round trips of every
-# format and channel count, the assets, hostile and truncated input, and failing writes.
+# io.cmake — tests of the image I/O layer (src/io.c, src/stb_impl.c).
+# test_io: round trips of every format and channel count, the assets, hostile, damaged and
+#   truncated input, and writes that must fail cleanly.
+# io_crosscheck: format variants (progressive JPEG, paletted/interlaced PNG, ...) decoded by
+#   imgpu and compared with OpenCV or with the pixels they were built from; skipped (77)
+#   without Debian's python3 + cv2.
 imgpu_add_unit_test(test_io test_io.c)
 set_tests_properties(test_io PROPERTIES LABELS "unit;io" TIMEOUT 300)
+
+add_executable(io_dump io_dump.c)
+target_link_libraries(io_dump PRIVATE imgpu_core)
+target_compile_options(io_dump PRIVATE -Wall -Wextra)
+if(IMGPU_PYTHON3)
+  add_test(NAME io_crosscheck
+           COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/io_crosscheck.py $<TARGET_FILE:io_dump> ${IMGPU_ASSETS})
+  set_tests_properties(io_crosscheck PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()
