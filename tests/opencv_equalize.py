@@ -39,6 +39,9 @@ def synthetic():
     c["noise_rgb_129x67"] = rng.integers(0, 256, (67, 129, 3), dtype=np.uint8)
     c["dark_rgb"] = rng.integers(0, 60, (45, 70, 3), dtype=np.uint8)
     c["constant_rgb"] = np.full((20, 30, 3), (10, 200, 90), np.uint8)
+    # Constant Y, varying chroma, colors the YCrCb round trip does not preserve: luminance
+    # mode must return it unchanged (the documented constant-Y exception).
+    c["constant_y_lossy"] = np.array([[[160, 47, 212], [35, 148, 23], [100, 73, 235]] * 5] * 7, np.uint8)
     rgba = rng.integers(0, 256, (59, 83, 4), dtype=np.uint8)
     c["noise_rgba_83x59"] = rgba
     return g, c

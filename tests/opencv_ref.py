@@ -59,6 +59,8 @@ def equalize(im, mode="luminance"):
         point), cv2.equalizeHist on Y, YCrCb -> RGB.
     color, per-channel: cv2.equalizeHist on R, G and B independently.
     Alpha, where present, passes through untouched; every pixel counts in the histogram.
+    Exception (imgpu's documented convention): color luminance mode with a constant Y returns
+    the image unchanged.
     """
     c = channels(im)
     if c == 1:
@@ -70,6 +72,11 @@ def equalize(im, mode="luminance"):
     rgb = np.ascontiguousarray(im[..., :3])
     if mode == "luminance":
         ycc = cv2.cvtColor(rgb, cv2.COLOR_RGB2YCrCb)
+        if ycc[..., 0].min() == ycc[..., 0].max():
+            # imgpu's one documented departure (ops.h, src/cpu/equalize.c): a constant Y
+            # equalizes to itself, so the image comes back unchanged, without the lossy
+            # RGB -> YCrCb -> RGB round trip OpenCV would still apply.
+            return out
         ycc[..., 0] = cv2.equalizeHist(np.ascontiguousarray(ycc[..., 0]))
         out[..., :3] = cv2.cvtColor(ycc, cv2.COLOR_YCrCb2RGB)
     elif mode == "per-channel":
