@@ -802,6 +802,23 @@ static void test_hostile(void)
         CHECKF(r != NULL, "JPEG with trailing data: %s", imgpu_error_message());
         imgpu_image_free(r);
         CHECK(j[jn - 2] == 0xff && j[jn - 1] == 0xd9);
+        /* Huffman code counts summing past 256 (stb v2.27 would write past its tables). */
+        size_t dht = 2;
+        while (dht + 4 < jn && !(j[dht] == 0xff && j[dht + 1] == 0xc4))
+            dht++;
+        CHECK(dht + 4 < jn);
+        if (dht + 4 < jn) {
+            unsigned char saved[16];
+            memcpy(saved, j + dht + 5, 16);
+            memset(j + dht + 5, 0, 16);
+            j[dht + 5 + 14] = 200;
+            j[dht + 5 + 15] = 200;
+            expect_mem_error(j, jn, "corrupt JPEG data (bad Huffman table)", "bad DHT");
+            memcpy(j + dht + 5, saved, 16);
+            r = imgpu_image_load_memory(j, jn, "x.jpg", NULL);
+            CHECK(r != NULL);
+            imgpu_image_free(r);
+        }
         j[jn - 1] = 0x00;
         expect_mem_error(j, jn, "truncated JPEG data", "JPEG without EOI");
         expect_mem_error(j, 600 < jn ? 600 : jn / 2, "truncated JPEG data", "cut JPEG");
