@@ -29,7 +29,7 @@ overflow:
 
 imgpu_image *imgpu_image_new(int width, int height, int channels, int depth)
 {
-    size_t bytes;
+    size_t bytes = 0;
     if (imgpu_image_bytes(width, height, channels, depth, &bytes) < 0)
         return NULL;
     imgpu_image *im = calloc(1, sizeof *im);

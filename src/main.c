@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 #include <sys/stat.h>
 
@@ -630,7 +631,10 @@ static int process_one(const cli *c, imgpu_op *op)
     int rc = EXIT_FAIL;
     imgpu_image *in = NULL, *out = NULL;
 
-    if (check_device(c) < 0)
+    /* CUDA's context creation runs on a background thread while the input decodes; an
+     * explicit --device cuda still fails before the decode when there is no GPU. */
+    imgpu_backend_prepare(c->device);
+    if (c->device == IMGPU_DEVICE_CUDA && check_device(c) < 0)
         goto done;
     in = imgpu_image_load(c->pos[0], &c->load);
     if (!in)
@@ -781,7 +785,10 @@ static int cmd_histogram(const cli *c)
     imgpu_device used = IMGPU_DEVICE_CPU;
     int ok = 0;
 
-    if (check_device(c) < 0)
+    /* CUDA's context creation runs on a background thread while the input decodes; an
+     * explicit --device cuda still fails before the decode when there is no GPU. */
+    imgpu_backend_prepare(c->device);
+    if (c->device == IMGPU_DEVICE_CUDA && check_device(c) < 0)
         goto done;
     in = imgpu_image_load(c->pos[0], &c->load);
     if (!in)
@@ -924,6 +931,28 @@ static void print_version(void)
 #endif
 }
 
+/* `imgpu bench` is the separate imgpu-bench program installed beside imgpu (it links CUB and
+ * NPP, which the everyday tool should not load at start-up). */
+static int run_bench(int argc, char **argv)
+{
+    (void)argc; /* argv is NULL-terminated: execv passes it on whole */
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 32);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            strcpy(slash + 1, "imgpu-bench");
+            if (access(self, X_OK) == 0) {
+                argv[1] = self;
+                execv(self, argv + 1);
+            }
+        }
+    }
+    imgpu_error("bench: no imgpu-bench beside this imgpu (it is built only with the CUDA toolkit)");
+    return fail();
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -953,6 +982,8 @@ int main(int argc, char **argv)
         bad("unknown command '%s'", name);
         return usage_exit(NULL);
     }
+    if (!strcmp(name, "bench"))
+        return run_bench(argc, argv);
     if (name[0] == '-') {
         bad("unknown option '%s' (a command comes first)", name);
         return usage_exit(NULL);
@@ -983,5 +1014,7 @@ int main(int argc, char **argv)
         return usage_exit(cmd->name);
 
     imgpu_set_quiet(c.quiet);
-    return cmd->run(&c);
+    int rc = cmd->run(&c);
+    imgpu_backend_shutdown();
+    return rc;
 }
