@@ -5,11 +5,12 @@
 set -euo pipefail
 imgpu=$1; runs=${2:-9}
 dir=$(mktemp -d)
-/usr/bin/env python3 - "$dir/photo4k.png" <<'PY'
+here=$(cd "$(dirname "$0")/.." && pwd)
+python3 - "$here/assets/astronaut.png" "$dir/photo4k.png" <<'PY'
 import sys, cv2
-im = cv2.imread(sys.argv[0] and "assets/astronaut.png", cv2.IMREAD_COLOR)
+im = cv2.imread(sys.argv[1], cv2.IMREAD_COLOR)
 big = cv2.resize(im, (3840, 2160), interpolation=cv2.INTER_CUBIC)
-cv2.imwrite(sys.argv[1], big)
+cv2.imwrite(sys.argv[2], big)
 PY
 for dev in cuda cpu; do
   tot=(); gpu=()
