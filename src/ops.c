@@ -60,34 +60,6 @@ void imgpu_rotate_output_size(int w, int h, const imgpu_rotate_params *p, int *o
     *out_h = oh < 1 ? 1 : oh;
 }
 
-int imgpu_rotate_quarter_turns(double angle)
-{
-    double a = fmod(angle, 360.0);
-    if (a < 0)
-        a += 360.0;
-    if (a == 0.0 || a == 360.0)
-        return 0;
-    if (a == 90.0)
-        return 1;
-    if (a == 180.0)
-        return 2;
-    if (a == 270.0)
-        return 3;
-    return -1;
-}
-
-void imgpu_rotate_background(const imgpu_rotate_params *p, int channels, uint8_t bg[4])
-{
-    memset(bg, 0, 4);
-    if (!p->has_background)
-        return; /* transparent with alpha, black without: all zero either way */
-    switch (channels) {
-    case 1: bg[0] = p->background[0]; break;
-    case 2: bg[0] = p->background[0]; bg[1] = p->background[3]; break;
-    default: memcpy(bg, p->background, (size_t)channels); break;
-    }
-}
-
 static int floor_half(int x) { return x >= 0 ? x / 2 : -((-x + 1) / 2); }
 
 void imgpu_rotate_quarter_offset(int out_w, int out_h, int rw, int rh, int *ox, int *oy)

@@ -85,12 +85,6 @@ imgpu_op imgpu_op_rotate(double angle);
  * degrees give exact sizes (w,h or h,w). */
 void imgpu_rotate_output_size(int w, int h, const imgpu_rotate_params *p, int *out_w, int *out_h);
 
-/* Quarter turns (0..3, counterclockwise) when the angle is an exact multiple of 90 degrees,
- * else -1. Such rotations are exact pixel permutations on every backend. */
-int imgpu_rotate_quarter_turns(double angle);
-/* The background in the image's channel order (gray: R; gray+alpha: R, A; RGB; RGBA):
- * the explicit colour, else transparent where the image has alpha, else black. */
-void imgpu_rotate_background(const imgpu_rotate_params *p, int channels, uint8_t bg[4]);
 /* Where a quarter turn's rw x rh result sits in the out_w x out_h canvas: offsets
  * floor((out_w - rw) / 2), floor((out_h - rh) / 2) (0 when expanding; may be negative with
  * --crop on a non-square image, which then cuts). */

@@ -213,17 +213,12 @@ void imgpu_cpu_rotate_sample(const imgpu_image *in, imgpu_filter filter, float s
     }
 }
 
-/* a / 2 rounded toward minus infinity (C's / truncates toward zero). */
-static int floor_half(int a)
-{
-    return a >= 0 ? a / 2 : -((1 - a) / 2);
-}
-
 static void rotate_quarter(const imgpu_image *in, imgpu_image *out, int q, const uint8_t bg[4])
 {
     const int w = in->width, h = in->height, c = in->channels;
     const int tw = (q & 1) ? h : w, th = (q & 1) ? w : h; /* the turned image */
-    const int ox = floor_half(out->width - tw), oy = floor_half(out->height - th); /* 0 unless crop */
+    int ox, oy; /* 0 unless crop */
+    imgpu_rotate_quarter_offset(out->width, out->height, tw, th, &ox, &oy);
     for (int v = 0; v < out->height; v++) {
         uint8_t *dst = imgpu_image_row(out, v);
         for (int u = 0; u < out->width; u++, dst += c) {
