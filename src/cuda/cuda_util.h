@@ -24,6 +24,10 @@ int imgpu__cuda_fail(cudaError_t e, const char *what);
         }                                                      \
     } while (0)
 
+/* Waits for a probe thread started by imgpu_cuda_prepare (the process must not exit while
+ * that thread is inside the CUDA runtime: exit's teardown would crash it). */
+void imgpu__cuda_join_probe(void);
+
 /* Checks that `bytes` more device memory fit: under the free memory the driver reports and
  * under IMGPU_CUDA_MEM_LIMIT (bytes, or with a K/M/G suffix) when that variable is set, counting
  * what imgpu already holds. 0, or IMGPU_CUDA_OOM with a message. */

@@ -109,6 +109,16 @@ int imgpu_cuda_available(void)
     return s_usable;
 }
 
+void imgpu__cuda_join_probe(void)
+{
+    pthread_mutex_lock(&s_lock);
+    if (s_thread_started) {
+        pthread_join(s_thread, NULL);
+        s_thread_started = 0;
+    }
+    pthread_mutex_unlock(&s_lock);
+}
+
 static size_t parse_bytes(const char *s)
 {
     char *end;

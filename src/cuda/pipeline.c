@@ -114,6 +114,7 @@ fail:
 
 void imgpu_cuda_shutdown(void)
 {
+    imgpu__cuda_join_probe();
     pthread_mutex_lock(&s_lock);
     ctx *c = &s_ctx;
     if (c->ready) {
