@@ -118,10 +118,13 @@ def psnr(a, b, mask=None):
     return float("inf") if mse == 0 else 10.0 * np.log10(255.0 * 255.0 / mse)
 
 
-# The wordings of "there is no GPU to run on" (src/ops.c, the CUDA backend, the CUDA runtime):
-# only these turn a --device cuda failure into a skip; any other failure is a failure.
-NO_GPU = ("no usable GPU", "built without CUDA support", "driver version is insufficient",
-          "no CUDA-capable device")
+# The reasons for "there is no GPU to run on" (src/ops.c, src/cuda/device.c after "no usable
+# GPU: ", the CUDA runtime's strings): only these turn a --device cuda failure into a skip.
+# "no usable GPU" alone is not enough: device.c also prefixes real failures (a failing probe
+# kernel, a build for the wrong architecture) with it, and those must fail. Same list as
+# tests/golden/run_case.sh.
+NO_GPU = ("built without CUDA support", "driver version is insufficient",
+          "no NVIDIA driver is loaded", "no CUDA-capable device", "older than this imgpu's runtime")
 SKIP = 77
 
 

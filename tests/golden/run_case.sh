@@ -9,9 +9,9 @@
 # Exit 1: the operation failed, or the output differs by more than TOL; the actual output
 #         and an amplified difference image (`imgpu compare --diff`) stay in WORKDIR and
 #         their paths are printed.
-# Exit 77 (CTest SKIP_RETURN_CODE): DEVICE is cuda and imgpu said, in so many words, that no
-#         usable GPU is there. Only those messages skip (see NO_GPU below): any other CUDA
-#         failure is a real failure and must not hide as a skip.
+# Exit 77 (CTest SKIP_RETURN_CODE): DEVICE is cuda and imgpu said, in so many words, that this
+#         machine has no GPU it could use. Only those reasons skip (see NO_GPU below): any
+#         other CUDA failure is a real failure and must not hide as a skip.
 set -u
 
 if [ $# -lt 8 ]; then
@@ -21,9 +21,12 @@ fi
 imgpu=$1 device=$2 tol=$3 expected=$4 workdir=$5 name=$6 input=$7 op=$8
 shift 8
 
-# The wordings of "there is no GPU to run on" in src/ops.c and the CUDA backend (the CUDA
-# runtime's own strings for cudaErrorInsufficientDriver and cudaErrorNoDevice included).
-NO_GPU='no usable GPU|built without CUDA support|driver version is insufficient|no CUDA-capable device'
+# The reasons for "there is no GPU to run on", as src/ops.c and src/cuda/device.c word them
+# (after "no usable GPU: "), with the CUDA runtime's own strings for cudaErrorInsufficientDriver
+# and cudaErrorNoDevice. "no usable GPU" alone is not enough: device.c also puts it in front
+# of real failures (a probe kernel that fails, a build for the wrong architecture), and those
+# must fail, not skip.
+NO_GPU='built without CUDA support|driver version is insufficient|no NVIDIA driver is loaded|no CUDA-capable device|older than this imgpu.s runtime'
 
 mkdir -p "$workdir" || exit 1
 actual=$workdir/$name.$device.actual.png
