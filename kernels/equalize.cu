@@ -226,6 +226,8 @@ static __device__ __forceinline__ void eq_hist_chunk(const uint32_t (&u)[4 * C],
             a.add(hist, imgpu__rgb_to_y(IMGPU_CHUNK_BYTE(u, k * C), IMGPU_CHUNK_BYTE(u, k * C + 1),
                                         IMGPU_CHUNK_BYTE(u, k * C + 2)));
         a.finish(hist);
+    } else if constexpr (C == 1) {
+        imgpu__hist_gray_chunk(u, hist);
     } else {
         constexpr int CC = C >= 3 ? 3 : 1;
 #pragma unroll
@@ -265,10 +267,15 @@ equalize_fused_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_
     const size_t nchunks = npix / 16;
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    for (size_t i = first; i < nchunks; i += stride) {
-        uint32_t u[4 * C];
+    for (size_t i = first; i < nchunks; i += 2 * stride) { /* two loads in flight */
+        uint32_t u[4 * C], v[4 * C];
+        const bool second = i + stride < nchunks;
         imgpu__load_chunk<C>(in + i * 16 * C, u);
+        if (second)
+            imgpu__load_chunk<C>(in + (i + stride) * 16 * C, v);
         eq_hist_chunk<C, LUMA>(u, s_hist);
+        if (second)
+            eq_hist_chunk<C, LUMA>(v, s_hist);
     }
     const size_t tail = npix - nchunks * 16;
     if (first < tail) {

@@ -53,10 +53,28 @@ struct imgpu__run_adder {
     __device__ __forceinline__ void finish(uint32_t *hist) { atomicAdd(&hist[prev], cnt); }
 };
 
+/* Gray: a chunk of 16 equal bytes (a flat region; every chunk of a constant image) costs one
+ * atomic; any other chunk 16 plain atomics, with no data-dependent branches per byte. */
+__device__ __forceinline__ void imgpu__hist_gray_chunk(const uint32_t (&u)[4], uint32_t *hist)
+{
+    const uint32_t b0 = u[0] & 0xffu, rep = b0 * 0x01010101u;
+    if (u[0] == rep && u[1] == rep && u[2] == rep && u[3] == rep) {
+        atomicAdd(&hist[b0], 16u);
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < 16; k++)
+        atomicAdd(&hist[IMGPU_CHUNK_BYTE(u, k)], 1u);
+}
+
 /* Histogram a 16-pixel chunk: planes 0..C-1 are the channels, plane C is luma when LUMA. */
 template <int C, bool LUMA, bool MERGE>
 __device__ __forceinline__ void imgpu__hist_chunk(const uint32_t (&u)[4 * C], uint32_t *hist)
 {
+    if constexpr (C == 1 && MERGE) {
+        imgpu__hist_gray_chunk(u, hist);
+        return;
+    }
 #pragma unroll
     for (int ch = 0; ch < C; ch++) {
         imgpu__run_adder<MERGE> a;
@@ -95,10 +113,16 @@ __device__ __forceinline__ void imgpu__hist_range(const uint8_t *img, size_t npi
     const size_t nchunks = npix / 16;
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    for (size_t i = first; i < nchunks; i += stride) {
-        uint32_t u[4 * C];
+    /* two chunks per step: both 16-byte loads are in flight before the first atomic */
+    for (size_t i = first; i < nchunks; i += 2 * stride) {
+        uint32_t u[4 * C], v[4 * C];
+        const bool second = i + stride < nchunks;
         imgpu__load_chunk<C>(img + i * 16 * C, u);
+        if (second)
+            imgpu__load_chunk<C>(img + (i + stride) * 16 * C, v);
         imgpu__hist_chunk<C, LUMA, MERGE>(u, hist);
+        if (second)
+            imgpu__hist_chunk<C, LUMA, MERGE>(v, hist);
     }
     const size_t tail = npix - nchunks * 16; /* < 16 pixels */
     if (first < tail)

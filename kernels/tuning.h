@@ -11,7 +11,7 @@
  * (IMGPU_HIST_BLOCK/32) * planes * 1 KiB must fit in 48 KiB of static shared memory
  * (8 warps * 5 planes = 40 KiB). */
 #define IMGPU_HIST_BLOCK 256
-#define IMGPU_HIST_BLOCKS_PER_SM 4   /* persistent grid: SMs * this many blocks */
+#define IMGPU_HIST_BLOCKS_PER_SM 8   /* persistent grid: SMs * this many blocks (8 x 256 = full occupancy) */
 
 /* Scans (kernels/scan.cu). The equalize CDF is a 256-bin scan done by one block of 256
  * threads, one bin each. The generic block scan accepts 32..1024 threads (powers of two). */
