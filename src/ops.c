@@ -110,7 +110,7 @@ int imgpu_device_resolve(imgpu_device requested, imgpu_device *resolved)
     static int noticed;
     if (!noticed) {
         noticed = 1;
-        imgpu_notice("no usable GPU (%s); running on the CPU", imgpu_error_message());
+        imgpu_notice("%s; running on the CPU", imgpu_error_message());
     }
     imgpu_error_clear();
     *resolved = IMGPU_DEVICE_CPU;
