@@ -218,14 +218,8 @@ extern "C" cudaError_t imgpu_launch_apply_lut(const uint8_t *d_in, uint8_t *d_ou
 template <int C, bool LUMA>
 static __device__ __forceinline__ void eq_hist_chunk(const uint32_t (&u)[4 * C], uint32_t *hist)
 {
-    if (LUMA) {
-        imgpu__run_adder<true> a;
-        a.start(imgpu__rgb_to_y(IMGPU_CHUNK_BYTE(u, 0), IMGPU_CHUNK_BYTE(u, 1), IMGPU_CHUNK_BYTE(u, 2)));
-#pragma unroll
-        for (int k = 1; k < 16; k++)
-            a.add(hist, imgpu__rgb_to_y(IMGPU_CHUNK_BYTE(u, k * C), IMGPU_CHUNK_BYTE(u, k * C + 1),
-                                        IMGPU_CHUNK_BYTE(u, k * C + 2)));
-        a.finish(hist);
+    if constexpr (LUMA) {
+        imgpu__hist_luma_chunk<C, true>(u, hist);
     } else if constexpr (C == 1) {
         imgpu__hist_gray_chunk(u, hist);
     } else {

@@ -67,6 +67,19 @@ __device__ __forceinline__ void imgpu__hist_gray_chunk(const uint32_t (&u)[4], u
         atomicAdd(&hist[IMGPU_CHUNK_BYTE(u, k)], 1u);
 }
 
+/* Histogram of BT.601 Y of a chunk of 16 RGB(A) pixels into hist[0..255]. */
+template <int C, bool MERGE>
+__device__ __forceinline__ void imgpu__hist_luma_chunk(const uint32_t (&u)[4 * C], uint32_t *hist)
+{
+    imgpu__run_adder<MERGE> a;
+    a.start(imgpu__rgb_to_y(IMGPU_CHUNK_BYTE(u, 0), IMGPU_CHUNK_BYTE(u, 1), IMGPU_CHUNK_BYTE(u, 2)));
+#pragma unroll
+    for (int k = 1; k < 16; k++)
+        a.add(hist, imgpu__rgb_to_y(IMGPU_CHUNK_BYTE(u, k * C), IMGPU_CHUNK_BYTE(u, k * C + 1),
+                                    IMGPU_CHUNK_BYTE(u, k * C + 2)));
+    a.finish(hist);
+}
+
 /* Histogram a 16-pixel chunk: planes 0..C-1 are the channels, plane C is luma when LUMA. */
 template <int C, bool LUMA, bool MERGE>
 __device__ __forceinline__ void imgpu__hist_chunk(const uint32_t (&u)[4 * C], uint32_t *hist)
@@ -84,15 +97,8 @@ __device__ __forceinline__ void imgpu__hist_chunk(const uint32_t (&u)[4 * C], ui
             a.add(hist + ch * 256, IMGPU_CHUNK_BYTE(u, k * C + ch));
         a.finish(hist + ch * 256);
     }
-    if (LUMA) {
-        imgpu__run_adder<MERGE> a;
-        a.start(imgpu__rgb_to_y(IMGPU_CHUNK_BYTE(u, 0), IMGPU_CHUNK_BYTE(u, 1), IMGPU_CHUNK_BYTE(u, 2)));
-#pragma unroll
-        for (int k = 1; k < 16; k++)
-            a.add(hist + C * 256, imgpu__rgb_to_y(IMGPU_CHUNK_BYTE(u, k * C), IMGPU_CHUNK_BYTE(u, k * C + 1),
-                                                 IMGPU_CHUNK_BYTE(u, k * C + 2)));
-        a.finish(hist + C * 256);
-    }
+    if (LUMA)
+        imgpu__hist_luma_chunk<C, MERGE>(u, hist + C * 256);
 }
 
 /* One pixel (the tail that does not fill a chunk). */

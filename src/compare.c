@@ -6,16 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-static const char *layout_name(int channels)
-{
-    switch (channels) {
-    case 1: return "gray";
-    case 2: return "gray+alpha";
-    case 3: return "RGB";
-    case 4: return "RGBA";
-    default: return "?";
-    }
-}
 
 int imgpu__compare(const imgpu_image *a, const char *name_a, const imgpu_image *b,
                    const char *name_b, imgpu__compare_result *out)
@@ -25,7 +15,7 @@ int imgpu__compare(const imgpu_image *a, const char *name_a, const imgpu_image *
                            name_a, a->width, a->height, name_b, b->width, b->height);
     if (a->channels != b->channels)
         return imgpu_error("cannot compare '%s' (%s) with '%s' (%s): channels differ",
-                           name_a, layout_name(a->channels), name_b, layout_name(b->channels));
+                           name_a, imgpu_image_layout_name(a->channels), name_b, imgpu_image_layout_name(b->channels));
     if (a->depth != 8 || b->depth != 8)
         return imgpu_error("cannot compare '%s' with '%s': only 8-bit images are supported",
                            name_a, name_b);

@@ -63,6 +63,17 @@ imgpu_image *imgpu_image_copy(const imgpu_image *src)
     return im;
 }
 
+const char *imgpu_image_layout_name(int channels)
+{
+    switch (channels) {
+    case 1: return "gray";
+    case 2: return "gray+alpha";
+    case 3: return "RGB";
+    case 4: return "RGBA";
+    default: return "?";
+    }
+}
+
 void imgpu_image_free(imgpu_image *im)
 {
     if (!im)

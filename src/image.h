@@ -47,6 +47,9 @@ static inline unsigned char *imgpu_image_row(const imgpu_image *im, int y) { ret
 
 /* 1 when the image has an alpha channel (2 or 4 channels). */
 static inline int imgpu_image_has_alpha(const imgpu_image *im) { return im->channels == 2 || im->channels == 4; }
+/* "gray", "gray+alpha", "RGB" or "RGBA" ("?" otherwise). */
+const char *imgpu_image_layout_name(int channels);
+
 /* Number of color (non-alpha) channels: 1 or 3. */
 static inline int imgpu_image_color_channels(const imgpu_image *im) { return im->channels >= 3 ? 3 : 1; }
 

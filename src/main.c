@@ -604,16 +604,6 @@ static int validate(cli *c)
 
 /* ---- shared steps --------------------------------------------------------------------- */
 
-static const char *layout_name(int channels)
-{
-    switch (channels) {
-    case 1: return "gray";
-    case 2: return "gray+alpha";
-    case 3: return "RGB";
-    case 4: return "RGBA";
-    default: return "?";
-    }
-}
 
 /* Resolve --device before reading the input, so `--device cuda` on a machine without a GPU
  * fails at once rather than after decoding a large file. The request itself (not the
@@ -625,18 +615,23 @@ static int check_device(const cli *c)
     return imgpu_device_resolve(c->device, &resolved);
 }
 
+/* Load the input. CUDA's context creation runs on a background thread meanwhile; an
+ * explicit --device cuda still fails before the decode when there is no GPU. */
+static imgpu_image *load_input(const cli *c)
+{
+    imgpu_backend_prepare(c->device);
+    if (c->device == IMGPU_DEVICE_CUDA && check_device(c) < 0)
+        return NULL;
+    return imgpu_image_load(c->pos[0], &c->load);
+}
+
 /* Run one op on the input file and save the result. */
 static int process_one(const cli *c, imgpu_op *op)
 {
     int rc = EXIT_FAIL;
     imgpu_image *in = NULL, *out = NULL;
 
-    /* CUDA's context creation runs on a background thread while the input decodes; an
-     * explicit --device cuda still fails before the decode when there is no GPU. */
-    imgpu_backend_prepare(c->device);
-    if (c->device == IMGPU_DEVICE_CUDA && check_device(c) < 0)
-        goto done;
-    in = imgpu_image_load(c->pos[0], &c->load);
+    in = load_input(c);
     if (!in)
         goto done;
     if (op->kind == IMGPU_OP_ROTATE && op->u.rotate.has_background) {
@@ -726,7 +721,7 @@ static void print_table(const char *path, const imgpu_image *im, const imgpu_his
     hist_column cols[6];
     int n = hist_columns(h, cols);
     printf("%s: %dx%d %s, %" PRIu64 " pixels (computed on the %s)\n\n", path, im->width,
-           im->height, layout_name(im->channels), (uint64_t)im->width * (uint64_t)im->height,
+           im->height, imgpu_image_layout_name(im->channels), (uint64_t)im->width * (uint64_t)im->height,
            used == IMGPU_DEVICE_CUDA ? "GPU" : "CPU");
     printf("%-8s %5s %5s %9s %9s %7s\n", "channel", "min", "max", "mean", "stddev", "median");
     for (int k = 0; k < n; k++) {
@@ -785,12 +780,7 @@ static int cmd_histogram(const cli *c)
     imgpu_device used = IMGPU_DEVICE_CPU;
     int ok = 0;
 
-    /* CUDA's context creation runs on a background thread while the input decodes; an
-     * explicit --device cuda still fails before the decode when there is no GPU. */
-    imgpu_backend_prepare(c->device);
-    if (c->device == IMGPU_DEVICE_CUDA && check_device(c) < 0)
-        goto done;
-    in = imgpu_image_load(c->pos[0], &c->load);
+    in = load_input(c);
     if (!in)
         goto done;
     memset(&h, 0, sizeof h);
@@ -858,7 +848,7 @@ static int cmd_info(const cli *c)
     else
         printf("format:     %s\n", fmt);
     printf("dimensions: %d x %d\n", im->width, im->height);
-    printf("channels:   %d (%s)\n", im->channels, layout_name(im->channels));
+    printf("channels:   %d (%s)\n", im->channels, imgpu_image_layout_name(im->channels));
     printf("bit depth:  %d\n", im->depth);
     printf("file size:  %lld bytes", (long long)st.st_size);
     if (st.st_size >= 1024 * 1024)
