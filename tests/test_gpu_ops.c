@@ -193,6 +193,46 @@ int main(void)
     imgpu_image_free(ref);
     imgpu_image_free(im);
 
+    /* sessions: one upload, several runs on the resident source; two sessions interleaved */
+    {
+        imgpu_image *a = make(640, 480, 3, SMOOTH, 5), *b = make(451, 300, 1, NOISE, 6);
+        imgpu_cuda_session *s1 = imgpu_cuda_session_new(), *s2 = imgpu_cuda_session_new();
+        CHECK(s1 && s2);
+        imgpu_op eq = imgpu_op_equalize(IMGPU_MODE_LUMINANCE), rot = imgpu_op_rotate(30);
+        CHECK(imgpu_cuda_session_upload(s1, a) == 0);
+        CHECK(imgpu_cuda_session_upload(s2, b) == 0);
+        for (int round = 0; round < 2; round++) {
+            const imgpu_op *op = round ? &rot : &eq;
+            const unsigned char *d = NULL;
+            int w = 0, h = 0, c = 0;
+            imgpu_image *g1 = NULL, *g2 = NULL;
+            CHECK(imgpu_cuda_session_run(s1, op, 1, &d, &w, &h, &c) == 0 && d != NULL);
+            CHECK(imgpu_cuda_session_run(s2, op, 1, NULL, NULL, NULL, NULL) == 0);
+            CHECK(imgpu_cuda_session_download(s2, &g2) == 0);
+            CHECK(imgpu_cuda_session_download(s1, &g1) == 0);
+            imgpu_image *r1 = imgpu_pipeline_run(a, op, 1, IMGPU_DEVICE_CPU, NULL);
+            imgpu_image *r2 = imgpu_pipeline_run(b, op, 1, IMGPU_DEVICE_CPU, NULL);
+            CHECKF(r1 && w == r1->width && h == r1->height && c == 3, "session result shape, round %d", round);
+            CHECKF(max_diff(g1, r1, NULL) == (round ? max_diff(g1, r1, NULL) : 0) && max_diff(g1, r1, NULL) >= 0 &&
+                       max_diff(g1, r1, NULL) <= (round ? 1 : 0), "session 1 round %d", round);
+            CHECKF(max_diff(g2, r2, NULL) >= 0 && max_diff(g2, r2, NULL) <= (round ? 1 : 0), "session 2 round %d", round);
+            imgpu_image_free(g1);
+            imgpu_image_free(g2);
+            imgpu_image_free(r1);
+            imgpu_image_free(r2);
+        }
+        /* n == 0 gives the source back */
+        imgpu_image *same = NULL;
+        CHECK(imgpu_cuda_session_run(s1, NULL, 0, NULL, NULL, NULL, NULL) == 0);
+        CHECK(imgpu_cuda_session_download(s1, &same) == 0);
+        CHECK(max_diff(same, a, NULL) == 0);
+        imgpu_image_free(same);
+        imgpu_cuda_session_free(s1);
+        imgpu_cuda_session_free(s2);
+        imgpu_image_free(a);
+        imgpu_image_free(b);
+    }
+
     imgpu_cuda_shutdown();
     TEST_MAIN_END();
 }

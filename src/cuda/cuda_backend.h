@@ -6,6 +6,8 @@
 #ifndef IMGPU_CUDA_BACKEND_H
 #define IMGPU_CUDA_BACKEND_H
 
+#include <cuda_runtime_api.h>
+
 #include "../image.h"
 #include "../ops.h"
 
@@ -25,6 +27,25 @@ void imgpu_cuda_shutdown(void);
 
 int imgpu_cuda_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int n, imgpu_image **out);
 int imgpu_cuda_histogram(const imgpu_image *in, imgpu_histogram *out);
+
+/* Sessions: a stream, pinned staging and device buffers of one's own, for front ends that
+ * keep images on the GPU (the viewer re-runs ops on a resident source every frame; batch mode
+ * alternates two sessions so that one uploads while the other computes). Not thread-safe:
+ * one thread per session. Every call returns 0, -1 or IMGPU_CUDA_OOM with a message.
+ *  - upload: copies `in` into pinned staging (after the session's earlier work finished) and
+ *    enqueues the host-to-device copy; returns without waiting for it.
+ *  - run: enqueues ops[0..n) on the uploaded source (which stays intact, so runs can repeat);
+ *    *d_out (device memory owned by the session, valid until its next run or upload) and the
+ *    shape of the result. n == 0 gives the source itself.
+ *  - download: the last result into a new host image; waits for the stream. */
+typedef struct imgpu_cuda_session imgpu_cuda_session;
+imgpu_cuda_session *imgpu_cuda_session_new(void);
+void imgpu_cuda_session_free(imgpu_cuda_session *s);
+cudaStream_t imgpu_cuda_session_stream(const imgpu_cuda_session *s);
+int imgpu_cuda_session_upload(imgpu_cuda_session *s, const imgpu_image *in);
+int imgpu_cuda_session_run(imgpu_cuda_session *s, const imgpu_op *ops, int n, const unsigned char **d_out,
+                           int *w, int *h, int *channels);
+int imgpu_cuda_session_download(imgpu_cuda_session *s, imgpu_image **out);
 
 #ifdef __cplusplus
 }

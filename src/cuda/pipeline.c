@@ -26,21 +26,28 @@
 #define HIST_WORDS (5 * 256)     /* the most planes a histogram has: RGBA + luma */
 #define FUSED_WORDS (2 * 3 * 256) /* fused equalize: 2 parities x up to 3 planes */
 
-typedef struct ctx {
+struct imgpu_cuda_session {
     int ready;
     cudaStream_t stream;
-    unsigned char *h_pinned;
+    unsigned char *h_pinned;  /* staging for uploads and downloads */
     size_t pinned_bytes;
-    unsigned char *d_buf[2];
+    unsigned char *d_src;     /* the uploaded source: ops read it, never write it */
+    size_t src_bytes;
+    unsigned char *d_buf[2];  /* ping-pong for the ops' results */
     size_t buf_bytes;
     uint32_t *d_hist;   /* HIST_WORDS */
     uint32_t *d_fused;  /* FUSED_WORDS, zeroed once; see imgpu_launch_equalize_fused */
     uint8_t *d_lut;     /* 3 * 256 + 1 (the constant flag) */
     int parity;
     imgpu__cuda_tex tex;
-    size_t held;        /* device bytes imgpu holds, for the budget */
-} ctx;
+    size_t held;        /* device bytes this session holds, for the budget */
+    int src_w, src_h, src_c;         /* shape of d_src */
+    const unsigned char *d_result;   /* the last run's result (d_src, d_buf[0] or d_buf[1]) */
+    int res_w, res_h, res_c;
+};
+typedef struct imgpu_cuda_session ctx;
 
+/* The session behind the one-call API (imgpu_cuda_pipeline_run, imgpu_cuda_histogram). */
 static ctx s_ctx;
 static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -77,58 +84,82 @@ fail:
     return rc;
 }
 
-/* Grow the two device buffers to `bytes` each and the pinned staging to `pinned` bytes. */
-static int ctx_reserve(ctx *c, size_t bytes, size_t pinned)
+/* Grow a device buffer to at least `need` bytes (contents not kept). */
+static int grow_device(ctx *c, unsigned char **p, size_t *have, size_t need)
 {
     int rc = 0;
-    if (bytes > c->buf_bytes) {
-        IMGPU_CUDA_TRY(cudaStreamSynchronize(c->stream));
-        cudaFree(c->d_buf[0]);
-        cudaFree(c->d_buf[1]);
-        c->d_buf[0] = c->d_buf[1] = NULL;
-        c->held -= 2 * c->buf_bytes;
-        c->buf_bytes = 0;
-        if ((rc = imgpu__cuda_reserve(2 * bytes, c->held)) != 0)
-            return rc;
-        IMGPU_CUDA_TRY(cudaMalloc((void **)&c->d_buf[0], bytes));
-        IMGPU_CUDA_TRY(cudaMalloc((void **)&c->d_buf[1], bytes));
-        c->buf_bytes = bytes;
-        c->held += 2 * bytes;
-    }
-    if (pinned > c->pinned_bytes) {
-        IMGPU_CUDA_TRY(cudaStreamSynchronize(c->stream));
-        cudaFreeHost(c->h_pinned);
-        c->h_pinned = NULL;
-        c->pinned_bytes = 0;
-        IMGPU_CUDA_TRY(cudaMallocHost((void **)&c->h_pinned, pinned));
-        c->pinned_bytes = pinned;
-    }
+    if (need <= *have)
+        return 0;
+    IMGPU_CUDA_TRY(cudaStreamSynchronize(c->stream)); /* queued work may still use it */
+    cudaFree(*p);
+    *p = NULL;
+    c->held -= *have;
+    *have = 0;
+    if ((rc = imgpu__cuda_reserve(need, c->held)) != 0)
+        return rc;
+    IMGPU_CUDA_TRY(cudaMalloc((void **)p, need));
+    *have = need;
+    c->held += need;
     return 0;
 fail:
-    if (c->d_buf[0] && !c->d_buf[1]) { /* half-grown: drop both, keep the books right */
-        cudaFree(c->d_buf[0]);
-        c->d_buf[0] = NULL;
-    }
     return rc;
+}
+
+/* Grow the two ping-pong buffers to `bytes` each. */
+static int grow_buffers(ctx *c, size_t bytes)
+{
+    int rc = 0;
+    if (bytes <= c->buf_bytes)
+        return 0;
+    size_t have0 = c->buf_bytes, have1 = c->buf_bytes;
+    if ((rc = grow_device(c, &c->d_buf[0], &have0, bytes)) != 0 ||
+        (rc = grow_device(c, &c->d_buf[1], &have1, bytes)) != 0) {
+        /* keep the books right: both buffers at the smaller of the two sizes */
+        c->buf_bytes = have0 < have1 ? have0 : have1;
+        return rc;
+    }
+    c->buf_bytes = bytes;
+    return 0;
+}
+
+static int grow_pinned(ctx *c, size_t need)
+{
+    int rc = 0;
+    if (need <= c->pinned_bytes)
+        return 0;
+    IMGPU_CUDA_TRY(cudaStreamSynchronize(c->stream));
+    cudaFreeHost(c->h_pinned);
+    c->h_pinned = NULL;
+    c->pinned_bytes = 0;
+    IMGPU_CUDA_TRY(cudaMallocHost((void **)&c->h_pinned, need));
+    c->pinned_bytes = need;
+    return 0;
+fail:
+    return rc;
+}
+
+static void session_release(ctx *c)
+{
+    if (!c->ready)
+        return;
+    cudaStreamSynchronize(c->stream);
+    imgpu__cuda_tex_destroy(&c->tex, &c->held);
+    cudaFree(c->d_src);
+    cudaFree(c->d_buf[0]);
+    cudaFree(c->d_buf[1]);
+    cudaFree(c->d_hist);
+    cudaFree(c->d_fused);
+    cudaFree(c->d_lut);
+    cudaFreeHost(c->h_pinned);
+    cudaStreamDestroy(c->stream);
+    memset(c, 0, sizeof *c);
 }
 
 void imgpu_cuda_shutdown(void)
 {
     imgpu__cuda_join_probe();
     pthread_mutex_lock(&s_lock);
-    ctx *c = &s_ctx;
-    if (c->ready) {
-        cudaStreamSynchronize(c->stream);
-        imgpu__cuda_tex_destroy(&c->tex, &c->held);
-        cudaFree(c->d_buf[0]);
-        cudaFree(c->d_buf[1]);
-        cudaFree(c->d_hist);
-        cudaFree(c->d_fused);
-        cudaFree(c->d_lut);
-        cudaFreeHost(c->h_pinned);
-        cudaStreamDestroy(c->stream);
-        memset(c, 0, sizeof *c);
-    }
+    session_release(&s_ctx);
     pthread_mutex_unlock(&s_lock);
 }
 
@@ -147,14 +178,26 @@ static shape op_output(shape in, const imgpu_op *op)
     return out;
 }
 
-/* Stage a host image into pinned memory and upload it to d_dst. */
-static int upload(ctx *c, const imgpu_image *in, unsigned char *d_dst)
+/* Stage a host image into pinned memory and upload it into the session's source buffer. */
+static int upload(ctx *c, const imgpu_image *in)
 {
     int rc = 0;
-    const size_t row = (size_t)in->width * in->channels;
+    const size_t row = (size_t)in->width * in->channels, bytes = row * in->height;
+    /* pad so every 16-pixel chunk's 16-byte loads stay inside the allocation */
+    if ((rc = ctx_init(c)) != 0 || (rc = grow_device(c, &c->d_src, &c->src_bytes, bytes + 64)) != 0 ||
+        (rc = grow_pinned(c, bytes > HIST_WORDS * 4 ? bytes : HIST_WORDS * 4)) != 0)
+        return rc;
+    IMGPU_CUDA_TRY(cudaStreamSynchronize(c->stream)); /* the staging may still feed a download */
     for (int y = 0; y < in->height; y++)
         memcpy(c->h_pinned + (size_t)y * row, imgpu_image_row(in, y), row);
-    IMGPU_CUDA_TRY(cudaMemcpyAsync(d_dst, c->h_pinned, row * in->height, cudaMemcpyHostToDevice, c->stream));
+    IMGPU_CUDA_TRY(cudaMemcpyAsync(c->d_src, c->h_pinned, bytes, cudaMemcpyHostToDevice, c->stream));
+    c->src_w = in->width;
+    c->src_h = in->height;
+    c->src_c = in->channels;
+    c->d_result = c->d_src;
+    c->res_w = in->width;
+    c->res_h = in->height;
+    c->res_c = in->channels;
     return 0;
 fail:
     return rc;
@@ -207,12 +250,14 @@ fail:
     return rc;
 }
 
-static int pipeline_locked(ctx *c, const imgpu_image *in, const imgpu_op *ops, int n, imgpu_image **out)
+/* Enqueue ops[0..n) on the uploaded source; the result stays on the device. */
+static int run_ops(ctx *c, const imgpu_op *ops, int n)
 {
     int rc = 0;
-    imgpu_image *res = NULL;
-    shape s = {in->width, in->height, in->channels};
-    size_t most = shape_bytes(s);
+    if (!c->ready || !c->d_src)
+        return imgpu_error("CUDA session: run before any upload");
+    shape s = {c->src_w, c->src_h, c->src_c};
+    size_t most = 0;
     for (int i = 0; i < n; i++) {
         s = op_output(s, &ops[i]);
         if ((uint64_t)s.w * s.h > ((uint64_t)1 << 31)) {
@@ -222,41 +267,59 @@ static int pipeline_locked(ctx *c, const imgpu_image *in, const imgpu_op *ops, i
         if (shape_bytes(s) > most)
             most = shape_bytes(s);
     }
-    const shape final = s;
-    /* pad so every 16-pixel chunk's 16-byte loads stay in bounds of the allocation */
-    if ((rc = ctx_init(c)) != 0 || (rc = ctx_reserve(c, most + 64, most)) != 0)
+    if (n > 0 && (rc = grow_buffers(c, most + 64)) != 0)
         return rc;
-    if (!(res = imgpu_image_new(final.w, final.h, final.c, 8)))
-        return -1;
-
-    double t0 = now_ms();
-    int cur = 0;
-    if ((rc = upload(c, in, c->d_buf[0])) != 0)
-        goto fail;
-    s = (shape){in->width, in->height, in->channels};
+    const unsigned char *src = c->d_src;
+    s = (shape){c->src_w, c->src_h, c->src_c};
     for (int i = 0; i < n; i++) {
         shape o = op_output(s, &ops[i]);
-        unsigned char *src = c->d_buf[cur], *dst = c->d_buf[cur ^ 1];
+        unsigned char *dst = c->d_buf[i & 1];
         switch (ops[i].kind) {
         case IMGPU_OP_EQUALIZE: rc = run_equalize(c, src, dst, s, &ops[i].u.equalize); break;
         case IMGPU_OP_ROTATE: rc = run_rotate(c, src, dst, s, o, &ops[i].u.rotate); break;
         default: rc = imgpu_error("unknown operation %d", (int)ops[i].kind); break;
         }
         if (rc)
-            goto fail;
-        cur ^= 1;
+            return rc;
+        src = dst;
         s = o;
     }
-    IMGPU_CUDA_TRY(cudaMemcpyAsync(c->h_pinned, c->d_buf[cur], shape_bytes(final), cudaMemcpyDeviceToHost, c->stream));
+    c->d_result = src;
+    c->res_w = s.w;
+    c->res_h = s.h;
+    c->res_c = s.c;
+    return 0;
+}
+
+/* Download the last result into a new image (waits for the stream). */
+static int download(ctx *c, imgpu_image **out)
+{
+    int rc = 0;
+    const shape final = {c->res_w, c->res_h, c->res_c};
+    imgpu_image *res = NULL;
+    if ((rc = grow_pinned(c, shape_bytes(final))) != 0)
+        return rc;
+    if (!(res = imgpu_image_new(final.w, final.h, final.c, 8)))
+        return -1;
+    IMGPU_CUDA_TRY(cudaMemcpyAsync(c->h_pinned, c->d_result, shape_bytes(final), cudaMemcpyDeviceToHost, c->stream));
     IMGPU_CUDA_TRY(cudaStreamSynchronize(c->stream));
     memcpy(res->data, c->h_pinned, shape_bytes(final));
-    if (getenv("IMGPU_STATS"))
-        fprintf(stderr, "imgpu: gpu part (stage, upload, %d op(s), download): %.3f ms\n", n, now_ms() - t0);
     *out = res;
     return 0;
 fail:
     imgpu_image_free(res);
     return rc;
+}
+
+static int pipeline_locked(ctx *c, const imgpu_image *in, const imgpu_op *ops, int n, imgpu_image **out)
+{
+    int rc;
+    double t0 = now_ms();
+    if ((rc = upload(c, in)) != 0 || (rc = run_ops(c, ops, n)) != 0 || (rc = download(c, out)) != 0)
+        return rc;
+    if (getenv("IMGPU_STATS"))
+        fprintf(stderr, "imgpu: gpu part (stage, upload, %d op(s), download): %.3f ms\n", n, now_ms() - t0);
+    return 0;
 }
 
 int imgpu_cuda_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int n, imgpu_image **out)
@@ -272,16 +335,11 @@ int imgpu_cuda_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int n, i
 static int histogram_locked(ctx *c, const imgpu_image *in, imgpu_histogram *out)
 {
     int rc = 0;
-    const size_t bytes = (size_t)in->width * in->height * in->channels;
     const int planes = imgpu_hist_planes(in->channels, 1);
-    /* the pinned staging also receives the histogram: at least HIST_WORDS words */
-    const size_t pinned = bytes > HIST_WORDS * 4 ? bytes : HIST_WORDS * 4;
-    if ((rc = ctx_init(c)) != 0 || (rc = ctx_reserve(c, bytes + 64, pinned)) != 0)
-        return rc;
-    if ((rc = upload(c, in, c->d_buf[0])) != 0)
+    if ((rc = upload(c, in)) != 0) /* the pinned staging is >= HIST_WORDS words: it takes the bins back */
         return rc;
     IMGPU_CUDA_TRY(cudaMemsetAsync(c->d_hist, 0, (size_t)planes * 256 * 4, c->stream));
-    IMGPU_CUDA_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, c->d_buf[0], (size_t)in->width * in->height,
+    IMGPU_CUDA_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, c->d_src, (size_t)in->width * in->height,
                                           in->channels, 1, c->d_hist, 0, c->stream));
     IMGPU_CUDA_TRY(cudaMemcpyAsync(c->h_pinned, c->d_hist, (size_t)planes * 256 * 4, cudaMemcpyDeviceToHost, c->stream));
     IMGPU_CUDA_TRY(cudaStreamSynchronize(c->stream));
@@ -307,3 +365,55 @@ int imgpu_cuda_histogram(const imgpu_image *in, imgpu_histogram *out)
     pthread_mutex_unlock(&s_lock);
     return rc;
 }
+
+/* ---- sessions: device-resident images for the viewer and batch mode ------------------------ */
+
+imgpu_cuda_session *imgpu_cuda_session_new(void)
+{
+    ctx *c = calloc(1, sizeof *c);
+    if (!c) {
+        imgpu_error("out of memory");
+        return NULL;
+    }
+    if (ctx_init(c) != 0) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void imgpu_cuda_session_free(imgpu_cuda_session *s)
+{
+    if (!s)
+        return;
+    session_release(s);
+    free(s);
+}
+
+cudaStream_t imgpu_cuda_session_stream(const imgpu_cuda_session *s) { return s->stream; }
+
+int imgpu_cuda_session_upload(imgpu_cuda_session *s, const imgpu_image *in)
+{
+    if (in->depth != 8)
+        return imgpu_error("the CUDA backend handles 8-bit images only");
+    return upload(s, in);
+}
+
+int imgpu_cuda_session_run(imgpu_cuda_session *s, const imgpu_op *ops, int n, const unsigned char **d_out,
+                           int *w, int *h, int *channels)
+{
+    int rc = run_ops(s, ops, n);
+    if (rc)
+        return rc;
+    if (d_out)
+        *d_out = s->d_result;
+    if (w)
+        *w = s->res_w;
+    if (h)
+        *h = s->res_h;
+    if (channels)
+        *channels = s->res_c;
+    return 0;
+}
+
+int imgpu_cuda_session_download(imgpu_cuda_session *s, imgpu_image **out) { return download(s, out); }
