@@ -213,8 +213,8 @@ int main(void)
             imgpu_image *r1 = imgpu_pipeline_run(a, op, 1, IMGPU_DEVICE_CPU, NULL);
             imgpu_image *r2 = imgpu_pipeline_run(b, op, 1, IMGPU_DEVICE_CPU, NULL);
             CHECKF(r1 && w == r1->width && h == r1->height && c == 3, "session result shape, round %d", round);
-            CHECKF(max_diff(g1, r1, NULL) == (round ? max_diff(g1, r1, NULL) : 0) && max_diff(g1, r1, NULL) >= 0 &&
-                       max_diff(g1, r1, NULL) <= (round ? 1 : 0), "session 1 round %d", round);
+            /* equalize exact; bilinear rotation within 1 level */
+            CHECKF(max_diff(g1, r1, NULL) >= 0 && max_diff(g1, r1, NULL) <= (round ? 1 : 0), "session 1 round %d", round);
             CHECKF(max_diff(g2, r2, NULL) >= 0 && max_diff(g2, r2, NULL) <= (round ? 1 : 0), "session 2 round %d", round);
             imgpu_image_free(g1);
             imgpu_image_free(g2);
