@@ -214,25 +214,20 @@ extern "C" cudaError_t imgpu_launch_apply_lut(const uint8_t *d_in, uint8_t *d_ou
 
 /* ---- fused: one cooperative launch ---------------------------------------------------------- */
 
-/* The histogram an equalize needs: Y only (luminance) or the color channels (alpha skipped). */
-template <int C, bool LUMA>
+/* Per-channel equalize of 2- to 4-channel images: the color channels (alpha skipped) into a
+ * block-private histogram (gray and luma use the lane-private one, hist.cuh). */
+template <int C>
 static __device__ __forceinline__ void eq_hist_chunk(const uint32_t (&u)[4 * C], uint32_t *hist)
 {
-    if constexpr (LUMA) {
-        imgpu__hist_luma_chunk<C, true>(u, hist);
-    } else if constexpr (C == 1) {
-        imgpu__hist_gray_chunk(u, hist);
-    } else {
-        constexpr int CC = C >= 3 ? 3 : 1;
+    constexpr int CC = C >= 3 ? 3 : 1;
 #pragma unroll
-        for (int ch = 0; ch < CC; ch++) {
-            imgpu__run_adder<true> a;
-            a.start(IMGPU_CHUNK_BYTE(u, ch));
+    for (int ch = 0; ch < CC; ch++) {
+        imgpu__run_adder<true> a;
+        a.start(IMGPU_CHUNK_BYTE(u, ch));
 #pragma unroll
-            for (int k = 1; k < 16; k++)
-                a.add(hist + ch * 256, IMGPU_CHUNK_BYTE(u, k * C + ch));
-            a.finish(hist + ch * 256);
-        }
+        for (int k = 1; k < 16; k++)
+            a.add(hist + ch * 256, IMGPU_CHUNK_BYTE(u, k * C + ch));
+        a.finish(hist + ch * 256);
     }
 }
 
@@ -241,7 +236,9 @@ static __global__ void __launch_bounds__(IMGPU_CDF_BINS)
 equalize_fused_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_hist2, int parity)
 {
     constexpr int P = lut_planes(C, LUMA);
-    __shared__ uint32_t s_hist[P * 256];
+    /* one plane from gray or luma: lane-private sub-histograms (hist.cuh), else block-private */
+    constexpr bool LANES = C == 1 || LUMA;
+    __shared__ uint32_t s_hist[LANES ? 256 * 32 : P * 256];
     __shared__ uint32_t s_scan[2 * IMGPU_CDF_BINS];
     __shared__ uint8_t s_lut[P * 256 + 1]; /* + the constant-image flag of plane 0 */
     __shared__ int s_i0;
@@ -249,8 +246,9 @@ equalize_fused_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_
      * other half: runs of different modes then never see each other's stale counts. */
     uint32_t *g_hist = g_hist2 + parity * 3 * 256;
     uint32_t *g_next = g_hist2 + (parity ^ 1) * 3 * 256;
+    const uint32_t lane = threadIdx.x & 31u;
 
-    for (int i = threadIdx.x; i < P * 256; i += blockDim.x)
+    for (int i = threadIdx.x; i < (LANES ? 256 * 32 : P * 256); i += blockDim.x)
         s_hist[i] = 0;
     if (blockIdx.x == 0) /* the previous run used g_next and has finished (stream order) */
         for (int i = threadIdx.x; i < 3 * 256; i += blockDim.x)
@@ -267,23 +265,37 @@ equalize_fused_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_
         imgpu__load_chunk<C>(in + i * 16 * C, u);
         if (second)
             imgpu__load_chunk<C>(in + (i + stride) * 16 * C, v);
-        eq_hist_chunk<C, LUMA>(u, s_hist);
-        if (second)
-            eq_hist_chunk<C, LUMA>(v, s_hist);
+        if constexpr (LUMA) {
+            imgpu__hist_lanes_luma<C>(u, s_hist, lane);
+            if (second)
+                imgpu__hist_lanes_luma<C>(v, s_hist, lane);
+        } else if constexpr (C == 1) {
+            imgpu__hist_lanes_gray<1>(u, s_hist, lane);
+            if (second)
+                imgpu__hist_lanes_gray<1>(v, s_hist, lane);
+        } else {
+            eq_hist_chunk<C>(u, s_hist);
+            if (second)
+                eq_hist_chunk<C>(v, s_hist);
+        }
     }
     const size_t tail = npix - nchunks * 16;
     if (first < tail) {
         const uint8_t *p = in + (nchunks * 16 + first) * C;
         if (LUMA)
-            atomicAdd(&s_hist[imgpu__rgb_to_y(p[0], p[1], p[2])], 1u);
+            atomicAdd(&s_hist[IMGPU_LANE_SLOT(imgpu__rgb_to_y(p[0], p[1], p[2]), lane)], 1u);
+        else if (C == 1)
+            atomicAdd(&s_hist[IMGPU_LANE_SLOT(p[0], lane)], 1u);
         else
             for (int ch = 0; ch < (C >= 3 ? 3 : 1); ch++)
                 atomicAdd(&s_hist[ch * 256 + p[ch]], 1u);
     }
     __syncthreads();
-    for (int b = threadIdx.x; b < P * 256; b += blockDim.x)
-        if (s_hist[b])
-            atomicAdd(&g_hist[b], s_hist[b]);
+    for (int b = threadIdx.x; b < P * 256; b += blockDim.x) {
+        const uint32_t n = LANES ? imgpu__lanes_sum(s_hist, b) : s_hist[b];
+        if (n)
+            atomicAdd(&g_hist[b], n);
+    }
 
     /* 2. every block waits for every other block's merge */
     cg::this_grid().sync();

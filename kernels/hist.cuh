@@ -67,6 +67,47 @@ __device__ __forceinline__ void imgpu__hist_gray_chunk(const uint32_t (&u)[4], u
         atomicAdd(&hist[IMGPU_CHUNK_BYTE(u, k)], 1u);
 }
 
+/* Lane-private sub-histograms (one 256-bin plane): lane l counts bin b at s[b * 32 + l], so the
+ * 32 lanes of a warp always hit 32 different banks and never the same address, whatever the
+ * data: on photos, where neighbouring lanes see similar values, the block-shared histogram
+ * serializes on bank and address conflicts instead. 32 KiB of shared memory per plane. */
+#define IMGPU_LANE_SLOT(bin, lane) ((bin) * 32u + (lane))
+
+template <int C>
+__device__ __forceinline__ void imgpu__hist_lanes_gray(const uint32_t (&u)[4 * C], uint32_t *s, uint32_t lane)
+{
+    static_assert(C == 1, "lane-private histograms are for one plane");
+    const uint32_t b0 = u[0] & 0xffu, rep = b0 * 0x01010101u;
+    if (u[0] == rep && u[1] == rep && u[2] == rep && u[3] == rep) {
+        atomicAdd(&s[IMGPU_LANE_SLOT(b0, lane)], 16u);
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < 16; k++)
+        atomicAdd(&s[IMGPU_LANE_SLOT(IMGPU_CHUNK_BYTE(u, k), lane)], 1u);
+}
+
+/* Y of 16 RGB(A) pixels into lane-private sub-histograms. */
+template <int C>
+__device__ __forceinline__ void imgpu__hist_lanes_luma(const uint32_t (&u)[4 * C], uint32_t *s, uint32_t lane)
+{
+#pragma unroll
+    for (int k = 0; k < 16; k++)
+        atomicAdd(&s[IMGPU_LANE_SLOT(imgpu__rgb_to_y(IMGPU_CHUNK_BYTE(u, k * C), IMGPU_CHUNK_BYTE(u, k * C + 1),
+                                                     IMGPU_CHUNK_BYTE(u, k * C + 2)), lane)], 1u);
+}
+
+/* Sum of bin b over the 32 lane copies; the start is rotated by b so that the threads of a
+ * warp (consecutive b) read 32 different banks at every step. */
+__device__ __forceinline__ uint32_t imgpu__lanes_sum(const uint32_t *s, uint32_t b)
+{
+    uint32_t sum = 0;
+#pragma unroll 8
+    for (uint32_t l = 0; l < 32; l++)
+        sum += s[IMGPU_LANE_SLOT(b, (l + b) & 31u)];
+    return sum;
+}
+
 /* Histogram of BT.601 Y of a chunk of 16 RGB(A) pixels into hist[0..255]. */
 template <int C, bool MERGE>
 __device__ __forceinline__ void imgpu__hist_luma_chunk(const uint32_t (&u)[4 * C], uint32_t *hist)
@@ -86,19 +127,19 @@ __device__ __forceinline__ void imgpu__hist_chunk(const uint32_t (&u)[4 * C], ui
 {
     if constexpr (C == 1 && MERGE) {
         imgpu__hist_gray_chunk(u, hist);
-        return;
-    }
+    } else {
 #pragma unroll
-    for (int ch = 0; ch < C; ch++) {
-        imgpu__run_adder<MERGE> a;
-        a.start(IMGPU_CHUNK_BYTE(u, ch));
+        for (int ch = 0; ch < C; ch++) {
+            imgpu__run_adder<MERGE> a;
+            a.start(IMGPU_CHUNK_BYTE(u, ch));
 #pragma unroll
-        for (int k = 1; k < 16; k++)
-            a.add(hist + ch * 256, IMGPU_CHUNK_BYTE(u, k * C + ch));
-        a.finish(hist + ch * 256);
+            for (int k = 1; k < 16; k++)
+                a.add(hist + ch * 256, IMGPU_CHUNK_BYTE(u, k * C + ch));
+            a.finish(hist + ch * 256);
+        }
+        if (LUMA)
+            imgpu__hist_luma_chunk<C, MERGE>(u, hist + C * 256);
     }
-    if (LUMA)
-        imgpu__hist_luma_chunk<C, MERGE>(u, hist + C * 256);
 }
 
 /* One pixel (the tail that does not fill a chunk). */

@@ -16,6 +16,7 @@ extern "C" const char *imgpu_hist_variant_name(imgpu_hist_variant v)
     case IMGPU_HIST_GLOBAL_ATOMICS: return "global-atomics";
     case IMGPU_HIST_BLOCK_PRIVATE: return "block-private";
     case IMGPU_HIST_WARP_PRIVATE: return "warp-private";
+    case IMGPU_HIST_LANE_PRIVATE: return "lane-private";
     default: return "?";
     }
 }
@@ -54,6 +55,39 @@ hist_private_kernel(const uint8_t *img, size_t npix, uint32_t *g_hist)
     }
 }
 
+/* gray only: 256 bins x 32 lane copies = 32 KiB of shared memory */
+static __global__ void __launch_bounds__(IMGPU_HIST_BLOCK)
+hist_lane_kernel(const uint8_t *img, size_t npix, uint32_t *g_hist)
+{
+    __shared__ uint32_t s_hist[256 * 32];
+    for (int i = threadIdx.x; i < 256 * 32; i += blockDim.x)
+        s_hist[i] = 0;
+    __syncthreads();
+    const uint32_t lane = threadIdx.x & 31u;
+    const size_t nchunks = npix / 16;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (size_t i = first; i < nchunks; i += 2 * stride) { /* two 16-byte loads in flight */
+        uint32_t u[4], v[4];
+        const bool second = i + stride < nchunks;
+        imgpu__load_chunk<1>(img + i * 16, u);
+        if (second)
+            imgpu__load_chunk<1>(img + (i + stride) * 16, v);
+        imgpu__hist_lanes_gray<1>(u, s_hist, lane);
+        if (second)
+            imgpu__hist_lanes_gray<1>(v, s_hist, lane);
+    }
+    const size_t tail = npix - nchunks * 16;
+    if (first < tail)
+        atomicAdd(&s_hist[IMGPU_LANE_SLOT(img[nchunks * 16 + first], lane)], 1u);
+    __syncthreads();
+    for (uint32_t b = threadIdx.x; b < 256; b += blockDim.x) {
+        uint32_t sum = imgpu__lanes_sum(s_hist, b);
+        if (sum)
+            atomicAdd(&g_hist[b], sum);
+    }
+}
+
 static int default_grid(void)
 {
     int dev = 0, sms = 0;
@@ -77,6 +111,13 @@ static void launch_hist(imgpu_hist_variant v, const uint8_t *img, size_t npix, u
         break;
     case IMGPU_HIST_WARP_PRIVATE:
         hist_private_kernel<C, LUMA, IMGPU_HIST_BLOCK / 32><<<grid, IMGPU_HIST_BLOCK, 0, s>>>(img, npix, hist);
+        break;
+    case IMGPU_HIST_LANE_PRIVATE:
+        if (C == 1) {
+            hist_lane_kernel<<<grid, IMGPU_HIST_BLOCK, 0, s>>>(img, npix, hist);
+            break;
+        }
+        hist_private_kernel<C, LUMA, 1><<<grid, IMGPU_HIST_BLOCK, 0, s>>>(img, npix, hist);
         break;
     default:
         hist_private_kernel<C, LUMA, 1><<<grid, IMGPU_HIST_BLOCK, 0, s>>>(img, npix, hist);

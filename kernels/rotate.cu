@@ -12,7 +12,7 @@
  *  - bilinear: one hardware-filtered fetch (weights with 8 fractional bits; the CPU models it).
  *  - bicubic: Keys a = -0.75 (OpenCV INTER_CUBIC) from 16 point fetches; its negative lobes
  *    rule out the 4-bilinear-fetch trick, which only fits all-positive (B-spline) weights.
- * Each thread writes IMGPU_ROT_PIX consecutive pixels of a row with wide stores.
+ * Each thread writes 4 (gray: 8) consecutive pixels of a row with one wide store.
  * Quarter turns are exact permutations: turn_kernel, a shared-memory tiled transpose.
  */
 #include "kernels.h"
@@ -90,45 +90,56 @@ static __device__ __forceinline__ void sample(cudaTextureObject_t tl, cudaTextur
     }
 }
 
+/* Pixels per thread: 8 for gray (one 8-byte store), 4 otherwise (4..16 bytes). */
+static __host__ __device__ constexpr int rot_pix(int C) { return C == 1 ? 2 * IMGPU_ROT_PIX : IMGPU_ROT_PIX; }
+
 template <int C, int F>
 static __global__ void __launch_bounds__(IMGPU_ROT_BX *IMGPU_ROT_BY)
 rotate_kernel(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out, imgpu_rotate_geom g)
 {
+    constexpr int PIX = rot_pix(C);
     const int v = blockIdx.y * blockDim.y + threadIdx.y;
-    const int u0 = (blockIdx.x * blockDim.x + threadIdx.x) * IMGPU_ROT_PIX;
+    const int u0 = (blockIdx.x * blockDim.x + threadIdx.x) * PIX;
     if (v >= g.out_h || u0 >= g.out_w)
         return;
     const float dy = __fadd_rn(__fadd_rn((float)v, 0.5f), -g.out_cy);
     const float sdy = __fmul_rn(g.sin_t, dy), cdy = __fmul_rn(g.cos_t, dy);
-    uint32_t packed[C] = {0}; /* IMGPU_ROT_PIX * C bytes */
-    int px[IMGPU_ROT_PIX][4];
+    uint32_t packed[PIX * C / 4] = {0}; /* PIX * C bytes */
+    int px[PIX][4];
 #pragma unroll
-    for (int k = 0; k < IMGPU_ROT_PIX; k++) {
+    for (int k = 0; k < PIX; k++) {
         const float dx = __fadd_rn(__fadd_rn((float)(u0 + k), 0.5f), -g.out_cx);
         const float sx = __fadd_rn(__fadd_rn(__fmul_rn(g.cos_t, dx), -sdy), g.in_cx);
         const float sy = __fadd_rn(__fadd_rn(__fmul_rn(g.sin_t, dx), cdy), g.in_cy);
         sample<C, F>(tl, tp, sx, sy, px[k]);
     }
     uint8_t *row = out + ((size_t)v * g.out_w + u0) * C;
-    if (u0 + IMGPU_ROT_PIX <= g.out_w && ((uintptr_t)row & 3) == 0) {
+    if (u0 + PIX <= g.out_w && ((uintptr_t)row & 3) == 0) {
 #pragma unroll
-        for (int k = 0; k < IMGPU_ROT_PIX; k++)
+        for (int k = 0; k < PIX; k++)
 #pragma unroll
             for (int c = 0; c < C; c++) {
                 const int b = k * C + c; /* byte b of the 4*C-byte group */
                 packed[b >> 2] |= (uint32_t)px[k][c] << ((b & 3) * 8);
             }
-        /* widest aligned store the group allows: 16 B for RGBA, 8 B gray+alpha, 4 B gray/RGB */
-        if (C == 4 && ((uintptr_t)row & 15) == 0)
-            *reinterpret_cast<uint4 *>(row) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
-        else if (C == 2 && ((uintptr_t)row & 7) == 0)
-            *reinterpret_cast<uint2 *>(row) = make_uint2(packed[0], packed[1]);
-        else
+        /* widest aligned store the group allows: 16 B for RGBA, 8 B gray and gray+alpha, else 4 B */
+        if constexpr (PIX * C == 16) {
+            if (((uintptr_t)row & 15) == 0) {
+                *reinterpret_cast<uint4 *>(row) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
+                return;
+            }
+        }
+        if constexpr (PIX * C == 8) {
+            if (((uintptr_t)row & 7) == 0) {
+                *reinterpret_cast<uint2 *>(row) = make_uint2(packed[0], packed[1]);
+                return;
+            }
+        }
 #pragma unroll
-            for (int w = 0; w < C; w++)
-                reinterpret_cast<uint32_t *>(row)[w] = packed[w];
+        for (int w = 0; w < PIX * C / 4; w++)
+            reinterpret_cast<uint32_t *>(row)[w] = packed[w];
     } else {
-        for (int k = 0; k < IMGPU_ROT_PIX && u0 + k < g.out_w; k++)
+        for (int k = 0; k < PIX && u0 + k < g.out_w; k++)
             for (int c = 0; c < C; c++)
                 row[k * C + c] = (uint8_t)px[k][c];
     }
@@ -138,8 +149,9 @@ template <int C>
 static void launch_rot(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out, const imgpu_rotate_geom *g,
                        cudaStream_t s)
 {
+    constexpr int PIX = rot_pix(C);
     dim3 block(IMGPU_ROT_BX, IMGPU_ROT_BY);
-    dim3 grid((g->out_w + IMGPU_ROT_BX * IMGPU_ROT_PIX - 1) / (IMGPU_ROT_BX * IMGPU_ROT_PIX),
+    dim3 grid((g->out_w + IMGPU_ROT_BX * PIX - 1) / (IMGPU_ROT_BX * PIX),
               (g->out_h + IMGPU_ROT_BY - 1) / IMGPU_ROT_BY);
     switch (g->filter) {
     case 0: rotate_kernel<C, 0><<<grid, block, 0, s>>>(tl, tp, out, *g); break;

@@ -22,8 +22,8 @@
 #define IMGPU_LUT_BLOCKS_PER_SM 8
 
 /* Rotation (kernels/rotate.cu): a block is IMGPU_ROT_BX x IMGPU_ROT_BY threads, each thread
- * writes IMGPU_ROT_PIX consecutive output pixels of one row (one wide store for gray).
- * IMGPU_ROT_PIX must be 4 (the stores are written for 4 pixels). */
+ * writes IMGPU_ROT_PIX consecutive output pixels of one row (gray: twice as many), packed
+ * into one wide store. IMGPU_ROT_PIX must be 4 (the stores are written for 4*C or 8 bytes). */
 #define IMGPU_ROT_BX 32
 #define IMGPU_ROT_BY 8
 #define IMGPU_ROT_PIX 4

@@ -125,7 +125,7 @@ static void test_three_launch(const imgpu_image *im, imgpu_eq_mode mode, const i
 static void test_equalize(const imgpu_image *im, const char *what)
 {
     for (int m = 0; m < 2; m++) {
-        imgpu_equalize_params p = {(imgpu_eq_mode)m};
+        imgpu_equalize_params p = {.mode = (imgpu_eq_mode)m};
         imgpu_image *ref = imgpu_cpu_equalize(im, &p);
         imgpu_op op = imgpu_op_equalize((imgpu_eq_mode)m);
         imgpu_image *got = NULL;
