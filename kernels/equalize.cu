@@ -9,6 +9,7 @@
  * -> round-half-even(float(cdf[i] - h[i0]) * scale); N == h[i0] (constant image) -> identity.
  * __fmul_rn keeps nvcc from contracting anything into an FMA the CPU would not do. */
 #include <cooperative_groups.h>
+#include <stdlib.h>
 
 #include "kernels.h"
 #include "tuning.h"
@@ -320,7 +321,9 @@ static cudaError_t launch_fused(const uint8_t *in, uint8_t *out, size_t npix, ui
                                                                       IMGPU_CDF_BINS, 0);
         if (e != cudaSuccess)
             return e;
-        max_grid = per_sm * sm_count();
+        const char *e = getenv("IMGPU_EQ_BLOCKS_PER_SM"); /* tuning sweeps only */
+        const int want = e && atoi(e) > 0 ? atoi(e) : IMGPU_EQ_BLOCKS_PER_SM;
+        max_grid = (want < per_sm ? want : per_sm) * sm_count();
     }
     size_t need = (npix / 16 + IMGPU_CDF_BINS) / IMGPU_CDF_BINS;
     int grid = (size_t)max_grid < need ? max_grid : (int)need;

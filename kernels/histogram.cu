@@ -6,6 +6,8 @@
  *  - warp-privatized: one shared sub-histogram per warp, so only the 32 lanes of a warp
  *    contend; merged per block the same way.
  * All three read 16 pixels per thread with 16-byte loads (hist.cuh). */
+#include <stdlib.h>
+
 #include "kernels.h"
 #include "tuning.h"
 #include "hist.cuh"
@@ -93,7 +95,12 @@ static int default_grid(void)
     int dev = 0, sms = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
         sms = 80;
-    return sms * IMGPU_HIST_BLOCKS_PER_SM;
+    static int per_sm;
+    if (!per_sm) {
+        const char *e = getenv("IMGPU_HIST_BLOCKS_PER_SM"); /* tuning sweeps only */
+        per_sm = e && atoi(e) > 0 ? atoi(e) : IMGPU_HIST_BLOCKS_PER_SM;
+    }
+    return sms * per_sm;
 }
 
 template <int C, bool LUMA>

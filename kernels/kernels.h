@@ -111,6 +111,17 @@ cudaError_t imgpu_launch_turn(const uint8_t *d_in, int w, int h, int channels, i
 cudaError_t imgpu_launch_rgb_to_surface(const uint8_t *d_rgb, int w, int h,
                                         cudaSurfaceObject_t surf, cudaStream_t stream);
 
+/* ---- viewer (viewer.cu): writing into GL textures registered with CUDA -------------------- */
+/* A packed 1..4-channel image into an RGBA8 surface (gray -> g,g,g,255; gray+alpha -> g,g,g,a;
+ * RGB -> r,g,b,255), pixel (x, y) to texel (x, y). */
+cudaError_t imgpu_launch_view_to_surface(const uint8_t *d_img, int w, int h, int channels,
+                                         cudaSurfaceObject_t surf, cudaStream_t stream);
+/* The histogram overlay's 256 x 4 RGBA32F texels from two histograms of `colors` (1 or 3)
+ * 256-bin planes: rows 0/1 counts and CDF of d_before, rows 2/3 of d_after (viewer.cu says how
+ * counts are scaled). */
+cudaError_t imgpu_launch_view_hist_to_surface(const uint32_t *d_before, const uint32_t *d_after,
+                                              int colors, cudaSurfaceObject_t surf, cudaStream_t stream);
+
 /* ---- misc ---------------------------------------------------------------------------------- */
 /* An empty kernel: the launch-latency floor for benchmarks. */
 cudaError_t imgpu_launch_empty(cudaStream_t stream);

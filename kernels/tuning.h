@@ -12,6 +12,11 @@
  * (8 warps * 5 planes = 40 KiB). */
 #define IMGPU_HIST_BLOCK 256
 #define IMGPU_HIST_BLOCKS_PER_SM 8   /* persistent grid: SMs * this many blocks (8 x 256 = full occupancy) */
+/* Fused equalize: blocks per SM, at most what the occupancy calculator allows (a cooperative
+ * grid must be co-resident). Fewer blocks: fewer global merges; more: more loads in flight. */
+#define IMGPU_EQ_BLOCKS_PER_SM 8
+/* Both may be overridden at run time for tuning sweeps (imgpu bench): the environment
+ * variables IMGPU_HIST_BLOCKS_PER_SM and IMGPU_EQ_BLOCKS_PER_SM. */
 
 /* Scans (kernels/scan.cu). The equalize CDF is a 256-bin scan done by one block of 256
  * threads, one bin each. The generic block scan accepts 32..1024 threads (powers of two). */
@@ -22,8 +27,8 @@
 #define IMGPU_LUT_BLOCKS_PER_SM 8
 
 /* Rotation (kernels/rotate.cu): a block is IMGPU_ROT_BX x IMGPU_ROT_BY threads, each thread
- * writes IMGPU_ROT_PIX consecutive output pixels of one row (gray: twice as many), packed
- * into one wide store. IMGPU_ROT_PIX must be 4 (the stores are written for 4*C or 8 bytes). */
+ * writes IMGPU_ROT_PIX consecutive output pixels of one row, packed into one wide store.
+ * IMGPU_ROT_PIX must be 4 (the stores are written for 4*C bytes). */
 #define IMGPU_ROT_BX 32
 #define IMGPU_ROT_BY 8
 #define IMGPU_ROT_PIX 4
