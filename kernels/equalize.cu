@@ -321,8 +321,8 @@ static cudaError_t launch_fused(const uint8_t *in, uint8_t *out, size_t npix, ui
                                                                       IMGPU_CDF_BINS, 0);
         if (e != cudaSuccess)
             return e;
-        const char *e = getenv("IMGPU_EQ_BLOCKS_PER_SM"); /* tuning sweeps only */
-        const int want = e && atoi(e) > 0 ? atoi(e) : IMGPU_EQ_BLOCKS_PER_SM;
+        const char *env = getenv("IMGPU_EQ_BLOCKS_PER_SM"); /* tuning sweeps only */
+        const int want = env && atoi(env) > 0 ? atoi(env) : IMGPU_EQ_BLOCKS_PER_SM;
         max_grid = (want < per_sm ? want : per_sm) * sm_count();
     }
     size_t need = (npix / 16 + IMGPU_CDF_BINS) / IMGPU_CDF_BINS;
