@@ -1002,6 +1002,11 @@ int main(int argc, char **argv)
     c.rotate = imgpu_op_rotate(0.0);
     if (parse_args(argc - 2, argv + 2, &c) < 0 || validate(&c) < 0)
         return usage_exit(cmd->name);
+#ifdef IMGPU_CLI_PARSE_ONLY
+    /* tests/fuzz/fuzz_cli.c compiles this file with main renamed: stop before any file is
+     * read or written. */
+    return EXIT_OK;
+#endif
 
     imgpu_set_quiet(c.quiet);
     int rc = cmd->run(&c);

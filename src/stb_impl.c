@@ -151,6 +151,15 @@ static unsigned char *imgpu__zlib_compress(unsigned char *data, int data_len, in
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb_image.h>
 
+/* stb_image_write's JPEG bit writer shifts 16-bit codes into an int (`bs[0] << (24 - bitCnt)`)
+ * past bit 31. Signed overflow in a shift is undefined in C17, though GCC and clang compile it
+ * as the plain shift it is meant to be, and the overflowing bits are never read. UBSan reports
+ * it for ordinary images (tests/fuzz-regress/ops/), so under clang the writer's functions
+ * alone are exempt from that one check; GCC sanitizer builds exempt this file
+ * (CMakeLists.txt). The decoder above keeps every check. */
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((no_sanitize("shift-base"))), apply_to = function)
+#endif
 #define STBI_WRITE_NO_STDIO
 #define STBIW_MALLOC(n) stb_malloc(n)
 #define STBIW_REALLOC(p, n) stb_realloc(p, n)
@@ -159,6 +168,9 @@ static unsigned char *imgpu__zlib_compress(unsigned char *data, int data_len, in
 #define STB_IMAGE_WRITE_STATIC
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb_image_write.h>
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 
 /* `quality` is stb's stbi_write_png_compression_level, one global shared by every thread, so
  * it is ignored: the level comes from the thread-local set by imgpu__stb_encode. The buffer
@@ -214,6 +226,43 @@ int imgpu__stb_info(const unsigned char *buf, size_t len, int *w, int *h, int *c
     return 0;
 }
 
+/* A copy of a PNG without its zero-length IDAT chunks (legal, and meaningless), or NULL when it
+ * has none or the copy cannot be made. stb v2.27 reads a zero-length IDAT that comes first
+ * into its still-NULL data buffer (`NULL + 0`, undefined behaviour; found by fuzz_decode,
+ * tests/fuzz-regress/decode/). io.c has already checked every chunk length against the file. */
+static unsigned char *png_without_empty_idat(const unsigned char *buf, size_t len, size_t *out_len)
+{
+    static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+    if (len < 8 || memcmp(buf, sig, 8) != 0)
+        return NULL;
+    unsigned char *out = NULL;
+    size_t pos = 8, o = 8;
+    while (len - pos >= 12) {
+        size_t clen = (size_t)buf[pos] << 24 | (size_t)buf[pos + 1] << 16 |
+                      (size_t)buf[pos + 2] << 8 | buf[pos + 3];
+        if (clen > len - pos - 12)
+            break;
+        int empty_idat = clen == 0 && memcmp(buf + pos + 4, "IDAT", 4) == 0;
+        if (empty_idat && !out) {
+            out = malloc(len);
+            if (!out)
+                return NULL;
+            memcpy(out, buf, pos);
+            o = pos;
+        }
+        if (out && !empty_idat) {
+            memcpy(out + o, buf + pos, clen + 12);
+            o += clen + 12;
+        }
+        pos += clen + 12;
+    }
+    if (out) {
+        memcpy(out + o, buf + pos, len - pos);
+        *out_len = o + (len - pos);
+    }
+    return out;
+}
+
 unsigned char *imgpu__stb_decode(const unsigned char *buf, size_t len, size_t budget, int *w,
                                  int *h, int *c, const char **why)
 {
@@ -221,12 +270,19 @@ unsigned char *imgpu__stb_decode(const unsigned char *buf, size_t len, size_t bu
         *why = "file too large for the decoder";
         return NULL;
     }
+    size_t clean_len = 0;
+    unsigned char *clean = png_without_empty_idat(buf, len, &clean_len);
+    if (clean) {
+        buf = clean;
+        len = clean_len;
+    }
     budget_begin(budget);
     int x = 0, y = 0, n = 0;
     /* req_comp = 0: the file's own channels. stb's channel conversion is where its 16-bit
      * PNM heap overflow lives, and imgpu keeps what the file has anyway. */
     unsigned char *p = stbi_load_from_memory(buf, (int)len, &x, &y, &n, 0);
     const char *reason = budget_end(p ? NULL : stbi_failure_reason());
+    free(clean);
     if (!p) {
         *why = reason;
         return NULL;
@@ -240,6 +296,33 @@ unsigned char *imgpu__stb_decode(const unsigned char *buf, size_t len, size_t bu
     *h = y;
     *c = n;
     return stb_detach(p, (size_t)x * (size_t)y * (size_t)n);
+}
+
+unsigned char *imgpu__stb_decode16(const unsigned char *buf, size_t len, size_t budget, int *w,
+                                   int *h, int *c, const char **why)
+{
+    if (len > INT_MAX) {
+        *why = "file too large for the decoder";
+        return NULL;
+    }
+    budget_begin(budget);
+    int x = 0, y = 0, n = 0;
+    /* req_comp = 0 (as for 8 bits); samples come back native-endian */
+    stbi_us *p = stbi_load_16_from_memory(buf, (int)len, &x, &y, &n, 0);
+    const char *reason = budget_end(p ? NULL : stbi_failure_reason());
+    if (!p) {
+        *why = reason;
+        return NULL;
+    }
+    if (x < 1 || y < 1 || n < 1 || n > 4) {
+        stb_free(p);
+        *why = "decoder returned an invalid image";
+        return NULL;
+    }
+    *w = x;
+    *h = y;
+    *c = n;
+    return stb_detach(p, (size_t)x * (size_t)y * (size_t)n * 2);
 }
 
 /* The encoders write through this into one growing malloc() buffer; a failed allocation is
