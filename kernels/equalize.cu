@@ -147,8 +147,8 @@ static __device__ __forceinline__ void apply_range(const uint8_t *in, uint8_t *o
         }
         uint4 *q = reinterpret_cast<uint4 *>(out + i * 16 * C);
 #pragma unroll
-        for (int k = 0; k < C; k++)
-            q[k] = make_uint4(o[4 * k], o[4 * k + 1], o[4 * k + 2], o[4 * k + 3]);
+        for (int k = 0; k < C; k++) /* streaming store: keep the L2 for the input the fused */
+            __stcs(q + k, make_uint4(o[4 * k], o[4 * k + 1], o[4 * k + 2], o[4 * k + 3])); /* kernel re-reads */
     }
     const size_t tail = npix - nchunks * 16;
     if (first < tail) {
@@ -237,8 +237,8 @@ static __global__ void __launch_bounds__(IMGPU_CDF_BINS)
 equalize_fused_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_hist2, int parity)
 {
     constexpr int P = lut_planes(C, LUMA);
-    /* one plane from gray or luma: lane-private sub-histograms (hist.cuh), else block-private */
-    constexpr bool LANES = C == 1 || LUMA;
+    /* luma: lane-private sub-histograms (hist.cuh); gray and per-channel: block-private */
+    constexpr bool LANES = LUMA;
     __shared__ uint32_t s_hist[LANES ? 256 * 32 : P * 256];
     __shared__ uint32_t s_scan[2 * IMGPU_CDF_BINS];
     __shared__ uint8_t s_lut[P * 256 + 1]; /* + the constant-image flag of plane 0 */
@@ -271,9 +271,9 @@ equalize_fused_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_
             if (second)
                 imgpu__hist_lanes_luma<C>(v, s_hist, lane);
         } else if constexpr (C == 1) {
-            imgpu__hist_lanes_gray<1>(u, s_hist, lane);
+            imgpu__hist_gray_chunk(u, s_hist);
             if (second)
-                imgpu__hist_lanes_gray<1>(v, s_hist, lane);
+                imgpu__hist_gray_chunk(v, s_hist);
         } else {
             eq_hist_chunk<C>(u, s_hist);
             if (second)
@@ -285,8 +285,6 @@ equalize_fused_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_
         const uint8_t *p = in + (nchunks * 16 + first) * C;
         if (LUMA)
             atomicAdd(&s_hist[IMGPU_LANE_SLOT(imgpu__rgb_to_y(p[0], p[1], p[2]), lane)], 1u);
-        else if (C == 1)
-            atomicAdd(&s_hist[IMGPU_LANE_SLOT(p[0], lane)], 1u);
         else
             for (int ch = 0; ch < (C >= 3 ? 3 : 1); ch++)
                 atomicAdd(&s_hist[ch * 256 + p[ch]], 1u);
@@ -314,19 +312,25 @@ template <int C, bool LUMA>
 static cudaError_t launch_fused(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *hist2, int parity,
                                 cudaStream_t s)
 {
-    static int max_grid; /* co-resident blocks: a cooperative grid must not exceed it */
+    static int max_grid, fixed_grid; /* co-resident blocks: a cooperative grid must not exceed it */
     if (!max_grid) {
         int per_sm = 0;
         cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, equalize_fused_kernel<C, LUMA>,
                                                                       IMGPU_CDF_BINS, 0);
         if (e != cudaSuccess)
             return e;
+        max_grid = per_sm * sm_count();
         const char *env = getenv("IMGPU_EQ_BLOCKS_PER_SM"); /* tuning sweeps only */
-        const int want = env && atoi(env) > 0 ? atoi(env) : IMGPU_EQ_BLOCKS_PER_SM;
-        max_grid = (want < per_sm ? want : per_sm) * sm_count();
+        if (env && atoi(env) > 0)
+            fixed_grid = (atoi(env) < per_sm ? atoi(env) : per_sm) * sm_count();
     }
-    size_t need = (npix / 16 + IMGPU_CDF_BINS) / IMGPU_CDF_BINS;
-    int grid = (size_t)max_grid < need ? max_grid : (int)need;
+    size_t want = fixed_grid ? (size_t)fixed_grid : (npix + IMGPU_EQ_PIXELS_PER_BLOCK - 1) / IMGPU_EQ_PIXELS_PER_BLOCK;
+    if (!fixed_grid && want < (size_t)sm_count())
+        want = sm_count();
+    const size_t need = (npix / 16 + IMGPU_CDF_BINS) / IMGPU_CDF_BINS; /* never an idle block */
+    if (want > need)
+        want = need;
+    const int grid = want > (size_t)max_grid ? max_grid : (int)want;
     void *args[] = {(void *)&in, (void *)&out, (void *)&npix, (void *)&hist2, (void *)&parity};
     return cudaLaunchCooperativeKernel((const void *)equalize_fused_kernel<C, LUMA>, dim3(grid), dim3(IMGPU_CDF_BINS),
                                        args, 0, s);
