@@ -1,0 +1,873 @@
+/* display.c — the viewer's GL side: display textures, CUDA-GL interop, drawing, read-back.
+ *
+ * Two ways to get a processed frame into the RGBA8 display texture:
+ *  - interop (NVIDIA GL with a usable GPU): the source stays on the device in a CUDA session;
+ *    each frame runs the ops there and a kernel writes the result through a surface object
+ *    into the GL texture, which was registered with CUDA once (cudaGraphicsGLRegisterImage,
+ *    surface load/store): map, launch, unmap, draw. Nothing crosses to the host.
+ *  - upload (no GPU, or a GL that CUDA cannot share with, such as Mesa): the ops run on the
+ *    available backend (a CUDA session with a download, or the CPU reference), the result is
+ *    expanded to RGBA on the host and sent with glTexSubImage2D. One notice line says so.
+ * The display texture is double-buffered: a frame is written into the back texture while GL
+ * may still be drawing the front one, then they swap. Textures only grow (a rotation by mouse
+ * changes the result size every frame; re-registering with CUDA each time would cost ms), so
+ * a texture holds the result in its top-left res_w x res_h texels.
+ * The histogram overlay's data (256 x 4 RGBA32F, see kernels/viewer.cu) is made by a kernel
+ * into a registered texture too, or on the host on the upload path; the fragment shader draws
+ * the bars and CDF curves from it. Unregister before deleting a GL object (cuda-samples rule).
+ */
+#include "viewer.h"
+#include "error.h"
+
+#include <GL/glew.h>
+
+#ifdef IMGPU_HAVE_CUDA
+#include <cuda_gl_interop.h>
+#include <cuda_runtime_api.h>
+
+#include "cuda/cuda_backend.h"
+#include "kernels.h"
+#endif
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { HIST_W = 256, HIST_H = 4, CAP_ROUND = 64 };
+
+struct vw_display {
+    vw_path path;
+    GLuint prog_img, prog_ovl, vao, fbo;
+    GLuint tex[2];          /* display textures, cap_w x cap_h */
+    int cap_w, cap_h, front;
+    GLuint tex_orig;        /* the source, orig_cap_w x orig_cap_h */
+    int orig_cap_w, orig_cap_h;
+    GLuint tex_hist, tex_help;
+    int help_w, help_h;
+    int src_w, src_h, src_c;
+    int res_w, res_h, res_c;
+    int have_result, hist_valid;
+    imgpu_image *h_src;     /* upload path: the source on the host */
+    unsigned char *rgba;    /* upload path: RGBA staging */
+    size_t rgba_bytes;
+    float h_before[3][256]; /* upload path: normalised "before" counts and CDF */
+    float h_before_cdf[3][256];
+#ifdef IMGPU_HAVE_CUDA
+    imgpu_cuda_session *sess;
+    cudaGraphicsResource_t res[2], res_orig, res_hist;
+    uint32_t *d_hist_before, *d_hist_after;
+    cudaEvent_t ev0, ev1;
+#endif
+};
+
+/* ---- shaders -------------------------------------------------------------------------------- */
+
+static const char *s_vs =
+    "#version 330 core\n"
+    "void main() {\n"
+    "  vec2 p = vec2((gl_VertexID << 1) & 2, gl_VertexID & 2);\n" /* one triangle covering the target */
+    "  gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);\n"
+    "}\n";
+
+/* Image: u_raw = 1 copies texel (x, y) to fragment (x, y) (the exact read-back); otherwise the
+ * view, in framebuffer pixels with the origin top-left. Texture coordinates are clamped to the
+ * result's texel centres so linear filtering never reads the unused part of a grown texture. */
+static const char *s_fs_img =
+    "#version 330 core\n"
+    "uniform sampler2D u_proc, u_orig;\n"
+    "uniform int u_raw, u_show;\n"
+    "uniform vec2 u_fb, u_o_proc, u_o_orig, u_size_proc, u_size_orig, u_cap_proc, u_cap_orig;\n"
+    "uniform float u_zoom, u_split;\n"
+    "out vec4 o;\n"
+    "vec4 fetch(sampler2D t, vec2 org, vec2 size, vec2 cap, vec2 p, out bool inside) {\n"
+    "  vec2 uv = (p - org) / u_zoom;\n"
+    "  inside = all(greaterThanEqual(uv, vec2(0.0))) && all(lessThan(uv, size));\n"
+    "  return texture(t, clamp(uv, vec2(0.5), size - 0.5) / cap);\n"
+    "}\n"
+    "void main() {\n"
+    "  if (u_raw == 1) { o = texelFetch(u_proc, ivec2(gl_FragCoord.xy), 0); return; }\n"
+    "  vec2 p = vec2(gl_FragCoord.x, u_fb.y - gl_FragCoord.y);\n"
+    "  bool orig = u_show == 1 || (u_show == 2 && p.x < u_split);\n"
+    "  bool inside;\n"
+    "  vec4 c = orig ? fetch(u_orig, u_o_orig, u_size_orig, u_cap_orig, p, inside)\n"
+    "                : fetch(u_proc, u_o_proc, u_size_proc, u_cap_proc, p, inside);\n"
+    "  if (!inside) o = vec4(0.13, 0.13, 0.14, 1.0);\n"
+    "  else {\n"
+    "    float k = mod(floor(p.x / 8.0) + floor(p.y / 8.0), 2.0);\n" /* checkerboard under alpha */
+    "    vec3 chk = mix(vec3(0.62), vec3(0.82), k);\n"
+    "    o = vec4(mix(chk, c.rgb, c.a), 1.0);\n"
+    "  }\n"
+    "  if (u_show == 2 && abs(p.x - u_split) < 1.0) o = vec4(1.0, 0.85, 0.2, 1.0);\n"
+    "}\n";
+
+/* Overlays in a rectangle (x, y, w, h; framebuffer pixels, top-left origin):
+ * u_kind 0: the histogram (before on top, after below; bars per channel, CDF curves);
+ * u_kind 1: an RGBA texture 1:1 (the help text). */
+static const char *s_fs_ovl =
+    "#version 330 core\n"
+    "uniform sampler2D u_tex;\n"
+    "uniform int u_kind, u_colors;\n"
+    "uniform vec2 u_fb;\n"
+    "uniform vec4 u_rect;\n"
+    "out vec4 o;\n"
+    "void main() {\n"
+    "  vec2 p = vec2(gl_FragCoord.x, u_fb.y - gl_FragCoord.y) - u_rect.xy;\n"
+    "  if (any(lessThan(p, vec2(0.0))) || any(greaterThanEqual(p, u_rect.zw))) discard;\n"
+    "  if (u_kind == 1) { o = texelFetch(u_tex, ivec2(p), 0); return; }\n"
+    "  float ph = u_rect.w * 0.5;\n"                 /* panel height */
+    "  int panel = p.y < ph ? 0 : 1;\n"
+    "  float y = p.y - float(panel) * ph;\n"
+    "  float m = 6.0, h = (ph - m - y) / (ph - 2.0 * m);\n" /* 0 at the panel's base, 1 at the top */
+    "  int bin = clamp(int(p.x / u_rect.z * 256.0), 0, 255);\n"
+    "  vec4 cnt = texelFetch(u_tex, ivec2(bin, panel * 2), 0);\n"
+    "  vec4 cdf = texelFetch(u_tex, ivec2(bin, panel * 2 + 1), 0);\n"
+    "  vec3 col = vec3(0.0);\n"
+    "  float a = 0.72;\n"
+    "  float t = 1.2 / (ph - 2.0 * m);\n"
+    "  if (h >= 0.0 && h <= 1.0) {\n"
+    "    if (u_colors == 1) {\n"
+    "      if (h < cnt.x) col = vec3(0.75);\n"
+    "      if (abs(h - cdf.x) < t) { col = vec3(1.0, 0.9, 0.2); a = 1.0; }\n"
+    "    } else {\n"
+    "      col = vec3(h < cnt.x ? 0.85 : 0.0, h < cnt.y ? 0.85 : 0.0, h < cnt.z ? 0.9 : 0.0);\n"
+    "      if (abs(h - cdf.x) < t) { col = vec3(1.0, 0.35, 0.35); a = 1.0; }\n"
+    "      if (abs(h - cdf.y) < t) { col = vec3(0.35, 1.0, 0.35); a = 1.0; }\n"
+    "      if (abs(h - cdf.z) < t) { col = vec3(0.45, 0.55, 1.0); a = 1.0; }\n"
+    "    }\n"
+    "  }\n"
+    "  if (abs(p.y - ph) < 1.0) { col = vec3(0.6); a = 1.0; }\n" /* between before and after */
+    "  o = vec4(col, a);\n"
+    "}\n";
+
+static GLuint compile(GLenum type, const char *src)
+{
+    GLuint s = glCreateShader(type);
+    glShaderSource(s, 1, &src, NULL);
+    glCompileShader(s);
+    GLint ok = 0;
+    glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
+    if (!ok) {
+        char log[1024] = "";
+        glGetShaderInfoLog(s, sizeof log, NULL, log);
+        imgpu_error("viewer shader does not compile: %s", log);
+        glDeleteShader(s);
+        return 0;
+    }
+    return s;
+}
+
+static GLuint program(const char *fs_src)
+{
+    GLuint vs = compile(GL_VERTEX_SHADER, s_vs), fs = vs ? compile(GL_FRAGMENT_SHADER, fs_src) : 0;
+    if (!fs) {
+        glDeleteShader(vs);
+        return 0;
+    }
+    GLuint p = glCreateProgram();
+    glAttachShader(p, vs);
+    glAttachShader(p, fs);
+    glLinkProgram(p);
+    glDeleteShader(vs);
+    glDeleteShader(fs);
+    GLint ok = 0;
+    glGetProgramiv(p, GL_LINK_STATUS, &ok);
+    if (!ok) {
+        char log[1024] = "";
+        glGetProgramInfoLog(p, sizeof log, NULL, log);
+        imgpu_error("viewer shaders do not link: %s", log);
+        glDeleteProgram(p);
+        return 0;
+    }
+    return p;
+}
+
+static GLuint new_texture(GLenum internal, int w, int h, GLenum format, GLenum type)
+{
+    GLuint t = 0;
+    glGenTextures(1, &t);
+    glBindTexture(GL_TEXTURE_2D, t);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glTexImage2D(GL_TEXTURE_2D, 0, (GLint)internal, w, h, 0, format, type, NULL);
+    return t;
+}
+
+static int gl_check(const char *what)
+{
+    GLenum e = glGetError();
+    if (e == GL_NO_ERROR)
+        return 0;
+    if (e == GL_OUT_OF_MEMORY)
+        return imgpu_error("OpenGL is out of memory (%s)", what);
+    return imgpu_error("OpenGL error 0x%x in %s", (unsigned)e, what);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ---- CUDA interop -------------------------------------------------------------------------- */
+
+#ifdef IMGPU_HAVE_CUDA
+static int cuda_fail(cudaError_t e, const char *what)
+{
+    cudaGetLastError();
+    return imgpu_error("CUDA error in %s: %s", what, cudaGetErrorString(e));
+}
+#define CU_TRY(call)                          \
+    do {                                      \
+        cudaError_t e_ = (call);              \
+        if (e_ != cudaSuccess)                \
+            return cuda_fail(e_, #call);      \
+    } while (0)
+
+static int reg(GLuint tex, cudaGraphicsResource_t *r)
+{
+    CU_TRY(cudaGraphicsGLRegisterImage(r, tex, GL_TEXTURE_2D, cudaGraphicsRegisterFlagsSurfaceLoadStore));
+    return 0;
+}
+
+static void unreg(cudaGraphicsResource_t *r)
+{
+    if (*r)
+        cudaGraphicsUnregisterResource(*r);
+    *r = NULL;
+}
+
+/* Map the resources, write each through a surface object, unmap. write(i, surf) launches. */
+typedef int (*surface_writer)(vw_display *d, int i, cudaSurfaceObject_t surf, void *user);
+
+static int with_surfaces(vw_display *d, cudaGraphicsResource_t *res, int n, surface_writer write, void *user)
+{
+    int rc = 0, mapped = 0;
+    cudaStream_t st = imgpu_cuda_session_stream(d->sess);
+    cudaError_t e = cudaGraphicsMapResources(n, res, st);
+    if (e != cudaSuccess)
+        return cuda_fail(e, "cudaGraphicsMapResources");
+    mapped = 1;
+    for (int i = 0; i < n && rc == 0; i++) {
+        cudaArray_t arr;
+        cudaSurfaceObject_t surf = 0;
+        struct cudaResourceDesc rd;
+        if ((e = cudaGraphicsSubResourceGetMappedArray(&arr, res[i], 0, 0)) != cudaSuccess) {
+            rc = cuda_fail(e, "cudaGraphicsSubResourceGetMappedArray");
+            break;
+        }
+        memset(&rd, 0, sizeof rd);
+        rd.resType = cudaResourceTypeArray;
+        rd.res.array.array = arr;
+        if ((e = cudaCreateSurfaceObject(&surf, &rd)) != cudaSuccess) {
+            rc = cuda_fail(e, "cudaCreateSurfaceObject");
+            break;
+        }
+        rc = write(d, i, surf, user);
+        cudaDestroySurfaceObject(surf); /* safe: destruction waits for nothing, launches hold it */
+    }
+    if (mapped && (e = cudaGraphicsUnmapResources(n, res, st)) != cudaSuccess && rc == 0)
+        rc = cuda_fail(e, "cudaGraphicsUnmapResources");
+    return rc;
+}
+
+typedef struct write_job {
+    const unsigned char *d_img;
+    int w, h, c;
+    int hist;
+} write_job;
+
+static int write_image(vw_display *d, int i, cudaSurfaceObject_t surf, void *user)
+{
+    write_job *j = user;
+    cudaStream_t st = imgpu_cuda_session_stream(d->sess);
+    cudaError_t e;
+    if (i == 0)
+        e = imgpu_launch_view_to_surface(j->d_img, j->w, j->h, j->c, surf, st);
+    else
+        e = imgpu_launch_view_hist_to_surface(d->d_hist_before, d->d_hist_after, j->c >= 3 ? 3 : 1, surf, st);
+    return e == cudaSuccess ? 0 : cuda_fail(e, i == 0 ? "imgpu_launch_view_to_surface" : "imgpu_launch_view_hist_to_surface");
+}
+
+/* Does this GL share textures with CUDA? Registers a small texture once to find out. */
+static int interop_probe(vw_display *d, char *why, size_t n)
+{
+    GLuint t = new_texture(GL_RGBA8, 16, 16, GL_RGBA, GL_UNSIGNED_BYTE);
+    cudaGraphicsResource_t r = NULL;
+    cudaError_t e = cudaGraphicsGLRegisterImage(&r, t, GL_TEXTURE_2D, cudaGraphicsRegisterFlagsSurfaceLoadStore);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        snprintf(why, n, "cudaGraphicsGLRegisterImage: %s", cudaGetErrorString(e));
+    } else {
+        cudaGraphicsUnregisterResource(r);
+    }
+    glDeleteTextures(1, &t);
+    (void)d;
+    return e == cudaSuccess ? 0 : -1;
+}
+#endif
+
+/* ---- textures ------------------------------------------------------------------------------- */
+
+/* Grow the double-buffered display textures to hold w x h (rounded up, so a rotation by mouse
+ * regrows rarely). */
+static int ensure_capacity(vw_display *d, int w, int h)
+{
+    GLint max = 0;
+    glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max);
+    if (w > max || h > max)
+        return imgpu_error("a %dx%d frame exceeds this OpenGL's largest texture (%d)", w, h, (int)max);
+    if (w <= d->cap_w && h <= d->cap_h)
+        return 0;
+    int cw = w > d->cap_w ? w : d->cap_w, ch = h > d->cap_h ? h : d->cap_h;
+    cw = (cw + CAP_ROUND - 1) / CAP_ROUND * CAP_ROUND;
+    ch = (ch + CAP_ROUND - 1) / CAP_ROUND * CAP_ROUND;
+    if (cw > max) cw = max;
+    if (ch > max) ch = max;
+    for (int i = 0; i < 2; i++) {
+#ifdef IMGPU_HAVE_CUDA
+        unreg(&d->res[i]);
+#endif
+        if (d->tex[i])
+            glDeleteTextures(1, &d->tex[i]);
+        d->tex[i] = new_texture(GL_RGBA8, cw, ch, GL_RGBA, GL_UNSIGNED_BYTE);
+    }
+    d->cap_w = cw;
+    d->cap_h = ch;
+    if (gl_check("allocating the display textures") != 0)
+        return -1;
+#ifdef IMGPU_HAVE_CUDA
+    if (d->path == VW_PATH_INTEROP)
+        for (int i = 0; i < 2; i++)
+            if (reg(d->tex[i], &d->res[i]) != 0)
+                return -1;
+#endif
+    return 0;
+}
+
+static int ensure_orig(vw_display *d, int w, int h)
+{
+    if (d->tex_orig && w <= d->orig_cap_w && h <= d->orig_cap_h)
+        return 0;
+#ifdef IMGPU_HAVE_CUDA
+    unreg(&d->res_orig);
+#endif
+    if (d->tex_orig)
+        glDeleteTextures(1, &d->tex_orig);
+    d->tex_orig = new_texture(GL_RGBA8, w, h, GL_RGBA, GL_UNSIGNED_BYTE);
+    d->orig_cap_w = w;
+    d->orig_cap_h = h;
+    if (gl_check("allocating the source texture") != 0)
+        return -1;
+#ifdef IMGPU_HAVE_CUDA
+    if (d->path == VW_PATH_INTEROP && reg(d->tex_orig, &d->res_orig) != 0)
+        return -1;
+#endif
+    return 0;
+}
+
+/* ---- create / destroy ----------------------------------------------------------------------- */
+
+vw_display *vw_display_new(imgpu_device device, int interop)
+{
+    vw_display *d = calloc(1, sizeof *d);
+    if (!d) {
+        imgpu_error("out of memory");
+        return NULL;
+    }
+    d->path = VW_PATH_UPLOAD_CPU;
+    if (!(d->prog_img = program(s_fs_img)) || !(d->prog_ovl = program(s_fs_ovl)))
+        goto fail;
+    glGenVertexArrays(1, &d->vao);
+    glGenFramebuffers(1, &d->fbo);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    d->tex_hist = new_texture(GL_RGBA32F, HIST_W, HIST_H, GL_RGBA, GL_FLOAT);
+    if (gl_check("creating the viewer's GL objects") != 0)
+        goto fail;
+
+    const char *gl_vendor = (const char *)glGetString(GL_VENDOR);
+    const char *gl_renderer = (const char *)glGetString(GL_RENDERER);
+#ifdef IMGPU_HAVE_CUDA
+    if (device != IMGPU_DEVICE_CPU) {
+        if (!imgpu_cuda_available()) {
+            if (device == IMGPU_DEVICE_CUDA)
+                goto fail; /* the reason is recorded */
+            imgpu_notice("no CUDA-GL interop (%s): the viewer computes on the CPU and uploads each frame "
+                         "with glTexSubImage2D", imgpu_error_message());
+            imgpu_error_clear();
+        } else {
+            char why[256] = "disabled by --no-interop";
+            if (!(d->sess = imgpu_cuda_session_new()))
+                goto fail;
+            if (cudaMalloc((void **)&d->d_hist_before, 4 * 256 * 4) != cudaSuccess ||
+                cudaMalloc((void **)&d->d_hist_after, 4 * 256 * 4) != cudaSuccess ||
+                cudaEventCreate(&d->ev0) != cudaSuccess || cudaEventCreate(&d->ev1) != cudaSuccess) {
+                cuda_fail(cudaGetLastError(), "cudaMalloc/cudaEventCreate (viewer)");
+                goto fail;
+            }
+            if (interop && interop_probe(d, why, sizeof why) == 0 && reg(d->tex_hist, &d->res_hist) == 0) {
+                d->path = VW_PATH_INTEROP;
+            } else {
+                d->path = VW_PATH_UPLOAD_CUDA;
+                imgpu_notice("no CUDA-GL interop with this OpenGL (%s, %s: %s): the viewer computes on the GPU and "
+                             "uploads each frame with glTexSubImage2D", gl_vendor ? gl_vendor : "?",
+                             gl_renderer ? gl_renderer : "?", why);
+                imgpu_error_clear();
+            }
+        }
+    }
+#else
+    (void)interop;
+    (void)gl_vendor;
+    (void)gl_renderer;
+    if (device == IMGPU_DEVICE_CUDA) {
+        imgpu_error("--device cuda: this imgpu was built without CUDA support");
+        goto fail;
+    }
+    imgpu_notice("no CUDA-GL interop (built without CUDA): the viewer computes on the CPU and uploads each "
+                 "frame with glTexSubImage2D");
+#endif
+    return d;
+fail:
+    vw_display_free(d);
+    return NULL;
+}
+
+void vw_display_free(vw_display *d)
+{
+    if (!d)
+        return;
+#ifdef IMGPU_HAVE_CUDA
+    unreg(&d->res[0]);
+    unreg(&d->res[1]);
+    unreg(&d->res_orig);
+    unreg(&d->res_hist);
+    cudaFree(d->d_hist_before);
+    cudaFree(d->d_hist_after);
+    if (d->ev0)
+        cudaEventDestroy(d->ev0);
+    if (d->ev1)
+        cudaEventDestroy(d->ev1);
+    imgpu_cuda_session_free(d->sess);
+#endif
+    GLuint texs[] = {d->tex[0], d->tex[1], d->tex_orig, d->tex_hist, d->tex_help};
+    for (size_t i = 0; i < sizeof texs / sizeof texs[0]; i++)
+        if (texs[i])
+            glDeleteTextures(1, &texs[i]);
+    if (d->fbo)
+        glDeleteFramebuffers(1, &d->fbo);
+    if (d->vao)
+        glDeleteVertexArrays(1, &d->vao);
+    if (d->prog_img)
+        glDeleteProgram(d->prog_img);
+    if (d->prog_ovl)
+        glDeleteProgram(d->prog_ovl);
+    imgpu_image_free(d->h_src);
+    free(d->rgba);
+    free(d);
+}
+
+vw_path vw_display_path(const vw_display *d) { return d->path; }
+
+const char *vw_display_path_name(vw_path p)
+{
+    switch (p) {
+    case VW_PATH_INTEROP: return "CUDA-GL interop";
+    case VW_PATH_UPLOAD_CUDA: return "CUDA + glTexSubImage2D upload";
+    default: return "CPU + glTexSubImage2D upload";
+    }
+}
+
+/* ---- the upload path ------------------------------------------------------------------------ */
+
+/* Expand to RGBA (as the to_surface kernel does) and upload into texture t at (0, 0). */
+static int upload_rgba(vw_display *d, GLuint t, const imgpu_image *im)
+{
+    size_t need = (size_t)im->width * im->height * 4;
+    if (need > d->rgba_bytes) {
+        unsigned char *p = realloc(d->rgba, need);
+        if (!p)
+            return imgpu_error("out of memory (%zu bytes of RGBA staging)", need);
+        d->rgba = p;
+        d->rgba_bytes = need;
+    }
+    for (int y = 0; y < im->height; y++) {
+        const unsigned char *s = imgpu_image_row(im, y);
+        unsigned char *o = d->rgba + (size_t)y * im->width * 4;
+        for (int x = 0; x < im->width; x++, o += 4, s += im->channels) {
+            switch (im->channels) {
+            case 1: o[0] = o[1] = o[2] = s[0], o[3] = 255; break;
+            case 2: o[0] = o[1] = o[2] = s[0], o[3] = s[1]; break;
+            case 3: o[0] = s[0], o[1] = s[1], o[2] = s[2], o[3] = 255; break;
+            default: memcpy(o, s, 4); break;
+            }
+        }
+    }
+    glBindTexture(GL_TEXTURE_2D, t);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, im->width, im->height, GL_RGBA, GL_UNSIGNED_BYTE, d->rgba);
+    return gl_check("glTexSubImage2D");
+}
+
+/* The same scaling as kernels/viewer.cu's hist_to_surface, on the host. */
+static void normalise(const imgpu_histogram *h, float cnt[3][256], float cdf[3][256])
+{
+    const int colors = h->channels >= 3 ? 3 : 1;
+    uint32_t m = 0;
+    memset(cnt, 0, sizeof(float) * 3 * 256);
+    memset(cdf, 0, sizeof(float) * 3 * 256);
+    for (int c = 0; c < colors; c++)
+        for (int v = 1; v <= 254; v++)
+            if (h->bins[c][v] > m)
+                m = h->bins[c][v];
+    for (int c = 0; c < colors; c++) {
+        unsigned long long total = 0, cum = 0;
+        for (int v = 0; v < 256; v++)
+            total += h->bins[c][v];
+        for (int v = 0; v < 256; v++) {
+            uint32_t b = h->bins[c][v];
+            cum += b;
+            cnt[c][v] = m ? fminf((float)b / (float)m, 1.0f) : (b ? 1.0f : 0.0f);
+            cdf[c][v] = total ? (float)((double)cum / (double)total) : 0.0f;
+        }
+    }
+}
+
+static void put_hist_rows(float *tex, int row, float cnt[3][256], float cdf[3][256])
+{
+    for (int v = 0; v < 256; v++)
+        for (int c = 0; c < 4; c++) {
+            tex[((row + 0) * 256 + v) * 4 + c] = c < 3 ? cnt[c][v] : 1.0f;
+            tex[((row + 1) * 256 + v) * 4 + c] = c < 3 ? cdf[c][v] : 1.0f;
+        }
+}
+
+static int upload_hist(vw_display *d, const imgpu_image *res)
+{
+    imgpu_histogram h;
+    float cnt[3][256], cdf[3][256];
+    static float tex[HIST_H * HIST_W * 4];
+    imgpu_device dev = d->path == VW_PATH_UPLOAD_CUDA ? IMGPU_DEVICE_CUDA : IMGPU_DEVICE_CPU;
+    if (imgpu_histogram_compute(res, dev, &h, NULL) != 0)
+        return -1;
+    normalise(&h, cnt, cdf);
+    put_hist_rows(tex, 0, d->h_before, d->h_before_cdf);
+    put_hist_rows(tex, 2, cnt, cdf);
+    glBindTexture(GL_TEXTURE_2D, d->tex_hist);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, HIST_W, HIST_H, GL_RGBA, GL_FLOAT, tex);
+    return gl_check("uploading the histogram");
+}
+
+/* ---- source and frames ---------------------------------------------------------------------- */
+
+int vw_display_set_image(vw_display *d, const imgpu_image *src)
+{
+    if (src->depth != 8)
+        return imgpu_error("the viewer shows 8-bit images only");
+    d->src_w = src->width;
+    d->src_h = src->height;
+    d->src_c = src->channels;
+    d->have_result = 0;
+    d->hist_valid = 0;
+    if (ensure_orig(d, src->width, src->height) != 0)
+        return -1;
+#ifdef IMGPU_HAVE_CUDA
+    if (d->sess) {
+        if (imgpu_cuda_session_upload(d->sess, src) != 0)
+            return -1;
+        const unsigned char *d_src;
+        int w, h, c;
+        cudaStream_t st = imgpu_cuda_session_stream(d->sess);
+        if (imgpu_cuda_session_run(d->sess, NULL, 0, &d_src, &w, &h, &c) != 0)
+            return -1;
+        CU_TRY(cudaMemsetAsync(d->d_hist_before, 0, 4 * 256 * 4, st));
+        CU_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_src, (size_t)w * h, c, 0, d->d_hist_before, 0, st));
+        if (d->path == VW_PATH_INTEROP) {
+            write_job j = {d_src, w, h, c, 0};
+            if (with_surfaces(d, &d->res_orig, 1, write_image, &j) != 0)
+                return -1;
+            CU_TRY(cudaStreamSynchronize(st));
+            return 0;
+        }
+    }
+#endif
+    /* upload path: keep a host copy to compute from (CPU) and to show as the original */
+    imgpu_image_free(d->h_src);
+    if (!(d->h_src = imgpu_image_copy(src)))
+        return -1;
+    imgpu_histogram h;
+    if (imgpu_histogram_compute(src, IMGPU_DEVICE_CPU, &h, NULL) != 0)
+        return -1;
+    normalise(&h, d->h_before, d->h_before_cdf);
+    return upload_rgba(d, d->tex_orig, src);
+}
+
+/* Result size of ops on the source, without running them (to size the textures first). */
+static void result_shape(const vw_display *d, const imgpu_op *ops, int n, int *w, int *h)
+{
+    *w = d->src_w;
+    *h = d->src_h;
+    for (int i = 0; i < n; i++)
+        if (ops[i].kind == IMGPU_OP_ROTATE) {
+            int ow, oh;
+            imgpu_rotate_output_size(*w, *h, &ops[i].u.rotate, &ow, &oh);
+            *w = ow;
+            *h = oh;
+        }
+}
+
+int vw_display_process(vw_display *d, const imgpu_op *ops, int n, int hist, double *gpu_ms)
+{
+    int w, h;
+    result_shape(d, ops, n, &w, &h);
+    if (ensure_capacity(d, w, h) != 0)
+        return -1;
+    const int back = d->have_result ? 1 - d->front : 0;
+#ifdef IMGPU_HAVE_CUDA
+    if (d->path == VW_PATH_INTEROP) {
+        cudaStream_t st = imgpu_cuda_session_stream(d->sess);
+        const unsigned char *d_res;
+        int c;
+        CU_TRY(cudaEventRecord(d->ev0, st));
+        if (imgpu_cuda_session_run(d->sess, ops, n, &d_res, &w, &h, &c) != 0)
+            return -1;
+        if (hist) {
+            CU_TRY(cudaMemsetAsync(d->d_hist_after, 0, 4 * 256 * 4, st));
+            CU_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_res, (size_t)w * h, c, 0, d->d_hist_after, 0, st));
+        }
+        write_job j = {d_res, w, h, c, hist};
+        cudaGraphicsResource_t res[2] = {d->res[back], d->res_hist};
+        if (with_surfaces(d, res, hist ? 2 : 1, write_image, &j) != 0)
+            return -1;
+        CU_TRY(cudaEventRecord(d->ev1, st));
+        CU_TRY(cudaEventSynchronize(d->ev1));
+        float ms = 0;
+        CU_TRY(cudaEventElapsedTime(&ms, d->ev0, d->ev1));
+        if (gpu_ms)
+            *gpu_ms = ms;
+        d->res_c = c;
+        goto done;
+    }
+#endif
+    {
+        double t0 = now_ms();
+        imgpu_image *res = NULL;
+        int rc = 0;
+#ifdef IMGPU_HAVE_CUDA
+        if (d->path == VW_PATH_UPLOAD_CUDA) {
+            if (imgpu_cuda_session_run(d->sess, ops, n, NULL, NULL, NULL, NULL) != 0 ||
+                imgpu_cuda_session_download(d->sess, &res) != 0)
+                return -1;
+        }
+#endif
+        if (d->path == VW_PATH_UPLOAD_CPU && !(res = n ? imgpu_pipeline_run(d->h_src, ops, n, IMGPU_DEVICE_CPU, NULL)
+                                                       : imgpu_image_copy(d->h_src)))
+            return -1;
+        if (gpu_ms)
+            *gpu_ms = now_ms() - t0;
+        rc = upload_rgba(d, d->tex[back], res);
+        if (rc == 0 && hist)
+            rc = upload_hist(d, res);
+        d->res_c = res->channels;
+        imgpu_image_free(res);
+        if (rc)
+            return rc;
+    }
+#ifdef IMGPU_HAVE_CUDA
+done:
+#endif
+    d->res_w = w;
+    d->res_h = h;
+    d->front = back;
+    d->have_result = 1;
+    d->hist_valid = hist;
+    return 0;
+}
+
+/* ---- drawing -------------------------------------------------------------------------------- */
+
+static void set_filter(GLuint t, int linear)
+{
+    glBindTexture(GL_TEXTURE_2D, t);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, linear ? GL_LINEAR : GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, linear ? GL_LINEAR : GL_NEAREST);
+}
+
+static void draw_image(vw_display *d, const vw_draw *v, int fb_w, int fb_h, int raw)
+{
+    GLuint p = d->prog_img;
+    glUseProgram(p);
+    glBindVertexArray(d->vao);
+    const int linear = !raw && v->zoom < 1.0;
+    glActiveTexture(GL_TEXTURE0);
+    set_filter(d->tex[d->front], linear);
+    glActiveTexture(GL_TEXTURE1);
+    set_filter(d->tex_orig, linear);
+    glActiveTexture(GL_TEXTURE0);
+    glUniform1i(glGetUniformLocation(p, "u_proc"), 0);
+    glUniform1i(glGetUniformLocation(p, "u_orig"), 1);
+    glUniform1i(glGetUniformLocation(p, "u_raw"), raw);
+    if (!raw) {
+        /* the original is centred where the processed image is centred */
+        double cx = v->ox + d->res_w * v->zoom / 2, cy = v->oy + d->res_h * v->zoom / 2;
+        glUniform1i(glGetUniformLocation(p, "u_show"), (int)v->show);
+        glUniform2f(glGetUniformLocation(p, "u_fb"), (float)fb_w, (float)fb_h);
+        glUniform2f(glGetUniformLocation(p, "u_o_proc"), (float)v->ox, (float)v->oy);
+        glUniform2f(glGetUniformLocation(p, "u_o_orig"), (float)(cx - d->src_w * v->zoom / 2),
+                    (float)(cy - d->src_h * v->zoom / 2));
+        glUniform2f(glGetUniformLocation(p, "u_size_proc"), (float)d->res_w, (float)d->res_h);
+        glUniform2f(glGetUniformLocation(p, "u_size_orig"), (float)d->src_w, (float)d->src_h);
+        glUniform2f(glGetUniformLocation(p, "u_cap_proc"), (float)d->cap_w, (float)d->cap_h);
+        glUniform2f(glGetUniformLocation(p, "u_cap_orig"), (float)d->orig_cap_w, (float)d->orig_cap_h);
+        glUniform1f(glGetUniformLocation(p, "u_zoom"), (float)v->zoom);
+        glUniform1f(glGetUniformLocation(p, "u_split"), (float)v->split_x);
+    }
+    glDisable(GL_BLEND);
+    glDrawArrays(GL_TRIANGLES, 0, 3);
+}
+
+static void draw_overlay(vw_display *d, int kind, GLuint tex, float x, float y, float w, float h, int fb_w, int fb_h)
+{
+    GLuint p = d->prog_ovl;
+    glUseProgram(p);
+    glBindVertexArray(d->vao);
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, tex);
+    glUniform1i(glGetUniformLocation(p, "u_tex"), 0);
+    glUniform1i(glGetUniformLocation(p, "u_kind"), kind);
+    glUniform1i(glGetUniformLocation(p, "u_colors"), d->src_c >= 3 ? 3 : 1);
+    glUniform2f(glGetUniformLocation(p, "u_fb"), (float)fb_w, (float)fb_h);
+    glUniform4f(glGetUniformLocation(p, "u_rect"), x, y, w, h);
+    glEnable(GL_BLEND);
+    glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+    glDrawArrays(GL_TRIANGLES, 0, 3);
+    glDisable(GL_BLEND);
+}
+
+int vw_display_draw(vw_display *d, const vw_draw *v, int fb_w, int fb_h)
+{
+    if (!d->have_result)
+        return imgpu_error("nothing to draw yet");
+    glViewport(0, 0, fb_w, fb_h);
+    draw_image(d, v, fb_w, fb_h, 0);
+    if (v->hist && d->hist_valid) {
+        float w = fb_w - 20 < 512 ? (float)(fb_w - 20) : 512.0f, h = w / 2;
+        if (w > 64)
+            draw_overlay(d, 0, d->tex_hist, (float)fb_w - w - 10, 10, w, h, fb_w, fb_h);
+    }
+    if (v->help && d->tex_help)
+        draw_overlay(d, 1, d->tex_help, 10, 10, (float)d->help_w, (float)d->help_h, fb_w, fb_h);
+    return gl_check("drawing");
+}
+
+int vw_display_set_help(vw_display *d, const imgpu_image *rgba)
+{
+    if (d->tex_help)
+        glDeleteTextures(1, &d->tex_help);
+    d->tex_help = new_texture(GL_RGBA8, rgba->width, rgba->height, GL_RGBA, GL_UNSIGNED_BYTE);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, rgba->width, rgba->height, GL_RGBA, GL_UNSIGNED_BYTE, rgba->data);
+    d->help_w = rgba->width;
+    d->help_h = rgba->height;
+    return gl_check("uploading the help text");
+}
+
+/* Render into a w x h framebuffer object and read it back (rows bottom-up as GL gives them). */
+static unsigned char *render_offscreen(vw_display *d, const vw_draw *v, int w, int h, int raw)
+{
+    GLuint rb = 0;
+    unsigned char *px = NULL;
+    size_t bytes = 0;
+    if (imgpu_image_bytes(w, h, 4, 8, &bytes) != 0)
+        return NULL;
+    if (!(px = malloc(bytes))) {
+        imgpu_error("out of memory (%zu bytes for a read-back)", bytes);
+        return NULL;
+    }
+    glGenRenderbuffers(1, &rb);
+    glBindRenderbuffer(GL_RENDERBUFFER, rb);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, w, h);
+    glBindFramebuffer(GL_FRAMEBUFFER, d->fbo);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, rb);
+    if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) {
+        imgpu_error("cannot render a %dx%d frame offscreen (framebuffer incomplete)", w, h);
+        goto fail;
+    }
+    glViewport(0, 0, w, h);
+    if (raw)
+        draw_image(d, v, w, h, 1);
+    else if (vw_display_draw(d, v, w, h) != 0)
+        goto fail;
+    glReadBuffer(GL_COLOR_ATTACHMENT0);
+    glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px);
+    if (gl_check("glReadPixels") != 0)
+        goto fail;
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glDeleteRenderbuffers(1, &rb);
+    return px;
+fail:
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glDeleteRenderbuffers(1, &rb);
+    free(px);
+    return NULL;
+}
+
+imgpu_image *vw_display_read_raw(vw_display *d)
+{
+    if (!d->have_result) {
+        imgpu_error("nothing rendered yet");
+        return NULL;
+    }
+    vw_draw v;
+    memset(&v, 0, sizeof v);
+    unsigned char *px = render_offscreen(d, &v, d->res_w, d->res_h, 1);
+    imgpu_image *im = px ? imgpu_image_new(d->res_w, d->res_h, d->res_c, 8) : NULL;
+    if (!im) {
+        free(px);
+        return NULL;
+    }
+    /* texel row y was drawn into framebuffer row y: no flip. Back to the image's channels. */
+    static const int pick[5][4] = {{0}, {0}, {0, 3}, {0, 1, 2}, {0, 1, 2, 3}};
+    for (int y = 0; y < im->height; y++) {
+        const unsigned char *s = px + (size_t)y * im->width * 4;
+        unsigned char *o = imgpu_image_row(im, y);
+        for (int x = 0; x < im->width; x++, s += 4, o += im->channels)
+            for (int c = 0; c < im->channels; c++)
+                o[c] = s[pick[im->channels][c]];
+    }
+    free(px);
+    return im;
+}
+
+imgpu_image *vw_display_read_view(vw_display *d, const vw_draw *v, int w, int h)
+{
+    unsigned char *px = render_offscreen(d, v, w, h, 0);
+    imgpu_image *im = px ? imgpu_image_new(w, h, 3, 8) : NULL;
+    if (!im) {
+        free(px);
+        return NULL;
+    }
+    for (int y = 0; y < h; y++) { /* GL's row 0 is the bottom */
+        const unsigned char *s = px + (size_t)(h - 1 - y) * w * 4;
+        unsigned char *o = imgpu_image_row(im, y);
+        for (int x = 0; x < w; x++, s += 4, o += 3)
+            memcpy(o, s, 3);
+    }
+    free(px);
+    return im;
+}
+
+imgpu_image *vw_display_result(vw_display *d)
+{
+#ifdef IMGPU_HAVE_CUDA
+    if (d->sess) {
+        imgpu_image *out = NULL;
+        return imgpu_cuda_session_download(d->sess, &out) == 0 ? out : NULL;
+    }
+#endif
+    /* CPU path: the display texture holds exactly the result (read_raw's contract) */
+    return vw_display_read_raw(d);
+}

@@ -1,0 +1,686 @@
+/* viewer.c — imgpu-view, the program behind `imgpu view`: options, the list of images, the
+ * main loop and the headless snapshots.
+ *
+ * Interactive: a GLFW window; the loop sleeps in glfwWaitEvents until input arrives (idle
+ * costs nothing), re-runs the ops only when a setting changed, and redraws only when the
+ * view changed. Snapshots (--snapshot OUT): one frame rendered offscreen (EGL's device
+ * platform where a GPU is, else a hidden GLFW window or Mesa's EGL) and written with the
+ * CLI's writer; without --size the frame is the processed image at 1:1, read back through
+ * GL, so it equals `imgpu equalize` / `imgpu rotate` output pixel for pixel.
+ */
+#include "viewer.h"
+#include "error.h"
+#include "io.h"
+
+#include <GL/glew.h>
+#include <GLFW/glfw3.h>
+
+#ifdef IMGPU_HAVE_CUDA
+#include "cuda/cuda_backend.h"
+#endif
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+enum { CTX_AUTO = 0, CTX_EGL, CTX_GLFW };
+
+static const char s_help[] =
+    "usage: imgpu view [FILE|DIR]... [OPTIONS]\n"
+    "\n"
+    "Shows images processed live on the GPU (CUDA-OpenGL interop; elsewhere the CPU and a\n"
+    "texture upload). One file opens its folder's images for N / P; a folder opens its images.\n"
+    "\n"
+    "settings (also the start of an interactive session):\n"
+    "  --equalize           equalize (E)           --mode luminance|per-channel (M)\n"
+    "  --rotate DEG         rotate counterclockwise (arrows, right drag, 9 / 0)\n"
+    "  --filter nearest|bilinear|bicubic (F)       --expand | --crop (X)\n"
+    "  --histogram          show the histogram overlay (H)\n"
+    "headless:\n"
+    "  --snapshot OUT       render one frame offscreen and write it; without --size it is the\n"
+    "                       processed image at 1:1, equal to the CLI's output\n"
+    "  --size WxH           snapshot of the view as a WxH window shows it (RGB)\n"
+    "  --frames N           process N frames first (with --stats: per-frame GPU time)\n"
+    "  --stats              print the display path and GL, and with --frames the per-frame times\n"
+    "  --events FILE        feed scripted key/mouse events (format: src/viewer/events.c)\n"
+    "other:\n"
+    "  --save-dir DIR       where S saves (default: next to the input; never overwrites)\n"
+    "  --device auto|cpu|cuda   --no-interop (force the glTexSubImage2D upload path)\n"
+    "  --context auto|egl|glfw  GL context for snapshots (auto: EGL when a GPU is usable,\n"
+    "                       else a hidden GLFW window when $DISPLAY is set, else EGL)\n"
+    "  --window WxH         initial window size (default 1280x800)\n"
+    "  --max-pixels N  --quiet  -h, --help\n"
+    "\n"
+    "controls: see '?' in the window, or README.md.\n";
+
+static const char s_controls[] =
+    "E  EQUALIZE ON/OFF          M  LUMINANCE / PER-CHANNEL\n"
+    "LEFT/RIGHT  ROTATE 1 DEG (SHIFT 0.1)   RIGHT DRAG  FREE ROTATION\n"
+    "9 / 0  -90 / +90   F  FILTER   X  EXPAND/CROP   R  RESET\n"
+    "WHEEL  ZOOM   LEFT DRAG  PAN   HOME  FIT   1  1:1\n"
+    "SPACE  ORIGINAL/PROCESSED   V  SPLIT VIEW (DRAG THE DIVIDER)\n"
+    "H  HISTOGRAM (BEFORE / AFTER, CDF)\n"
+    "S  SAVE   CTRL+C  PRINT THE IMGPU COMMAND LINE\n"
+    "N / P  NEXT / PREVIOUS IMAGE   DROP A FILE TO OPEN IT\n"
+    "?  THIS HELP   ESC / Q  QUIT";
+
+typedef struct options {
+    const char **files;
+    int nfiles;
+    const char *snapshot, *events, *save_dir;
+    int size_w, size_h, win_w, win_h;
+    int frames, stats, histogram, quiet, interop, context;
+    int equalize, have_rotate, crop;
+    imgpu_eq_mode mode;
+    double rotate;
+    imgpu_filter filter;
+    imgpu_device device;
+    uint64_t max_pixels;
+} options;
+
+typedef struct viewer {
+    options o;
+    vw_app app;
+    vw_context ctx;
+    vw_display *disp;
+    imgpu_image *img;
+    char **list; /* the images N / P walk through */
+    int nlist, cur;
+    char title[1024];
+    double *frame_ms;
+    int nframe_ms, cap_frame_ms;
+} viewer;
+
+/* ---- options -------------------------------------------------------------------------------- */
+
+static int usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "imgpu: view: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\ntry 'imgpu view --help'\n");
+    return EXIT_USAGE;
+}
+
+static int parse_size(const char *s, int *w, int *h)
+{
+    char *end;
+    errno = 0;
+    long a = strtol(s, &end, 10);
+    if (errno || end == s || (*end != 'x' && *end != 'X') || a < 1 || a > 16384)
+        return -1;
+    const char *t = end + 1;
+    long b = strtol(t, &end, 10);
+    if (errno || end == t || *end || b < 1 || b > 16384)
+        return -1;
+    *w = (int)a;
+    *h = (int)b;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->mode = IMGPU_MODE_LUMINANCE;
+    o->filter = IMGPU_FILTER_BILINEAR;
+    o->device = IMGPU_DEVICE_AUTO;
+    o->interop = 1;
+    o->win_w = 1280;
+    o->win_h = 800;
+    o->files = calloc((size_t)argc + 1, sizeof *o->files);
+    if (!o->files)
+        return usage("%s", "out of memory");
+    int opts_done = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (opts_done || a[0] != '-' || !strcmp(a, "-")) {
+            o->files[o->nfiles++] = a;
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            opts_done = 1;
+            continue;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(s_help, stdout);
+            exit(fflush(stdout) ? EXIT_FAIL : EXIT_OK); /* main's own helper: nothing to clean */
+        }
+        char name[64];
+        const char *val = NULL, *eq = strchr(a, '=');
+        if (eq) {
+            snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+            val = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", a);
+        }
+        static const char *flags[] = {"--equalize", "--histogram", "--stats", "--quiet", "--no-interop",
+                                      "--crop", "--expand"};
+        int is_flag = 0;
+        for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
+            is_flag |= !strcmp(name, flags[k]);
+        if (is_flag && val)
+            return usage("option '%s' takes no value", name);
+        if (!is_flag && !val) {
+            if (i + 1 >= argc)
+                return usage("option '%s' needs a value", name);
+            val = argv[++i];
+        }
+        if (!strcmp(name, "--equalize")) o->equalize = 1;
+        else if (!strcmp(name, "--histogram")) o->histogram = 1;
+        else if (!strcmp(name, "--stats")) o->stats = 1;
+        else if (!strcmp(name, "--quiet")) o->quiet = 1;
+        else if (!strcmp(name, "--no-interop")) o->interop = 0;
+        else if (!strcmp(name, "--crop")) o->crop = 1;
+        else if (!strcmp(name, "--expand")) o->crop = 0;
+        else if (!strcmp(name, "--snapshot")) o->snapshot = val;
+        else if (!strcmp(name, "--events")) o->events = val;
+        else if (!strcmp(name, "--save-dir")) o->save_dir = val;
+        else if (!strcmp(name, "--mode")) {
+            if (!strcmp(val, "luminance")) o->mode = IMGPU_MODE_LUMINANCE;
+            else if (!strcmp(val, "per-channel")) o->mode = IMGPU_MODE_PER_CHANNEL;
+            else return usage("--mode: '%s' is not luminance or per-channel", val);
+        } else if (!strcmp(name, "--rotate")) {
+            char *end;
+            errno = 0;
+            o->rotate = strtod(val, &end);
+            if (errno || end == val || *end || !isfinite(o->rotate))
+                return usage("--rotate: '%s' is not an angle in degrees", val);
+            o->have_rotate = 1;
+        } else if (!strcmp(name, "--filter")) {
+            if (!strcmp(val, "nearest")) o->filter = IMGPU_FILTER_NEAREST;
+            else if (!strcmp(val, "bilinear")) o->filter = IMGPU_FILTER_BILINEAR;
+            else if (!strcmp(val, "bicubic")) o->filter = IMGPU_FILTER_BICUBIC;
+            else return usage("--filter: '%s' is not nearest, bilinear or bicubic", val);
+        } else if (!strcmp(name, "--size")) {
+            if (parse_size(val, &o->size_w, &o->size_h))
+                return usage("--size: '%s' is not WxH (1..16384 each)", val);
+        } else if (!strcmp(name, "--window")) {
+            if (parse_size(val, &o->win_w, &o->win_h))
+                return usage("--window: '%s' is not WxH (1..16384 each)", val);
+        } else if (!strcmp(name, "--frames")) {
+            char *end;
+            long n = strtol(val, &end, 10);
+            if (end == val || *end || n < 1 || n > 100000)
+                return usage("--frames: '%s' is not a count 1..100000", val);
+            o->frames = (int)n;
+        } else if (!strcmp(name, "--device")) {
+            if (!strcmp(val, "auto")) o->device = IMGPU_DEVICE_AUTO;
+            else if (!strcmp(val, "cpu")) o->device = IMGPU_DEVICE_CPU;
+            else if (!strcmp(val, "cuda")) o->device = IMGPU_DEVICE_CUDA;
+            else return usage("--device: '%s' is not auto, cpu or cuda", val);
+        } else if (!strcmp(name, "--context")) {
+            if (!strcmp(val, "auto")) o->context = CTX_AUTO;
+            else if (!strcmp(val, "egl")) o->context = CTX_EGL;
+            else if (!strcmp(val, "glfw")) o->context = CTX_GLFW;
+            else return usage("--context: '%s' is not auto, egl or glfw", val);
+        } else if (!strcmp(name, "--max-pixels")) {
+            char *end;
+            errno = 0;
+            unsigned long long n = strtoull(val, &end, 10);
+            if (errno || end == val || *end || val[0] == '-' || n == 0)
+                return usage("--max-pixels: '%s' is not a positive count", val);
+            o->max_pixels = n;
+        } else {
+            return usage("unknown option '%s'", name);
+        }
+    }
+    if (o->nfiles == 0)
+        return usage("%s", "no image given");
+    if (o->snapshot && imgpu_format_from_path(o->snapshot) == IMGPU_FORMAT_UNKNOWN)
+        return usage("--snapshot: '%s' has no known image extension (.png .jpg .bmp .tga .pnm)", o->snapshot);
+    if ((o->frames || o->size_w) && !o->snapshot)
+        return usage("%s", "--frames and --size go with --snapshot");
+    return 0;
+}
+
+/* ---- the image list -------------------------------------------------------------------------- */
+
+static int is_image_name(const char *name)
+{
+    return name[0] != '.' && imgpu_format_from_path(name) != IMGPU_FORMAT_UNKNOWN;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int list_add(viewer *v, const char *path)
+{
+    char **l = realloc(v->list, (size_t)(v->nlist + 1) * sizeof *l);
+    if (!l || !(l[v->nlist] = strdup(path))) {
+        if (l)
+            v->list = l;
+        return imgpu_error("out of memory");
+    }
+    v->list = l;
+    v->nlist++;
+    return 0;
+}
+
+/* The images of a folder, sorted by name. */
+static int list_dir(viewer *v, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return imgpu_error("cannot read folder '%s': %s", dir, strerror(errno));
+    int first = v->nlist;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!is_image_name(e->d_name))
+            continue;
+        char p[4096];
+        if (snprintf(p, sizeof p, "%s/%s", strcmp(dir, "") ? dir : ".", e->d_name) >= (int)sizeof p)
+            continue;
+        struct stat st;
+        if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && list_add(v, p) != 0) {
+            closedir(d);
+            return -1;
+        }
+    }
+    closedir(d);
+    qsort(v->list + first, (size_t)(v->nlist - first), sizeof *v->list, cmp_str);
+    return 0;
+}
+
+static int build_list(viewer *v)
+{
+    struct stat st;
+    if (v->o.nfiles == 1 && stat(v->o.files[0], &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (list_dir(v, v->o.files[0]) != 0)
+            return -1;
+        if (v->nlist == 0)
+            return imgpu_error("no images in folder '%s'", v->o.files[0]);
+        return 0;
+    }
+    if (v->o.nfiles == 1 && !v->o.snapshot) {
+        /* one file: its folder's images, starting at it */
+        const char *f = v->o.files[0], *slash = strrchr(f, '/');
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - f) : 1, slash ? f : ".");
+        if (slash == f)
+            snprintf(dir, sizeof dir, "/");
+        if (list_dir(v, dir) == 0) {
+            char want[8200];
+            snprintf(want, sizeof want, "%s/%s", dir, slash ? slash + 1 : f);
+            for (int i = 0; i < v->nlist; i++)
+                if (!strcmp(v->list[i], want)) {
+                    free(v->list[i]);
+                    v->list[i] = strdup(f); /* keep the name as given (shown, and in command lines) */
+                    v->cur = i;
+                    return v->list[i] ? 0 : imgpu_error("out of memory");
+                }
+        }
+        imgpu_error_clear();
+        for (int i = 0; i < v->nlist; i++)
+            free(v->list[i]);
+        v->nlist = 0;
+    }
+    for (int i = 0; i < v->o.nfiles; i++)
+        if (list_add(v, v->o.files[i]) != 0)
+            return -1;
+    return 0;
+}
+
+/* ---- frames ---------------------------------------------------------------------------------- */
+
+static void update_title(viewer *v)
+{
+    if (!v->ctx.window)
+        return;
+    char ops[256];
+    vw_app_describe(&v->app, ops, sizeof ops);
+    const char *name = strrchr(v->app.path, '/');
+    name = name ? name + 1 : v->app.path;
+    snprintf(v->title, sizeof v->title, "%s  %dx%d %s  |  %s  |  %.2f ms %s (%s)", name, v->app.src_w,
+             v->app.src_h, imgpu_image_layout_name(v->app.src_c), ops, v->app.gpu_ms,
+             vw_display_path(v->disp) == VW_PATH_UPLOAD_CPU ? "CPU" : "GPU",
+             vw_display_path_name(vw_display_path(v->disp)));
+    glfwSetWindowTitle(v->ctx.window, v->title);
+}
+
+static int process(viewer *v)
+{
+    imgpu_op ops[2];
+    int n = vw_app_ops(&v->app, ops);
+    double ms = 0;
+    if (vw_display_process(v->disp, ops, n, v->app.hist, &ms) != 0)
+        return -1;
+    v->app.gpu_ms = ms;
+    v->app.dirty_ops = 0;
+    v->app.dirty_view = 1;
+    if (v->nframe_ms < v->cap_frame_ms)
+        v->frame_ms[v->nframe_ms++] = ms;
+    update_title(v);
+    return 0;
+}
+
+/* Load list[i] and make it the current image (settings stay; the view refits). */
+static int open_image(viewer *v, int i)
+{
+    imgpu_load_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.max_pixels = v->o.max_pixels;
+    imgpu_image *img = imgpu_image_load(v->list[i], &lo);
+    if (!img)
+        return -1;
+    if (img->depth != 8) {
+        imgpu_image_free(img);
+        return imgpu_error("'%s': the viewer shows 8-bit images only", v->list[i]);
+    }
+    if (vw_display_set_image(v->disp, img) != 0) {
+        imgpu_image_free(img);
+        return -1;
+    }
+    imgpu_image_free(v->img);
+    v->img = img;
+    v->cur = i;
+    v->app.path = v->list[i];
+    v->app.src_w = img->width;
+    v->app.src_h = img->height;
+    v->app.src_c = img->channels;
+    if (v->ctx.window)
+        glfwSetWindowAspectRatio(v->ctx.window, img->width, img->height);
+    vw_app_fit(&v->app);
+    return process(v);
+}
+
+/* S: the processed image at full resolution, next to the input (or in --save-dir) as
+ * NAME.view.png, NAME.view-2.png, ...: never over an existing file. The name is reserved with
+ * O_EXCL first, then the CLI's atomic writer renames its temp file over that placeholder. */
+static int save(viewer *v)
+{
+    const char *path = v->app.path, *slash = strrchr(path, '/');
+    char dir[4096], stem[1024], out[8192];
+    if (v->o.save_dir)
+        snprintf(dir, sizeof dir, "%s", v->o.save_dir);
+    else if (slash)
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    else
+        snprintf(dir, sizeof dir, ".");
+    snprintf(stem, sizeof stem, "%s", slash ? slash + 1 : path);
+    char *dot = strrchr(stem, '.');
+    if (dot && dot != stem)
+        *dot = '\0';
+    int fd = -1;
+    for (int k = 1; k < 10000 && fd < 0; k++) {
+        if (k == 1)
+            snprintf(out, sizeof out, "%s/%s.view.png", dir, stem);
+        else
+            snprintf(out, sizeof out, "%s/%s.view-%d.png", dir, stem, k);
+        fd = open(out, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd < 0 && errno != EEXIST)
+            return imgpu_error("cannot save into '%s': %s", dir, strerror(errno));
+    }
+    if (fd < 0)
+        return imgpu_error("cannot save: too many %s.view-N.png files in '%s'", stem, dir);
+    close(fd);
+    imgpu_image *res = vw_display_result(v->disp);
+    if (!res || imgpu_image_save(res, out, NULL) != 0) {
+        imgpu_image_free(res);
+        unlink(out);
+        return -1;
+    }
+    imgpu_image_free(res);
+    imgpu_notice("saved %s", out);
+    return 0;
+}
+
+static void copy_command(viewer *v)
+{
+    const char *path = v->app.path, *slash = strrchr(path, '/');
+    char out[8192], stem[1024], line[20000];
+    snprintf(stem, sizeof stem, "%s", slash ? slash + 1 : path);
+    char *dot = strrchr(stem, '.');
+    if (dot && dot != stem)
+        *dot = '\0';
+    if (v->o.save_dir)
+        snprintf(out, sizeof out, "%s/%s.view.png", v->o.save_dir, stem);
+    else if (slash)
+        snprintf(out, sizeof out, "%.*s/%s.view.png", (int)(slash - path), path, stem);
+    else
+        snprintf(out, sizeof out, "%s.view.png", stem);
+    vw_app_command_line(&v->app, out, line, sizeof line);
+    printf("%s\n", line);
+    fflush(stdout);
+    if (v->ctx.window)
+        glfwSetClipboardString(v->ctx.window, line);
+}
+
+static int draw(viewer *v)
+{
+    vw_draw d = vw_app_draw(&v->app);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    if (vw_display_draw(v->disp, &d, v->app.fb_w, v->app.fb_h) != 0)
+        return -1;
+    glfwSwapBuffers(v->ctx.window);
+    v->app.dirty_view = 0;
+    return 0;
+}
+
+/* Act on what the input asked for: what one frame of the loop does. */
+static int handle_requests(vw_app *a, void *user)
+{
+    viewer *v = user;
+    if (a->drop_path[0]) {
+        char p[sizeof a->drop_path];
+        memcpy(p, a->drop_path, sizeof p);
+        a->drop_path[0] = '\0';
+        if (list_add(v, p) != 0 || open_image(v, v->nlist - 1) != 0) {
+            fprintf(stderr, "imgpu: %s\n", imgpu_error_message()); /* a bad drop is not fatal */
+            imgpu_error_clear();
+        }
+    }
+    if (a->open_delta) {
+        int i = ((v->cur + a->open_delta) % v->nlist + v->nlist) % v->nlist;
+        a->open_delta = 0;
+        if (i != v->cur && open_image(v, i) != 0) {
+            fprintf(stderr, "imgpu: %s\n", imgpu_error_message());
+            imgpu_error_clear();
+        }
+    }
+    if (a->dirty_ops && process(v) != 0)
+        return -1;
+    if (a->want_save) {
+        a->want_save = 0;
+        if (save(v) != 0) {
+            fprintf(stderr, "imgpu: %s\n", imgpu_error_message());
+            imgpu_error_clear();
+        }
+    }
+    if (a->want_copy) {
+        a->want_copy = 0;
+        copy_command(v);
+    }
+    if (v->ctx.window && a->dirty_view && draw(v) != 0)
+        return -1;
+    if (v->ctx.window)
+        glfwPollEvents();
+    return 0;
+}
+
+/* ---- snapshots --------------------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int run_snapshot(viewer *v)
+{
+    if (v->o.frames > 0) {
+        v->nframe_ms = 0;
+        double t0 = wall_ms();
+        for (int i = 0; i < v->o.frames; i++)
+            if (process(v) != 0)
+                return -1;
+        glFinish();
+        double wall = (wall_ms() - t0) / v->o.frames;
+        if (v->o.stats && v->nframe_ms > 0) {
+            qsort(v->frame_ms, (size_t)v->nframe_ms, sizeof *v->frame_ms, cmp_double);
+            char ops[256];
+            vw_app_describe(&v->app, ops, sizeof ops);
+            printf("frames: %d of %dx%d %s, %s (%s)\n", v->o.frames, v->app.src_w, v->app.src_h,
+                   imgpu_image_layout_name(v->app.src_c), ops, vw_display_path_name(vw_display_path(v->disp)));
+            printf("%s time per frame: median %.3f ms, min %.3f ms, max %.3f ms; wall per frame %.3f ms\n",
+                   vw_display_path(v->disp) == VW_PATH_UPLOAD_CPU ? "CPU" : "GPU",
+                   v->frame_ms[v->nframe_ms / 2], v->frame_ms[0], v->frame_ms[v->nframe_ms - 1], wall);
+        }
+    }
+    imgpu_image *snap;
+    if (v->o.size_w) {
+        vw_draw d = vw_app_draw(&v->app);
+        snap = vw_display_read_view(v->disp, &d, v->o.size_w, v->o.size_h);
+    } else {
+        snap = vw_display_read_raw(v->disp);
+    }
+    if (!snap)
+        return -1;
+    int rc = imgpu_image_save(snap, v->o.snapshot, NULL);
+    imgpu_image_free(snap);
+    return rc;
+}
+
+/* ---- main ------------------------------------------------------------------------------------ */
+
+static int gpu_usable(imgpu_device dev)
+{
+#ifdef IMGPU_HAVE_CUDA
+    if (dev == IMGPU_DEVICE_CPU)
+        return 0;
+    int ok = imgpu_cuda_available();
+    if (!ok)
+        imgpu_error_clear(); /* the display says why, once */
+    return ok;
+#else
+    (void)dev;
+    return 0;
+#endif
+}
+
+static int open_context(viewer *v)
+{
+    if (!v->o.snapshot)
+        return vw__glfw_open(&v->ctx, v->o.win_w, v->o.win_h, 1, "imgpu view", &v->app);
+    int kind = v->o.context;
+    if (kind == CTX_AUTO) {
+        const char *disp = getenv("DISPLAY");
+        kind = gpu_usable(v->o.device) && v->o.interop ? CTX_EGL : (disp && *disp ? CTX_GLFW : CTX_EGL);
+    }
+    if (kind == CTX_EGL)
+        return vw__egl_open(&v->ctx);
+    return vw__glfw_open(&v->ctx, 64, 64, 0, "imgpu view", NULL);
+}
+
+static void close_context(viewer *v)
+{
+    if (v->ctx.kind == VW_CTX_EGL)
+        vw__egl_close(&v->ctx);
+    else
+        vw__glfw_close(&v->ctx);
+}
+
+int main(int argc, char **argv)
+{
+    viewer v;
+    memset(&v, 0, sizeof v);
+    int rc = parse_options(argc, argv, &v.o);
+    if (rc != 0) {
+        free(v.o.files);
+        return rc;
+    }
+    imgpu_set_quiet(v.o.quiet);
+    rc = EXIT_FAIL;
+    if (build_list(&v) != 0)
+        goto done;
+    vw_app *a = &v.app;
+    vw_app_reset(a);
+    a->equalize = v.o.equalize;
+    a->mode = v.o.mode;
+    a->filter = v.o.filter;
+    a->crop = v.o.crop;
+    a->hist = v.o.histogram;
+    if (v.o.have_rotate) {
+        /* to hundredths of a degree, wrapped to (-180, 180] as the controls keep it */
+        double c = fmod(round(v.o.rotate * 100.0), 36000.0);
+        if (c > 18000) c -= 36000;
+        if (c <= -18000) c += 36000;
+        a->angle_c = (long)c;
+        if (fabs(round(v.o.rotate * 100.0) - v.o.rotate * 100.0) > 1e-6)
+            imgpu_notice("view: --rotate %g is rounded to hundredths of a degree", v.o.rotate);
+    }
+    a->fb_w = v.o.snapshot ? (v.o.size_w ? v.o.size_w : 960) : v.o.win_w;
+    a->fb_h = v.o.snapshot ? (v.o.size_h ? v.o.size_h : 720) : v.o.win_h;
+    a->px_per_win = 1.0;
+    if (v.o.frames && !(v.frame_ms = calloc((size_t)v.o.frames, sizeof *v.frame_ms)))
+        goto done;
+    v.cap_frame_ms = v.o.frames;
+    if (open_context(&v) != 0)
+        goto done;
+    if (v.ctx.window) {
+        int fw, fh;
+        glfwGetFramebufferSize(v.ctx.window, &fw, &fh);
+        a->fb_w = fw;
+        a->fb_h = fh;
+    }
+    if (!(v.disp = vw_display_new(v.o.device, v.o.interop)))
+        goto done;
+    if (v.o.stats) {
+        printf("display: %s; OpenGL %s (%s, %s) through %s\n", vw_display_path_name(vw_display_path(v.disp)),
+               (const char *)glGetString(GL_VERSION), (const char *)glGetString(GL_VENDOR),
+               (const char *)glGetString(GL_RENDERER), v.ctx.kind == VW_CTX_EGL ? "EGL" : "GLFW");
+        fflush(stdout);
+    }
+    imgpu_image *help = vw__text_image(s_controls, 2);
+    if (!help || vw_display_set_help(v.disp, help) != 0) {
+        imgpu_image_free(help);
+        goto done;
+    }
+    imgpu_image_free(help);
+    if (open_image(&v, v.cur) != 0)
+        goto done;
+    if (v.o.events && vw__events_run(a, v.o.events, handle_requests, &v) != 0)
+        goto done;
+    if (v.o.snapshot) {
+        if (handle_requests(a, &v) != 0 || run_snapshot(&v) != 0)
+            goto done;
+    } else {
+        while (!a->quit && !glfwWindowShouldClose(v.ctx.window)) {
+            if (handle_requests(a, &v) != 0)
+                goto done;
+            if (!a->dirty_ops && !a->dirty_view && !a->drop_path[0] && !a->open_delta && !a->want_save &&
+                !a->want_copy && !a->quit)
+                glfwWaitEvents(); /* idle: sleep until input arrives */
+        }
+    }
+    rc = EXIT_OK;
+done:
+    if (rc != EXIT_OK)
+        fprintf(stderr, "imgpu: %s\n", imgpu_error_message()[0] ? imgpu_error_message() : "unknown error");
+    vw_display_free(v.disp);
+    close_context(&v);
+    imgpu_image_free(v.img);
+    for (int i = 0; i < v.nlist; i++)
+        free(v.list[i]);
+    free(v.list);
+    free(v.frame_ms);
+    free(v.o.files);
+#ifdef IMGPU_HAVE_CUDA
+    imgpu_cuda_shutdown();
+#endif
+    return rc;
+}

@@ -1,0 +1,299 @@
+"""viewer_test.py — tests of imgpu-view (`imgpu view`), run by tests/viewer.cmake.
+
+usage: viewer_test.py IMGPU IMGPU_VIEW TMP_ROOT ASSETS KIND
+KIND:
+  snapshot-glfw   snapshots through a hidden GLFW window (an X server: $DISPLAY, else this script
+                  re-runs itself under `xvfb-run -a`; Mesa in CI: the glTexSubImage2D upload path)
+  snapshot-egl    the same through EGL (no X server; NVIDIA's device platform on a GPU machine,
+                  where the display path is CUDA-GL interop)
+  interop-egl     (GPU) EGL with --device cuda: the display path must be CUDA-GL interop
+  interop-window  (GPU) a GLFW window under X with __GLX_VENDOR_LIBRARY_NAME=nvidia: interop,
+                  snapshots and the scripted interaction in a real window
+  events          the scripted interaction (--events): settings from keys and mouse drags, the
+                  printed command line run as a shell command, S saves; headless, then in a
+                  window when an X server (or xvfb-run) is there
+  usage           option errors (exit 2), missing files (exit 1), `imgpu view --help`
+Every snapshot without --size is compared with the CLI's output for the same settings with
+`imgpu compare --max-abs 0`: pixel for pixel. Exit 77 (skipped) where the needed display or GPU
+is missing; /usr/bin/python3 only (no modules beyond the standard library).
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cli_common as cc  # noqa: E402
+
+NO_GPU = ("no NVIDIA driver is loaded", "no CUDA-capable device", "built without CUDA",
+          "older than this imgpu's runtime")
+TIMEOUT = 120
+
+
+def run(args, env=None, cwd=None):
+    try:
+        p = subprocess.run(args, capture_output=True, timeout=TIMEOUT, env=env, cwd=cwd)
+        return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired:
+        return None, "", "timed out"
+
+
+def ensure_display():
+    """Re-run this script under xvfb-run when there is no X server; 77 when neither."""
+    if os.environ.get("DISPLAY"):
+        return
+    xvfb = shutil.which("xvfb-run")
+    if not xvfb or os.environ.get("IMGPU_VIEWER_TEST_XVFB"):
+        print("SKIP: no X server ($DISPLAY unset) and no xvfb-run")
+        sys.exit(77)
+    env = dict(os.environ, IMGPU_VIEWER_TEST_XVFB="1")
+    p = subprocess.run([xvfb, "-a", "-s", "-screen 0 1280x1024x24", sys.executable] + sys.argv, env=env)
+    sys.exit(p.returncode)
+
+
+def lcg_bytes(n, seed):
+    out = bytearray(n)
+    x = seed
+    for i in range(n):
+        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+        out[i] = (x >> 16) & 0xFF
+    return bytes(out)
+
+
+def make_inputs(tmp, assets):
+    """Every channel layout, odd sizes; plus two assets (gray and RGB photos)."""
+    files = []
+    for c, (w, h) in ((1, (37, 23)), (2, (61, 47)), (3, (50, 31)), (4, (53, 40))):
+        px = bytearray(lcg_bytes(w * h * c, 7 + c))
+        for y in range(h):  # a gradient under the noise, so equalization has work to do
+            for x in range(w):
+                for k in range(c):
+                    i = (y * w + x) * c + k
+                    px[i] = (px[i] // 4 + (x * 255 // w) * 3 // 4) & 0xFF
+                if c in (2, 4):
+                    px[(y * w + x) * c + c - 1] = (y * 255) // (h - 1)  # alpha ramp
+        p = os.path.join(tmp, f"in{c}.png")
+        cc.write(p, cc.png_bytes(w, h, c, bytes(px)))
+        files.append(p)
+    files += [os.path.join(assets, "camera.png"), os.path.join(assets, "coffee.png")]
+    return files
+
+
+# (viewer options, CLI steps: lists of args after IN OUT; several steps chain through OUT)
+CASES = [
+    ([], [["rotate", "--angle", "0"]]),
+    (["--equalize"], [["equalize", "--mode", "luminance"]]),
+    (["--equalize", "--mode", "per-channel"], [["equalize", "--mode", "per-channel"]]),
+    (["--rotate", "30"], [["rotate", "--angle", "30"]]),
+    (["--rotate", "90"], [["rotate", "--angle", "90"]]),
+    (["--rotate", "-12.5", "--filter", "bicubic", "--crop"],
+     [["rotate", "--angle", "-12.5", "--filter", "bicubic", "--crop"]]),
+    (["--rotate", "45", "--filter", "nearest"], [["rotate", "--angle", "45", "--filter", "nearest"]]),
+    (["--equalize", "--rotate", "17.5"], [["equalize"], ["rotate", "--angle", "17.5", "--force"]]),
+]
+
+
+def cli_output(ck, imgpu, inp, steps, out):
+    src = inp
+    for s in steps:
+        rc, o, e = run([imgpu, s[0], src, out] + s[1:] + ["--quiet"])
+        if not ck.check(rc == 0, f"CLI {s} on {inp}", e):
+            return False
+        src = out
+    return True
+
+
+def same(ck, imgpu, a, b, what):
+    rc, o, e = run([imgpu, "compare", a, b, "--max-abs", "0"])
+    return ck.check(rc == 0, f"{what}: snapshot equals the CLI's output pixel for pixel", o + e)
+
+
+def gpu_or_skip(view, inp, tmp, extra, env=None):
+    rc, o, e = run([view, inp, "--snapshot", os.path.join(tmp, "probe.png"), "--device", "cuda", "--stats"] + extra,
+                   env=env)
+    if rc != 0 and any(r in e for r in NO_GPU):
+        print("SKIP: no usable GPU: " + e.strip())
+        sys.exit(77)
+    return rc, o, e
+
+
+def snapshots(ck, imgpu, view, tmp, assets, ctx, device_args, env=None, want_path=None):
+    inputs = make_inputs(tmp, assets)
+    for inp in inputs:
+        cases = CASES if os.path.dirname(inp) == tmp else CASES[1:2] + CASES[7:]  # assets: a few
+        for k, (vopts, steps) in enumerate(cases):
+            snap = os.path.join(tmp, f"snap_{k}_{os.path.basename(inp)}")
+            ref = os.path.join(tmp, f"ref_{k}_{os.path.basename(inp)}")
+            args = [view, inp, "--snapshot", snap, "--context", ctx, "--stats"] + device_args + vopts
+            rc, o, e = run(args, env=env)
+            what = f"{os.path.basename(inp)} {' '.join(vopts) or '(no ops)'} [{ctx}]"
+            if not ck.check(rc == 0, f"{what}: imgpu-view exits 0", f"{' '.join(args)}\n{o}{e}"):
+                continue
+            if want_path:
+                ck.check(f"display: {want_path}" in o, f"{what}: display path is {want_path}", o + e)
+            if cli_output(ck, imgpu, inp, steps, ref):
+                same(ck, imgpu, snap, ref, what)
+    # a view snapshot: the size asked for, and it is not the raw image
+    snap = os.path.join(tmp, "view.png")
+    rc, o, e = run([view, inputs[-1], "--snapshot", snap, "--size", "320x200", "--context", ctx, "--histogram",
+                    "--equalize", "--rotate", "20"] + device_args, env=env)
+    if ck.check(rc == 0, f"--size snapshot [{ctx}]", o + e):
+        rc, o, e = run([imgpu, "info", snap])
+        ck.check("320 x 200" in o, "--size 320x200 gives a 320x200 image", o + e)
+
+
+EVENTS = """# the scripted interaction: settings from keys and a right-button drag
+resize 960 720
+key e
+key m
+key left
+key left
+key left
+key shift+right
+key 0
+key f
+key x
+# fit view, image centred at (480, 360): a quarter turn counterclockwise about it
+drag right 580 360 480 260
+# view only: none of this may change the processed image
+scroll 2 100 100
+drag left 300 300 350 320
+key v
+key space
+key h
+key ?
+key ctrl+c
+key s
+key s
+"""
+EXPECT_OPS = "--mode per-channel && imgpu rotate {o} {o} --angle -177.1 --filter bicubic --crop --force"
+
+
+def check_interaction(ck, imgpu, tmp, inp, out_line, save_dir, snap, what):
+    base = os.path.splitext(os.path.basename(inp))[0]
+    out = os.path.join(save_dir, base + ".view.png")
+    lines = [l for l in out_line.splitlines() if l.startswith("imgpu ")]
+    want = f"imgpu equalize {inp} {out} " + EXPECT_OPS.format(o=out)
+    if not ck.check(lines == [want], f"{what}: Ctrl+C prints the command line", f"got {lines}\nwant {want}"):
+        return
+    saved = [os.path.join(save_dir, base + ".view.png"), os.path.join(save_dir, base + ".view-2.png")]
+    for s in saved:
+        ck.check(os.path.isfile(s), f"{what}: S saved {s}")
+    # run the printed command line (imgpu from the build tree); its output must be what was shown
+    moved = os.path.join(tmp, "saved_first.png")
+    if os.path.isfile(saved[0]):
+        os.rename(saved[0], moved)
+    env = dict(os.environ, PATH=os.path.dirname(imgpu) + os.pathsep + os.environ.get("PATH", ""))
+    rc, o, e = run(["sh", "-c", lines[0]], env=env)
+    if ck.check(rc == 0, f"{what}: the printed command line runs", o + e):
+        if snap:
+            same(ck, imgpu, snap, out, f"{what}: events snapshot vs printed command")
+        if os.path.isfile(moved):
+            same(ck, imgpu, moved, out, f"{what}: S's file vs printed command")
+        if os.path.isfile(saved[1]):
+            same(ck, imgpu, saved[1], out, f"{what}: second S (.view-2) vs printed command")
+    for f in saved + [moved]:
+        if os.path.exists(f):
+            os.remove(f)
+
+
+def events(ck, imgpu, view, tmp, assets, ctx_args, env=None, window=False):
+    inp = os.path.join(tmp, "coffee.png")
+    shutil.copy(os.path.join(assets, "coffee.png"), inp)
+    ev = os.path.join(tmp, "events.txt")
+    cc.write(ev, (EVENTS + ("key q\n" if window else "")).encode())
+    if window:
+        args = [view, inp, "--events", ev, "--window", "960x720", "--stats"] + ctx_args
+        snap = None
+        what = "events in a window"
+    else:
+        snap = os.path.join(tmp, "events_snap.png")
+        args = [view, inp, "--events", ev, "--snapshot", snap] + ctx_args
+        what = "events headless"
+    rc, o, e = run(args, env=env)
+    if ck.check(rc == 0, f"{what}: imgpu-view exits 0", f"{' '.join(args)}\n{o}{e}"):
+        check_interaction(ck, imgpu, tmp, inp, o, tmp, snap, what)
+    if window:
+        return
+    # N / P walk the files given; a dropped file opens; Ctrl+C names the current one
+    a, b, c = (os.path.join(assets, n) for n in ("camera.png", "horse.png", "brick.png"))
+    cc.write(ev, f"key ctrl+c\nkey n\nkey ctrl+c\nkey n\nkey ctrl+c\nkey p\nkey p\nkey ctrl+c\n"
+                 f"drop {c}\nkey ctrl+c\nkey 9\n".encode())
+    snap = os.path.join(tmp, "nav.png")
+    rc, o, e = run([view, a, b, "--events", ev, "--snapshot", snap, "--save-dir", tmp] + ctx_args, env=env)
+    names = [l.split()[2] for l in o.splitlines() if l.startswith("imgpu ")]
+    ck.check(rc == 0 and names == [a, b, a, a, c], "N / P / drop: the current file", f"{names}\n{e}")
+    ref = os.path.join(tmp, "nav_ref.png")
+    if cli_output(ck, imgpu, c, [["rotate", "--angle", "-90"]], ref):
+        same(ck, imgpu, snap, ref, "dropped file, key 9")
+    # a bad events line is an error naming the line
+    cc.write(ev, b"key e\nfrobnicate 3\n")
+    rc, o, e = run([view, a, "--events", ev, "--snapshot", snap] + ctx_args, env=env)
+    ck.check(rc == 1 and "events.txt:2" in e, "bad events line: exit 1 naming file:line", e)
+
+
+def usage(ck, imgpu, view, tmp, assets):
+    a = os.path.join(assets, "camera.png")
+    for args in (["--frobnicate"], [a, "--rotate", "x"], [a, "--mode", "foo"], [a, "--size", "3"],
+                 [a, "--snapshot", os.path.join(tmp, "x.xyz")], [a, "--frames", "3"], []):
+        rc, o, e = run([view] + args)
+        ck.check(rc == 2 and "try 'imgpu view --help'" in e, f"usage error {args}: exit 2", f"rc={rc} {e}")
+    rc, o, e = run([view, os.path.join(tmp, "missing.png"), "--snapshot", os.path.join(tmp, "m.png"),
+                    "--context", "egl"])
+    ck.check(rc == 1 and e.startswith("imgpu: ") and not os.path.exists(os.path.join(tmp, "m.png")),
+             "missing input: exit 1, nothing written", e)
+    rc, o, e = run([imgpu, "view", "--help"])
+    ck.check(rc == 0 and "--snapshot" in o, "imgpu view --help runs imgpu-view", o + e)
+    rc, o, e = run([imgpu, "--help"])
+    ck.check(rc == 0 and "view FILE" in o, "imgpu --help lists view", o + e)
+
+
+def main():
+    if len(sys.argv) != 6:
+        print(__doc__, file=sys.stderr)
+        return 2
+    imgpu, view, tmp_root, assets, kind = sys.argv[1:6]
+    imgpu, view, assets = (os.path.abspath(p) for p in (imgpu, view, assets))
+    if kind in ("snapshot-glfw", "interop-window"):
+        ensure_display()
+    os.makedirs(tmp_root, exist_ok=True)
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix=f"viewer_{kind}.", dir=tmp_root)
+    ck = cc.Checker(f"viewer_test {kind}")
+    if kind == "snapshot-glfw":
+        snapshots(ck, imgpu, view, tmp, assets, "glfw", [])
+    elif kind == "snapshot-egl":
+        snapshots(ck, imgpu, view, tmp, assets, "egl", [])
+    elif kind == "interop-egl":
+        gpu_or_skip(view, os.path.join(assets, "camera.png"), tmp, ["--context", "egl"])
+        snapshots(ck, imgpu, view, tmp, assets, "egl", ["--device", "cuda"], want_path="CUDA-GL interop")
+        events(ck, imgpu, view, tmp, assets, ["--context", "egl", "--device", "cuda"])
+    elif kind == "interop-window":
+        env = dict(os.environ, __GLX_VENDOR_LIBRARY_NAME="nvidia")
+        gpu_or_skip(view, os.path.join(assets, "camera.png"), tmp, ["--context", "glfw"], env)
+        snapshots(ck, imgpu, view, tmp, assets, "glfw", ["--device", "cuda"], env, want_path="CUDA-GL interop")
+        events(ck, imgpu, view, tmp, assets, ["--device", "cuda"], env, window=True)
+    elif kind == "events":
+        events(ck, imgpu, view, tmp, assets, ["--context", "egl"])
+        if os.environ.get("DISPLAY") or shutil.which("xvfb-run"):
+            if not os.environ.get("DISPLAY"):
+                # the window part under xvfb-run: run this kind again there, window only
+                rc = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1280x1024x24", sys.executable, __file__,
+                                     imgpu, view, tmp_root, assets, "events-window"]).returncode
+                ck.check(rc == 0, "events in a window (under xvfb-run)")
+            else:
+                events(ck, imgpu, view, tmp, assets, [], window=True)
+    elif kind == "events-window":
+        events(ck, imgpu, view, tmp, assets, [], window=True)
+    elif kind == "usage":
+        usage(ck, imgpu, view, tmp, assets)
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    rc = ck.end()
+    cc.cleanup(tmp, rc != 0)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
