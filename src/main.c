@@ -215,6 +215,7 @@ static void print_main_help(FILE *f)
         snprintf(lhs, sizeof lhs, "%s %s", s_commands[i].name, s_commands[i].args);
         fprintf(f, "  %-28s %s\n", lhs, s_commands[i].summary);
     }
+    fprintf(f, "  %-28s %s\n", "view FILE... [--snapshot OUT]", "interactive viewer (GPU, live controls); headless snapshots");
     fprintf(f, "\n"
                "'imgpu COMMAND --help' lists a command's options; 'imgpu --version' prints the\n"
                "version and whether CUDA support is built in.\n"
@@ -921,25 +922,25 @@ static void print_version(void)
 #endif
 }
 
-/* `imgpu bench` is the separate imgpu-bench program installed beside imgpu (it links CUB and
- * NPP, which the everyday tool should not load at start-up). */
-static int run_bench(int argc, char **argv)
+/* `imgpu bench` and `imgpu view` are the separate programs imgpu-bench and imgpu-view installed
+ * beside imgpu (they link CUB and NPP, or GLFW, GLEW and GL, which the everyday tool should not
+ * load at start-up). argv is NULL-terminated: execv passes it on whole. */
+static int run_sibling(char **argv, const char *prog, const char *missing)
 {
-    (void)argc; /* argv is NULL-terminated: execv passes it on whole */
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 32);
     if (n > 0) {
         self[n] = '\0';
         char *slash = strrchr(self, '/');
         if (slash) {
-            strcpy(slash + 1, "imgpu-bench");
+            strcpy(slash + 1, prog);
             if (access(self, X_OK) == 0) {
                 argv[1] = self;
                 execv(self, argv + 1);
             }
         }
     }
-    imgpu_error("bench: no imgpu-bench beside this imgpu (it is built only with the CUDA toolkit)");
+    imgpu_error("%s", missing);
     return fail();
 }
 
@@ -973,7 +974,12 @@ int main(int argc, char **argv)
         return usage_exit(NULL);
     }
     if (!strcmp(name, "bench"))
-        return run_bench(argc, argv);
+        return run_sibling(argv, "imgpu-bench",
+                           "bench: no imgpu-bench beside this imgpu (it is built only with the CUDA toolkit)");
+    if (!strcmp(name, "view"))
+        return run_sibling(argv, "imgpu-view",
+                           "view: no imgpu-view beside this imgpu (it is built only where GLFW 3.3, GLEW, "
+                           "OpenGL and EGL are found)");
     if (name[0] == '-') {
         bad("unknown option '%s' (a command comes first)", name);
         return usage_exit(NULL);
