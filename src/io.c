@@ -521,6 +521,55 @@ static imgpu_image *load_fail(const char *name, const char *why)
     return NULL;
 }
 
+/* A 16-bit PNG (stb) or PNM (read here: stb v2.27 returns PNM's big-endian samples
+ * unswapped) whose structure scan_* has already validated (size, data all there). */
+static imgpu_image *load16(const unsigned char *b, size_t len, const char *name, imgpu_format f,
+                           const scan *s, size_t pnm_data, size_t budget)
+{
+    if (f == IMGPU_FORMAT_PNM) {
+        const int c = b[1] == '6' ? 3 : 1;
+        imgpu_image *im = imgpu_image_new((int)s->w, (int)s->h, c, 16);
+        if (!im)
+            return NULL;
+        const size_t n = (size_t)s->w * (size_t)s->h * (size_t)c;
+        const unsigned char *p = b + pnm_data;
+        uint16_t *q = (uint16_t *)(void *)im->data;
+        const uint32_t mv = (uint32_t)s->pnm_maxval;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t v = be16(p + 2 * i);
+            if (mv != 65535) /* scale to the full range, as the 8-bit path does for maxval < 255 */
+                v = v >= mv ? 65535u : (v * 65535u + mv / 2) / mv;
+            q[i] = (uint16_t)v;
+        }
+        return im;
+    }
+    int w, h, c;
+    const char *why;
+    unsigned char *px = imgpu__stb_decode16(b, len, budget, &w, &h, &c, &why);
+    if (!px) {
+        imgpu_error("cannot read '%s': corrupt %s data (%s)", name, imgpu_format_name(f), why);
+        return NULL;
+    }
+    if ((uint64_t)w != s->w || (uint64_t)h != s->h) {
+        free(px);
+        imgpu_error("cannot read '%s': corrupt %s data", name, imgpu_format_name(f));
+        return NULL;
+    }
+    imgpu_image *im = calloc(1, sizeof *im);
+    if (!im) {
+        free(px);
+        return load_fail(name, "out of memory");
+    }
+    im->width = w;
+    im->height = h;
+    im->channels = c;
+    im->depth = 16;
+    im->stride = (size_t)w * (size_t)c * 2;
+    im->data = px;
+    im->owns = 1;
+    return im;
+}
+
 imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *name,
                                      const imgpu_load_options *opts)
 {
@@ -585,8 +634,7 @@ imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *na
         imgpu_error("cannot read '%s': corrupt %s header", name, imgpu_format_name(f));
         return NULL;
     }
-    if (is16 || s.pnm_maxval > 255)
-        return load_fail(name, "16-bit images are not supported yet");
+    const int deep = is16 || s.pnm_maxval > 255;
     if (s.data_error)
         return load_fail(name, s.data_error);
 
@@ -598,8 +646,12 @@ imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *na
     uint64_t area = ((s.w + 31) & ~(uint64_t)31) * ((s.h + 31) & ~(uint64_t)31);
     uint64_t budget = area > UINT64_MAX / 32 ? UINT64_MAX
                                              : 2 * (uint64_t)len + 20 * area + ((uint64_t)1 << 20);
+    if (deep) /* every sample and inflated row twice as wide */
+        budget = budget > UINT64_MAX / 2 ? UINT64_MAX : 2 * budget;
     if (budget > SIZE_MAX)
         budget = SIZE_MAX;
+    if (deep)
+        return load16(b, len, name, f, &s, pnm_data, (size_t)budget);
 
     unsigned char *px = imgpu__stb_decode(b, len, (size_t)budget, &w, &h, &c, &why);
     if (!px) {
@@ -735,6 +787,147 @@ static int encode_pnm(const imgpu_image *im, unsigned char **out, size_t *out_le
     return 0;
 }
 
+imgpu_image *imgpu_image_to_depth(const imgpu_image *im, int depth)
+{
+    if (depth != 8 && depth != 16) {
+        imgpu_error("invalid sample depth %d bits", depth);
+        return NULL;
+    }
+    imgpu_image *o = imgpu_image_new(im->width, im->height, im->channels, depth);
+    if (!o)
+        return NULL;
+    const size_t n = (size_t)im->width * (size_t)im->channels;
+    for (int y = 0; y < im->height; y++) {
+        const unsigned char *r = imgpu_image_row(im, y);
+        unsigned char *d = imgpu_image_row(o, y);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t v = im->depth == 16 ? ((const uint16_t *)(const void *)r)[i] : r[i];
+            if (im->depth == 16 && depth == 8)
+                v = (v * 255u + 32767u) / 65535u;
+            else if (im->depth == 8 && depth == 16)
+                v *= 257u;
+            if (depth == 16)
+                ((uint16_t *)(void *)d)[i] = (uint16_t)v;
+            else
+                d[i] = (unsigned char)v;
+        }
+    }
+    return o;
+}
+
+static void put_be32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24), p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8), p[3] = (unsigned char)v;
+}
+
+/* Appends one PNG chunk (length, type, data, CRC over type + data) at *pos. */
+static void png_chunk(unsigned char *out, size_t *pos, const char *type, const unsigned char *data,
+                      uint32_t n)
+{
+    unsigned char *p = out + *pos;
+    put_be32(p, n);
+    memcpy(p + 4, type, 4);
+    if (n)
+        memcpy(p + 8, data, n);
+    uLong crc = crc32(0L, Z_NULL, 0);
+    crc = crc32(crc, p + 4, 4);
+    if (n)
+        crc = crc32(crc, data, n);
+    put_be32(p + 8 + n, (uint32_t)crc);
+    *pos += 12 + (size_t)n;
+}
+
+/* 16-bit PNG: stb_image_write has no 16-bit path. Rows are filtered with Sub (type 1:
+ * each byte minus the byte one pixel to the left, mod 256), samples big-endian as PNG
+ * requires; one zlib stream split into IDAT chunks of at most 1 GiB. */
+static int encode_png16(const imgpu_image *im, int level, unsigned char **out, size_t *out_len)
+{
+    static const unsigned char color_type[5] = {0, 0, 4, 2, 6};
+    const int w = im->width, h = im->height, c = im->channels, bpp = 2 * c;
+    const size_t rowb = (size_t)w * (size_t)bpp, raw_len = (rowb + 1) * (size_t)h;
+    unsigned char *raw = NULL, *z = NULL, *o = NULL;
+    if (raw_len > (size_t)UINT32_MAX) /* zlib's uLong is 64-bit here, but stay conservative */
+        return -2;
+    raw = malloc(raw_len);
+    if (!raw)
+        goto oom;
+    for (int y = 0; y < h; y++) {
+        const uint16_t *s = (const uint16_t *)(const void *)imgpu_image_row(im, y);
+        unsigned char *d = raw + (size_t)y * (rowb + 1);
+        d[0] = 1; /* Sub */
+        unsigned char *px = d + 1;
+        for (size_t i = 0; i < (size_t)w * (size_t)c; i++) {
+            px[2 * i] = (unsigned char)(s[i] >> 8);
+            px[2 * i + 1] = (unsigned char)s[i];
+        }
+        for (size_t i = rowb; i-- > (size_t)bpp;) /* right to left: the left byte is still raw */
+            px[i] = (unsigned char)(px[i] - px[i - (size_t)bpp]);
+    }
+    uLongf zn = compressBound((uLong)raw_len);
+    z = malloc(zn);
+    if (!z)
+        goto oom;
+    if (compress2(z, &zn, raw, (uLong)raw_len, level) != Z_OK)
+        goto oom;
+    free(raw);
+    raw = NULL;
+    const size_t max_chunk = (size_t)1 << 30, nchunks = zn / max_chunk + 1;
+    const size_t total = 8 + 25 + (size_t)zn + 12 * nchunks + 12;
+    o = malloc(total);
+    if (!o)
+        goto oom;
+    size_t pos = 8;
+    memcpy(o, "\x89PNG\r\n\x1a\n", 8);
+    unsigned char ihdr[13];
+    put_be32(ihdr, (uint32_t)w);
+    put_be32(ihdr + 4, (uint32_t)h);
+    ihdr[8] = 16;
+    ihdr[9] = color_type[c];
+    ihdr[10] = ihdr[11] = ihdr[12] = 0; /* deflate, adaptive filtering, no interlace */
+    png_chunk(o, &pos, "IHDR", ihdr, 13);
+    for (size_t off = 0; off < (size_t)zn || off == 0; off += max_chunk) {
+        const size_t n = (size_t)zn - off < max_chunk ? (size_t)zn - off : max_chunk;
+        png_chunk(o, &pos, "IDAT", z + off, (uint32_t)n);
+        if (n < max_chunk)
+            break;
+    }
+    png_chunk(o, &pos, "IEND", NULL, 0);
+    free(z);
+    *out = o;
+    *out_len = pos;
+    return 0;
+oom:
+    free(raw);
+    free(z);
+    free(o);
+    return -1;
+}
+
+static int encode_pnm16(const imgpu_image *im, unsigned char **out, size_t *out_len)
+{
+    char head[64];
+    int hn = snprintf(head, sizeof head, "P%c\n%d %d\n65535\n", im->channels == 1 ? '5' : '6',
+                      im->width, im->height);
+    const size_t n = (size_t)im->width * (size_t)im->channels;
+    const size_t total = (size_t)hn + 2 * n * (size_t)im->height;
+    unsigned char *p = malloc(total);
+    if (!p)
+        return -1;
+    memcpy(p, head, (size_t)hn);
+    unsigned char *q = p + hn;
+    for (int y = 0; y < im->height; y++) {
+        const uint16_t *s = (const uint16_t *)(const void *)imgpu_image_row(im, y);
+        for (size_t i = 0; i < n; i++, q += 2) {
+            q[0] = (unsigned char)(s[i] >> 8);
+            q[1] = (unsigned char)s[i];
+        }
+    }
+    *out = p;
+    *out_len = total;
+    return 0;
+}
+
 /* `path` only for messages (NULL from imgpu_image_encode). */
 static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_options *opts,
                   const char *path, unsigned char **out, size_t *out_len)
@@ -746,9 +939,9 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
     if (!im || !im->data || im->width < 1 || im->height < 1 || im->channels < 1 ||
         im->channels > 4)
         return save_fail(path, "invalid image");
-    if (im->depth != 8)
-        return save_fail(path, "16-bit images cannot be saved yet");
-    if (im->stride < (size_t)im->width * (size_t)im->channels)
+    if (im->depth != 8 && im->depth != 16)
+        return save_fail(path, "invalid image (sample depth)");
+    if (im->stride < (size_t)im->width * (size_t)im->channels * (im->depth / 8))
         return save_fail(path, "invalid image (row stride too small)");
     int quality = opts && opts->quality ? opts->quality : 95;
     int level = opts && opts->png_level != -1 ? opts->png_level : 1;
@@ -778,6 +971,25 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
         return save_fail(path, why);
     }
 
+    if (im->depth == 16) {
+        if (f == IMGPU_FORMAT_PNG) {
+            int r = encode_png16(im, level, out, out_len);
+            if (r == -2)
+                return save_fail(path, "image too large for imgpu's 16-bit PNG encoder (4 GiB of rows)");
+            return r < 0 ? save_fail(path, "out of memory") : 0;
+        }
+        if (f == IMGPU_FORMAT_PNM)
+            return encode_pnm16(im, out, out_len) < 0 ? save_fail(path, "out of memory") : 0;
+        /* JPEG, BMP, TGA: 8 bits per sample */
+        imgpu_notice("%s%s%s%s stores 8 bits per sample: converting the 16-bit image", path ? "'" : "",
+                     path ? path : "", path ? "': " : "", imgpu_format_name(f));
+        imgpu_image *im8 = imgpu_image_to_depth(im, 8);
+        if (!im8)
+            return -1;
+        rc = encode(im8, f, opts, path, out, out_len);
+        imgpu_image_free(im8);
+        return rc;
+    }
     if (f == IMGPU_FORMAT_PNM) {
         if (encode_pnm(im, out, out_len) < 0)
             return save_fail(path, "out of memory");

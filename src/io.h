@@ -1,8 +1,10 @@
 /* io.h — loading and saving images (stb_image / stb_image_write, PNG deflate via zlib).
  *
  * Contract:
- *  - Load reads PNG, JPEG, BMP, TGA and PNM (8-bit; gray, gray+alpha, RGB, RGBA) and returns
- *    the file's own channel count. Everything else (HDR, GIF, PSD, 16-bit for now, a
+ *  - Load reads PNG, JPEG, BMP, TGA and PNM (8-bit; gray, gray+alpha, RGB, RGBA; PNG and
+ *    PNM also 16-bit, which load as depth 16 with native-endian samples; a PNM maxval other
+ *    than 255 or 65535 is scaled to the full range) and returns the file's own channel
+ *    count. Everything else (HDR, GIF, PSD, a
  *    truncated or corrupt file, a header larger than max_pixels) is refused with a message
  *    naming the file and the reason, before any pixel memory is allocated where possible.
  *  - Save picks the format from the output's extension (.png .jpg/.jpeg .bmp .tga
@@ -10,7 +12,10 @@
  *    The write is atomic: a temp file in the target directory, flushed and fsync'ed, then
  *    renamed over the target. A failed save leaves no partial file and never touches an
  *    existing one.
- *  - What each format keeps on save (8-bit images only; 16-bit cannot be saved yet):
+ *  - 16-bit images save as 16-bit PNG (io.c's own encoder: zlib deflate, big-endian samples)
+ *    and 16-bit PNM (maxval 65535, big-endian); JPEG, BMP and TGA store 8 bits, so a 16-bit
+ *    image is converted (imgpu_image_to_depth) with a notice.
+ *  - What each format keeps on save:
  *      PNG, TGA  every channel count, exactly.
  *      BMP       pixel values exactly, but BMP has no gray: gray is stored as RGB and loads
  *                back with 3 equal channels, gray+alpha as RGBA (4 channels). A 4-channel BMP
@@ -59,6 +64,10 @@ typedef struct imgpu_save_options {
     int png_level;  /* zlib level 0..9; -1 means the default (fast: 1) */
 } imgpu_save_options;
 
+/* A copy of `im` at `depth` bits (8 or 16): 16 -> 8 rounds v * 255 / 65535 to nearest,
+ * 8 -> 16 multiplies by 257 (the exact inverse). NULL + error on failure. */
+imgpu_image *imgpu_image_to_depth(const imgpu_image *im, int depth);
+
 /* Format chosen by a path's extension (case-insensitive); UNKNOWN when none matches. */
 imgpu_format imgpu_format_from_path(const char *path);
 const char *imgpu_format_name(imgpu_format f);
@@ -83,6 +92,9 @@ int imgpu__stb_info(const unsigned char *buf, size_t len, int *w, int *h, int *c
  * budget of `budget` bytes. Returns a plain malloc() buffer of w*h*c bytes, or NULL. */
 unsigned char *imgpu__stb_decode(const unsigned char *buf, size_t len, size_t budget, int *w,
                                  int *h, int *c, const char **why);
+/* The same for a 16-bit PNG: w*h*c native-endian uint16 samples. */
+unsigned char *imgpu__stb_decode16(const unsigned char *buf, size_t len, size_t budget, int *w,
+                                   int *h, int *c, const char **why);
 /* PNG, JPEG, BMP or TGA into a malloc() buffer. Rows are tight (w*c bytes) except for PNG,
  * which honours stride. */
 int imgpu__stb_encode(imgpu_format f, const unsigned char *pixels, int w, int h, int c,

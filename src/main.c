@@ -35,21 +35,23 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 /* ---- commands and options ------------------------------------------------------------- */
 
-enum { CMD_EQUALIZE, CMD_ROTATE, CMD_HISTOGRAM, CMD_INFO, CMD_COMPARE, CMD_COUNT };
+enum { CMD_EQUALIZE, CMD_ROTATE, CMD_HISTOGRAM, CMD_INFO, CMD_COMPARE, CMD_CLAHE, CMD_COUNT };
 
 #define C_EQ (1u << CMD_EQUALIZE)
 #define C_ROT (1u << CMD_ROTATE)
 #define C_HIST (1u << CMD_HISTOGRAM)
 #define C_INFO (1u << CMD_INFO)
 #define C_CMP (1u << CMD_COMPARE)
-#define C_PROC (C_EQ | C_ROT | C_HIST)        /* run ops: --device */
-#define C_SAVE (C_EQ | C_ROT | C_HIST | C_CMP) /* may write an image (--plot, --diff) */
+#define C_CLAHE (1u << CMD_CLAHE)
+#define C_PROC (C_EQ | C_ROT | C_HIST | C_CLAHE)        /* run ops: --device */
+#define C_SAVE (C_EQ | C_ROT | C_HIST | C_CMP | C_CLAHE) /* may write an image (--plot, --diff) */
 #define C_ALL (C_PROC | C_INFO | C_CMP)
 
 typedef enum opt_id {
     OPT_DEVICE, OPT_MAX_PIXELS, OPT_QUIET, OPT_QUALITY, OPT_PNG_LEVEL, OPT_FORCE,
     OPT_MODE, OPT_ANGLE, OPT_FILTER, OPT_EXPAND, OPT_CROP, OPT_BACKGROUND,
     OPT_CSV, OPT_PLOT, OPT_DIFF, OPT_MAX_ABS,
+    OPT_CLIP, OPT_TILES, OPT_FORMULA, OPT_DEPTH, OPT_BINS, OPT_RANGE,
 } opt_id;
 
 typedef struct opt_spec {
@@ -66,7 +68,7 @@ static const opt_spec s_options[] = {
     {"quality", OPT_QUALITY, 1, C_SAVE},
     {"png-level", OPT_PNG_LEVEL, 1, C_SAVE},
     {"force", OPT_FORCE, 0, C_SAVE},
-    {"mode", OPT_MODE, 1, C_EQ},
+    {"mode", OPT_MODE, 1, C_EQ | C_CLAHE},
     {"angle", OPT_ANGLE, 1, C_ROT},
     {"filter", OPT_FILTER, 1, C_ROT},
     {"expand", OPT_EXPAND, 0, C_ROT},
@@ -76,6 +78,12 @@ static const opt_spec s_options[] = {
     {"plot", OPT_PLOT, 1, C_HIST},
     {"diff", OPT_DIFF, 1, C_CMP},
     {"max-abs", OPT_MAX_ABS, 1, C_CMP},
+    {"clip", OPT_CLIP, 1, C_CLAHE},
+    {"tiles", OPT_TILES, 1, C_CLAHE},
+    {"formula", OPT_FORMULA, 1, C_EQ},
+    {"depth", OPT_DEPTH, 1, C_EQ | C_ROT | C_CLAHE},
+    {"bins", OPT_BINS, 1, C_HIST},
+    {"range", OPT_RANGE, 1, C_HIST},
 };
 
 /* Everything one invocation asked for, validated. */
@@ -96,6 +104,12 @@ typedef struct cli {
     const char *diff;
     int have_max_abs;
     long max_abs;
+    imgpu_op clahe;         /* clip, tiles (mode is taken from `mode`) */
+    imgpu_eq_formula formula;
+    int out_depth;          /* 0: keep the image's depth; 8: convert on output */
+    long bins;              /* 0: default */
+    int have_range;
+    long range_lo, range_hi;
 } cli;
 
 typedef struct command {
@@ -131,8 +145,12 @@ static const char s_help_equalize[] =
     "options:\n"
     "  --mode luminance|per-channel  luminance (default) equalizes Y of BT.601 YCbCr and\n"
     "                       keeps the colors; per-channel equalizes R, G and B independently\n"
-    "                       (gray images: both are the same)\n" HELP_DEVICE HELP_LOAD HELP_SAVE
-        HELP_QUIET HELP_TAIL;
+    "                       (gray images: both are the same)\n"
+    "  --formula opencv|pil|imagemagick  the LUT: OpenCV equalizeHist (default), PIL\n"
+    "                       ImageOps.equalize / torchvision (step scheme), or ImageMagick's\n"
+    "                       -equalize (see README)\n"
+    "  --depth 8            write a 16-bit result as 8 bits (default: keep the depth)\n"
+        HELP_DEVICE HELP_LOAD HELP_SAVE HELP_QUIET HELP_TAIL;
 
 static const char s_help_rotate[] =
     "Rotate counterclockwise by DEG degrees about the image centre. Multiples of 90 are\n"
@@ -160,7 +178,10 @@ static const char s_help_histogram[] =
     "  --csv                print 'value,<channels>' and 256 rows of counts instead\n"
     "                       (columns: gray | R,G,B; then alpha; then Y)\n"
     "  --plot OUT           also draw a bar chart (one panel per channel, Y for color\n"
-    "                       images) and save it to OUT\n" HELP_DEVICE HELP_LOAD HELP_SAVE
+    "                       images) and save it to OUT\n"
+    "  --bins N             count into N equal bins (default: 256, or fewer levels)\n"
+    "  --range LO:HI        only levels LO..HI (default: the image's whole range, 0..255\n"
+    "                       or 0..65535); 16-bit images always take this binned form\n" HELP_DEVICE HELP_LOAD HELP_SAVE
         HELP_QUIET HELP_TAIL;
 
 static const char s_help_info[] =
@@ -189,6 +210,23 @@ static int cmd_rotate(const cli *c);
 static int cmd_histogram(const cli *c);
 static int cmd_info(const cli *c);
 static int cmd_compare(const cli *c);
+static int cmd_clahe(const cli *c);
+
+static const char s_help_clahe[] =
+    "Contrast-limited adaptive histogram equalization with OpenCV's createCLAHE semantics:\n"
+    "a LUT per tile from its clipped histogram, blended bilinearly between the four nearest\n"
+    "tile centres. 8-bit (256 bins) and 16-bit (65536 bins) images. Alpha passes through.\n"
+    "\n"
+    "options:\n"
+    "  --clip X             clip limit (default 40, OpenCV's): each tile's bins are clipped\n"
+    "                       at max(1, floor(X * tile area / bins)); 0 disables clipping\n"
+    "  --tiles WxH          tile grid (default 8x8); images that are not a multiple of it\n"
+    "                       are padded by reflection (reflect-101) for the histograms\n"
+    "  --mode luminance|per-channel  luminance (default) works on Y of BT.601 YCbCr;\n"
+    "                       per-channel on R, G and B independently\n"
+    "  --depth 8            write a 16-bit result as 8 bits (default: keep the depth)\n"
+        HELP_DEVICE HELP_LOAD HELP_SAVE HELP_QUIET HELP_TAIL;
+
 
 static const command s_commands[CMD_COUNT] = {
     [CMD_EQUALIZE] = {"equalize", 2, "IN OUT", "histogram equalization (luminance or per channel)",
@@ -201,6 +239,9 @@ static const command s_commands[CMD_COUNT] = {
                   s_help_info, cmd_info},
     [CMD_COMPARE] = {"compare", 2, "A B", "difference metrics (max, mean, PSNR), diff image",
                      s_help_compare, cmd_compare},
+    [CMD_CLAHE] = {"clahe", 2, "IN OUT", "local contrast: CLAHE (OpenCV createCLAHE)",
+                   s_help_clahe, cmd_clahe},
+
 };
 
 static void print_main_help(FILE *f)
@@ -215,7 +256,6 @@ static void print_main_help(FILE *f)
         snprintf(lhs, sizeof lhs, "%s %s", s_commands[i].name, s_commands[i].args);
         fprintf(f, "  %-28s %s\n", lhs, s_commands[i].summary);
     }
-    fprintf(f, "  %-28s %s\n", "view FILE... [--snapshot OUT]", "interactive viewer (GPU, live controls); headless snapshots");
     fprintf(f, "\n"
                "'imgpu COMMAND --help' lists a command's options; 'imgpu --version' prints the\n"
                "version and whether CUDA support is built in.\n"
@@ -456,7 +496,61 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
             return bad("invalid --max-abs '%s' (0..255)", v);
         c->have_max_abs = 1;
         return 0;
+    case OPT_CLIP: {
+        double x;
+        if (parse_angle(v, &x) < 0 || x < 0 || x > 1e6)
+            return bad("invalid --clip '%s' (a number 0..1000000; 0 disables clipping)", v);
+        c->clahe.u.clahe.clip = x;
+        return 0;
     }
+    case OPT_TILES: {
+        char buf[32], *xp;
+        long tw, th;
+        if (strlen(v) >= sizeof buf)
+            return bad("invalid --tiles '%s' (WxH, e.g. 8x8)", v);
+        strcpy(buf, v);
+        xp = strchr(buf, 'x');
+        if (!xp)
+            return bad("invalid --tiles '%s' (WxH, e.g. 8x8)", v);
+        *xp = '\0';
+        if (parse_long(buf, 1, 256, &tw) < 0 || parse_long(xp + 1, 1, 256, &th) < 0)
+            return bad("invalid --tiles '%s' (WxH, each 1..256)", v);
+        c->clahe.u.clahe.tiles_x = (int)tw;
+        c->clahe.u.clahe.tiles_y = (int)th;
+        return 0;
+    }
+    case OPT_FORMULA:
+        if (!strcmp(v, "opencv")) c->formula = IMGPU_FORMULA_OPENCV;
+        else if (!strcmp(v, "pil")) c->formula = IMGPU_FORMULA_PIL;
+        else if (!strcmp(v, "imagemagick")) c->formula = IMGPU_FORMULA_IMAGEMAGICK;
+        else return bad("invalid --formula '%s' (use opencv, pil or imagemagick)", v);
+        return 0;
+    case OPT_DEPTH:
+        if (strcmp(v, "8") && strcmp(v, "16"))
+            return bad("invalid --depth '%s' (8, or 16 to keep 16-bit images)", v);
+        c->out_depth = !strcmp(v, "8") ? 8 : 0;
+        return 0;
+    case OPT_BINS:
+        if (parse_long(v, 1, 65536, &c->bins) < 0)
+            return bad("invalid --bins '%s' (1..65536)", v);
+        return 0;
+    case OPT_RANGE: {
+        char buf[32], *colon;
+        if (strlen(v) >= sizeof buf)
+            return bad("invalid --range '%s' (LO:HI)", v);
+        strcpy(buf, v);
+        colon = strchr(buf, ':');
+        if (!colon)
+            return bad("invalid --range '%s' (LO:HI)", v);
+        *colon = '\0';
+        if (parse_long(buf, 0, 65535, &c->range_lo) < 0 ||
+            parse_long(colon + 1, 0, 65535, &c->range_hi) < 0 || c->range_lo > c->range_hi)
+            return bad("invalid --range '%s' (LO:HI with 0 <= LO <= HI <= 65535)", v);
+        c->have_range = 1;
+        return 0;
+    }
+    }
+
     return bad("internal: unhandled option --%s", o->name);
 }
 
@@ -596,7 +690,8 @@ static int validate(cli *c)
 {
     switch (c->cmd) {
     case CMD_EQUALIZE:
-    case CMD_ROTATE: return check_output(c, c->pos[1], c->pos[0], NULL);
+    case CMD_ROTATE:
+    case CMD_CLAHE: return check_output(c, c->pos[1], c->pos[0], NULL);
     case CMD_HISTOGRAM: return c->plot ? check_output(c, c->plot, c->pos[0], NULL) : 0;
     case CMD_COMPARE: return c->diff ? check_output(c, c->diff, c->pos[0], c->pos[1]) : 0;
     default: return 0;
@@ -651,6 +746,13 @@ static int process_one(const cli *c, imgpu_op *op)
     out = imgpu_pipeline_run(in, op, 1, c->device, NULL);
     if (!out)
         goto done;
+    if (c->out_depth == 8 && out->depth == 16) {
+        imgpu_image *o8 = imgpu_image_to_depth(out, 8);
+        if (!o8)
+            goto done;
+        imgpu_image_free(out);
+        out = o8;
+    }
     if (imgpu_image_save(out, c->pos[1], &c->save) < 0)
         goto done;
     rc = EXIT_OK;
@@ -665,6 +767,14 @@ done:
 static int cmd_equalize(const cli *c)
 {
     imgpu_op op = imgpu_op_equalize(c->mode);
+    op.u.equalize.formula = c->formula;
+    return process_one(c, &op);
+}
+
+static int cmd_clahe(const cli *c)
+{
+    imgpu_op op = c->clahe;
+    op.u.clahe.mode = c->mode;
     return process_one(c, &op);
 }
 
@@ -774,6 +884,127 @@ static void print_table(const char *path, const imgpu_image *im, const imgpu_his
     }
 }
 
+/* 16-bit images, --bins and --range: full-resolution histograms (256 or 65536 levels)
+ * computed by the backend, counted into `bins` equal bins over [lo, hi] here: level v in
+ * range goes to bin (v - lo) * bins / (hi - lo + 1); levels outside the range are not counted.
+ * Statistics are over every pixel at full resolution. The plot draws 256 bins over the range. */
+static int histogram_binned(const cli *c, const imgpu_image *in)
+{
+    imgpu_histogram_full f;
+    imgpu_device used = IMGPU_DEVICE_CPU;
+    imgpu_image *plot = NULL;
+    uint32_t *binned = NULL;
+    int ok = 0;
+    memset(&f, 0, sizeof f);
+    if (imgpu_histogram_full_compute(in, c->device, &f, &used) < 0)
+        goto done;
+    const long L = f.levels;
+    const long lo = c->have_range ? c->range_lo : 0, hi = c->have_range ? c->range_hi : L - 1;
+    if (hi >= L) {
+        imgpu_error("--range %ld:%ld is beyond the %d-bit levels 0..%ld of '%s'", lo, hi, in->depth, L - 1,
+                    c->pos[0]);
+        goto done;
+    }
+    const long width = hi - lo + 1;
+    const long nb = c->bins ? c->bins : (width < 256 ? width : 256);
+    if (nb > width) {
+        imgpu_error("--bins %ld is more than the %ld levels of the range %ld:%ld", nb, width, lo, hi);
+        goto done;
+    }
+    static const char *names4[] = {"R", "G", "B", "alpha"};
+    const char *names[5];
+    const uint32_t *planes[5];
+    int n = 0;
+    for (int k = 0; k < f.channels; k++) {
+        names[n] = f.channels >= 3 ? names4[k] : (k == 0 ? "gray" : "alpha");
+        planes[n++] = f.counts + (size_t)k * L;
+    }
+    if (f.has_luma) {
+        names[n] = "Y";
+        planes[n++] = f.counts + (size_t)f.channels * L;
+    }
+    binned = calloc((size_t)n * nb, sizeof *binned);
+    if (!binned) {
+        imgpu_error("histogram: out of memory");
+        goto done;
+    }
+    for (int k = 0; k < n; k++)
+        for (long v = lo; v <= hi; v++)
+            binned[(size_t)k * nb + (size_t)((uint64_t)(v - lo) * (uint64_t)nb / (uint64_t)width)] += planes[k][v];
+    if (c->plot) {
+        imgpu_histogram h;
+        memset(&h, 0, sizeof h);
+        h.channels = f.channels;
+        h.has_luma = f.has_luma;
+        for (int k = 0; k < n; k++) {
+            uint32_t *dst = (f.has_luma && k == n - 1) ? h.luma : h.bins[k];
+            for (long v = lo; v <= hi; v++)
+                dst[(uint64_t)(v - lo) * 256 / (uint64_t)width] += planes[k][v];
+        }
+        plot = imgpu__histogram_plot(&h);
+        if (!plot || imgpu_image_save(plot, c->plot, &c->save) < 0)
+            goto done;
+    }
+    if (c->csv) {
+        fputs("value", stdout);
+        for (int k = 0; k < n; k++)
+            printf(",%s", names[k]);
+        putchar('\n');
+        for (long b = 0; b < nb; b++) {
+            /* the first level of bin b */
+            printf("%ld", lo + (long)(((uint64_t)b * (uint64_t)width + (uint64_t)nb - 1) / (uint64_t)nb));
+            for (int k = 0; k < n; k++)
+                printf(",%" PRIu32, binned[(size_t)k * nb + b]);
+            putchar('\n');
+        }
+    } else {
+        printf("%s: %dx%d %s, %d-bit, %" PRIu64 " pixels (computed on the %s)\n\n", c->pos[0], in->width,
+               in->height, imgpu_image_layout_name(in->channels), in->depth,
+               (uint64_t)in->width * (uint64_t)in->height, used == IMGPU_DEVICE_CUDA ? "GPU" : "CPU");
+        printf("%-8s %6s %6s %11s %11s %7s\n", "channel", "min", "max", "mean", "stddev", "median");
+        for (int k = 0; k < n; k++) {
+            uint64_t total = 0, cum = 0;
+            double sum = 0, sumsq = 0;
+            long mn = -1, mx = -1, med = -1;
+            for (long v = 0; v < L; v++)
+                if (planes[k][v]) {
+                    total += planes[k][v];
+                    sum += (double)v * planes[k][v];
+                    if (mn < 0)
+                        mn = v;
+                    mx = v;
+                }
+            const double mean = total ? sum / (double)total : 0;
+            for (long v = 0; v < L; v++) {
+                sumsq += ((double)v - mean) * ((double)v - mean) * planes[k][v];
+                cum += planes[k][v];
+                if (med < 0 && 2 * cum >= total)
+                    med = v;
+            }
+            printf("%-8s %6ld %6ld %11.2f %11.2f %7ld\n", names[k], mn, mx, mean,
+                   total ? sqrt(sumsq / (double)total) : 0.0, med);
+        }
+        printf("\n%ld bins over levels %ld..%ld (pixel counts):\n%-13s", nb, lo, hi, "levels");
+        for (int k = 0; k < n; k++)
+            printf(" %10s", names[k]);
+        putchar('\n');
+        for (long b = 0; b < nb; b++) {
+            const long first = lo + (long)(((uint64_t)b * (uint64_t)width + (uint64_t)nb - 1) / (uint64_t)nb);
+            const long last = lo + (long)(((uint64_t)(b + 1) * (uint64_t)width + (uint64_t)nb - 1) / (uint64_t)nb) - 1;
+            printf("%6ld-%-6ld", first, last);
+            for (int k = 0; k < n; k++)
+                printf(" %10" PRIu32, binned[(size_t)k * nb + b]);
+            putchar('\n');
+        }
+    }
+    ok = 1;
+done:
+    imgpu_histogram_full_free(&f);
+    imgpu_image_free(plot);
+    free(binned);
+    return ok ? finish_stdout() : fail();
+}
+
 static int cmd_histogram(const cli *c)
 {
     imgpu_image *in = NULL, *plot = NULL;
@@ -784,6 +1015,11 @@ static int cmd_histogram(const cli *c)
     in = load_input(c);
     if (!in)
         goto done;
+    if (in->depth == 16 || c->bins || c->have_range) {
+        int rc = histogram_binned(c, in);
+        imgpu_image_free(in);
+        return rc;
+    }
     memset(&h, 0, sizeof h);
     if (imgpu_histogram_compute(in, c->device, &h, &used) < 0)
         goto done;
@@ -922,25 +1158,25 @@ static void print_version(void)
 #endif
 }
 
-/* `imgpu bench` and `imgpu view` are the separate programs imgpu-bench and imgpu-view installed
- * beside imgpu (they link CUB and NPP, or GLFW, GLEW and GL, which the everyday tool should not
- * load at start-up). argv is NULL-terminated: execv passes it on whole. */
-static int run_sibling(char **argv, const char *prog, const char *missing)
+/* `imgpu bench` is the separate imgpu-bench program installed beside imgpu (it links CUB and
+ * NPP, which the everyday tool should not load at start-up). */
+static int run_bench(int argc, char **argv)
 {
+    (void)argc; /* argv is NULL-terminated: execv passes it on whole */
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 32);
     if (n > 0) {
         self[n] = '\0';
         char *slash = strrchr(self, '/');
         if (slash) {
-            strcpy(slash + 1, prog);
+            strcpy(slash + 1, "imgpu-bench");
             if (access(self, X_OK) == 0) {
                 argv[1] = self;
                 execv(self, argv + 1);
             }
         }
     }
-    imgpu_error("%s", missing);
+    imgpu_error("bench: no imgpu-bench beside this imgpu (it is built only with the CUDA toolkit)");
     return fail();
 }
 
@@ -974,12 +1210,7 @@ int main(int argc, char **argv)
         return usage_exit(NULL);
     }
     if (!strcmp(name, "bench"))
-        return run_sibling(argv, "imgpu-bench",
-                           "bench: no imgpu-bench beside this imgpu (it is built only with the CUDA toolkit)");
-    if (!strcmp(name, "view"))
-        return run_sibling(argv, "imgpu-view",
-                           "view: no imgpu-view beside this imgpu (it is built only where GLFW 3.3, GLEW, "
-                           "OpenGL and EGL are found)");
+        return run_bench(argc, argv);
     if (name[0] == '-') {
         bad("unknown option '%s' (a command comes first)", name);
         return usage_exit(NULL);
@@ -1006,6 +1237,7 @@ int main(int argc, char **argv)
     c.save.quality = 95;
     c.save.png_level = -1;
     c.rotate = imgpu_op_rotate(0.0);
+    c.clahe = imgpu_op_clahe(40.0, 8, 8, IMGPU_MODE_LUMINANCE);
     if (parse_args(argc - 2, argv + 2, &c) < 0 || validate(&c) < 0)
         return usage_exit(cmd->name);
 #ifdef IMGPU_CLI_PARSE_ONLY

@@ -30,6 +30,18 @@ imgpu_op imgpu_op_rotate(double angle)
     return op;
 }
 
+imgpu_op imgpu_op_clahe(double clip, int tiles_x, int tiles_y, imgpu_eq_mode mode)
+{
+    imgpu_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = IMGPU_OP_CLAHE;
+    op.u.clahe.clip = clip;
+    op.u.clahe.tiles_x = tiles_x;
+    op.u.clahe.tiles_y = tiles_y;
+    op.u.clahe.mode = mode;
+    return op;
+}
+
 void imgpu_rotate_output_size(int w, int h, const imgpu_rotate_params *p, int *out_w, int *out_h)
 {
     if (p->crop) {
@@ -126,8 +138,12 @@ int imgpu_device_resolve(imgpu_device requested, imgpu_device *resolved)
 static imgpu_image *cpu_run_op(const imgpu_image *in, const imgpu_op *op)
 {
     switch (op->kind) {
-    case IMGPU_OP_EQUALIZE: return imgpu_cpu_equalize(in, &op->u.equalize);
+    case IMGPU_OP_EQUALIZE:
+        if (in->depth == 8 && op->u.equalize.formula == IMGPU_FORMULA_OPENCV)
+            return imgpu_cpu_equalize(in, &op->u.equalize);
+        return imgpu_cpu_equalize_full(in, &op->u.equalize);
     case IMGPU_OP_ROTATE: return imgpu_cpu_rotate(in, &op->u.rotate);
+    case IMGPU_OP_CLAHE: return imgpu_cpu_clahe(in, &op->u.clahe);
     }
     imgpu_error("unknown operation %d", (int)op->kind);
     return NULL;
@@ -144,17 +160,41 @@ static imgpu_image *cpu_pipeline(const imgpu_image *in, const imgpu_op *ops, int
     return cur;
 }
 
+#ifdef IMGPU_HAVE_CUDA
+/* What the CUDA backend runs today: 8-bit images, OpenCV-formula equalize, rotate. */
+static int cuda_supports(const imgpu_image *in, const imgpu_op *ops, int n)
+{
+    if (in->depth != 8)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        if (ops[i].kind == IMGPU_OP_CLAHE)
+            return 0;
+        if (ops[i].kind == IMGPU_OP_EQUALIZE && ops[i].u.equalize.formula != IMGPU_FORMULA_OPENCV)
+            return 0;
+    }
+    return 1;
+}
+#endif
+
 imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int n,
                                 imgpu_device device, imgpu_device *used)
 {
     imgpu_device d;
-    if (in->depth != 8) {
-        imgpu_error("%d-bit images are not supported yet", in->depth);
+    if (in->depth != 8 && in->depth != 16) {
+        imgpu_error("%d-bit images are not supported", in->depth);
         return NULL;
     }
     if (imgpu_device_resolve(device, &d) < 0)
         return NULL;
 #ifdef IMGPU_HAVE_CUDA
+    if (d == IMGPU_DEVICE_CUDA && !cuda_supports(in, ops, n)) {
+        if (device == IMGPU_DEVICE_CUDA) {
+            imgpu_error("this operation (CLAHE, 16-bit images or a non-OpenCV equalize formula) is not "
+                        "implemented on the CUDA backend yet; use --device cpu or auto");
+            return NULL;
+        }
+        d = IMGPU_DEVICE_CPU; /* auto: the CPU reference runs it */
+    }
     if (d == IMGPU_DEVICE_CUDA) {
         imgpu_image *out = NULL;
         int rc = imgpu_cuda_pipeline_run(in, ops, n, &out);
@@ -201,4 +241,28 @@ int imgpu_histogram_compute(const imgpu_image *in, imgpu_device device, imgpu_hi
     if (used)
         *used = d;
     return imgpu_cpu_histogram(in, out);
+}
+
+void imgpu_histogram_full_free(imgpu_histogram_full *h)
+{
+    if (h) {
+        free(h->counts);
+        h->counts = NULL;
+    }
+}
+
+int imgpu_histogram_full_compute(const imgpu_image *in, imgpu_device device, imgpu_histogram_full *out,
+                                 imgpu_device *used)
+{
+    imgpu_device d;
+    if (in->depth != 8 && in->depth != 16)
+        return imgpu_error("%d-bit images are not supported", in->depth);
+    if (imgpu_device_resolve(device, &d) < 0)
+        return -1;
+    /* The CUDA backend has no full-resolution (16-bit) histogram yet: the CPU computes it. */
+    if (d == IMGPU_DEVICE_CUDA && device == IMGPU_DEVICE_CUDA)
+        return imgpu_error("full-resolution histograms are not implemented on the CUDA backend yet");
+    if (used)
+        *used = IMGPU_DEVICE_CPU;
+    return imgpu_cpu_histogram_full(in, out);
 }

@@ -47,11 +47,29 @@ typedef enum imgpu_filter {
 typedef enum imgpu_op_kind {
     IMGPU_OP_EQUALIZE = 0,
     IMGPU_OP_ROTATE,
+    IMGPU_OP_CLAHE,
 } imgpu_op_kind;
+
+/* Equalization LUT formulas (--formula); src/cpu/equalize_formula.c states each exactly. */
+typedef enum imgpu_eq_formula {
+    IMGPU_FORMULA_OPENCV = 0, /* cv::equalizeHist (the default) */
+    IMGPU_FORMULA_PIL,        /* PIL ImageOps.equalize / torchvision equalize: the step scheme */
+    IMGPU_FORMULA_IMAGEMAGICK,/* ImageMagick 6 Q16 -equalize (black = count of level 0) */
+} imgpu_eq_formula;
 
 typedef struct imgpu_equalize_params {
     imgpu_eq_mode mode;
+    imgpu_eq_formula formula; /* 0: OpenCV */
 } imgpu_equalize_params;
+
+/* CLAHE, OpenCV createCLAHE(clip, (tiles_x, tiles_y)) semantics (src/cpu/clahe.c states them):
+ * 8-bit: 256 bins, 16-bit: 65536 bins. Color images: luminance (Y of BT.601 YCbCr, as for
+ * equalize) or each of R, G, B; alpha passes through. */
+typedef struct imgpu_clahe_params {
+    double clip;            /* OpenCV clipLimit (default 40); <= 0: no clipping */
+    int tiles_x, tiles_y;   /* tile grid (default 8 x 8), each >= 1 */
+    imgpu_eq_mode mode;
+} imgpu_clahe_params;
 
 typedef struct imgpu_rotate_params {
     double angle;           /* degrees, counterclockwise positive */
@@ -66,6 +84,7 @@ typedef struct imgpu_op {
     union {
         imgpu_equalize_params equalize;
         imgpu_rotate_params rotate;
+        imgpu_clahe_params clahe;
     } u;
 } imgpu_op;
 
@@ -80,6 +99,19 @@ typedef struct imgpu_histogram {
 /* Default parameters for each op kind. */
 imgpu_op imgpu_op_equalize(imgpu_eq_mode mode);
 imgpu_op imgpu_op_rotate(double angle);
+imgpu_op imgpu_op_clahe(double clip, int tiles_x, int tiles_y, imgpu_eq_mode mode);
+
+/* Full-resolution histograms of an 8- or 16-bit image: `levels` = 256 or 65536 counters per
+ * plane; planes 0..channels-1 are the channels (alpha included), plane `channels` is luma
+ * (BT.601 Y at the image's depth) for 3/4-channel images. *out is malloc'ed
+ * (planes * levels uint32), freed by the caller. */
+typedef struct imgpu_histogram_full {
+    int channels, has_luma, levels, planes;
+    uint32_t *counts;       /* counts[p * levels + v] */
+} imgpu_histogram_full;
+int imgpu_histogram_full_compute(const imgpu_image *in, imgpu_device device,
+                                 imgpu_histogram_full *out, imgpu_device *used);
+void imgpu_histogram_full_free(imgpu_histogram_full *h);
 
 /* Output size of a rotation (expand: bounding box; crop: the input size). Multiples of 90
  * degrees give exact sizes (w,h or h,w). */

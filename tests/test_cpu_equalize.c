@@ -44,7 +44,7 @@ static imgpu_image *gray_from(const uint8_t *v, int w, int h)
 
 static imgpu_image *eq(const imgpu_image *in, imgpu_eq_mode mode)
 {
-    imgpu_equalize_params p = {mode};
+    imgpu_equalize_params p = {mode, IMGPU_FORMULA_OPENCV};
     imgpu_image *out = imgpu_cpu_equalize(in, &p);
     CHECKF(out != NULL, "equalize failed: %s", imgpu_error_message());
     if (out)

@@ -1,7 +1,7 @@
 /* test_io.c — unit tests of the image I/O layer (src/io.c, src/stb_impl.c): round trips of
  * every format and channel count (odd widths, 1x1, 1xN, Nx1, padded strides), the assets
  * against checksums taken with OpenCV, hostile input (truncated at every offset, renamed
- * formats, lying headers, a zlib bomb, 16-bit), and writes that must fail cleanly (bad
+ * formats, lying headers, a zlib bomb), 16-bit PNG/PNM, and writes that must fail cleanly (bad
  * paths, /dev/full, a file-size rlimit) without harming an existing target. Crafted files
  * are built here byte by byte; nothing is downloaded.
  */
@@ -333,9 +333,20 @@ static void test_round_trips(void)
           contains(imgpu_error_message(), "level"));
     CHECK(imgpu_image_encode(im, IMGPU_FORMAT_UNKNOWN, NULL, &buf, &len) < 0 &&
           starts_with(imgpu_error_message(), "cannot encode image: unknown output format"));
+    /* 16-bit (issue 6): PNG and PNM keep every bit; the others convert to 8 bits. */
     imgpu_image *deep = imgpu_image_new(4, 4, 1, 16);
-    CHECK(imgpu_image_encode(deep, IMGPU_FORMAT_PNG, NULL, &buf, &len) < 0 &&
-          contains(imgpu_error_message(), "16-bit"));
+    for (int i = 0; i < 16; i++)
+        ((uint16_t *)(void *)deep->data)[i] = (uint16_t)(i * 4099 + 1);
+    for (int k = 0; k < 2; k++) {
+        imgpu_format f = k ? IMGPU_FORMAT_PNM : IMGPU_FORMAT_PNG;
+        buf = NULL;
+        CHECK(imgpu_image_encode(deep, f, NULL, &buf, &len) == 0);
+        imgpu_image *back = buf ? imgpu_image_load_memory(buf, len, "deep", NULL) : NULL;
+        CHECK(back && back->depth == 16 && back->channels == 1 &&
+              !memcmp(back->data, deep->data, 32));
+        imgpu_image_free(back);
+        free(buf);
+    }
     imgpu_image_free(deep);
     imgpu_image_free(im);
 
@@ -764,12 +775,29 @@ static void test_hostile(void)
         png_begin(&b, 2, 2, 16, 0);
         png_chunk(&b, "IDAT", z, zlen);
         png_chunk(&b, "IEND", NULL, 0);
-        expect_mem_error(b.p, b.n, "16-bit images are not supported yet", "16-bit PNG");
+        /* issue 6: both decode at depth 16, samples big-endian in the file */
+        static const uint16_t want16[4] = { 0x0102, 0x0304, 0x0506, 0x0708 };
+        imgpu_image *im16 = imgpu_image_load_memory(b.p, b.n, "x.png", NULL);
+        CHECKF(im16 && im16->depth == 16 && im16->width == 2 && im16->height == 2 &&
+               !memcmp(im16->data, want16, 8), "16-bit PNG: %s", im16 ? "wrong pixels" : imgpu_error_message());
+        imgpu_image_free(im16);
         free(b.p);
         b = (bytes){ 0 };
         puts_(&b, "P5\n2 2\n65535\n");
         put(&b, "\1\2\3\4\5\6\7\x08", 8);
-        expect_mem_error(b.p, b.n, "16-bit images are not supported yet", "16-bit PNM");
+        im16 = imgpu_image_load_memory(b.p, b.n, "x.pgm", NULL);
+        CHECKF(im16 && im16->depth == 16 && !memcmp(im16->data, want16, 8), "16-bit PNM: %s",
+               im16 ? "wrong pixels" : imgpu_error_message());
+        imgpu_image_free(im16);
+        free(b.p);
+        /* maxval 1023 (10-bit data) is scaled to the full range: 1023 -> 65535, 512 -> 32800 */
+        b = (bytes){ 0 };
+        puts_(&b, "P5\n2 1\n1023\n");
+        put(&b, "\x03\xff\x02\x00", 4);
+        im16 = imgpu_image_load_memory(b.p, b.n, "x.pgm", NULL);
+        CHECK(im16 && im16->depth == 16 && ((uint16_t *)(void *)im16->data)[0] == 65535 &&
+              ((uint16_t *)(void *)im16->data)[1] == (512 * 65535 + 511) / 1023);
+        imgpu_image_free(im16);
         free(b.p);
     }
 

@@ -40,6 +40,46 @@ uint8_t imgpu_cpu_rgb_to_y(uint8_t r, uint8_t g, uint8_t b);
 void imgpu_cpu_rgb_to_ycbcr(uint8_t r, uint8_t g, uint8_t b, uint8_t *y, uint8_t *cb, uint8_t *cr);
 void imgpu_cpu_ycbcr_to_rgb(uint8_t y, uint8_t cb, uint8_t cr, uint8_t *r, uint8_t *g, uint8_t *b);
 
+/* ---- 16-bit color (color16.c): OpenCV's cvtColor RGB <-> YCrCb on CV_16U, the same 14-bit
+ * fixed point as the 8-bit functions with 32768 in place of 128, saturated to 0..65535. */
+uint16_t imgpu_cpu_rgb16_to_y(uint16_t r, uint16_t g, uint16_t b);
+void imgpu_cpu_rgb16_to_ycbcr(uint16_t r, uint16_t g, uint16_t b, uint16_t *y, uint16_t *cb, uint16_t *cr);
+void imgpu_cpu_ycbcr16_to_rgb(uint16_t y, uint16_t cb, uint16_t cr, uint16_t *r, uint16_t *g, uint16_t *b);
+
+/* ---- equalization at any depth and formula (equalize_formula.c) ---------------------------- */
+/* The LUT of `formula` for a histogram of `levels` (256 or 65536) bins of n pixels; 8-bit
+ * OpenCV is exactly imgpu_cpu_equalize_lut. */
+void imgpu_cpu_equalize_lut_full(const uint32_t *hist, int levels, uint64_t n,
+                                 imgpu_eq_formula formula, uint16_t *lut);
+/* Any depth, any formula (imgpu_cpu_equalize handles 8-bit OpenCV; this everything). */
+imgpu_image *imgpu_cpu_equalize_full(const imgpu_image *in, const imgpu_equalize_params *p);
+/* Full-resolution histograms (see imgpu_histogram_full in ops.h). */
+int imgpu_cpu_histogram_full(const imgpu_image *in, imgpu_histogram_full *out);
+
+/* ---- CLAHE (clahe.c) --------------------------------------------------------------------- */
+/* Everything the tile LUTs and the interpolation need, computed once per image (OpenCV's
+ * CLAHE_Impl::apply): the image is padded at the bottom and right to ext_w x ext_h, a
+ * multiple of the grid, by reflect-101 when (and only when) w or h is not a multiple. */
+typedef struct imgpu_clahe_geom {
+    int w, h;               /* image */
+    int tiles_x, tiles_y;
+    int tile_w, tile_h;     /* ext_w / tiles_x, ext_h / tiles_y */
+    int ext_w, ext_h;
+    int bins;               /* 256 or 65536 */
+    int clip_limit;         /* 0: no clipping */
+    float lut_scale;        /* (bins - 1) / (tile_w * tile_h), in float */
+    float inv_tw, inv_th;   /* 1.0f / tile_w, 1.0f / tile_h */
+} imgpu_clahe_geom;
+int imgpu_cpu_clahe_geometry(int w, int h, int depth, const imgpu_clahe_params *p,
+                             imgpu_clahe_geom *g);
+/* OpenCV borderInterpolate(BORDER_REFLECT_101) of p into 0..len-1. */
+int imgpu_cpu_reflect101(int p, int len);
+/* Clip and redistribute hist[0..bins) in place, then write the tile's LUT. */
+void imgpu_cpu_clahe_tile_lut(uint32_t *hist, const imgpu_clahe_geom *g, uint16_t *lut);
+/* One plane (w x h samples, tight) through CLAHE; luts: tiles_y * tiles_x * bins scratch. */
+int imgpu_cpu_clahe_plane(const uint16_t *src, const imgpu_clahe_geom *g, uint16_t *dst);
+imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p);
+
 #ifdef __cplusplus
 }
 #endif

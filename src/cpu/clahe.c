@@ -1,0 +1,274 @@
+/* clahe.c — reference CLAHE (contrast-limited adaptive histogram equalization) with OpenCV's
+ * cv::createCLAHE(clipLimit, tileGridSize)->apply() semantics, on 8-bit (256 bins) and 16-bit
+ * (65536 bins) planes. The CUDA kernels (kernels/clahe.cu) follow this file step for step and
+ * are held to it bit for bit.
+ *
+ * Geometry (imgpu_cpu_clahe_geometry), for a w x h plane and a tiles_x x tiles_y grid:
+ *   - when w % tiles_x == 0 and h % tiles_y == 0 the tiles are w/tiles_x x h/tiles_y pixels;
+ *     otherwise the histograms are taken from the image padded at the bottom by
+ *     tiles_y - h % tiles_y rows and at the right by tiles_x - w % tiles_x columns (note: a
+ *     FULL extra tile row of padding when h is already a multiple but w is not — OpenCV's
+ *     rule) with reflect-101 borders (..., 2, 1 | 0, 1, 2, ..., n-2, n-1 | n-2, ...), and
+ *     the tiles are ext_w/tiles_x x ext_h/tiles_y.
+ *   - clip_limit = max(1, (int)(clip * tile_area / bins)) in double when clip > 0; else 0
+ *     (no clipping). lut_scale = (float)(bins - 1) / tile_area, a float division.
+ * Tile LUT (imgpu_cpu_clahe_tile_lut), per tile histogram h[0..bins):
+ *   - clipped = sum over bins of max(0, h[i] - clip_limit); each such bin becomes clip_limit;
+ *   - every bin gets clipped / bins; the residual r = clipped % bins goes one by one to bins
+ *     0, step, 2*step, ... (r of them) with step = max(bins / r, 1);
+ *   - lut[i] = saturate(round_half_even((float)cdf(i) * lut_scale)), cdf inclusive.
+ * Interpolation (every output pixel, in float, in exactly this order, no FMA):
+ *   txf = (float)x * inv_tw - 0.5f; tx1 = floor(txf); xa = txf - tx1; xa1 = 1 - xa;
+ *   tx2 = min(tx1 + 1, tiles_x - 1); tx1 = max(tx1, 0)      (the same for y: ya, ya1)
+ *   res = (L[ty1][tx1][v]*xa1 + L[ty1][tx2][v]*xa) * ya1 + (L[ty2][tx1][v]*xa1 + L[ty2][tx2][v]*xa) * ya
+ *   out = saturate(round_half_even(res)).
+ * OpenCV's 8-bit SIMD interpolation may round the last bit differently: within 1 level.
+ * Color: luminance mode runs CLAHE on Y of BT.601 YCbCr (color.c / color16.c) and converts
+ * back — OpenCV's cvtColor -> CLAHE -> cvtColor, always, even for a constant Y (CLAHE of a
+ * constant is not the identity); per-channel mode runs it on R, G and B. Alpha is copied. */
+#include "cpu.h"
+#include "../error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int imgpu_cpu_reflect101(int p, int len)
+{
+    if (len == 1)
+        return 0;
+    while (p < 0 || p >= len) {
+        if (p < 0)
+            p = -p;
+        else
+            p = 2 * (len - 1) - p;
+    }
+    return p;
+}
+
+int imgpu_cpu_clahe_geometry(int w, int h, int depth, const imgpu_clahe_params *p, imgpu_clahe_geom *g)
+{
+    if (p->tiles_x < 1 || p->tiles_y < 1 || p->tiles_x > 256 || p->tiles_y > 256)
+        return imgpu_error("clahe: tile grid %dx%d out of range (1..256 each)", p->tiles_x, p->tiles_y);
+    if (!(p->clip == p->clip) || p->clip > 1e9) /* NaN or absurd */
+        return imgpu_error("clahe: invalid clip limit");
+    if (depth != 8 && depth != 16)
+        return imgpu_error("clahe: %d-bit images are not supported", depth);
+    imgpu_clahe_geom r;
+    memset(&r, 0, sizeof r);
+    r.w = w;
+    r.h = h;
+    r.tiles_x = p->tiles_x;
+    r.tiles_y = p->tiles_y;
+    r.bins = depth == 16 ? 65536 : 256;
+    if (w % p->tiles_x == 0 && h % p->tiles_y == 0) {
+        r.ext_w = w;
+        r.ext_h = h;
+    } else {
+        r.ext_w = w + p->tiles_x - w % p->tiles_x;
+        r.ext_h = h + p->tiles_y - h % p->tiles_y;
+    }
+    r.tile_w = r.ext_w / p->tiles_x;
+    r.tile_h = r.ext_h / p->tiles_y;
+    const int64_t area = (int64_t)r.tile_w * r.tile_h;
+    if (area > INT32_MAX / 2)
+        return imgpu_error("clahe: tiles of %dx%d pixels are too large", r.tile_w, r.tile_h);
+    r.lut_scale = (float)(r.bins - 1) / (float)area;
+    if (p->clip > 0.0) {
+        const int c = (int)(p->clip * (double)area / r.bins);
+        r.clip_limit = c < 1 ? 1 : c;
+    }
+    r.inv_tw = 1.0f / (float)r.tile_w;
+    r.inv_th = 1.0f / (float)r.tile_h;
+    *g = r;
+    return 0;
+}
+
+void imgpu_cpu_clahe_tile_lut(uint32_t *hist, const imgpu_clahe_geom *g, uint16_t *lut)
+{
+    const int bins = g->bins;
+    if (g->clip_limit > 0) {
+        const uint32_t lim = (uint32_t)g->clip_limit;
+        uint32_t clipped = 0;
+        for (int i = 0; i < bins; i++)
+            if (hist[i] > lim) {
+                clipped += hist[i] - lim;
+                hist[i] = lim;
+            }
+        const uint32_t batch = clipped / (uint32_t)bins, residual = clipped % (uint32_t)bins;
+        for (int i = 0; i < bins; i++)
+            hist[i] += batch;
+        if (residual) {
+            const uint32_t step = (uint32_t)bins / residual > 1 ? (uint32_t)bins / residual : 1;
+            uint32_t left = residual;
+            for (uint32_t i = 0; i < (uint32_t)bins && left > 0; i += step, left--)
+                hist[i]++;
+        }
+    }
+    const long maxv = bins - 1;
+    uint32_t sum = 0;
+    for (int i = 0; i < bins; i++) {
+        sum += hist[i];
+        const long v = lrintf((float)sum * g->lut_scale); /* product rounded to float first */
+        lut[i] = (uint16_t)(v < 0 ? 0 : v > maxv ? maxv : v);
+    }
+}
+
+int imgpu_cpu_clahe_plane(const uint16_t *src, const imgpu_clahe_geom *g, uint16_t *dst)
+{
+    const int bins = g->bins, tx = g->tiles_x, ty = g->tiles_y;
+    const size_t nluts = (size_t)tx * ty;
+    uint16_t *luts = malloc(nluts * bins * sizeof *luts);
+    uint32_t *hist = malloc((size_t)bins * sizeof *hist);
+    int *colx = malloc((size_t)g->ext_w * sizeof *colx);
+    if (!luts || !hist || !colx) {
+        free(luts);
+        free(hist);
+        free(colx);
+        return imgpu_error("clahe: out of memory");
+    }
+    for (int x = 0; x < g->ext_w; x++)
+        colx[x] = imgpu_cpu_reflect101(x, g->w);
+    /* 1. one LUT per tile, from the (padded) tile's histogram */
+    for (int j = 0; j < ty; j++)
+        for (int i = 0; i < tx; i++) {
+            memset(hist, 0, (size_t)bins * sizeof *hist);
+            for (int y = j * g->tile_h; y < (j + 1) * g->tile_h; y++) {
+                const uint16_t *row = src + (size_t)imgpu_cpu_reflect101(y, g->h) * g->w;
+                for (int x = i * g->tile_w; x < (i + 1) * g->tile_w; x++)
+                    hist[row[colx[x]]]++;
+            }
+            imgpu_cpu_clahe_tile_lut(hist, g, luts + ((size_t)j * tx + i) * bins);
+        }
+    /* 2. bilinear blend of the four nearest tiles' LUTs */
+    const long maxv = bins - 1;
+    for (int y = 0; y < g->h; y++) {
+        const float tyf = (float)y * g->inv_th - 0.5f;
+        int ty1 = (int)floorf(tyf);
+        const float ya = tyf - (float)ty1, ya1 = 1.0f - ya;
+        int ty2 = ty1 + 1;
+        ty1 = ty1 < 0 ? 0 : ty1;
+        ty2 = ty2 > ty - 1 ? ty - 1 : ty2;
+        const uint16_t *p1 = luts + (size_t)ty1 * tx * bins, *p2 = luts + (size_t)ty2 * tx * bins;
+        for (int x = 0; x < g->w; x++) {
+            const float txf = (float)x * g->inv_tw - 0.5f;
+            int tx1 = (int)floorf(txf);
+            const float xa = txf - (float)tx1, xa1 = 1.0f - xa;
+            int tx2 = tx1 + 1;
+            tx1 = tx1 < 0 ? 0 : tx1;
+            tx2 = tx2 > tx - 1 ? tx - 1 : tx2;
+            const int v = src[(size_t)y * g->w + x];
+            const size_t i1 = (size_t)tx1 * bins + v, i2 = (size_t)tx2 * bins + v;
+            const float top = (float)p1[i1] * xa1 + (float)p1[i2] * xa;
+            const float bot = (float)p2[i1] * xa1 + (float)p2[i2] * xa;
+            const float res = top * ya1 + bot * ya;
+            const long r = lrintf(res);
+            dst[(size_t)y * g->w + x] = (uint16_t)(r < 0 ? 0 : r > maxv ? maxv : r);
+        }
+    }
+    free(luts);
+    free(hist);
+    free(colx);
+    return 0;
+}
+
+/* Sample k of pixel p of row `row` as an integer (8- or 16-bit). */
+static inline unsigned get(const unsigned char *row, int depth, size_t i)
+{
+    return depth == 16 ? ((const uint16_t *)(const void *)row)[i] : row[i];
+}
+static inline void put(unsigned char *row, int depth, size_t i, unsigned v)
+{
+    if (depth == 16)
+        ((uint16_t *)(void *)row)[i] = (uint16_t)v;
+    else
+        row[i] = (uint8_t)v;
+}
+
+imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p)
+{
+    imgpu_clahe_geom g;
+    if (imgpu_cpu_clahe_geometry(in->width, in->height, in->depth, p, &g) < 0)
+        return NULL;
+    if (p->mode != IMGPU_MODE_LUMINANCE && p->mode != IMGPU_MODE_PER_CHANNEL) {
+        imgpu_error("clahe: unknown mode %d", (int)p->mode);
+        return NULL;
+    }
+    const int w = in->width, h = in->height, c = in->channels, d = in->depth;
+    const size_t n = (size_t)w * h;
+    imgpu_image *out = imgpu_image_copy(in); /* alpha (and all else) already right */
+    uint16_t *plane = malloc(n * sizeof *plane), *res = malloc(n * sizeof *res);
+    uint16_t *cb = NULL, *cr = NULL;
+    if (!out || !plane || !res) {
+        imgpu_error("clahe: out of memory");
+        goto fail;
+    }
+    const int color = imgpu_image_color_channels(in);
+    if (color == 3 && p->mode == IMGPU_MODE_LUMINANCE) {
+        cb = malloc(n * sizeof *cb);
+        cr = malloc(n * sizeof *cr);
+        if (!cb || !cr) {
+            imgpu_error("clahe: out of memory");
+            goto fail;
+        }
+        for (int y = 0; y < h; y++) {
+            const unsigned char *row = imgpu_image_row(in, y);
+            for (int x = 0; x < w; x++) {
+                const size_t i = (size_t)y * w + x, s = (size_t)x * c;
+                if (d == 16) {
+                    imgpu_cpu_rgb16_to_ycbcr((uint16_t)get(row, d, s), (uint16_t)get(row, d, s + 1),
+                                             (uint16_t)get(row, d, s + 2), &plane[i], &cb[i], &cr[i]);
+                } else {
+                    uint8_t yy, b, r;
+                    imgpu_cpu_rgb_to_ycbcr(row[s], row[s + 1], row[s + 2], &yy, &b, &r);
+                    plane[i] = yy;
+                    cb[i] = b;
+                    cr[i] = r;
+                }
+            }
+        }
+        if (imgpu_cpu_clahe_plane(plane, &g, res) < 0)
+            goto fail;
+        for (int y = 0; y < h; y++) {
+            unsigned char *row = imgpu_image_row(out, y);
+            for (int x = 0; x < w; x++) {
+                const size_t i = (size_t)y * w + x, s = (size_t)x * c;
+                if (d == 16) {
+                    uint16_t r, gg, b;
+                    imgpu_cpu_ycbcr16_to_rgb(res[i], cb[i], cr[i], &r, &gg, &b);
+                    put(row, d, s, r), put(row, d, s + 1, gg), put(row, d, s + 2, b);
+                } else {
+                    imgpu_cpu_ycbcr_to_rgb((uint8_t)res[i], (uint8_t)cb[i], (uint8_t)cr[i], &row[s], &row[s + 1],
+                                           &row[s + 2]);
+                }
+            }
+        }
+    } else {
+        for (int k = 0; k < color; k++) {
+            for (int y = 0; y < h; y++) {
+                const unsigned char *row = imgpu_image_row(in, y);
+                for (int x = 0; x < w; x++)
+                    plane[(size_t)y * w + x] = (uint16_t)get(row, d, (size_t)x * c + k);
+            }
+            if (imgpu_cpu_clahe_plane(plane, &g, res) < 0)
+                goto fail;
+            for (int y = 0; y < h; y++) {
+                unsigned char *row = imgpu_image_row(out, y);
+                for (int x = 0; x < w; x++)
+                    put(row, d, (size_t)x * c + k, res[(size_t)y * w + x]);
+            }
+        }
+    }
+    free(plane);
+    free(res);
+    free(cb);
+    free(cr);
+    return out;
+fail:
+    imgpu_image_free(out);
+    free(plane);
+    free(res);
+    free(cb);
+    free(cr);
+    return NULL;
+}

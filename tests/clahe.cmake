@@ -1,0 +1,42 @@
+# clahe.cmake — issue 6: CLAHE, 16-bit processing, equalize formulas (included by
+# tests/CMakeLists.txt).
+#   opencv.clahe[.cuda]   imgpu clahe vs cv2.createCLAHE (8- and 16-bit, gray and color), 16-bit
+#                         equalize written as 16-bit PNG/PNM and decoded by cv2 (label opencv)
+#   test_cpu_clahe        unit tests of the CPU reference (geometry, clip, reflect-101, formulas)
+#   test_gpu_clahe        CUDA CLAHE / 16-bit histogram and equalize vs the CPU, bit for bit (gpu)
+#   equalize_formula      --formula pil / imagemagick vs independent Python transliterations
+imgpu_add_unit_test(test_cpu_clahe test_cpu_clahe.c)
+
+foreach(_dev cpu cuda)
+  if(_dev STREQUAL "cpu")
+    set(_tname opencv.clahe)
+    set(_labels opencv)
+  else()
+    set(_tname opencv.clahe.cuda)
+    set(_labels opencv gpu)
+  endif()
+  if(_imgpu_have_cv2)
+    add_test(NAME ${_tname}
+             COMMAND ${IMGPU_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/opencv_clahe.py
+                     $<TARGET_FILE:imgpu> ${IMGPU_ASSETS} ${CMAKE_CURRENT_BINARY_DIR}/opencv/clahe_${_dev} ${_dev})
+  else()
+    add_test(NAME ${_tname} COMMAND ${IMGPU_SH} -c "echo 'SKIP: /usr/bin/python3 with cv2 not found'; exit 77")
+  endif()
+  set_tests_properties(${_tname} PROPERTIES LABELS "${_labels}" SKIP_RETURN_CODE 77 TIMEOUT 300)
+endforeach()
+
+if(IMGPU_PYTHON3)
+  add_test(NAME equalize_formula
+           COMMAND ${IMGPU_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/equalize_formula.py
+                   $<TARGET_FILE:imgpu> ${IMGPU_ASSETS} ${CMAKE_CURRENT_BINARY_DIR}/formula cpu)
+  set_tests_properties(equalize_formula PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 300)
+endif()
+
+if(IMGPU_HAVE_CUDA AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu_clahe.c)
+  add_executable(test_gpu_clahe test_gpu_clahe.c)
+  target_link_libraries(test_gpu_clahe PRIVATE imgpu_core)
+  target_include_directories(test_gpu_clahe PRIVATE ${IMGPU_TESTS} ${PROJECT_SOURCE_DIR}/kernels)
+  target_compile_options(test_gpu_clahe PRIVATE -Wall -Wextra)
+  add_test(NAME test_gpu_clahe COMMAND test_gpu_clahe)
+  set_tests_properties(test_gpu_clahe PROPERTIES SKIP_RETURN_CODE 77 LABELS gpu TIMEOUT 600)
+endif()
