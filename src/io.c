@@ -11,6 +11,7 @@
  */
 #include "io.h"
 #include "error.h"
+#include "png_parallel.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -928,6 +929,9 @@ static int encode_pnm16(const imgpu_image *im, unsigned char **out, size_t *out_
     return 0;
 }
 
+/* Set by imgpu_image_save_threads for the duration of one save on this thread. */
+static _Thread_local int s_png_threads;
+
 /* `path` only for messages (NULL from imgpu_image_encode). */
 static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_options *opts,
                   const char *path, unsigned char **out, size_t *out_len)
@@ -1027,8 +1031,15 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
         px = tight;
     }
     const char *reason;
-    if (imgpu__stb_encode(f, px, w, h, wc, f == IMGPU_FORMAT_PNG ? im->stride : row, quality,
-                          level, out, out_len, &reason) < 0) {
+    if (f == IMGPU_FORMAT_PNG && s_png_threads > 0) {
+        if (imgpu__png_encode_parallel(px, w, h, wc, im->stride, level, s_png_threads, out,
+                                       out_len, &reason) < 0) {
+            snprintf(why, sizeof why, "PNG encoding failed: %s", reason);
+            save_fail(path, why);
+            goto done;
+        }
+    } else if (imgpu__stb_encode(f, px, w, h, wc, f == IMGPU_FORMAT_PNG ? im->stride : row, quality,
+                                 level, out, out_len, &reason) < 0) {
         snprintf(why, sizeof why, "%s encoding failed: %s", imgpu_format_name(f), reason);
         save_fail(path, why);
         goto done;
@@ -1194,6 +1205,15 @@ done:
         unlink(tmp);
     free(tmp);
     free(resolved);
+    return rc;
+}
+
+int imgpu_image_save_threads(const imgpu_image *im, const char *path,
+                             const imgpu_save_options *opts, int png_threads)
+{
+    s_png_threads = png_threads;
+    int rc = imgpu_image_save(im, path, opts);
+    s_png_threads = 0;
     return rc;
 }
 

@@ -78,6 +78,11 @@ imgpu_image *imgpu_image_load(const char *path, const imgpu_load_options *opts);
 imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *name,
                                      const imgpu_load_options *opts);
 int imgpu_image_save(const imgpu_image *im, const char *path, const imgpu_save_options *opts);
+/* The same, but a PNG is written by png_parallel.c's strip encoder on up to `png_threads`
+ * threads (a standard PNG of the same pixels; other formats are unaffected). `imgpu batch`
+ * uses it; the single-image commands keep stb's writer. */
+int imgpu_image_save_threads(const imgpu_image *im, const char *path,
+                             const imgpu_save_options *opts, int png_threads);
 /* Encode into a malloc'ed buffer (*out, *out_len); the caller frees *out. */
 int imgpu_image_encode(const imgpu_image *im, imgpu_format f, const imgpu_save_options *opts,
                        unsigned char **out, size_t *out_len);

@@ -7,6 +7,7 @@
  * Exit status: 0 success, 1 processing error (unreadable input, failed write, no GPU for
  * --device cuda, compare over --max-abs), 2 usage error.
  */
+#include "batch.h"
 #include "compare.h"
 #include "error.h"
 #include "image.h"
@@ -256,6 +257,7 @@ static void print_main_help(FILE *f)
         snprintf(lhs, sizeof lhs, "%s %s", s_commands[i].name, s_commands[i].args);
         fprintf(f, "  %-28s %s\n", lhs, s_commands[i].summary);
     }
+    fprintf(f, "  %-28s %s\n", "batch [OPS] -o OUTDIR INPUTS", "many files through a pipelined decode/GPU/encode");
     fprintf(f, "\n"
                "'imgpu COMMAND --help' lists a command's options; 'imgpu --version' prints the\n"
                "version and whether CUDA support is built in.\n"
@@ -1211,6 +1213,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(name, "bench"))
         return run_bench(argc, argv);
+    if (!strcmp(name, "batch"))
+        return imgpu_batch_main(argc - 1, argv + 1);
     if (name[0] == '-') {
         bad("unknown option '%s' (a command comes first)", name);
         return usage_exit(NULL);

@@ -1,0 +1,1413 @@
+/* batch.c — `imgpu batch [OPS] -o OUTDIR INPUTS...`: one op pipeline over many files.
+ *
+ * The work flows through three stages joined by bounded queues (batch_queue.c):
+ *
+ *   decode threads (--jobs)  ->  GPU stage (one thread per --devices entry,  ->  encode threads (--jobs)
+ *   read + decode, or the        two CUDA sessions each, alternating)           encode (PNG in strips on
+ *   ops too on the CPU backend                                                  several threads) + atomic write
+ *
+ * Memory is bounded by tokens, not by the input count: a decode thread takes a token before it
+ * reads a file and the encode thread gives it back after the write, so at most
+ * 2 x jobs + 4 x GPU workers images are alive at once (each as its input and/or its result),
+ * whether the batch has ten files or a million.
+ *
+ * The GPU stage hides behind the codecs by double buffering: with two sessions A and B (each
+ * its own stream, pinned staging and device buffers, reused across images), the worker uploads
+ * image k+1 on B and enqueues its kernels, then downloads image k from A, which waits on A's
+ * stream only; so the upload of k+1, the kernels of k and the download of k-1 overlap.
+ *
+ * Rules a user relies on: outputs stay inside OUTDIR (a name with an absolute part or a ".."
+ * component is refused, and the resolved parent folder must still be under OUTDIR, so a
+ * symbolic link inside OUTDIR cannot lead out); an input is never overwritten; writes are
+ * atomic (io.c); an existing output is skipped unless --overwrite, which is what makes a
+ * re-run resume an interrupted batch; a failing file is reported and the batch goes on.
+ * A GPU error fails the file it was reported for; the worker then rebuilds its sessions, and
+ * when that fails too it goes on on the CPU.
+ */
+#include "batch.h"
+#include "error.h"
+#include "image.h"
+#include "io.h"
+#include "ops.h"
+#ifdef IMGPU_HAVE_CUDA
+#include "cuda/cuda_backend.h"
+#include "cuda/devices.h"
+#endif
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+#define MAX_OPS 32
+#define MAX_DEVICES 16
+
+/* ---- options ---------------------------------------------------------------------------- */
+
+typedef struct bopts {
+    imgpu_op ops[MAX_OPS];
+    int nops;
+    const char *outdir;
+    const char *format;      /* --format: output extension; NULL keeps each input's */
+    const char *name;        /* --name template */
+    int overwrite, dry_run, quiet, jobs, stage_copy;
+    int shard_k, shard_n;    /* 1-based K of N; N = 1: everything */
+    imgpu_device device;
+    int devices[MAX_DEVICES], ndevices;
+    imgpu_load_options load;
+    imgpu_save_options save;
+    char **inputs;
+    int ninputs;
+} bopts;
+
+static const char s_help[] =
+    "usage: imgpu batch [OPS] -o OUTDIR [OPTIONS] INPUTS...\n"
+    "\n"
+    "Run a pipeline of operations over many images: decode threads, the GPU stage and\n"
+    "encode threads overlap, joined by bounded queues. INPUTS are files, directories\n"
+    "(recursed; their image files by extension, hidden entries skipped; subfolders are\n"
+    "kept under OUTDIR) or quoted globs ('photos/*.png') that imgpu expands.\n"
+    "\n"
+    "operations, applied in the order given (each option after an op sets that op):\n"
+    "  --equalize           histogram equalization; --mode luminance|per-channel\n"
+    "  --rotate DEG         rotation; --filter nearest|bilinear|bicubic, --expand|--crop,\n"
+    "                       --background COLOR (as for 'imgpu rotate')\n"
+    "output:\n"
+    "  -o, --output DIR     output folder (created when missing; required)\n"
+    "  --format EXT         output format: png, jpg, jpeg, bmp, tga, pnm, pgm, ppm (default:\n"
+    "                       each input's own extension)\n"
+    "  --name TEMPLATE      output name (default '{stem}.{ext}'): {stem} is the input's name\n"
+    "                       without extension, {ext} the output extension; subfolders are\n"
+    "                       allowed, absolute names and '..' are refused\n"
+    "  --overwrite          replace existing outputs (default: skip them, so re-running a\n"
+    "                       command resumes it)\n"
+    "  --dry-run            list what would be written, write nothing\n"
+    "  --png-level N, --quality N   as for single images\n"
+    "pipeline:\n"
+    "  --jobs N             decode threads and encode threads (default: the cores)\n"
+    "  --device auto|cpu|cuda  backend of the op stage (default auto)\n"
+    "  --devices 0,1,...    spread the GPU stage over these GPUs (implies --device cuda\n"
+    "                       unless --device is given; an id may repeat: two workers)\n"
+    "  --shard K/N          process only the K-th of N deterministic slices of the sorted\n"
+    "                       inputs (for job arrays and GNU parallel)\n"
+    "  --stage-copy         benchmark aid: the GPU stage only copies each image\n"
+    "  --max-pixels N       refuse inputs larger than N pixels\n"
+    "  --quiet              no progress and no summary (errors are still printed)\n"
+    "  -h, --help           this help\n"
+    "A file that fails is reported with its reason and the batch goes on; the summary gives\n"
+    "done, skipped, failed, images/s and MB/s (input bytes). Exit status: 0 all done or\n"
+    "skipped, 1 any file failed, 2 usage error.\n";
+
+static char s_usage[512];
+
+static int bad(const char *fmt, ...) IMGPU_PRINTF(1, 2);
+static int bad(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s_usage, sizeof s_usage, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    if (!*s || isspace((unsigned char)*s))
+        return -1;
+    errno = 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_angle(const char *s, double *out)
+{
+    if (!*s || isspace((unsigned char)*s))
+        return -1;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* COLOR, the grammar of `imgpu rotate --background` (main.c): black | white | transparent |
+ * #RGB | #RGBA | #RRGGBB | #RRGGBBAA | R,G,B[,A]. */
+static int parse_color(const char *s, uint8_t rgba[4])
+{
+    static const struct { const char *name; uint8_t v[4]; } named[] = {
+        {"black", {0, 0, 0, 255}}, {"white", {255, 255, 255, 255}}, {"transparent", {0, 0, 0, 0}},
+    };
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        if (!strcasecmp(s, named[i].name)) {
+            memcpy(rgba, named[i].v, 4);
+            return 0;
+        }
+    if (s[0] == '#') {
+        size_t n = strlen(s + 1);
+        int d[8];
+        if (n != 3 && n != 4 && n != 6 && n != 8)
+            return -1;
+        for (size_t i = 0; i < n; i++) {
+            int ch = (unsigned char)s[1 + i];
+            d[i] = isdigit(ch) ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+            if (d[i] < 0)
+                return -1;
+        }
+        rgba[3] = 255;
+        for (size_t i = 0; i < (n <= 4 ? n : n / 2); i++)
+            rgba[i] = (uint8_t)(n <= 4 ? d[i] * 17 : d[2 * i] * 16 + d[2 * i + 1]);
+        return 0;
+    }
+    long v[4];
+    int k = 0;
+    const char *p = s;
+    for (;;) {
+        char *end;
+        while (*p == ' ')
+            p++;
+        if (!isdigit((unsigned char)*p) || k == 4)
+            return -1;
+        errno = 0;
+        v[k] = strtol(p, &end, 10);
+        if (errno || v[k] > 255)
+            return -1;
+        k++;
+        p = end;
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        if (*p++ != ',')
+            return -1;
+    }
+    if (k < 3)
+        return -1;
+    for (int i = 0; i < 3; i++)
+        rgba[i] = (uint8_t)v[i];
+    rgba[3] = (uint8_t)(k == 4 ? v[3] : 255);
+    return 0;
+}
+
+/* The last op of `kind`, for the options that set an op's parameters. */
+static imgpu_op *last_op(bopts *b, imgpu_op_kind kind, const char *opt, const char *op_name)
+{
+    for (int i = b->nops - 1; i >= 0; i--)
+        if (b->ops[i].kind == kind)
+            return &b->ops[i];
+    bad("--%s must follow --%s", opt, op_name);
+    return NULL;
+}
+
+static int add_op(bopts *b, imgpu_op op)
+{
+    if (b->nops == MAX_OPS)
+        return bad("too many operations (at most %d)", MAX_OPS);
+    b->ops[b->nops++] = op;
+    return 0;
+}
+
+/* A list of device ids: "0", "0,1", "1,0,1". */
+static int parse_devices(bopts *b, const char *v)
+{
+    b->ndevices = 0;
+    const char *p = v;
+    for (;;) {
+        char num[16];
+        size_t n = strcspn(p, ",");
+        long id;
+        if (n == 0 || n >= sizeof num || b->ndevices == MAX_DEVICES)
+            return -1;
+        memcpy(num, p, n);
+        num[n] = '\0';
+        if (parse_long(num, 0, 1023, &id) < 0)
+            return -1;
+        b->devices[b->ndevices++] = (int)id;
+        if (!p[n])
+            return 0;
+        p += n + 1;
+    }
+}
+
+static int known_ext(const char *ext)
+{
+    static const char *exts[] = {"png", "jpg", "jpeg", "jpe", "bmp", "tga", "pnm", "pgm", "ppm"};
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)
+        if (!strcasecmp(ext, exts[i]))
+            return 1;
+    return 0;
+}
+
+/* A name's components: refuse an absolute name and any ".." (and empty names). */
+static const char *name_rule(const char *name)
+{
+    if (!*name)
+        return "the output name is empty";
+    if (name[0] == '/')
+        return "absolute output names are refused (outputs stay inside OUTDIR)";
+    for (const char *p = name; *p;) {
+        size_t n = strcspn(p, "/");
+        if (n == 2 && p[0] == '.' && p[1] == '.')
+            return "output names with a '..' component are refused (outputs stay inside OUTDIR)";
+        p += n;
+        while (*p == '/')
+            p++;
+    }
+    if (name[strlen(name) - 1] == '/')
+        return "the output name ends in '/'";
+    return NULL;
+}
+
+static int check_template(const char *t)
+{
+    for (const char *p = t; *p; p++) {
+        if (*p != '{')
+            continue;
+        if (!strncmp(p, "{stem}", 6))
+            p += 5;
+        else if (!strncmp(p, "{ext}", 5))
+            p += 4;
+        else
+            return bad("invalid --name '%s': unknown placeholder at '%.12s' (use {stem} and {ext})", t, p);
+    }
+    const char *why = name_rule(t);
+    if (why)
+        return bad("invalid --name '%s': %s", t, why);
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, bopts *b)
+{
+    int end = 0;
+    b->inputs = calloc((size_t)argc + 1, sizeof *b->inputs);
+    if (!b->inputs)
+        return bad("out of memory");
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!end && !strcmp(a, "--")) {
+            end = 1;
+            continue;
+        }
+        if (end || a[0] != '-' || !a[1]) {
+            b->inputs[b->ninputs++] = argv[i];
+            continue;
+        }
+        char name[32];
+        const char *v = NULL, *eq = NULL;
+        if (!strcmp(a, "-o")) {
+            snprintf(name, sizeof name, "output");
+        } else if (a[1] != '-') {
+            return bad("unknown option '%s'", a);
+        } else {
+            eq = strchr(a + 2, '=');
+            size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+            if (n >= sizeof name)
+                return bad("unknown option '%s'", a);
+            memcpy(name, a + 2, n);
+            name[n] = '\0';
+        }
+        static const char *with_value[] = {
+            "output", "format", "name", "jobs", "device", "devices", "shard", "mode", "rotate",
+            "filter", "background", "png-level", "quality", "max-pixels",
+        };
+        int takes = 0;
+        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+            takes |= !strcmp(name, with_value[k]);
+        if (takes) {
+            if (eq)
+                v = eq + 1;
+            else if (i + 1 < argc)
+                v = argv[++i];
+            else
+                return bad("option '--%s' needs a value", name);
+        } else if (eq) {
+            return bad("option '--%s' takes no value", name);
+        }
+        long n;
+        imgpu_op *op;
+        if (!strcmp(name, "output")) {
+            if (!*v)
+                return bad("-o needs a folder");
+            b->outdir = v;
+        } else if (!strcmp(name, "format")) {
+            if (!known_ext(v))
+                return bad("invalid --format '%s' (png, jpg, jpeg, bmp, tga, pnm, pgm or ppm)", v);
+            b->format = v;
+        } else if (!strcmp(name, "name")) {
+            if (check_template(v) < 0)
+                return -1;
+            b->name = v;
+        } else if (!strcmp(name, "jobs")) {
+            if (parse_long(v, 1, 1024, &n) < 0)
+                return bad("invalid --jobs '%s' (1..1024)", v);
+            b->jobs = (int)n;
+        } else if (!strcmp(name, "device")) {
+            if (!strcmp(v, "auto")) b->device = IMGPU_DEVICE_AUTO;
+            else if (!strcmp(v, "cpu")) b->device = IMGPU_DEVICE_CPU;
+            else if (!strcmp(v, "cuda")) b->device = IMGPU_DEVICE_CUDA;
+            else return bad("invalid --device '%s' (use auto, cpu or cuda)", v);
+        } else if (!strcmp(name, "devices")) {
+            if (parse_devices(b, v) < 0)
+                return bad("invalid --devices '%s' (GPU ids, e.g. 0,1; at most %d)", v, MAX_DEVICES);
+        } else if (!strcmp(name, "shard")) {
+            long k, nn;
+            char kbuf[24];
+            const char *slash = strchr(v, '/');
+            if (!slash || (size_t)(slash - v) >= sizeof kbuf)
+                return bad("invalid --shard '%s' (K/N with 1 <= K <= N)", v);
+            memcpy(kbuf, v, (size_t)(slash - v));
+            kbuf[slash - v] = '\0';
+            if (parse_long(kbuf, 1, 1000000, &k) < 0 || parse_long(slash + 1, 1, 1000000, &nn) < 0 || k > nn)
+                return bad("invalid --shard '%s' (K/N with 1 <= K <= N)", v);
+            b->shard_k = (int)k;
+            b->shard_n = (int)nn;
+        } else if (!strcmp(name, "equalize")) {
+            if (add_op(b, imgpu_op_equalize(IMGPU_MODE_LUMINANCE)) < 0)
+                return -1;
+        } else if (!strcmp(name, "mode")) {
+            if (!(op = last_op(b, IMGPU_OP_EQUALIZE, "mode", "equalize")))
+                return -1;
+            if (!strcmp(v, "luminance")) op->u.equalize.mode = IMGPU_MODE_LUMINANCE;
+            else if (!strcmp(v, "per-channel")) op->u.equalize.mode = IMGPU_MODE_PER_CHANNEL;
+            else return bad("invalid --mode '%s' (use luminance or per-channel)", v);
+        } else if (!strcmp(name, "rotate")) {
+            double deg;
+            if (parse_angle(v, &deg) < 0)
+                return bad("invalid --rotate '%s' (degrees, e.g. 30 or -12.5)", v);
+            if (add_op(b, imgpu_op_rotate(deg)) < 0)
+                return -1;
+        } else if (!strcmp(name, "filter")) {
+            if (!(op = last_op(b, IMGPU_OP_ROTATE, "filter", "rotate")))
+                return -1;
+            imgpu_filter *f = &op->u.rotate.filter;
+            if (!strcmp(v, "nearest")) *f = IMGPU_FILTER_NEAREST;
+            else if (!strcmp(v, "bilinear")) *f = IMGPU_FILTER_BILINEAR;
+            else if (!strcmp(v, "bicubic")) *f = IMGPU_FILTER_BICUBIC;
+            else return bad("invalid --filter '%s' (use nearest, bilinear or bicubic)", v);
+        } else if (!strcmp(name, "expand") || !strcmp(name, "crop")) {
+            if (!(op = last_op(b, IMGPU_OP_ROTATE, name, "rotate")))
+                return -1;
+            op->u.rotate.crop = !strcmp(name, "crop");
+        } else if (!strcmp(name, "background")) {
+            if (!(op = last_op(b, IMGPU_OP_ROTATE, "background", "rotate")))
+                return -1;
+            if (parse_color(v, op->u.rotate.background) < 0)
+                return bad("invalid --background '%s' (black, white, transparent, #RRGGBB, "
+                           "#RRGGBBAA or R,G,B[,A])", v);
+            op->u.rotate.has_background = 1;
+        } else if (!strcmp(name, "png-level")) {
+            if (parse_long(v, 0, 9, &n) < 0)
+                return bad("invalid --png-level '%s' (0..9)", v);
+            b->save.png_level = (int)n;
+        } else if (!strcmp(name, "quality")) {
+            if (parse_long(v, 1, 100, &n) < 0)
+                return bad("invalid --quality '%s' (1..100)", v);
+            b->save.quality = (int)n;
+        } else if (!strcmp(name, "max-pixels")) {
+            if (parse_long(v, 1, LONG_MAX, &n) < 0)
+                return bad("invalid --max-pixels '%s' (a positive whole number)", v);
+            b->load.max_pixels = (uint64_t)n;
+        } else if (!strcmp(name, "overwrite")) {
+            b->overwrite = 1;
+        } else if (!strcmp(name, "dry-run")) {
+            b->dry_run = 1;
+        } else if (!strcmp(name, "quiet")) {
+            b->quiet = 1;
+        } else if (!strcmp(name, "stage-copy")) {
+            b->stage_copy = 1;
+        } else {
+            return bad("unknown option '%s'", a);
+        }
+    }
+    if (!b->outdir)
+        return bad("batch needs -o OUTDIR");
+    if (b->ninputs == 0)
+        return bad("batch needs at least one input (files, folders or globs)");
+    if (b->nops == 0 && !b->stage_copy)
+        return bad("batch needs at least one operation (--equalize, --rotate DEG)");
+    return 0;
+}
+
+/* ---- inputs ------------------------------------------------------------------------------ */
+
+typedef struct bjob {
+    char *in;       /* input path as found */
+    char *rel;      /* subfolder under a directory input ("" or "a/b/") */
+    char *out;      /* output path, or NULL when planning failed */
+    const char *why;/* planning failure (static or owned in why_buf) */
+    char *why_buf;
+    int skip;       /* output exists (no --overwrite) */
+    off_t in_size;
+} bjob;
+
+typedef struct joblist {
+    bjob *v;
+    size_t n, cap;
+    int input_errors;   /* inputs that did not exist or could not be read */
+} joblist;
+
+static int add_job(joblist *l, const char *path, const char *rel)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        bjob *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return imgpu_error("out of memory");
+        l->v = v;
+        l->cap = cap;
+    }
+    bjob *j = &l->v[l->n];
+    memset(j, 0, sizeof *j);
+    j->in = strdup(path);
+    j->rel = strdup(rel);
+    if (!j->in || !j->rel) {
+        free(j->in);
+        free(j->rel);
+        return imgpu_error("out of memory");
+    }
+    l->n++;
+    return 0;
+}
+
+static const char *ext_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    const char *dot = strrchr(base, '.');
+    return dot && dot != base ? dot + 1 : NULL;
+}
+
+static void report(const char *fmt, ...) IMGPU_PRINTF(1, 2);
+
+/* Directory walk: image files by extension; hidden entries (also io.c's ".NAME.XXXXXX" temp
+ * files of an interrupted run) and OUTDIR itself are skipped; links to folders are not followed
+ * (no cycles). */
+static int walk(joblist *l, const char *dir, const char *rel, const struct stat *outdir_st)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        report("cannot read folder '%s': %s", dir, strerror(errno));
+        l->input_errors++;
+        return 0;
+    }
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        size_t pl = strlen(dir) + strlen(e->d_name) + 2, rl = strlen(rel) + strlen(e->d_name) + 2;
+        char *path = malloc(pl), *sub = malloc(rl);
+        if (!path || !sub) {
+            free(path);
+            free(sub);
+            rc = imgpu_error("out of memory");
+            break;
+        }
+        snprintf(path, pl, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", e->d_name);
+        struct stat st, lst;
+        if (lstat(path, &lst) == 0 && !S_ISLNK(lst.st_mode) && S_ISDIR(lst.st_mode)) {
+            if (!(outdir_st && lst.st_dev == outdir_st->st_dev && lst.st_ino == outdir_st->st_ino)) {
+                snprintf(sub, rl, "%s%s/", rel, e->d_name);
+                rc = walk(l, path, sub, outdir_st);
+            }
+        } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+            const char *x = ext_of(e->d_name);
+            if (x && known_ext(x))
+                rc = add_job(l, path, rel);
+        }
+        free(path);
+        free(sub);
+    }
+    closedir(d);
+    return rc;
+}
+
+static int add_input(joblist *l, const char *arg, const struct stat *outdir_st, int globbed)
+{
+    struct stat st;
+    if (stat(arg, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return walk(l, arg, "", outdir_st);
+        return add_job(l, arg, "");
+    }
+    if (!globbed && strpbrk(arg, "*?[")) {
+        glob_t g;
+        int grc = glob(arg, 0, NULL, &g);
+        if (grc == GLOB_NOMATCH) {
+            report("no file matches '%s'", arg);
+            l->input_errors++;
+            return 0;
+        }
+        if (grc != 0) {
+            report("cannot expand '%s'", arg);
+            l->input_errors++;
+            return 0;
+        }
+        int rc = 0;
+        for (size_t i = 0; rc == 0 && i < g.gl_pathc; i++)
+            rc = add_input(l, g.gl_pathv[i], outdir_st, 1);
+        globfree(&g);
+        return rc;
+    }
+    report("cannot read '%s': %s", arg, strerror(errno));
+    l->input_errors++;
+    return 0;
+}
+
+static int cmp_job(const void *a, const void *b)
+{
+    const bjob *x = a, *y = b;
+    int c = strcmp(x->in, y->in);
+    return c ? c : strcmp(x->rel, y->rel);
+}
+
+/* ---- planning: names, path rules, resume ------------------------------------------------ */
+
+typedef struct devino {
+    dev_t dev;
+    ino_t ino;
+} devino;
+
+static int cmp_devino(const void *a, const void *b)
+{
+    const devino *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static char *make_name(const bopts *b, const bjob *j, const char **why)
+{
+    const char *slash = strrchr(j->in, '/');
+    const char *base = slash ? slash + 1 : j->in;
+    const char *x = ext_of(base);
+    size_t stem_len = x ? (size_t)(x - 1 - base) : strlen(base);
+    const char *ext = b->format ? b->format : x;
+    const char *t = b->name ? b->name : "{stem}.{ext}";
+    if (!ext || !known_ext(ext)) {
+        *why = "cannot tell the output format from the input's extension (use --format)";
+        return NULL;
+    }
+    size_t cap = strlen(t) + 1, k = 0;
+    for (const char *p = t; *p; p++)
+        if (*p == '{')
+            cap += stem_len + strlen(ext);
+    char *name = malloc(cap);
+    if (!name) {
+        *why = "out of memory";
+        return NULL;
+    }
+    for (const char *p = t; *p;) {
+        if (!strncmp(p, "{stem}", 6)) {
+            memcpy(name + k, base, stem_len);
+            k += stem_len;
+            p += 6;
+        } else if (!strncmp(p, "{ext}", 5)) {
+            memcpy(name + k, ext, strlen(ext));
+            k += strlen(ext);
+            p += 5;
+        } else {
+            name[k++] = *p++;
+        }
+    }
+    name[k] = '\0';
+    if ((*why = name_rule(name)) != NULL) {
+        free(name);
+        return NULL;
+    }
+    const char *ox = ext_of(name);
+    if (!ox || !known_ext(ox)) {
+        *why = "the output name has no known image extension (.png, .jpg, .bmp, .tga, .pnm, ...)";
+        free(name);
+        return NULL;
+    }
+    return name;
+}
+
+/* By output name, then by position in the (sorted) job list. */
+static int cmp_out(const void *a, const void *b)
+{
+    const bjob *x = *(const bjob *const *)a, *y = *(const bjob *const *)b;
+    int c = strcmp(x->out, y->out);
+    return c ? c : (x < y ? -1 : x > y);
+}
+
+static int plan(const bopts *b, joblist *l)
+{
+    /* every input's identity, to refuse an output that is an input */
+    devino *ids = calloc(l->n ? l->n : 1, sizeof *ids);
+    bjob **byout = calloc(l->n ? l->n : 1, sizeof *byout);
+    size_t nids = 0, nout = 0;
+    if (!ids || !byout) {
+        free(ids);
+        free(byout);
+        return imgpu_error("out of memory");
+    }
+    for (size_t i = 0; i < l->n; i++) {
+        struct stat st;
+        if (stat(l->v[i].in, &st) == 0) {
+            ids[nids++] = (devino){st.st_dev, st.st_ino};
+            l->v[i].in_size = st.st_size;
+        }
+    }
+    qsort(ids, nids, sizeof *ids, cmp_devino);
+    for (size_t i = 0; i < l->n; i++) {
+        bjob *j = &l->v[i];
+        char *name = make_name(b, j, &j->why);
+        if (!name)
+            continue;
+        size_t len = strlen(b->outdir) + strlen(j->rel) + strlen(name) + 2;
+        if (!(j->out = malloc(len))) {
+            free(name);
+            j->why = "out of memory";
+            continue;
+        }
+        snprintf(j->out, len, "%s/%s%s", b->outdir, j->rel, name);
+        free(name);
+        byout[nout++] = j;
+    }
+    /* Two inputs that would write one output (a.png and a.jpg with --format png): the first
+     * in sorted order wins, the others fail rather than overwrite its result. */
+    qsort(byout, nout, sizeof *byout, cmp_out);
+    for (size_t i = 1, g = 0; i < nout; i++) {
+        if (strcmp(byout[i]->out, byout[g]->out) != 0) {
+            g = i;
+        } else {
+            const bjob *first = byout[g];
+            size_t n = strlen(first->in) + 64;
+            if ((byout[i]->why_buf = malloc(n))) {
+                snprintf(byout[i]->why_buf, n, "its output is also the output of '%s'", first->in);
+                byout[i]->why = byout[i]->why_buf;
+            } else {
+                byout[i]->why = "its output is also another input's output";
+            }
+        }
+    }
+    for (size_t i = 0; i < l->n; i++) {
+        bjob *j = &l->v[i];
+        struct stat st;
+        if (j->why || !j->out || stat(j->out, &st) != 0)
+            continue;
+        devino key = {st.st_dev, st.st_ino};
+        if (bsearch(&key, ids, nids, sizeof *ids, cmp_devino))
+            j->why = "its output would overwrite an input file";
+        else if (!b->overwrite)
+            j->skip = 1;
+    }
+    free(ids);
+    free(byout);
+    return 0;
+}
+
+/* ---- reporting and progress ------------------------------------------------------------- */
+
+static pthread_mutex_t s_report_lock = PTHREAD_MUTEX_INITIALIZER;
+static int s_bar_shown; /* a progress bar is on the terminal's last line */
+static int s_tty;
+
+static void report(const char *fmt, ...)
+{
+    va_list ap;
+    pthread_mutex_lock(&s_report_lock);
+    if (s_bar_shown) {
+        fputs("\r\033[K", stderr);
+        s_bar_shown = 0;
+    }
+    fputs("imgpu: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    pthread_mutex_unlock(&s_report_lock);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+typedef struct stats {
+    atomic_int done, failed;
+    int failed_before;  /* failures found before the pipeline (not in `total`) */
+    atomic_llong in_bytes, out_bytes;
+    int total, skipped, quiet;
+    double t0, last_print, interval;
+} stats;
+
+static void fmt_eta(char *buf, size_t n, double s)
+{
+    if (!isfinite(s) || s < 0)
+        snprintf(buf, n, "--:--");
+    else if (s >= 3600)
+        snprintf(buf, n, "%d:%02d:%02d", (int)s / 3600, (int)s / 60 % 60, (int)s % 60);
+    else
+        snprintf(buf, n, "%d:%02d", (int)s / 60, (int)s % 60);
+}
+
+/* Progress after a file finished: a bar redrawn in place on a terminal (at most 10 times a
+ * second), a plain line every `interval` seconds otherwise. */
+static void progress(stats *st, int final)
+{
+    if (st->quiet)
+        return;
+    pthread_mutex_lock(&s_report_lock);
+    double t = now_s();
+    int finished = atomic_load(&st->done) + atomic_load(&st->failed) - st->failed_before;
+    double min_gap = s_tty ? 0.1 : st->interval;
+    if (!final && t - st->last_print < min_gap) {
+        pthread_mutex_unlock(&s_report_lock);
+        return;
+    }
+    st->last_print = t;
+    double el = t - st->t0, rate = el > 0 ? finished / el : 0;
+    char eta[32];
+    fmt_eta(eta, sizeof eta, rate > 0 ? (st->total - finished) / rate : NAN);
+    if (s_tty) {
+        int width = 30, fill = st->total ? (int)((long long)width * finished / st->total) : width;
+        char bar[64];
+        for (int i = 0; i < width; i++)
+            bar[i] = i < fill ? '#' : '.';
+        bar[width] = '\0';
+        fprintf(stderr, "\r\033[K[%s] %d/%d  %.2f images/s  ETA %s", bar, finished, st->total, rate, eta);
+        s_bar_shown = 1;
+        if (final) {
+            fputc('\n', stderr);
+            s_bar_shown = 0;
+        }
+    } else if (!final) {
+        fprintf(stderr, "imgpu batch: %d/%d files, %.2f images/s, ETA %s\n", finished, st->total, rate, eta);
+    }
+    fflush(stderr);
+    pthread_mutex_unlock(&s_report_lock);
+}
+
+/* ---- the pipeline ------------------------------------------------------------------------ */
+
+typedef struct item {
+    bjob *job;
+    imgpu_image *in, *out;
+} item;
+
+typedef struct tokens {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    int left;
+} tokens;
+
+static void token_take(tokens *t)
+{
+    pthread_mutex_lock(&t->lock);
+    while (t->left == 0)
+        pthread_cond_wait(&t->cv, &t->lock);
+    t->left--;
+    pthread_mutex_unlock(&t->lock);
+}
+
+static void token_give(tokens *t)
+{
+    pthread_mutex_lock(&t->lock);
+    t->left++;
+    pthread_cond_signal(&t->cv);
+    pthread_mutex_unlock(&t->lock);
+}
+
+typedef struct batch {
+    const bopts *o;
+    bjob **todo;             /* the files to process, in order */
+    size_t ntodo;
+    atomic_size_t next;      /* the decode threads' cursor into todo */
+    imgpu__queue *to_gpu, *to_enc;
+    tokens tok;
+    stats st;
+    int use_gpu_stage;       /* 0: decode threads run the ops (CPU backend) */
+    atomic_int gpu_workers_alive;
+    atomic_int busy_encoders;
+    int jobs;
+} batch;
+
+/* The ops for one image: a rotation background on a gray image is the color's luma, as in
+ * `imgpu rotate` (main.c), so that batch output equals the single-image command's. */
+static void ops_for(const bopts *o, const imgpu_image *in, imgpu_op *ops)
+{
+    memcpy(ops, o->ops, (size_t)o->nops * sizeof *ops);
+    for (int i = 0; i < o->nops; i++) {
+        imgpu_rotate_params *p = &ops[i].u.rotate;
+        if (ops[i].kind == IMGPU_OP_ROTATE && p->has_background && imgpu_image_color_channels(in) == 1)
+            p->background[0] = (uint8_t)lround(0.299 * p->background[0] + 0.587 * p->background[1] +
+                                               0.114 * p->background[2]);
+    }
+}
+
+static void fail_item(batch *B, item *it, const char *msg)
+{
+    report("failed '%s': %s", it->job->in, msg && *msg ? msg : "unknown error");
+    atomic_fetch_add(&B->st.failed, 1);
+    imgpu_image_free(it->in);
+    imgpu_image_free(it->out);
+    free(it);
+    token_give(&B->tok);
+    progress(&B->st, 0);
+}
+
+/* The ops on the CPU reference backend; on failure the item is failed and freed. */
+static int cpu_ops(batch *B, item *it)
+{
+    imgpu_op ops[MAX_OPS];
+    ops_for(B->o, it->in, ops);
+    it->out = B->o->stage_copy ? imgpu_image_copy(it->in)
+                               : imgpu_pipeline_run(it->in, ops, B->o->nops, IMGPU_DEVICE_CPU, NULL);
+    if (!it->out) {
+        fail_item(B, it, imgpu_error_message());
+        return -1;
+    }
+    imgpu_image_free(it->in);
+    it->in = NULL;
+    return 0;
+}
+
+static void *decode_thread(void *arg)
+{
+    batch *B = arg;
+    for (;;) {
+        size_t i = atomic_fetch_add(&B->next, 1);
+        if (i >= B->ntodo)
+            break;
+        token_take(&B->tok);
+        item *it = calloc(1, sizeof *it);
+        if (!it) {
+            report("failed '%s': out of memory", B->todo[i]->in);
+            atomic_fetch_add(&B->st.failed, 1);
+            token_give(&B->tok);
+            continue;
+        }
+        it->job = B->todo[i];
+        imgpu_error_clear();
+        if (!(it->in = imgpu_image_load(it->job->in, &B->o->load))) {
+            fail_item(B, it, imgpu_error_message());
+            continue;
+        }
+        /* With no GPU stage (or none left alive) the ops run here, on every decode thread. */
+        if (!B->use_gpu_stage || atomic_load(&B->gpu_workers_alive) == 0) {
+            if (cpu_ops(B, it) == 0)
+                imgpu__queue_push(B->to_enc, it);
+            continue;
+        }
+        imgpu__queue_push(B->to_gpu, it);
+    }
+    imgpu__queue_done(B->use_gpu_stage ? B->to_gpu : B->to_enc);
+    if (B->use_gpu_stage)
+        imgpu__queue_done(B->to_enc); /* decode threads also feed the encoders directly */
+    return NULL;
+}
+
+/* Create the folders between OUTDIR and the file, checking each one that exists before going
+ * into it: the folder that receives a file must resolve inside OUTDIR, so a symbolic link to a
+ * folder elsewhere, planted inside OUTDIR, cannot carry an output (or a new folder) out. */
+static int mkdirs_under(const char *outdir, const char *path)
+{
+    char *p = strdup(path), *ro = realpath(outdir, NULL);
+    int rc = -1;
+    if (!p || !ro) {
+        imgpu_error("cannot write '%s': %s", path, !p ? "out of memory" : strerror(errno));
+        goto done;
+    }
+    const size_t nro = strlen(ro);
+    for (char *s = p + strlen(outdir) + 1; (s = strchr(s, '/')); s++) {
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            imgpu_error("cannot create folder '%s': %s", p, strerror(errno));
+            goto done;
+        }
+        char *rd = realpath(p, NULL);
+        int inside = rd && !strncmp(rd, ro, nro) && (rd[nro] == '\0' || rd[nro] == '/');
+        free(rd);
+        if (!inside) {
+            imgpu_error("cannot write '%s': folder '%s' resolves outside the output folder", path, p);
+            goto done;
+        }
+        *s = '/';
+    }
+    rc = 0;
+done:
+    free(p);
+    free(ro);
+    return rc;
+}
+
+static void *encode_thread(void *arg)
+{
+    batch *B = arg;
+    item *it;
+    while ((it = imgpu__queue_pop(B->to_enc))) {
+        imgpu_error_clear();
+        /* strips of one PNG over the cores the other encoders leave idle (the tail of a batch,
+         * or a batch of a few large images) */
+        int busy = atomic_fetch_add(&B->busy_encoders, 1) + 1;
+        int png_threads = B->jobs / busy > 1 ? B->jobs / busy : 1;
+        int ok = mkdirs_under(B->o->outdir, it->job->out) == 0 &&
+                 imgpu_image_save_threads(it->out, it->job->out, &B->o->save, png_threads) == 0;
+        atomic_fetch_sub(&B->busy_encoders, 1);
+        if (!ok) {
+            fail_item(B, it, imgpu_error_message());
+            continue;
+        }
+        struct stat st;
+        if (stat(it->job->out, &st) == 0)
+            atomic_fetch_add(&B->st.out_bytes, (long long)st.st_size);
+        atomic_fetch_add(&B->st.in_bytes, (long long)it->job->in_size);
+        atomic_fetch_add(&B->st.done, 1);
+        imgpu_image_free(it->in);
+        imgpu_image_free(it->out);
+        free(it);
+        token_give(&B->tok);
+        progress(&B->st, 0);
+    }
+    return NULL;
+}
+
+/* ---- the GPU stage ----------------------------------------------------------------------- */
+
+typedef struct gpu_worker {
+    batch *B;
+    int device;
+    pthread_t tid;
+} gpu_worker;
+
+/* A plain copy in place of the GPU work: what `--stage-copy` measures against. */
+static void *copy_stage_thread(void *arg)
+{
+    gpu_worker *w = arg;
+    batch *B = w->B;
+    item *it;
+    while ((it = imgpu__queue_pop(B->to_gpu)))
+        if (cpu_ops(B, it) == 0)
+            imgpu__queue_push(B->to_enc, it);
+    imgpu__queue_done(B->to_enc);
+    return NULL;
+}
+
+#ifdef IMGPU_HAVE_CUDA
+typedef struct slot {
+    imgpu_cuda_session *s;
+    item *it;   /* enqueued on s, result not yet downloaded */
+} slot;
+
+static int gpu_start(batch *B, slot *sl, item *it)
+{
+    imgpu_op ops[MAX_OPS];
+    ops_for(B->o, it->in, ops);
+    int rc = imgpu_cuda_session_upload(sl->s, it->in);
+    if (rc == 0)
+        rc = imgpu_cuda_session_run(sl->s, ops, B->o->nops, NULL, NULL, NULL, NULL);
+    if (rc == 0)
+        sl->it = it;
+    return rc;
+}
+
+/* Download a slot's result and pass it on. On failure the item stays in the slot. */
+static int gpu_finish(batch *B, slot *sl)
+{
+    item *it = sl->it;
+    int rc = imgpu_cuda_session_download(sl->s, &it->out);
+    if (rc)
+        return rc;
+    sl->it = NULL;
+    imgpu_image_free(it->in);
+    it->in = NULL;
+    imgpu__queue_push(B->to_enc, it);
+    return 0;
+}
+
+/* The item could not run on the GPU: out of device memory with --device auto, or the GPU went
+ * away under it without it being the file the fault was reported for. */
+static void gpu_to_cpu(batch *B, item *it)
+{
+    imgpu_image_free(it->out);
+    it->out = NULL;
+    if (cpu_ops(B, it) == 0)
+        imgpu__queue_push(B->to_enc, it);
+}
+
+static int sessions_new(slot sl[2])
+{
+    for (int k = 0; k < 2; k++) {
+        imgpu_cuda_session_free(sl[k].s);
+        sl[k].s = NULL;
+    }
+    for (int k = 0; k < 2; k++)
+        if (!(sl[k].s = imgpu_cuda_session_new()))
+            return -1;
+    return 0;
+}
+
+static void *gpu_thread(void *arg)
+{
+    gpu_worker *w = arg;
+    batch *B = w->B;
+    slot sl[2] = {{NULL, NULL}, {NULL, NULL}};
+    int alive = imgpu_cuda_use_device(w->device) == 0 && sessions_new(sl) == 0;
+    if (!alive) {
+        report("GPU %d: %s; its share of the batch runs on the CPU", w->device, imgpu_error_message());
+        atomic_fetch_sub(&B->gpu_workers_alive, 1);
+    }
+    int cur = 0;
+    item *it;
+    while ((it = imgpu__queue_pop(B->to_gpu))) {
+        if (!alive || it->in->depth != 8) {
+            gpu_to_cpu(B, it);
+            continue;
+        }
+        slot *s = &sl[cur], *o = &sl[cur ^ 1];
+        imgpu_error_clear();
+        int rc = gpu_start(B, s, it);
+        int fault = 0;
+        if (rc == IMGPU_CUDA_OOM && B->o->device != IMGPU_DEVICE_CUDA) {
+            gpu_to_cpu(B, it);
+        } else if (rc) {
+            fail_item(B, it, imgpu_error_message());
+            fault = 1;
+        }
+        /* image k's download waits on its own stream only, while k+1 is already queued */
+        if (!fault && o->it && (rc = gpu_finish(B, o)) != 0) {
+            item *bad_it = o->it;
+            o->it = NULL;
+            if (rc == IMGPU_CUDA_OOM && B->o->device != IMGPU_DEVICE_CUDA) {
+                gpu_to_cpu(B, bad_it);
+            } else {
+                fail_item(B, bad_it, imgpu_error_message());
+                fault = 1;
+            }
+        }
+        if (fault) {
+            /* the other image was not at fault: finish it on the GPU if the GPU still
+             * answers, else on the CPU; then rebuild the sessions, or go on on the CPU */
+            for (int k = 0; k < 2; k++)
+                if (sl[k].it && gpu_finish(B, &sl[k]) != 0) {
+                    item *x = sl[k].it;
+                    sl[k].it = NULL;
+                    gpu_to_cpu(B, x);
+                }
+            if (sessions_new(sl) != 0) {
+                alive = 0;
+                if (atomic_fetch_sub(&B->gpu_workers_alive, 1) == 1)
+                    report("the GPU stage failed (%s); the rest of the batch runs on the CPU",
+                           imgpu_error_message());
+            }
+            cur = 0;
+            continue;
+        }
+        if (s->it)
+            cur ^= 1;
+    }
+    for (int k = 0; k < 2; k++) {
+        slot *s = &sl[cur ^ 1 ^ k]; /* the older image first */
+        if (s->it && gpu_finish(B, s) != 0) {
+            item *x = s->it;
+            s->it = NULL;
+            fail_item(B, x, imgpu_error_message());
+        }
+    }
+    for (int k = 0; k < 2; k++)
+        imgpu_cuda_session_free(sl[k].s);
+    imgpu__queue_done(B->to_enc);
+    return NULL;
+}
+#endif
+
+/* ---- running the batch ------------------------------------------------------------------- */
+
+static int run_pipeline(batch *B, int nworkers)
+{
+    const bopts *o = B->o;
+    int jobs = B->jobs, rc = 0;
+    /* producers of to_enc: every decode thread (CPU ops, or items that skip the GPU), and
+     * every GPU worker */
+    int enc_producers = jobs + (B->use_gpu_stage ? nworkers : 0);
+    int cap = 2 * jobs + 4 * nworkers;
+    pthread_t *dec = calloc((size_t)jobs, sizeof *dec), *enc = calloc((size_t)jobs, sizeof *enc);
+    gpu_worker *gw = calloc((size_t)(nworkers ? nworkers : 1), sizeof *gw);
+    B->to_gpu = imgpu__queue_new(cap, jobs);
+    B->to_enc = imgpu__queue_new(cap, enc_producers);
+    if (!dec || !enc || !gw || !B->to_gpu || !B->to_enc) {
+        rc = imgpu_error("out of memory");
+        goto done;
+    }
+    pthread_mutex_init(&B->tok.lock, NULL);
+    pthread_cond_init(&B->tok.cv, NULL);
+    B->tok.left = cap;
+    atomic_init(&B->gpu_workers_alive, nworkers);
+    int nd = 0, ne = 0, ng = 0;
+    for (; nd < jobs; nd++)
+        if (pthread_create(&dec[nd], NULL, decode_thread, B) != 0)
+            break;
+    for (; ne < jobs; ne++)
+        if (pthread_create(&enc[ne], NULL, encode_thread, B) != 0)
+            break;
+    for (; B->use_gpu_stage && ng < nworkers; ng++) {
+        gw[ng].B = B;
+        gw[ng].device = o->ndevices ? o->devices[ng] : 0;
+        void *(*fn)(void *) = copy_stage_thread;
+#ifdef IMGPU_HAVE_CUDA
+        if (!o->stage_copy)
+            fn = gpu_thread;
+        if (!o->ndevices)
+            gw[ng].device = imgpu_cuda_default_device();
+#endif
+        if (pthread_create(&gw[ng].tid, NULL, fn, &gw[ng]) != 0)
+            break;
+    }
+    if (nd < jobs || ne < 1 || (B->use_gpu_stage && ng < nworkers)) {
+        /* Threads that did not start will never call done: account for them, so the
+         * queues still drain and end. Fewer threads is slower, not wrong, with at least one
+         * of each kind. */
+        if (nd == 0 || ne == 0 || (B->use_gpu_stage && ng == 0)) {
+            report("cannot start the batch threads: %s", strerror(errno));
+            atomic_store(&B->next, B->ntodo);
+        }
+        for (int k = nd; k < jobs; k++) {
+            imgpu__queue_done(B->use_gpu_stage ? B->to_gpu : B->to_enc);
+            if (B->use_gpu_stage)
+                imgpu__queue_done(B->to_enc);
+        }
+        for (int k = ng; B->use_gpu_stage && k < nworkers; k++)
+            imgpu__queue_done(B->to_enc);
+    }
+    for (int k = 0; k < nd; k++)
+        pthread_join(dec[k], NULL);
+    for (int k = 0; k < ng; k++)
+        pthread_join(gw[k].tid, NULL);
+    for (int k = 0; k < ne; k++)
+        pthread_join(enc[k], NULL);
+    /* with no encoder at all, what was queued is lost: count it */
+    item *it;
+    while (ne == 0 && (it = imgpu__queue_pop(B->to_enc)))
+        fail_item(B, it, "no encode thread could be started");
+done:
+    imgpu__queue_free(B->to_gpu);
+    imgpu__queue_free(B->to_enc);
+    free(dec);
+    free(enc);
+    free(gw);
+    return rc;
+}
+
+static void free_jobs(joblist *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].in);
+        free(l->v[i].rel);
+        free(l->v[i].out);
+        free(l->v[i].why_buf);
+    }
+    free(l->v);
+}
+
+static int cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
+}
+
+int imgpu_batch_main(int argc, char **argv)
+{
+    bopts o;
+    joblist l;
+    int rc = EXIT_FAIL, explicit_device = 0;
+    memset(&o, 0, sizeof o);
+    memset(&l, 0, sizeof l);
+    o.device = IMGPU_DEVICE_AUTO;
+    o.save.quality = 95;
+    o.save.png_level = -1;
+    o.shard_k = o.shard_n = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            break;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(s_help, stdout);
+            return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+        }
+        if (!strncmp(argv[i], "--device", 8) && (argv[i][8] == '\0' || argv[i][8] == '='))
+            explicit_device = 1;
+    }
+    if (parse_args(argc - 1, argv + 1, &o) < 0) {
+        fprintf(stderr, "imgpu: %s\ntry 'imgpu batch --help'\n", s_usage);
+        free(o.inputs);
+        return EXIT_USAGE;
+    }
+    if (o.ndevices && !explicit_device)
+        o.device = IMGPU_DEVICE_CUDA;
+    if (o.ndevices && o.device == IMGPU_DEVICE_CPU) {
+        fprintf(stderr, "imgpu: --devices contradicts --device cpu\ntry 'imgpu batch --help'\n");
+        free(o.inputs);
+        return EXIT_USAGE;
+    }
+    imgpu_set_quiet(o.quiet);
+    s_tty = isatty(STDERR_FILENO);
+    if (!o.jobs)
+        o.jobs = cores();
+    if (!o.stage_copy && !o.dry_run)
+        imgpu_backend_prepare(o.device); /* CUDA's start-up overlaps the folder walk */
+
+    /* OUTDIR: created unless this is a dry run */
+    struct stat ost;
+    int have_out = stat(o.outdir, &ost) == 0;
+    if (have_out && !S_ISDIR(ost.st_mode)) {
+        imgpu_error("output folder '%s' is not a folder", o.outdir);
+        goto fail;
+    }
+    if (!have_out && !o.dry_run) {
+        if (mkdir(o.outdir, 0777) != 0 && errno != EEXIST) {
+            imgpu_error("cannot create output folder '%s': %s", o.outdir, strerror(errno));
+            goto fail;
+        }
+        have_out = stat(o.outdir, &ost) == 0;
+    }
+
+    for (int i = 0; i < o.ninputs; i++)
+        if (add_input(&l, o.inputs[i], have_out ? &ost : NULL, 0) < 0)
+            goto fail;
+    qsort(l.v, l.n, sizeof *l.v, cmp_job);
+    /* the same path given twice (a file and its folder) is one input */
+    size_t u = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        if (u && !strcmp(l.v[u - 1].in, l.v[i].in)) {
+            free(l.v[i].in);
+            free(l.v[i].rel);
+            continue;
+        }
+        l.v[u++] = l.v[i];
+    }
+    l.n = u;
+    /* the shard: every N-th file of the sorted list, starting at the K-th */
+    if (o.shard_n > 1) {
+        size_t k = 0;
+        for (size_t i = 0; i < l.n; i++) {
+            if (i % (size_t)o.shard_n == (size_t)(o.shard_k - 1)) {
+                l.v[k++] = l.v[i];
+            } else {
+                free(l.v[i].in);
+                free(l.v[i].rel);
+            }
+        }
+        l.n = k;
+    }
+    if (plan(&o, &l) < 0)
+        goto fail;
+
+    batch B;
+    memset(&B, 0, sizeof B);
+    B.o = &o;
+    B.jobs = o.jobs;
+    B.st.quiet = o.quiet;
+    B.st.interval = 5.0;
+    const char *iv = getenv("IMGPU_PROGRESS_INTERVAL");
+    if (iv && *iv)
+        B.st.interval = atof(iv);
+    if (!(B.todo = calloc(l.n ? l.n : 1, sizeof *B.todo))) {
+        imgpu_error("out of memory");
+        goto fail;
+    }
+    int plan_failed = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        bjob *j = &l.v[i];
+        if (j->why) {
+            report("failed '%s': %s", j->in, j->why);
+            plan_failed++;
+        } else if (j->skip) {
+            B.st.skipped++;
+            if (o.dry_run)
+                printf("skip %s -> %s (exists)\n", j->in, j->out);
+        } else {
+            B.todo[B.ntodo++] = j;
+            if (o.dry_run)
+                printf("%s -> %s\n", j->in, j->out);
+        }
+    }
+    atomic_init(&B.st.failed, plan_failed + l.input_errors);
+    B.st.failed_before = plan_failed + l.input_errors;
+    B.st.total = (int)B.ntodo;
+    if (o.dry_run) {
+        if (!o.quiet)
+            fprintf(stderr, "imgpu batch: dry run: %zu to write, %d skipped (exist), %d failed\n",
+                    B.ntodo, B.st.skipped, atomic_load(&B.st.failed));
+        free(B.todo);
+        rc = fflush(stdout) == 0 && atomic_load(&B.st.failed) == 0 ? EXIT_OK : EXIT_FAIL;
+        goto done;
+    }
+
+    /* The op stage: on the GPU workers when CUDA is used, else on the decode threads. */
+    int nworkers = 0;
+    if (o.stage_copy) {
+        B.use_gpu_stage = 1;
+        nworkers = o.ndevices ? o.ndevices : 1;
+    } else if (B.ntodo > 0) {
+        imgpu_device d = IMGPU_DEVICE_CPU;
+        if (imgpu_device_resolve(o.device, &d) < 0) {
+            free(B.todo);
+            goto fail;
+        }
+#ifdef IMGPU_HAVE_CUDA
+        if (d == IMGPU_DEVICE_CUDA) {
+            int n = imgpu_cuda_device_count();
+            for (int i = 0; i < o.ndevices; i++)
+                if (o.devices[i] >= n) {
+                    imgpu_error("--devices: there is no GPU %d (%d found)", o.devices[i], n < 0 ? 0 : n);
+                    free(B.todo);
+                    goto fail;
+                }
+            B.use_gpu_stage = 1;
+            nworkers = o.ndevices ? o.ndevices : 1;
+        }
+#endif
+    }
+    B.st.t0 = B.st.last_print = now_s();
+    atomic_init(&B.next, 0);
+    if (B.ntodo > 0 && run_pipeline(&B, nworkers) < 0) {
+        free(B.todo);
+        goto fail;
+    }
+    progress(&B.st, 1);
+    double el = now_s() - B.st.t0;
+    int done_n = atomic_load(&B.st.done), failed_n = atomic_load(&B.st.failed);
+    if (!o.quiet) {
+        double mb = (double)atomic_load(&B.st.in_bytes) / 1e6;
+        fprintf(stderr, "imgpu batch: %d done, %d skipped, %d failed in %.2f s: %.2f images/s, %.1f MB/s "
+                "(%.1f MB read, %.1f MB written; %s)\n", done_n, B.st.skipped, failed_n, el,
+                el > 0 ? done_n / el : 0.0, el > 0 ? mb / el : 0.0, mb,
+                (double)atomic_load(&B.st.out_bytes) / 1e6,
+                o.stage_copy ? "stage: plain copy" : B.use_gpu_stage ? "ops on the GPU" : "ops on the CPU");
+    }
+    free(B.todo);
+    rc = failed_n ? EXIT_FAIL : EXIT_OK;
+    goto done;
+fail:
+    report("%s", imgpu_error_message());
+    rc = EXIT_FAIL;
+done:
+    free_jobs(&l);
+    free(o.inputs);
+    imgpu_backend_shutdown();
+    return rc;
+}

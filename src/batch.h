@@ -1,0 +1,27 @@
+/* batch.h — `imgpu batch`: many images through a pipeline of decode threads, the GPU stage
+ * and encode threads (src/batch.c), and the bounded queue that joins the stages
+ * (src/batch_queue.c). */
+#ifndef IMGPU_BATCH_H
+#define IMGPU_BATCH_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The `batch` command: argv[0] is "batch". Returns the exit status (0, 1, 2). */
+int imgpu_batch_main(int argc, char **argv);
+
+/* A bounded multi-producer, multi-consumer queue of pointers. push blocks while the queue is
+ * full; pop blocks while it is empty and some producer is still running, and returns NULL
+ * once every producer has called done and the queue is drained. */
+typedef struct imgpu__queue imgpu__queue;
+imgpu__queue *imgpu__queue_new(int capacity, int producers);
+void imgpu__queue_free(imgpu__queue *q);
+void imgpu__queue_push(imgpu__queue *q, void *item);
+void *imgpu__queue_pop(imgpu__queue *q);
+void imgpu__queue_done(imgpu__queue *q);   /* one producer finished */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

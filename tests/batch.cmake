@@ -1,0 +1,19 @@
+# imgpu batch (issue 5): the parallel PNG encoder and the queue (unit, C), the command end to
+# end on the CPU backend (cli; OpenCV decodes the PNGs), and the GPU stage (gpu: two sessions
+# per worker, --devices, the OOM fallback; exit 77 without a GPU).
+imgpu_add_unit_test(test_batch_png batch_png.c)
+
+set(IMGPU_BATCH_TMP ${CMAKE_CURRENT_BINARY_DIR}/batch_tmp)
+if(IMGPU_PYTHON3)
+  add_test(NAME batch_cli
+           COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/batch_cli.py $<TARGET_FILE:imgpu>
+                   ${IMGPU_BATCH_TMP} ${IMGPU_ASSETS})
+  add_test(NAME batch_gpu
+           COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/batch_gpu.py $<TARGET_FILE:imgpu>
+                   ${IMGPU_BATCH_TMP} ${IMGPU_ASSETS})
+else()
+  add_test(NAME batch_cli COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+  add_test(NAME batch_gpu COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+endif()
+set_tests_properties(batch_cli PROPERTIES LABELS "cli;opencv" SKIP_RETURN_CODE 77 TIMEOUT 600)
+set_tests_properties(batch_gpu PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
