@@ -1,29 +1,22 @@
 # clahe.cmake — issue 6: CLAHE, 16-bit processing, equalize formulas (included by
 # tests/CMakeLists.txt).
-#   opencv.clahe[.cuda]   imgpu clahe vs cv2.createCLAHE (8- and 16-bit, gray and color), 16-bit
+#   opencv.clahe          imgpu clahe vs cv2.createCLAHE (8- and 16-bit, gray and color), 16-bit
 #                         equalize written as 16-bit PNG/PNM and decoded by cv2 (label opencv)
 #   test_cpu_clahe        unit tests of the CPU reference (geometry, clip, reflect-101, formulas)
-#   test_gpu_clahe        CUDA CLAHE / 16-bit histogram and equalize vs the CPU, bit for bit (gpu)
+#   test_gpu_clahe        (when tests/test_gpu_clahe.c exists) CUDA CLAHE vs the CPU, bit for bit
 #   equalize_formula      --formula pil / imagemagick vs independent Python transliterations
 imgpu_add_unit_test(test_cpu_clahe test_cpu_clahe.c)
 
-foreach(_dev cpu cuda)
-  if(_dev STREQUAL "cpu")
-    set(_tname opencv.clahe)
-    set(_labels opencv)
-  else()
-    set(_tname opencv.clahe.cuda)
-    set(_labels opencv gpu)
-  endif()
-  if(_imgpu_have_cv2)
-    add_test(NAME ${_tname}
-             COMMAND ${IMGPU_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/opencv_clahe.py
-                     $<TARGET_FILE:imgpu> ${IMGPU_ASSETS} ${CMAKE_CURRENT_BINARY_DIR}/opencv/clahe_${_dev} ${_dev})
-  else()
-    add_test(NAME ${_tname} COMMAND ${IMGPU_SH} -c "echo 'SKIP: /usr/bin/python3 with cv2 not found'; exit 77")
-  endif()
-  set_tests_properties(${_tname} PROPERTIES LABELS "${_labels}" SKIP_RETURN_CODE 77 TIMEOUT 300)
-endforeach()
+# CPU only for now: the CUDA backend does not run CLAHE or 16-bit images yet (--device cuda
+# refuses them with a message), so there is no .cuda variant to register.
+if(_imgpu_have_cv2)
+  add_test(NAME opencv.clahe
+           COMMAND ${IMGPU_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/opencv_clahe.py
+                   $<TARGET_FILE:imgpu> ${IMGPU_ASSETS} ${CMAKE_CURRENT_BINARY_DIR}/opencv/clahe_cpu cpu)
+else()
+  add_test(NAME opencv.clahe COMMAND ${IMGPU_SH} -c "echo 'SKIP: /usr/bin/python3 with cv2 not found'; exit 77")
+endif()
+set_tests_properties(opencv.clahe PROPERTIES LABELS opencv SKIP_RETURN_CODE 77 TIMEOUT 300)
 
 if(IMGPU_PYTHON3)
   add_test(NAME equalize_formula
