@@ -84,6 +84,7 @@ static const char s_help[] =
     "\n"
     "operations, applied in the order given (each option after an op sets that op):\n"
     "  --equalize           histogram equalization; --mode luminance|per-channel\n"
+    "  --clahe              CLAHE (as 'imgpu clahe'); --clip X, --tiles WxH, --mode\n"
     "  --rotate DEG         rotation; --filter nearest|bilinear|bicubic, --expand|--crop,\n"
     "                       --background COLOR (as for 'imgpu rotate')\n"
     "output:\n"
@@ -328,7 +329,7 @@ static int parse_args(int argc, char **argv, bopts *b)
         }
         static const char *with_value[] = {
             "output", "format", "name", "jobs", "device", "devices", "shard", "mode", "rotate",
-            "filter", "background", "png-level", "quality", "max-pixels",
+            "filter", "background", "png-level", "quality", "max-pixels", "clip", "tiles",
         };
         int takes = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
@@ -384,12 +385,43 @@ static int parse_args(int argc, char **argv, bopts *b)
         } else if (!strcmp(name, "equalize")) {
             if (add_op(b, imgpu_op_equalize(IMGPU_MODE_LUMINANCE)) < 0)
                 return -1;
-        } else if (!strcmp(name, "mode")) {
-            if (!(op = last_op(b, IMGPU_OP_EQUALIZE, "mode", "equalize")))
+        } else if (!strcmp(name, "clahe")) {
+            if (add_op(b, imgpu_op_clahe(40.0, 8, 8, IMGPU_MODE_LUMINANCE)) < 0)
                 return -1;
-            if (!strcmp(v, "luminance")) op->u.equalize.mode = IMGPU_MODE_LUMINANCE;
-            else if (!strcmp(v, "per-channel")) op->u.equalize.mode = IMGPU_MODE_PER_CHANNEL;
+        } else if (!strcmp(name, "mode")) {
+            imgpu_eq_mode m;
+            if (!strcmp(v, "luminance")) m = IMGPU_MODE_LUMINANCE;
+            else if (!strcmp(v, "per-channel")) m = IMGPU_MODE_PER_CHANNEL;
             else return bad("invalid --mode '%s' (use luminance or per-channel)", v);
+            /* the latest of --equalize and --clahe */
+            int k = b->nops - 1;
+            while (k >= 0 && b->ops[k].kind != IMGPU_OP_EQUALIZE && b->ops[k].kind != IMGPU_OP_CLAHE)
+                k--;
+            if (k < 0)
+                return bad("--mode must follow --equalize or --clahe");
+            if (b->ops[k].kind == IMGPU_OP_EQUALIZE)
+                b->ops[k].u.equalize.mode = m;
+            else
+                b->ops[k].u.clahe.mode = m;
+        } else if (!strcmp(name, "clip")) {
+            double x;
+            if (!(op = last_op(b, IMGPU_OP_CLAHE, "clip", "clahe")))
+                return -1;
+            if (parse_angle(v, &x) < 0 || x < 0 || x > 1e6)
+                return bad("invalid --clip '%s' (a number 0..1000000; 0 disables clipping)", v);
+            op->u.clahe.clip = x;
+        } else if (!strcmp(name, "tiles")) {
+            char tb[32], *xp;
+            long tw, th;
+            if (!(op = last_op(b, IMGPU_OP_CLAHE, "tiles", "clahe")))
+                return -1;
+            if (strlen(v) >= sizeof tb || !(xp = strchr(strcpy(tb, v), 'x')))
+                return bad("invalid --tiles '%s' (WxH, e.g. 8x8)", v);
+            *xp = '\0';
+            if (parse_long(tb, 1, 256, &tw) < 0 || parse_long(xp + 1, 1, 256, &th) < 0)
+                return bad("invalid --tiles '%s' (WxH, each 1..256)", v);
+            op->u.clahe.tiles_x = (int)tw;
+            op->u.clahe.tiles_y = (int)th;
         } else if (!strcmp(name, "rotate")) {
             double deg;
             if (parse_angle(v, &deg) < 0)
@@ -444,7 +476,7 @@ static int parse_args(int argc, char **argv, bopts *b)
     if (b->ninputs == 0)
         return bad("batch needs at least one input (files, folders or globs)");
     if (b->nops == 0 && !b->stage_copy)
-        return bad("batch needs at least one operation (--equalize, --rotate DEG)");
+        return bad("batch needs at least one operation (--equalize, --clahe, --rotate DEG)");
     return 0;
 }
 
@@ -860,6 +892,17 @@ static void ops_for(const bopts *o, const imgpu_image *in, imgpu_op *ops)
     }
 }
 
+/* What the GPU stage runs (the CUDA backend's scope, as ops.c's dispatcher states it): 8-bit
+ * images, equalize and rotate. Anything else runs on the CPU reference (with --device auto)
+ * or fails (with --device cuda), as the single-image commands do. */
+static int gpu_runs_ops(const bopts *o)
+{
+    for (int i = 0; i < o->nops; i++)
+        if (o->ops[i].kind != IMGPU_OP_EQUALIZE && o->ops[i].kind != IMGPU_OP_ROTATE)
+            return 0;
+    return 1;
+}
+
 static void fail_item(batch *B, item *it, const char *msg)
 {
     report("failed '%s': %s", it->job->in, msg && *msg ? msg : "unknown error");
@@ -908,8 +951,13 @@ static void *decode_thread(void *arg)
             fail_item(B, it, imgpu_error_message());
             continue;
         }
-        /* With no GPU stage (or none left alive) the ops run here, on every decode thread. */
-        if (!B->use_gpu_stage || atomic_load(&B->gpu_workers_alive) == 0) {
+        /* With no GPU stage (or none left alive) the ops run here, on every decode thread;
+         * so do 16-bit images, which the GPU stage does not take. */
+        if (it->in->depth != 8 && B->use_gpu_stage && !B->o->stage_copy && B->o->device == IMGPU_DEVICE_CUDA) {
+            fail_item(B, it, "16-bit images are not implemented on the CUDA backend yet; use --device cpu or auto");
+            continue;
+        }
+        if (!B->use_gpu_stage || atomic_load(&B->gpu_workers_alive) == 0 || (it->in->depth != 8 && !B->o->stage_copy)) {
             if (cpu_ops(B, it) == 0)
                 imgpu__queue_push(B->to_enc, it);
             continue;
@@ -1369,6 +1417,15 @@ int imgpu_batch_main(int argc, char **argv)
             goto fail;
         }
 #ifdef IMGPU_HAVE_CUDA
+        if (d == IMGPU_DEVICE_CUDA && !gpu_runs_ops(&o)) {
+            if (o.device == IMGPU_DEVICE_CUDA) {
+                imgpu_error("this operation (CLAHE) is not implemented on the CUDA backend yet; use "
+                            "--device cpu or auto");
+                free(B.todo);
+                goto fail;
+            }
+            d = IMGPU_DEVICE_CPU;
+        }
         if (d == IMGPU_DEVICE_CUDA) {
             int n = imgpu_cuda_device_count();
             for (int i = 0; i < o.ndevices; i++)

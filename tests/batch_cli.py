@@ -84,6 +84,8 @@ cases = [
     ("rotbc", ["--rotate", "-17.5", "--filter", "bicubic", "--background", "#3080c0"],
      [["rotate", "--angle", "-17.5", "--filter", "bicubic", "--background", "#3080c0"]]),
     ("rot90", ["--rotate", "90", "--crop"], [["rotate", "--angle", "90", "--crop"]]),
+    ("clahe", ["--clahe", "--clip", "3", "--tiles", "4x6", "--mode", "per-channel"],
+     [["clahe", "--clip", "3", "--tiles", "4x6", "--mode", "per-channel"]]),
     ("chain", ["--equalize", "--mode", "luminance", "--rotate", "15", "--filter", "bicubic"],
      [["equalize", "--mode", "luminance"], ["rotate", "--angle", "15", "--filter", "bicubic"]]),
 ]

@@ -1,3 +1,165 @@
+"""batch_gpu.py — the GPU stage of `imgpu batch` (label gpu; exit 77 where there is no usable
+GPU or no CUDA build). Checks, on many images of several sizes (so that the two sessions
+alternate and their buffers grow and are reused):
+  - batch --device cuda equals the single-image commands with --device cuda pixel for pixel
+    (equalize both modes, rotations of every filter, chains), and equals the CPU batch for the
+    exact operations (equalize, quarter turns, nearest) and within 1 level for bilinear/bicubic;
+  - --devices 0,0 (two GPU workers on one GPU) gives the same files; --devices 0,1 where the
+    machine has two GPUs (reported as skipped otherwise);
+  - out of device memory (IMGPU_CUDA_MEM_LIMIT): --device auto finishes every file on the CPU
+    with the CPU's pixels, --device cuda fails every file, each with its reason;
+  - a corrupt file among GPU-processed ones fails alone.
+
+usage: batch_gpu.py IMGPU_BINARY TMP_ROOT ASSETS_DIR   (Debian's /usr/bin/python3, or any with cv2)
+"""
+import os
+import shutil
 import sys
-print("skip: todo")
-sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cli_common as cc  # noqa: E402
+
+try:
+    import cv2
+    import numpy as np
+except ImportError:
+    print("skip: batch_gpu needs cv2 and numpy")
+    sys.exit(77)
+
+binary, tmp, assets = cc.setup("batch_gpu")
+
+
+def imgpu(*args, env=None):
+    import subprocess
+    p = subprocess.run([binary] + [str(a) for a in args], capture_output=True, timeout=600,
+                       env=dict(os.environ, **(env or {})))
+    return cc.Result([str(a) for a in args], p.returncode, p.stdout.decode(errors="replace"),
+                     p.stderr.decode(errors="replace"), False)
+
+
+probe_out = os.path.join(tmp, "probe")
+r = imgpu("batch", "--equalize", "--device", "cuda", "-o", probe_out, os.path.join(assets, "camera.png"))
+if r.rc != 0 and ("no usable GPU" in r.err or "without CUDA support" in r.err):
+    print("skip: " + r.err.strip().splitlines()[-1])
+    cc.cleanup(tmp, False)
+    sys.exit(77)
+
+C = cc.Checker("batch_gpu")
+C.check(r.rc == 0, "probe batch on the GPU", str(r))
+
+# inputs: the assets and 24 generated images of three sizes, gray / RGB / RGBA
+src = os.path.join(tmp, "src")
+os.makedirs(os.path.join(src, "gen"))
+for a in os.listdir(assets):
+    if a.endswith(".png") or a.endswith(".jpg"):
+        shutil.copy(os.path.join(assets, a), src)
+base = cv2.imread(os.path.join(assets, "coffee.png"), cv2.IMREAD_COLOR)
+rng = np.random.default_rng(5)
+sizes = [(1280, 720), (333, 517), (1920, 1080)]
+for i in range(24):
+    w, h = sizes[i % 3]
+    im = cv2.resize(base, (w, h), interpolation=cv2.INTER_CUBIC).astype(np.int16)
+    im = np.clip(im + rng.integers(-8, 9, im.shape) + (i * 7) % 40 - 20, 0, 255).astype(np.uint8)
+    if i % 4 == 1:
+        im = cv2.cvtColor(im, cv2.COLOR_BGR2GRAY)
+    elif i % 4 == 2:
+        im = np.dstack([im, np.full(im.shape[:2], 200 + i, np.uint8)])
+    cv2.imwrite(os.path.join(src, "gen", f"g{i:02d}.png"), im)
+
+
+def rels(d):
+    out = []
+    for root, _, files in os.walk(d):
+        out += [os.path.relpath(os.path.join(root, f), d) for f in files]
+    return sorted(out)
+
+
+ALL = rels(src)
+
+
+def px(p):
+    return cv2.imread(p, cv2.IMREAD_UNCHANGED)
+
+
+def maxdiff(a, b):
+    pa, pb = px(a), px(b)
+    if pa is None or pb is None or pa.shape != pb.shape:
+        return 999
+    return int(np.abs(pa.astype(np.int16) - pb.astype(np.int16)).max())
+
+
+cases = [
+    ("eq", ["--equalize"], [["equalize"]], 0),
+    ("eqpc", ["--equalize", "--mode", "per-channel"], [["equalize", "--mode", "per-channel"]], 0),
+    ("rot30", ["--rotate", "30"], [["rotate", "--angle", "30"]], 1),
+    ("rot45n", ["--rotate", "45", "--filter", "nearest", "--crop"],
+     [["rotate", "--angle", "45", "--filter", "nearest", "--crop"]], 0),
+    ("rot90", ["--rotate", "90"], [["rotate", "--angle", "90"]], 0),
+    ("chain", ["--equalize", "--rotate", "-17.5", "--filter", "bicubic", "--background", "#3080c0"],
+     [["equalize"], ["rotate", "--angle", "-17.5", "--filter", "bicubic", "--background", "#3080c0"]], 1),
+]
+for tag, ops, singles, tol in cases:
+    out_g = os.path.join(tmp, "gpu_" + tag)
+    out_c = os.path.join(tmp, "cpu_" + tag)
+    r = imgpu("batch", *ops, "--device", "cuda", "-o", out_g, src, "--jobs", "4")
+    C.check(r.rc == 0 and "ops on the GPU" in r.err, f"{tag}: batch on the GPU", str(r))
+    r = imgpu("batch", *ops, "--device", "cpu", "-o", out_c, src, "--quiet")
+    C.check(r.rc == 0, f"{tag}: batch on the CPU", str(r))
+    C.check(rels(out_g) == ALL, f"{tag}: every file written")
+    checked = 0
+    for rel in ALL:
+        g = os.path.join(out_g, rel)
+        d = maxdiff(g, os.path.join(out_c, rel))
+        C.check(d <= tol, f"{tag}: {rel}: GPU batch vs CPU batch max diff {d} > {tol}")
+        if rel.startswith("gen/g0") or not rel.startswith("gen"):  # single commands on a subset
+            cur = os.path.join(src, rel)
+            for k, cmd in enumerate(singles):
+                nxt = os.path.join(tmp, f"s_{tag}_{k}_" + rel.replace("/", "_") + ".png")
+                r1 = imgpu(cmd[0], cur, nxt, *cmd[1:], "--device", "cuda", "--quiet")
+                C.check(r1.rc == 0, f"single {tag} {rel}", str(r1))
+                cur = nxt
+            C.check(maxdiff(cur, g) == 0, f"{tag}: {rel}: batch --device cuda equals the single command(s)")
+            checked += 1
+    C.check(checked >= 10, f"{tag}: compared {checked} files with the single commands")
+
+# two GPU workers on one GPU; two GPUs where there are two
+out2 = os.path.join(tmp, "gpu_two_workers")
+r = imgpu("batch", "--equalize", "--rotate", "30", "--devices", "0,0", "-o", out2, src)
+C.check(r.rc == 0 and "ops on the GPU" in r.err, "--devices 0,0", str(r))
+out1 = os.path.join(tmp, "gpu_one_worker")
+r = imgpu("batch", "--equalize", "--rotate", "30", "--device", "cuda", "-o", out1, src, "--quiet")
+for rel in ALL:
+    C.check(maxdiff(os.path.join(out2, rel), os.path.join(out1, rel)) == 0, f"--devices 0,0 equals one worker: {rel}")
+out01 = os.path.join(tmp, "gpu_two_gpus")
+r = imgpu("batch", "--equalize", "--rotate", "30", "--devices", "0,1", "-o", out01, src)
+if r.rc == 1 and "there is no GPU 1" in r.err:
+    print("two GPUs: SKIPPED (this machine has one GPU): " + r.err.strip().splitlines()[-1])
+else:
+    C.check(r.rc == 0 and "ops on the GPU" in r.err, "--devices 0,1 (two GPUs)", str(r))
+    for rel in ALL:
+        C.check(maxdiff(os.path.join(out01, rel), os.path.join(out1, rel)) == 0, f"--devices 0,1 equals one GPU: {rel}")
+    print("two GPUs: tested (--devices 0,1)")
+
+# out of device memory: auto falls back per file, cuda fails per file
+out_oom = os.path.join(tmp, "gpu_oom")
+r = imgpu("batch", "--equalize", "-o", out_oom, src, env={"IMGPU_CUDA_MEM_LIMIT": "1M"})
+C.check(r.rc == 0, "OOM with --device auto: the batch completes on the CPU", str(r))
+for rel in ALL:
+    C.check(maxdiff(os.path.join(out_oom, rel), os.path.join(tmp, "cpu_eq", rel)) == 0, f"OOM fallback: {rel}")
+out_oom2 = os.path.join(tmp, "gpu_oom2")
+r = imgpu("batch", "--equalize", "--device", "cuda", "-o", out_oom2, src, env={"IMGPU_CUDA_MEM_LIMIT": "1M"})
+C.check(r.rc == 1 and "out of device memory" in r.err, "OOM with --device cuda: files fail", str(r))
+
+# a corrupt file among GPU ones fails alone
+with open(os.path.join(assets, "chelsea.png"), "rb") as f:
+    data = f.read()
+with open(os.path.join(src, "gen", "g05x.png"), "wb") as f:
+    f.write(data[: len(data) // 3])
+out_bad = os.path.join(tmp, "gpu_bad")
+r = imgpu("batch", "--equalize", "--device", "cuda", "-o", out_bad, src)
+C.check(r.rc == 1 and "g05x.png" in r.err and f"{len(ALL)} done, 0 skipped, 1 failed" in r.err,
+        "a corrupt file fails alone on the GPU path", str(r))
+
+rc = C.end()
+cc.cleanup(tmp, rc != 0)
+sys.exit(rc)
