@@ -136,6 +136,14 @@ static int op_eq_fused(bench *b, int k)
     return e != cudaSuccess;
 }
 
+static int op_eq_fused_l2(bench *b, int k)
+{
+    imgpu__cuda_l2_keep(b->s, b->d_in[k], b->bytes);
+    int rc = op_eq_fused(b, k);
+    imgpu__cuda_l2_release(b->s);
+    return rc;
+}
+
 static int op_eq_three(bench *b, int k)
 {
     const int luma = b->luma && b->c >= 3;
@@ -318,6 +326,8 @@ static void run_config(const char *size, int w, int h, int c, int content, const
         const char *op = c == 1 ? "equalize" : luma ? "equalize luminance" : "equalize per-channel";
         time_op(&b, op_eq_fused, &thr, &lat);
         row(size, &b, cn, op, "imgpu fused, 1 cooperative launch (default)", thr, lat, 2 * B);
+        time_op(&b, op_eq_fused_l2, &thr, &lat);
+        row(size, &b, cn, op, "imgpu fused + L2 persisting window on the input", thr, lat, 2 * B);
         for (int sv = 0; sv < IMGPU_SCAN_VARIANT_COUNT; sv++) {
             b.scan = sv;
             time_op(&b, op_eq_three, &thr, &lat);

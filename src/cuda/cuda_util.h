@@ -33,6 +33,10 @@ void imgpu__cuda_join_probe(void);
  * what imgpu already holds. 0, or IMGPU_CUDA_OOM with a message. */
 int imgpu__cuda_reserve(size_t bytes, size_t already_held);
 
+/* Keep [ptr, ptr + bytes) in L2 for the stream's next kernels (best effort; l2.c), and undo it. */
+void imgpu__cuda_l2_keep(cudaStream_t s, const void *ptr, size_t bytes);
+void imgpu__cuda_l2_release(cudaStream_t s);
+
 /* A source image as a CUDA array with two texture objects over it (texture.c creates and
  * destroys them). RGB is stored as RGBA: textures have no 3-channel format. */
 typedef struct imgpu__cuda_tex {
