@@ -757,7 +757,7 @@ int vw_display_draw(vw_display *d, const vw_draw *v, int fb_w, int fb_h)
     if (v->hist && d->hist_valid) {
         float w = fb_w - 20 < 512 ? (float)(fb_w - 20) : 512.0f, h = w / 2;
         if (w > 64)
-            draw_overlay(d, 0, d->tex_hist, (float)fb_w - w - 10, 10, w, h, fb_w, fb_h);
+            draw_overlay(d, 0, d->tex_hist, (float)fb_w - w - 10, (float)fb_h - h - 10, w, h, fb_w, fb_h);
     }
     if (v->help && d->tex_help)
         draw_overlay(d, 1, d->tex_help, 10, 10, (float)d->help_w, (float)d->help_h, fb_w, fb_h);

@@ -54,6 +54,7 @@ static const char s_help[] =
     "  --stats              print the display path and GL, and with --frames the per-frame times\n"
     "  --events FILE        feed scripted key/mouse events (format: src/viewer/events.c)\n"
     "other:\n"
+    "  --screenshot OUT     window: on quitting, write what the window shows (its framebuffer)\n"
     "  --save-dir DIR       where S saves (default: next to the input; never overwrites)\n"
     "  --device auto|cpu|cuda   --no-interop (force the glTexSubImage2D upload path)\n"
     "  --context auto|egl|glfw  GL context for snapshots (auto: EGL when a GPU is usable,\n"
@@ -77,7 +78,7 @@ static const char s_controls[] =
 typedef struct options {
     const char **files;
     int nfiles;
-    const char *snapshot, *events, *save_dir;
+    const char *snapshot, *events, *save_dir, *screenshot;
     int size_w, size_h, win_w, win_h;
     int frames, stats, histogram, quiet, interop, context;
     int equalize, have_rotate, crop;
@@ -184,6 +185,7 @@ static int parse_options(int argc, char **argv, options *o)
         else if (!strcmp(name, "--snapshot")) o->snapshot = val;
         else if (!strcmp(name, "--events")) o->events = val;
         else if (!strcmp(name, "--save-dir")) o->save_dir = val;
+        else if (!strcmp(name, "--screenshot")) o->screenshot = val;
         else if (!strcmp(name, "--mode")) {
             if (!strcmp(val, "luminance")) o->mode = IMGPU_MODE_LUMINANCE;
             else if (!strcmp(val, "per-channel")) o->mode = IMGPU_MODE_PER_CHANNEL;
@@ -237,6 +239,8 @@ static int parse_options(int argc, char **argv, options *o)
         return usage("%s", "no image given");
     if (o->snapshot && imgpu_format_from_path(o->snapshot) == IMGPU_FORMAT_UNKNOWN)
         return usage("--snapshot: '%s' has no known image extension (.png .jpg .bmp .tga .pnm)", o->snapshot);
+    if (o->screenshot && (o->snapshot || imgpu_format_from_path(o->screenshot) == IMGPU_FORMAT_UNKNOWN))
+        return usage("--screenshot: '%s' needs a window (no --snapshot) and an image extension", o->screenshot);
     if ((o->frames || o->size_w) && !o->snapshot)
         return usage("%s", "--frames and --size go with --snapshot");
     return 0;
@@ -505,6 +509,30 @@ static int handle_requests(vw_app *a, void *user)
     return 0;
 }
 
+/* --screenshot: the window's framebuffer as drawn, read back from the back buffer. */
+static int screenshot(viewer *v)
+{
+    const int w = v->app.fb_w, h = v->app.fb_h;
+    vw_draw d = vw_app_draw(&v->app);
+    imgpu_image *im = imgpu_image_new(w, h, 4, 8), *rgb = imgpu_image_new(w, h, 3, 8);
+    int rc = -1;
+    if (!im || !rgb)
+        goto done;
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    if (vw_display_draw(v->disp, &d, w, h) != 0)
+        goto done;
+    glReadBuffer(GL_BACK);
+    glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, im->data);
+    for (int y = 0; y < h; y++) /* GL's row 0 is the bottom */
+        for (int x = 0; x < w; x++)
+            memcpy(imgpu_image_row(rgb, y) + x * 3, imgpu_image_row(im, h - 1 - y) + x * 4, 3);
+    rc = imgpu_image_save(rgb, v->o.screenshot, NULL);
+done:
+    imgpu_image_free(im);
+    imgpu_image_free(rgb);
+    return rc;
+}
+
 /* ---- snapshots --------------------------------------------------------------------------------- */
 
 static int cmp_double(const void *a, const void *b)
@@ -666,6 +694,8 @@ int main(int argc, char **argv)
                 !a->want_copy && !a->quit)
                 glfwWaitEvents(); /* idle: sleep until input arrives */
         }
+        if (v.o.screenshot && screenshot(&v) != 0)
+            goto done;
     }
     rc = EXIT_OK;
 done:
