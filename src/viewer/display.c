@@ -246,15 +246,14 @@ typedef int (*surface_writer)(vw_display *d, int i, cudaSurfaceObject_t surf, vo
 
 static int with_surfaces(vw_display *d, cudaGraphicsResource_t *res, int n, surface_writer write, void *user)
 {
-    int rc = 0, mapped = 0;
+    int rc = 0;
+    cudaSurfaceObject_t surf[4] = {0, 0, 0, 0};
     cudaStream_t st = imgpu_cuda_session_stream(d->sess);
     cudaError_t e = cudaGraphicsMapResources(n, res, st);
     if (e != cudaSuccess)
         return cuda_fail(e, "cudaGraphicsMapResources");
-    mapped = 1;
     for (int i = 0; i < n && rc == 0; i++) {
         cudaArray_t arr;
-        cudaSurfaceObject_t surf = 0;
         struct cudaResourceDesc rd;
         if ((e = cudaGraphicsSubResourceGetMappedArray(&arr, res[i], 0, 0)) != cudaSuccess) {
             rc = cuda_fail(e, "cudaGraphicsSubResourceGetMappedArray");
@@ -263,15 +262,21 @@ static int with_surfaces(vw_display *d, cudaGraphicsResource_t *res, int n, surf
         memset(&rd, 0, sizeof rd);
         rd.resType = cudaResourceTypeArray;
         rd.res.array.array = arr;
-        if ((e = cudaCreateSurfaceObject(&surf, &rd)) != cudaSuccess) {
+        if ((e = cudaCreateSurfaceObject(&surf[i], &rd)) != cudaSuccess) {
             rc = cuda_fail(e, "cudaCreateSurfaceObject");
             break;
         }
-        rc = write(d, i, surf, user);
-        cudaDestroySurfaceObject(surf); /* safe: destruction waits for nothing, launches hold it */
+        rc = write(d, i, surf[i], user);
     }
-    if (mapped && (e = cudaGraphicsUnmapResources(n, res, st)) != cudaSuccess && rc == 0)
+    /* unmap is stream-ordered after the launches; the surface objects go only once the stream
+     * has finished with them (the frame waits for its end event anyway) */
+    if ((e = cudaGraphicsUnmapResources(n, res, st)) != cudaSuccess && rc == 0)
         rc = cuda_fail(e, "cudaGraphicsUnmapResources");
+    if ((e = cudaStreamSynchronize(st)) != cudaSuccess && rc == 0)
+        rc = cuda_fail(e, "cudaStreamSynchronize (after the display kernels)");
+    for (int i = 0; i < n; i++)
+        if (surf[i])
+            cudaDestroySurfaceObject(surf[i]);
     return rc;
 }
 
