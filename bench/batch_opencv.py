@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""batch_opencv.py INDIR OUTDIR [PROCS] — the peer: a Python/OpenCV loop on every core doing
+what `imgpu batch --equalize` does (luminance mode: YCrCb, equalizeHist on Y, back), reading and
+writing PNG at zlib level 1 (imgpu's default), one process per core (cv2.setNumThreads(1) in each,
+so the cores are not oversubscribed). Prints images/s."""
+import os
+import sys
+import time
+from multiprocessing import Pool
+
+import cv2
+
+
+def init():
+    cv2.setNumThreads(1)
+
+
+def one(args):
+    src, dst = args
+    im = cv2.imread(src, cv2.IMREAD_UNCHANGED)
+    ycc = cv2.cvtColor(im, cv2.COLOR_BGR2YCrCb)
+    ycc[:, :, 0] = cv2.equalizeHist(ycc[:, :, 0])
+    cv2.imwrite(dst, cv2.cvtColor(ycc, cv2.COLOR_YCrCb2BGR), [cv2.IMWRITE_PNG_COMPRESSION, 1])
+
+
+if __name__ == "__main__":
+    src, out = sys.argv[1], sys.argv[2]
+    procs = int(sys.argv[3]) if len(sys.argv) > 3 else os.cpu_count()
+    os.makedirs(out, exist_ok=True)
+    files = sorted(f for f in os.listdir(src) if f.endswith(".png"))
+    t0 = time.perf_counter()
+    with Pool(procs, initializer=init) as p:
+        p.map(one, [(os.path.join(src, f), os.path.join(out, f)) for f in files], chunksize=1)
+    el = time.perf_counter() - t0
+    print(f"opencv_loop: {len(files)} images in {el:.2f} s: {len(files) / el:.3f} images/s ({procs} processes)")
