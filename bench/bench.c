@@ -136,14 +136,6 @@ static int op_eq_fused(bench *b, int k)
     return e != cudaSuccess;
 }
 
-static int op_eq_fused_l2(bench *b, int k)
-{
-    imgpu__cuda_l2_keep(b->s, b->d_in[k], b->bytes);
-    int rc = op_eq_fused(b, k);
-    imgpu__cuda_l2_release(b->s);
-    return rc;
-}
-
 static int op_eq_three(bench *b, int k)
 {
     const int luma = b->luma && b->c >= 3;
@@ -326,8 +318,6 @@ static void run_config(const char *size, int w, int h, int c, int content, const
         const char *op = c == 1 ? "equalize" : luma ? "equalize luminance" : "equalize per-channel";
         time_op(&b, op_eq_fused, &thr, &lat);
         row(size, &b, cn, op, "imgpu fused, 1 cooperative launch (default)", thr, lat, 2 * B);
-        time_op(&b, op_eq_fused_l2, &thr, &lat);
-        row(size, &b, cn, op, "imgpu fused + L2 persisting window on the input", thr, lat, 2 * B);
         for (int sv = 0; sv < IMGPU_SCAN_VARIANT_COUNT; sv++) {
             b.scan = sv;
             time_op(&b, op_eq_three, &thr, &lat);
@@ -339,33 +329,44 @@ static void run_config(const char *size, int w, int h, int c, int content, const
 
     if (content != 1) { /* rotation cost does not depend on the content: photo and constant only */
         static const uint8_t bg[4] = {0, 0, 0, 0};
-        for (int i = 0; i < b.k; i++)
-            if (imgpu__cuda_tex_load(&b.tex[i], b.d_in[i], w, h, c, bg, b.s, &b.held)) {
-                fprintf(stderr, "imgpu bench: %s\n", imgpu_error_message());
-                exit(1);
-            }
-        CK(cudaStreamSynchronize(b.s));
         static const char *fname[] = {"nearest", "bilinear", "bicubic"};
-        for (int f = 0; f < 3; f++) {
+        /* resident textures: over CUDA arrays, and (where the row pitch allows) over the packed
+         * buffers themselves, which the pipeline uses to skip the array copy */
+        for (int mode = 0; mode < 2; mode++) {
+            imgpu__cuda_tex_force_array(mode == 0);
+            if (mode == 1 && !imgpu__cuda_tex_pitched_ok(w, h, c))
+                break;
+            for (int i = 0; i < b.k; i++)
+                if (imgpu__cuda_tex_load(&b.tex[i], b.d_in[i], w, h, c, bg, b.s, &b.held)) {
+                    fprintf(stderr, "imgpu bench: %s\n", imgpu_error_message());
+                    exit(1);
+                }
+            CK(cudaStreamSynchronize(b.s));
+            for (int f = 0; f < 3; f++) {
+                b.filter = f;
+                char op[64];
+                snprintf(op, sizeof op, "rotate 30 %s", fname[f]);
+                time_op(&b, op_rotate_resident, &thr, &lat);
+                row(size, &b, cn, op, mode == 0 ? "imgpu tex2D, CUDA array resident" : "imgpu tex2D, pitched linear (no copy)",
+                    thr, lat, 2 * B);
+            }
+            for (int i = 0; i < b.k; i++)
+                imgpu__cuda_tex_destroy(&b.tex[i], &b.held);
+        }
+        imgpu__cuda_tex_force_array(1);
+        b.filter = 1;
+        time_op(&b, op_rotate_upload, &thr, &lat);
+        row(size, &b, cn, "rotate 30 bilinear", "imgpu tex2D + copy into the CUDA array", thr, lat, 2 * B);
+        imgpu__cuda_tex_force_array(0);
+        for (int f = 0; f < 3 && bench_have_npp() && c != 4; f++) {
             b.filter = f;
-            char op[64], name[96];
+            char op[64];
             snprintf(op, sizeof op, "rotate 30 %s", fname[f]);
-            time_op(&b, op_rotate_resident, &thr, &lat);
-            row(size, &b, cn, op, "imgpu tex2D, texture resident", thr, lat, 2 * B);
-            if (f == 1) {
-                time_op(&b, op_rotate_upload, &thr, &lat);
-                row(size, &b, cn, op, "imgpu tex2D + array upload", thr, lat, 2 * B);
-            }
-            if (bench_have_npp() && c != 4) {
-                time_op(&b, op_npp_rotate, &thr, &lat);
-                snprintf(name, sizeof name, "NPP nppiRotate");
-                row(size, &b, cn, op, name, thr, lat, 2 * B);
-            }
+            time_op(&b, op_npp_rotate, &thr, &lat);
+            row(size, &b, cn, op, "NPP nppiRotate", thr, lat, 2 * B);
         }
         time_op(&b, op_turn90, &thr, &lat);
         row(size, &b, cn, "rotate 90", "imgpu tiled transpose", thr, lat, 2 * B);
-        for (int i = 0; i < b.k; i++)
-            imgpu__cuda_tex_destroy(&b.tex[i], &b.held);
         imgpu__cuda_tex_destroy(&b.tex_up, &b.held);
     }
     CK(cudaStreamSynchronize(b.s));

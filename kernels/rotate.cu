@@ -15,6 +15,8 @@
  * Each thread writes 4 consecutive pixels of a row with one wide store.
  * Quarter turns are exact permutations: turn_kernel, a shared-memory tiled transpose.
  */
+#include <stdlib.h>
+
 #include "kernels.h"
 #include "tuning.h"
 
@@ -150,9 +152,15 @@ static void launch_rot(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *
                        cudaStream_t s)
 {
     constexpr int PIX = rot_pix(C);
-    dim3 block(IMGPU_ROT_BX, IMGPU_ROT_BY);
-    dim3 grid((g->out_w + IMGPU_ROT_BX * PIX - 1) / (IMGPU_ROT_BX * PIX),
-              (g->out_h + IMGPU_ROT_BY - 1) / IMGPU_ROT_BY);
+    static int bx;
+    if (!bx) { /* IMGPU_ROT_BX: block width for tuning sweeps (threads stay BX * BY) */
+        const char *env = getenv("IMGPU_ROT_BX");
+        int v = env ? atoi(env) : 0;
+        bx = (v >= 1 && v <= IMGPU_ROT_BX * IMGPU_ROT_BY && (IMGPU_ROT_BX * IMGPU_ROT_BY) % v == 0) ? v : IMGPU_ROT_BX;
+    }
+    const int by = IMGPU_ROT_BX * IMGPU_ROT_BY / bx;
+    dim3 block(bx, by);
+    dim3 grid((g->out_w + bx * PIX - 1) / (bx * PIX), (g->out_h + by - 1) / by);
     switch (g->filter) {
     case 0: rotate_kernel<C, 0><<<grid, block, 0, s>>>(tl, tp, out, *g); break;
     case 2: rotate_kernel<C, 2><<<grid, block, 0, s>>>(tl, tp, out, *g); break;

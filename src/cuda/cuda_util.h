@@ -33,23 +33,27 @@ void imgpu__cuda_join_probe(void);
  * what imgpu already holds. 0, or IMGPU_CUDA_OOM with a message. */
 int imgpu__cuda_reserve(size_t bytes, size_t already_held);
 
-/* Keep [ptr, ptr + bytes) in L2 for the stream's next kernels (best effort; l2.c), and undo it. */
-void imgpu__cuda_l2_keep(cudaStream_t s, const void *ptr, size_t bytes);
-void imgpu__cuda_l2_release(cudaStream_t s);
-
 /* A source image as a CUDA array with two texture objects over it (texture.c creates and
  * destroys them). RGB is stored as RGBA: textures have no 3-channel format. */
 typedef struct imgpu__cuda_tex {
-    cudaArray_t array;
+    cudaArray_t array;        /* NULL when the views sample the packed buffer itself */
+    const void *pitched;      /* that buffer (texture over pitched linear memory) */
     cudaSurfaceObject_t surf; /* RGB only: the RGB->RGBA kernel writes through it */
     cudaTextureObject_t linear, point;
     int w, h, channels;
     unsigned char bg[4];
 } imgpu__cuda_tex;
 
-/* Fill t from a packed device image, reusing t's array when the size matches and recreating
- * the texture objects when the background changes; *held tracks imgpu's device bytes.
- * 0, -1 or IMGPU_CUDA_OOM. Call only when no kernel still reads t (stream synchronized). */
+/* 1 when textures can sample a packed w x channels image in place (pitched linear memory):
+ * 1, 2 or 4 channels and a row pitch that is a multiple of the texture pitch alignment. */
+int imgpu__cuda_tex_pitched_ok(int w, int h, int channels);
+/* Benchmarks only: 1 makes every texture an array copy, to compare the two. */
+void imgpu__cuda_tex_force_array(int on);
+
+/* Fill t from a packed device image: in place when imgpu__cuda_tex_pitched_ok (d_src must then
+ * stay untouched while t is in use), else by a copy into t's array (reused when the size matches);
+ * recreating the texture objects when the background or the buffer changes. when the size matches and recreating
+ * *held tracks imgpu's device bytes. 0, -1 or IMGPU_CUDA_OOM. */
 int imgpu__cuda_tex_load(imgpu__cuda_tex *t, const unsigned char *d_src, int w, int h, int channels,
                          const unsigned char bg[4], cudaStream_t s, size_t *held);
 void imgpu__cuda_tex_destroy(imgpu__cuda_tex *t, size_t *held);

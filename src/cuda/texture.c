@@ -37,14 +37,49 @@ void imgpu__cuda_tex_destroy(imgpu__cuda_tex *t, size_t *held)
     memset(t, 0, sizeof *t);
 }
 
+static struct cudaChannelFormatDesc texel_format(int tc)
+{
+    return cudaCreateChannelDesc(8, tc >= 2 ? 8 : 0, tc >= 3 ? 8 : 0, tc >= 4 ? 8 : 0, cudaChannelFormatKindUnsigned);
+}
+
+static int s_force_array;
+
+void imgpu__cuda_tex_force_array(int on) { s_force_array = on; }
+
+int imgpu__cuda_tex_pitched_ok(int w, int h, int channels)
+{
+    static int align, max_w, max_h;
+    if (!align) {
+        int dev = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&align, cudaDevAttrTexturePitchAlignment, dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&max_w, cudaDevAttrMaxTexture2DLinearWidth, dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&max_h, cudaDevAttrMaxTexture2DLinearHeight, dev) != cudaSuccess || align <= 0) {
+            cudaGetLastError();
+            align = 1 << 30; /* unknown: never in place */
+        }
+    }
+    return !s_force_array && channels != 3 && ((size_t)w * channels) % (size_t)align == 0 && w <= max_w &&
+           h <= max_h;
+}
+
 static int make_texture(imgpu__cuda_tex *t, enum cudaTextureFilterMode filter, cudaTextureObject_t *out)
 {
     struct cudaResourceDesc res;
     struct cudaTextureDesc td;
     memset(&res, 0, sizeof res);
     memset(&td, 0, sizeof td);
-    res.resType = cudaResourceTypeArray;
-    res.res.array.array = t->array;
+    if (t->array) {
+        res.resType = cudaResourceTypeArray;
+        res.res.array.array = t->array;
+    } else { /* sampling the packed buffer in place: no copy into an array */
+        res.resType = cudaResourceTypePitch2D;
+        res.res.pitch2D.devPtr = (void *)t->pitched;
+        res.res.pitch2D.desc = texel_format(t->channels);
+        res.res.pitch2D.width = (size_t)t->w;
+        res.res.pitch2D.height = (size_t)t->h;
+        res.res.pitch2D.pitchInBytes = (size_t)t->w * t->channels;
+    }
     td.addressMode[0] = td.addressMode[1] = cudaAddressModeBorder;
     td.filterMode = filter;
     td.readMode = cudaReadModeNormalizedFloat; /* texel / 255, so filtering happens in [0, 1] */
@@ -63,12 +98,22 @@ int imgpu__cuda_tex_load(imgpu__cuda_tex *t, const unsigned char *d_src, int w, 
     unsigned char tbg[4] = {bg[0], bg[1], bg[2], bg[3]}; /* in the image's channel order */
     if (channels == 3)
         tbg[3] = 255;
-    const int size_changed = t->array && (t->w != w || t->h != h || t->channels != channels);
-    if (size_changed || (t->array && memcmp(t->bg, tbg, 4) != 0))
+    const int in_place = imgpu__cuda_tex_pitched_ok(w, h, channels);
+    const int size_changed = (t->array || t->pitched) &&
+                             (t->w != w || t->h != h || t->channels != channels || in_place != !t->array ||
+                              (in_place && t->pitched != d_src));
+    if (size_changed || ((t->array || t->pitched) && memcmp(t->bg, tbg, 4) != 0))
         IMGPU_CUDA_TRY(cudaStreamSynchronize(s)); /* earlier kernels may still sample them */
     if (size_changed)
         imgpu__cuda_tex_destroy(t, held);
-    if (!t->array) {
+    if (in_place && !t->pitched) {
+        t->pitched = d_src;
+        t->w = w;
+        t->h = h;
+        t->channels = channels;
+        memcpy(t->bg, tbg, 4);
+    }
+    if (!in_place && !t->array) {
         struct cudaDeviceProp p;
         int dev = 0;
         IMGPU_CUDA_TRY(cudaGetDevice(&dev));
@@ -81,8 +126,7 @@ int imgpu__cuda_tex_load(imgpu__cuda_tex *t, const unsigned char *d_src, int w, 
         size_t bytes = (size_t)w * h * tc;
         if ((rc = imgpu__cuda_reserve(bytes, *held)) != 0)
             return rc;
-        struct cudaChannelFormatDesc d = cudaCreateChannelDesc(8, tc >= 2 ? 8 : 0, tc >= 3 ? 8 : 0, tc >= 4 ? 8 : 0,
-                                                               cudaChannelFormatKindUnsigned);
+        struct cudaChannelFormatDesc d = texel_format(tc);
         IMGPU_CUDA_TRY(cudaMallocArray(&t->array, &d, (size_t)w, (size_t)h,
                                        channels == 3 ? cudaArraySurfaceLoadStore : 0));
         *held += bytes;
@@ -107,6 +151,8 @@ int imgpu__cuda_tex_load(imgpu__cuda_tex *t, const unsigned char *d_src, int w, 
             IMGPU_CUDA_TRY(cudaCreateSurfaceObject(&t->surf, &res));
         }
     }
+    if (in_place)
+        return 0; /* the views read d_src itself */
     if (channels == 3)
         IMGPU_CUDA_TRY(imgpu_launch_rgb_to_surface(d_src, w, h, t->surf, s));
     else
