@@ -174,6 +174,9 @@ typedef struct scan {
     uint64_t w, h;
     const char *data_error;
     int pnm_maxval;
+    int jpeg_scans;
+    int jpeg_progressive;
+    unsigned char jpeg_huff[2][4];   /* [DC=0/AC=1][table id]: defined by a DHT so far */
     char buf[96];
 } scan;
 
@@ -285,6 +288,8 @@ static const char *scan_jpeg(const unsigned char *b, size_t n, scan *s)
                     sum += b[p + i];
                 if (sum > 256 || sum > end - p - 17)
                     s->data_error = "corrupt JPEG data (bad Huffman table)";
+                if (!s->data_error)
+                    s->jpeg_huff[b[p] >> 4][b[p] & 15] = 1;
                 p += 17 + sum;
             }
             if (s->data_error)
@@ -294,11 +299,38 @@ static const char *scan_jpeg(const unsigned char *b, size_t n, scan *s)
             if (len < 8)
                 return "corrupt JPEG header";
             have_sof = 1;
+            s->jpeg_progressive = m == 0xc2;
             s->h = be16(b + pos + 3);
             s->w = be16(b + pos + 5);
         }
         pos += len;
+        if (m == 0xda && ++s->jpeg_scans > IMGPU_MAX_JPEG_SCANS) {
+            snprintf(s->buf, sizeof s->buf, "JPEG has more than %d scans (refused: each scan is "
+                     "another pass over the whole image)", IMGPU_MAX_JPEG_SCANS);
+            return s->buf;
+        }
         if (m == 0xda) {
+            /* Every Huffman table the scan will use must have been defined: stb v2.27 decodes
+             * with an undefined one from uninitialized memory and indexes far out of its
+             * arrays. Baseline scans use DC and AC tables, progressive DC first scans the DC
+             * table, AC scans the AC table, DC refinement scans none. */
+            const unsigned char *sos = b + pos - len + 2;
+            size_t ns = sos[0];
+            if (len < 2 + 1 + 2 * ns + 3) {
+                s->data_error = "corrupt JPEG data (bad scan header)";
+                break;
+            }
+            int ss = sos[1 + 2 * ns], ah = sos[3 + 2 * ns] >> 4;
+            int need_dc = !s->jpeg_progressive || (ss == 0 && ah == 0);
+            int need_ac = !s->jpeg_progressive || ss != 0;
+            for (size_t i = 0; i < ns; i++) {
+                int td = sos[2 + 2 * i] >> 4, ta = sos[2 + 2 * i] & 15;
+                if ((need_dc && (td > 3 || !s->jpeg_huff[0][td])) ||
+                    (need_ac && (ta > 3 || !s->jpeg_huff[1][ta])))
+                    s->data_error = "corrupt JPEG data (scan uses an undefined Huffman table)";
+            }
+            if (s->data_error)
+                break;
             /* Entropy-coded data: FF 00 is a stuffed byte, FF D0..D7 a restart marker,
              * anything else after FF ends the scan. */
             for (;;) {
@@ -506,14 +538,81 @@ static uint64_t max_pixels_of(const imgpu_load_options *opts)
     return opts && opts->max_pixels ? opts->max_pixels : IMGPU_DEFAULT_MAX_PIXELS;
 }
 
-/* Largest file accepted: room for the biggest uncompressed image allowed plus metadata, and
- * never beyond stb's int lengths. */
-static uint64_t max_file_bytes(uint64_t max_pixels)
+/* Largest file accepted: --max-file-size, and never beyond stb's int lengths. */
+static uint64_t max_file_bytes(const imgpu_load_options *opts)
 {
-    uint64_t cap = (uint64_t)INT_MAX;
-    if (max_pixels > (cap - ((uint64_t)64 << 20)) / 5)
-        return cap;
-    return max_pixels * 5 + ((uint64_t)64 << 20);
+    uint64_t limit = opts && opts->max_file_bytes ? opts->max_file_bytes
+                                                  : IMGPU_DEFAULT_MAX_FILE_BYTES;
+    return limit > (uint64_t)INT_MAX ? (uint64_t)INT_MAX : limit;
+}
+
+int imgpu_parse_size(const char *s, uint64_t *bytes)
+{
+    if (!s || !*s || *s < '0' || *s > '9')
+        return -1;
+    uint64_t v = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (v > (UINT64_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    unsigned shift = 0;
+    if (*s == 'k' || *s == 'K') shift = 10;
+    else if (*s == 'm' || *s == 'M') shift = 20;
+    else if (*s == 'g' || *s == 'G') shift = 30;
+    if (shift)
+        s++;
+    if (*s || v == 0 || v > (UINT64_MAX >> shift))
+        return -1;
+    *bytes = v << shift;
+    return 0;
+}
+
+int imgpu_parse_seconds(const char *s, uint64_t *ms)
+{
+    if (!s || !*s || ((*s < '0' || *s > '9') && *s != '.'))
+        return -1;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    /* Up to a year; "nan", "inf", hex floats and exponents are refused by the first check
+     * or here. */
+    if (errno || *end || !(v > 0.0) || v > 365.0 * 86400.0)
+        return -1;
+    uint64_t m = (uint64_t)(v * 1000.0 + 0.5);
+    *ms = m ? m : 1;
+    return 0;
+}
+
+static int env_limit(const char *var, uint64_t *field, int (*parse)(const char *, uint64_t *),
+                     const char *what)
+{
+    const char *v = getenv(var);
+    if (*field || !v || !*v)
+        return 0;
+    if (parse(v, field) < 0)
+        return imgpu_error("invalid %s '%s' (%s)", var, v, what);
+    return 0;
+}
+
+static int parse_count(const char *s, uint64_t *out)
+{
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9')
+            return -1;
+    return imgpu_parse_size(s, out);
+}
+
+int imgpu_load_options_from_env(imgpu_load_options *o)
+{
+    if (env_limit("IMGPU_MAX_PIXELS", &o->max_pixels, parse_count,
+                  "a positive whole number of pixels") < 0 ||
+        env_limit("IMGPU_MAX_FILE_SIZE", &o->max_file_bytes, imgpu_parse_size,
+                  "a positive number of bytes, optionally with K, M or G") < 0 ||
+        env_limit("IMGPU_MAX_DECODE_TIME", &o->max_decode_ms, imgpu_parse_seconds,
+                  "a positive number of seconds") < 0)
+        return -1;
+    return 0;
 }
 
 static imgpu_image *load_fail(const char *name, const char *why)
@@ -571,8 +670,8 @@ static imgpu_image *load16(const unsigned char *b, size_t len, const char *name,
     return im;
 }
 
-imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *name,
-                                     const imgpu_load_options *opts)
+static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
+                                const imgpu_load_options *opts)
 {
     const unsigned char *b = buf;
     uint64_t max_pixels = max_pixels_of(opts);
@@ -580,10 +679,10 @@ imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *na
         name = "(memory)";
     if (!b || len == 0)
         return load_fail(name, "file is empty");
-    if ((uint64_t)len > max_file_bytes(max_pixels)) {
+    if ((uint64_t)len > max_file_bytes(opts)) {
         imgpu_error("cannot read '%s': file is too large (%zu bytes; the limit is %llu bytes, "
-                    "raise it with --max-pixels)", name, len,
-                    (unsigned long long)max_file_bytes(max_pixels));
+                    "raise it with --max-file-size or IMGPU_MAX_FILE_SIZE)", name, len,
+                    (unsigned long long)max_file_bytes(opts));
         return NULL;
     }
 
@@ -686,12 +785,32 @@ imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *na
     return im;
 }
 
+/* The decode-time limit wraps the whole load (checks and decode): see
+ * imgpu__stb_deadline_begin. A load that finishes after the deadline is refused too, so what
+ * --max-decode-time promises holds for every format: no image comes back from a decode that
+ * took longer, and a decode that is still allocating stops at its next allocation. */
+imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *name,
+                                     const imgpu_load_options *opts)
+{
+    uint64_t ms = opts && opts->max_decode_ms ? opts->max_decode_ms : IMGPU_DEFAULT_MAX_DECODE_MS;
+    imgpu__stb_deadline_begin(ms);
+    imgpu_image *im = load_memory(buf, len, name, opts);
+    if (imgpu__stb_deadline_end()) {
+        imgpu_image_free(im);
+        imgpu_error("cannot read '%s': decoding took longer than the limit of %.3g s (raise it "
+                    "with --max-decode-time or IMGPU_MAX_DECODE_TIME)", name ? name : "(memory)",
+                    (double)ms / 1000.0);
+        return NULL;
+    }
+    return im;
+}
+
 imgpu_image *imgpu_image_load(const char *path, const imgpu_load_options *opts)
 {
     imgpu_image *im = NULL;
     unsigned char *buf = NULL;
     size_t len = 0, cap;
-    uint64_t limit = max_file_bytes(max_pixels_of(opts));
+    uint64_t limit = max_file_bytes(opts);
     struct stat st;
 
     FILE *fp = fopen(path, "rb");
@@ -713,7 +832,7 @@ imgpu_image *imgpu_image_load(const char *path, const imgpu_load_options *opts)
     }
     if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > limit) {
         imgpu_error("cannot read '%s': file is too large (%lld bytes; the limit is %llu bytes, "
-                    "raise it with --max-pixels)", path, (long long)st.st_size,
+                    "raise it with --max-file-size or IMGPU_MAX_FILE_SIZE)", path, (long long)st.st_size,
                     (unsigned long long)limit);
         goto fail;
     }
@@ -728,7 +847,7 @@ imgpu_image *imgpu_image_load(const char *path, const imgpu_load_options *opts)
         if (len == cap) {
             if ((uint64_t)cap > limit) {
                 imgpu_error("cannot read '%s': file is too large (the limit is %llu bytes, "
-                            "raise it with --max-pixels)", path, (unsigned long long)limit);
+                            "raise it with --max-file-size or IMGPU_MAX_FILE_SIZE)", path, (unsigned long long)limit);
                 goto fail;
             }
             size_t ncap = cap * 2;

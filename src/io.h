@@ -46,9 +46,29 @@ extern "C" {
 /* Default --max-pixels: 2^28 (268 megapixels, e.g. 16384 x 16384). Documented in README. */
 #define IMGPU_DEFAULT_MAX_PIXELS (UINT64_C(1) << 28)
 
+/* Default --max-file-size: 1 GiB (files are read whole; stb's lengths are ints, so more than
+ * 2 GiB - 1 is never accepted). Default --max-decode-time: 30 s. README, "Limits". */
+#define IMGPU_DEFAULT_MAX_FILE_BYTES (UINT64_C(1) << 30)
+#define IMGPU_DEFAULT_MAX_DECODE_MS UINT64_C(30000)
+/* A JPEG with more scans than this is refused from its structure: stb walks the whole image
+ * once per scan, so scans are decoding time that no other limit bounds in advance. */
+#define IMGPU_MAX_JPEG_SCANS 256
+
 typedef struct imgpu_load_options {
-    uint64_t max_pixels;   /* 0 means IMGPU_DEFAULT_MAX_PIXELS */
+    uint64_t max_pixels;      /* 0 means IMGPU_DEFAULT_MAX_PIXELS */
+    uint64_t max_file_bytes;  /* 0 means IMGPU_DEFAULT_MAX_FILE_BYTES */
+    uint64_t max_decode_ms;   /* 0 means IMGPU_DEFAULT_MAX_DECODE_MS */
 } imgpu_load_options;
+
+/* Fill each limit still 0 in *o from the environment: IMGPU_MAX_PIXELS (a count),
+ * IMGPU_MAX_FILE_SIZE (bytes, with an optional K, M or G suffix: binary units),
+ * IMGPU_MAX_DECODE_TIME (seconds, decimals allowed). Options given on the command line win
+ * because they are set first. -1 with an error naming the variable when one is malformed. */
+int imgpu_load_options_from_env(imgpu_load_options *o);
+/* The parsers behind the variables, for the command-line options too: 0 or -1 (no error
+ * recorded). Both refuse 0, negative numbers, junk and overflow. */
+int imgpu_parse_size(const char *s, uint64_t *bytes);
+int imgpu_parse_seconds(const char *s, uint64_t *ms);
 
 typedef enum imgpu_format {
     IMGPU_FORMAT_UNKNOWN = 0,
@@ -100,6 +120,11 @@ unsigned char *imgpu__stb_decode(const unsigned char *buf, size_t len, size_t bu
 /* The same for a 16-bit PNG: w*h*c native-endian uint16 samples. */
 unsigned char *imgpu__stb_decode16(const unsigned char *buf, size_t len, size_t budget, int *w,
                                    int *h, int *c, const char **why);
+/* The decode-time limit: io.c arms a deadline of `ms` from now around each load; from then
+ * on every decoder allocation is refused, which stops stb at its next allocation.
+ * _end disarms it and says whether the deadline passed (1) or not (0). Per thread. */
+void imgpu__stb_deadline_begin(uint64_t ms);
+int imgpu__stb_deadline_end(void);
 /* PNG, JPEG, BMP or TGA into a malloc() buffer. Rows are tight (w*c bytes) except for PNG,
  * which honours stride. */
 int imgpu__stb_encode(imgpu_format f, const unsigned char *pixels, int w, int h, int c,

@@ -49,7 +49,7 @@ enum { CMD_EQUALIZE, CMD_ROTATE, CMD_HISTOGRAM, CMD_INFO, CMD_COMPARE, CMD_CLAHE
 #define C_ALL (C_PROC | C_INFO | C_CMP)
 
 typedef enum opt_id {
-    OPT_DEVICE, OPT_MAX_PIXELS, OPT_QUIET, OPT_QUALITY, OPT_PNG_LEVEL, OPT_FORCE,
+    OPT_DEVICE, OPT_MAX_PIXELS, OPT_MAX_FILE_SIZE, OPT_MAX_DECODE_TIME, OPT_QUIET, OPT_QUALITY, OPT_PNG_LEVEL, OPT_FORCE,
     OPT_MODE, OPT_ANGLE, OPT_FILTER, OPT_EXPAND, OPT_CROP, OPT_BACKGROUND,
     OPT_CSV, OPT_PLOT, OPT_DIFF, OPT_MAX_ABS,
     OPT_CLIP, OPT_TILES, OPT_FORMULA, OPT_DEPTH, OPT_BINS, OPT_RANGE,
@@ -65,6 +65,8 @@ typedef struct opt_spec {
 static const opt_spec s_options[] = {
     {"device", OPT_DEVICE, 1, C_PROC},
     {"max-pixels", OPT_MAX_PIXELS, 1, C_ALL},
+    {"max-file-size", OPT_MAX_FILE_SIZE, 1, C_ALL},
+    {"max-decode-time", OPT_MAX_DECODE_TIME, 1, C_ALL},
     {"quiet", OPT_QUIET, 0, C_ALL},
     {"quality", OPT_QUALITY, 1, C_SAVE},
     {"png-level", OPT_PNG_LEVEL, 1, C_SAVE},
@@ -128,7 +130,11 @@ typedef struct command {
     "  --device auto|cpu|cuda  backend (default auto: CUDA when a usable GPU is present,\n" \
     "                       else the CPU with a one-line notice; cuda without a GPU fails)\n"
 #define HELP_LOAD                                                                           \
-    "  --max-pixels N       refuse inputs larger than N pixels (default 268435456 = 2^28)\n"
+    "  --max-pixels N       refuse inputs larger than N pixels (default 268435456 = 2^28)\n" \
+    "  --max-file-size N    refuse input files over N bytes (K, M, G suffixes; default 1G)\n"   \
+    "  --max-decode-time S  give up decoding a file after S seconds (default 30)\n"           \
+    "                       (environment: IMGPU_MAX_PIXELS, IMGPU_MAX_FILE_SIZE,\n"            \
+    "                       IMGPU_MAX_DECODE_TIME; an option wins over its variable)\n"
 #define HELP_QUIET "  --quiet              no notices on stderr (errors are still printed)\n"
 #define HELP_SAVE                                                                           \
     "  --quality N          JPEG quality 1..100 (default 95)\n"                             \
@@ -446,6 +452,15 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
     case OPT_MAX_PIXELS:
         if (parse_u64(v, &c->load.max_pixels) < 0 || c->load.max_pixels == 0)
             return bad("invalid --max-pixels '%s' (a positive whole number)", v);
+        return 0;
+    case OPT_MAX_FILE_SIZE:
+        if (imgpu_parse_size(v, &c->load.max_file_bytes) < 0)
+            return bad("invalid --max-file-size '%s' (a positive number of bytes, optionally "
+                       "with K, M or G)", v);
+        return 0;
+    case OPT_MAX_DECODE_TIME:
+        if (imgpu_parse_seconds(v, &c->load.max_decode_ms) < 0)
+            return bad("invalid --max-decode-time '%s' (a positive number of seconds)", v);
         return 0;
     case OPT_QUIET: c->quiet = 1; return 0;
     case OPT_QUALITY:
@@ -1244,6 +1259,11 @@ int main(int argc, char **argv)
     c.clahe = imgpu_op_clahe(40.0, 8, 8, IMGPU_MODE_LUMINANCE);
     if (parse_args(argc - 2, argv + 2, &c) < 0 || validate(&c) < 0)
         return usage_exit(cmd->name);
+    /* IMGPU_MAX_* fill in the limits no option set; a malformed one is a usage error. */
+    if (imgpu_load_options_from_env(&c.load) < 0) {
+        bad("%s", imgpu_error_message());
+        return usage_exit(cmd->name);
+    }
 #ifdef IMGPU_CLI_PARSE_ONLY
     /* tests/fuzz/fuzz_cli.c compiles this file with main renamed: stop before any file is
      * read or written. */

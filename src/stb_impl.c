@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <zlib.h>
 
@@ -34,9 +35,48 @@ static _Thread_local size_t s_budget;
 static _Thread_local size_t s_in_use;
 static _Thread_local int s_refused;   /* a request went over the budget */
 static _Thread_local int s_oom;       /* malloc itself failed */
+static _Thread_local uint64_t s_deadline_ns;   /* decode-time limit; 0: none */
+static _Thread_local int s_late;               /* an allocation came after it */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+/* stb cannot be interrupted, but it comes back here for memory: after the deadline every
+ * request is refused, and stb gives up with "out of memory", which io.c reports as the time
+ * limit. Between two allocations stb's work is bounded by the image the header declared. */
+static int past_deadline(void)
+{
+    if (s_deadline_ns && now_ns() > s_deadline_ns)
+        s_late = 1;
+    return s_late;
+}
+
+void imgpu__stb_deadline_begin(uint64_t ms)
+{
+    uint64_t now = now_ns();
+    s_late = 0;
+    s_deadline_ns = ms > (UINT64_MAX - now) / UINT64_C(1000000) ? UINT64_MAX
+                                                                : now + ms * UINT64_C(1000000);
+}
+
+int imgpu__stb_deadline_end(void)
+{
+    int late = past_deadline();
+    s_deadline_ns = 0;
+    s_late = 0;
+    return late;
+}
 
 static void *stb_malloc(size_t n)
 {
+    if (past_deadline()) {
+        s_refused = 1;
+        return NULL;
+    }
     if (s_in_use > s_budget || n > s_budget - s_in_use || n > SIZE_MAX - sizeof(stb_block)) {
         s_refused = 1;
         return NULL;
@@ -64,6 +104,10 @@ static void *stb_realloc(void *p, size_t n)
 {
     if (!p)
         return stb_malloc(n);
+    if (past_deadline()) {
+        s_refused = 1;
+        return NULL;
+    }
     stb_block *b = (stb_block *)p - 1;
     size_t old = b->size;
     /* This is the check that defeats PNG's "IDAT length says 4 GB" realloc. */
