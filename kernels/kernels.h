@@ -126,6 +126,8 @@ cudaError_t imgpu_launch_view_hist_to_surface(const uint32_t *d_before, const ui
 /* ---- misc ---------------------------------------------------------------------------------- */
 /* An empty kernel: the launch-latency floor for benchmarks. */
 cudaError_t imgpu_launch_empty(cudaStream_t stream);
+/* Test only (fault.cu): a kernel that writes to an illegal address, a sticky fault. */
+cudaError_t imgpu_launch_fault(cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1199,6 +1200,9 @@ static int run_bench(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* A file-size rlimit must end in a message and exit 1, not a kill: with SIGXFSZ ignored
+     * the write fails with EFBIG and the atomic save removes its temp file. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         bad("no command given");
         return usage_exit(NULL);
@@ -1259,6 +1263,16 @@ int main(int argc, char **argv)
     c.clahe = imgpu_op_clahe(40.0, 8, 8, IMGPU_MODE_LUMINANCE);
     if (parse_args(argc - 2, argv + 2, &c) < 0 || validate(&c) < 0)
         return usage_exit(cmd->name);
+    /* IMGPU_MAX_* fill in the limits no option set; a malformed one is a usage error. */
+    if (imgpu_load_options_from_env(&c.load) < 0) {
+        bad("%s", imgpu_error_message());
+        return usage_exit(cmd->name);
+    }
+#ifdef IMGPU_CLI_PARSE_ONLY
+    /* tests/fuzz/fuzz_cli.c compiles this file with main renamed: stop before any file is
+     * read or written. */
+    return EXIT_OK;
+#endif
     /* IMGPU_MAX_* fill in the limits no option set; a malformed one is a usage error. */
     if (imgpu_load_options_from_env(&c.load) < 0) {
         bad("%s", imgpu_error_message());

@@ -203,7 +203,9 @@ imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int 
                 *used = d;
             return out;
         }
-        if (rc != IMGPU_CUDA_OOM || device == IMGPU_DEVICE_CUDA)
+        /* auto: out of device memory, or a sticky fault (the GPU is gone for this process,
+         * see IMGPU_CUDA_STICKY): the CPU runs the op instead. */
+        if ((rc != IMGPU_CUDA_OOM && rc != IMGPU_CUDA_STICKY) || device == IMGPU_DEVICE_CUDA)
             return NULL;
         imgpu_notice("%s; running on the CPU", imgpu_error_message());
         imgpu_error_clear();
@@ -231,7 +233,7 @@ int imgpu_histogram_compute(const imgpu_image *in, imgpu_device device, imgpu_hi
                 *used = d;
             return 0;
         }
-        if (rc != IMGPU_CUDA_OOM || device == IMGPU_DEVICE_CUDA)
+        if ((rc != IMGPU_CUDA_OOM && rc != IMGPU_CUDA_STICKY) || device == IMGPU_DEVICE_CUDA)
             return -1;
         imgpu_notice("%s; running on the CPU", imgpu_error_message());
         imgpu_error_clear();

@@ -16,6 +16,11 @@ extern "C" {
 #endif
 
 #define IMGPU_CUDA_OOM (-2)
+/* A sticky error (illegal address, launch failure, ...): the CUDA context is unusable for the
+ * rest of the process. imgpu does not call cudaDeviceReset (other threads' sessions, the
+ * viewer's interop resources would dangle); from then on imgpu_cuda_available() says no, so
+ * `auto` runs everything after it, including the op that faulted, on the CPU. */
+#define IMGPU_CUDA_STICKY (-3)
 
 /* 1 when a usable device is present; 0 otherwise, with the reason recorded as the error
  * (no device, driver older than the runtime, ...). Probes once and caches the answer. */

@@ -19,10 +19,43 @@ static pthread_t s_thread;
 static int s_thread_started, s_probed, s_usable;
 static char s_why[512];
 
+static int s_lost;            /* a sticky error happened: the context is unusable */
+static char s_lost_why[384];
+
+/* Errors after which every later CUDA call in this process fails too. */
+static int is_sticky(cudaError_t e)
+{
+    switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorHardwareStackError:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 int imgpu__cuda_fail(cudaError_t e, const char *what)
 {
     cudaGetLastError(); /* clear the error state where it is not sticky */
     imgpu_error("CUDA error in %s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+    if (is_sticky(e)) {
+        pthread_mutex_lock(&s_lock);
+        if (!s_lost) {
+            s_lost = 1;
+            snprintf(s_lost_why, sizeof s_lost_why, "the GPU faulted earlier in this run (%s in %s)",
+                     cudaGetErrorName(e), what);
+        }
+        pthread_mutex_unlock(&s_lock);
+        return IMGPU_CUDA_STICKY;
+    }
     return e == cudaErrorMemoryAllocation ? IMGPU_CUDA_OOM : -1;
 }
 
@@ -103,7 +136,12 @@ int imgpu_cuda_available(void)
     }
     if (!s_probed)
         probe(); /* the thread could not be started */
+    int lost = s_lost;
     pthread_mutex_unlock(&s_lock);
+    if (lost) {
+        imgpu_error("no usable GPU: %s", s_lost_why);
+        return 0;
+    }
     if (!s_usable)
         imgpu_error("no usable GPU: %s", s_why);
     return s_usable;

@@ -251,11 +251,30 @@ fail:
 }
 
 /* Enqueue ops[0..n) on the uploaded source; the result stays on the device. */
+/* IMGPU_FAULT_INJECT=kernel (tests only): the first run of the process launches a kernel that
+ * faults (kernels/fault.cu) before its ops, so tests see a real sticky error. Inert unless set. */
+static int inject_fault(ctx *c)
+{
+    static int s_injected;
+    const char *v = getenv("IMGPU_FAULT_INJECT");
+    if (s_injected || !v || strcmp(v, "kernel") != 0)
+        return 0;
+    s_injected = 1;
+    cudaError_t e = imgpu_launch_fault(c->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(c->stream);
+    if (e == cudaSuccess)
+        return imgpu_error("IMGPU_FAULT_INJECT=kernel: the faulting kernel did not fault");
+    return imgpu__cuda_fail(e, "the kernel injected by IMGPU_FAULT_INJECT=kernel");
+}
+
 static int run_ops(ctx *c, const imgpu_op *ops, int n)
 {
     int rc = 0;
     if (!c->ready || !c->d_src)
         return imgpu_error("CUDA session: run before any upload");
+    if ((rc = inject_fault(c)) != 0)
+        return rc;
     shape s = {c->src_w, c->src_h, c->src_c};
     size_t most = 0;
     for (int i = 0; i < n; i++) {

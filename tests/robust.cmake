@@ -1,0 +1,21 @@
+# robust.cmake — robustness tests (label robust; issue 7, README "Reliability"):
+#   robust.faults  full disk (/dev/full), file-size rlimit, read-only and missing directories,
+#                  SIGKILL mid-write: the target is the old file or the complete new one; the
+#                  --max-* limits and IMGPU_MAX_* variables; decompression bombs; on a GPU
+#                  machine no device / device-memory cap / injected sticky fault (else those
+#                  checks are skipped inside the test, which still checks the rest)
+#   robust.matrix  every seed file truncated at many offsets and bit-flipped (fixed seed), and
+#                  every crafted file: exit 0 with an image or exit 1 with a message, within
+#                  10 s and 1 GiB (peak RSS), never a signal
+# Both need Debian's /usr/bin/python3 (no extra modules); without it they report skipped.
+set(IMGPU_ROBUST_TMP ${CMAKE_CURRENT_BINARY_DIR}/robust_tmp)
+foreach(_r faults matrix)
+  if(IMGPU_PYTHON3)
+    add_test(NAME robust.${_r}
+             COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/robust_${_r}.py $<TARGET_FILE:imgpu>
+                     ${IMGPU_ROBUST_TMP} ${IMGPU_ASSETS})
+  else()
+    add_test(NAME robust.${_r} COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+  endif()
+  set_tests_properties(robust.${_r} PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 900)
+endforeach()
