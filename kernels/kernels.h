@@ -123,6 +123,65 @@ cudaError_t imgpu_launch_view_to_surface(const uint8_t *d_img, int w, int h, int
 cudaError_t imgpu_launch_view_hist_to_surface(const uint32_t *d_before, const uint32_t *d_after,
                                               int colors, cudaSurfaceObject_t surf, cudaStream_t stream);
 
+/* ---- any depth, any formula equalization (equalize_full.cu) ---------------------------------
+ * Images here are packed like the rest, with 8- or 16-bit samples (depth 8 or 16); a 16-bit
+ * histogram has 65536 uint32 counters, a LUT `levels` (256 or 65536) uint16 entries. */
+typedef enum imgpu_hist16_variant {
+    IMGPU_HIST16_SHARED16 = 0,   /* block-private: 65536 16-bit counters packed two per word in
+                                    128 KiB of shared memory; at most 65535 pixels per block, so
+                                    no counter can overflow into its neighbour */
+    IMGPU_HIST16_SLICED,         /* 32-bit shared counters for one quarter of the bin range
+                                    (64 KiB); four blocks read each segment, one per quarter */
+    IMGPU_HIST16_GLOBAL_ATOMICS, /* every sample (runs merged) an atomicAdd on global memory */
+    IMGPU_HIST16_VARIANT_COUNT
+} imgpu_hist16_variant;
+#define IMGPU_HIST16_DEFAULT IMGPU_HIST16_SHARED16
+const char *imgpu_hist16_variant_name(imgpu_hist16_variant v);
+
+/* Adds the 65536-bin histogram of one plane of a 16-bit image to d_hist (zeroed by the
+ * caller): plane 0..channels-1 is that channel, plane == channels (channels >= 3) BT.601 Y. */
+cudaError_t imgpu_launch_histogram16(imgpu_hist16_variant v, const uint16_t *d_img, size_t npix,
+                                     int channels, int plane, uint32_t *d_hist, cudaStream_t stream);
+
+/* The LUT of `formula` (imgpu_eq_formula: 0 opencv, 1 pil, 2 imagemagick; src/cpu/
+ * equalize_formula.c states them) for one histogram d_hist of `levels` bins of npix pixels,
+ * d_cdf being its inclusive scan (imgpu_launch_block_scan). One block. *d_changed (written,
+ * no memset needed) is 1 when some present level maps to another value, else 0. */
+cudaError_t imgpu_launch_equalize_lut_full(const uint32_t *d_hist, const uint32_t *d_cdf, int levels,
+                                           uint64_t npix, int formula, uint16_t *d_lut,
+                                           uint32_t *d_changed, cudaStream_t stream);
+
+/* Map a packed 8- or 16-bit image through LUTs of 2^depth entries: luminance = 0: color
+ * channel k through d_lut[k * levels ..] (gray: 0; alpha copied); luminance = 1 (channels >= 3):
+ * Y of BT.601 YCbCr through d_lut[0 ..] and back, or a plain copy when *d_changed == 0 (the
+ * CPU's rule: no lossy color round trip for an identity map). 16-byte loads and stores. */
+cudaError_t imgpu_launch_apply_lut_full(const void *d_in, void *d_out, size_t npix, int channels,
+                                        int depth, int luminance, const uint16_t *d_lut,
+                                        const uint32_t *d_changed, cudaStream_t stream);
+
+/* ---- CLAHE (clahe.cu): OpenCV createCLAHE semantics, src/cpu/clahe.c step for step ---------- */
+typedef struct imgpu_clahe_kgeom {
+    int w, h, channels, depth;  /* the packed image; depth 8 or 16 */
+    int luminance;              /* 1: one LUT plane, Y of BT.601 YCbCr (channels >= 3) */
+    int planes;                 /* LUT planes: 1 (gray, luminance) or 3 (R, G, B) */
+    int tiles_x, tiles_y, tile_w, tile_h; /* the grid over the reflect-101 padded image */
+    int bins;                   /* 256 or 65536 (= 2^depth) */
+    int clip_limit;             /* 0: no clipping */
+    float lut_scale, inv_tw, inv_th; /* as imgpu_clahe_geom (computed by the CPU's function) */
+} imgpu_clahe_kgeom;
+
+/* Tile histograms: d_hist[(plane * tiles + tile) * bins + v], tile = ty * tiles_x + tx, over the
+ * padded image (reflect-101); the caller zeroes d_hist. */
+cudaError_t imgpu_launch_clahe_hist(const void *d_img, const imgpu_clahe_kgeom *g, uint32_t *d_hist,
+                                    cudaStream_t stream);
+/* One block per tile and plane: clip, redistribute, scan, LUT (d_luts: same layout as d_hist,
+ * uint8 entries at depth 8, uint16 at 16). d_hist is read only. */
+cudaError_t imgpu_launch_clahe_lut(const uint32_t *d_hist, const imgpu_clahe_kgeom *g, void *d_luts,
+                                   cudaStream_t stream);
+/* Bilinear blend of the four nearest tiles' LUTs for every pixel; alpha copied. */
+cudaError_t imgpu_launch_clahe_apply(const void *d_in, void *d_out, const void *d_luts,
+                                     const imgpu_clahe_kgeom *g, cudaStream_t stream);
+
 /* ---- misc ---------------------------------------------------------------------------------- */
 /* An empty kernel: the launch-latency floor for benchmarks. */
 cudaError_t imgpu_launch_empty(cudaStream_t stream);

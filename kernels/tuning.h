@@ -41,4 +41,29 @@
 #define IMGPU_TURN_TILE 32
 #define IMGPU_TURN_ROWS 8
 
+/* 16-bit histograms (kernels/equalize_full.cu). Shared 16-bit counters: a block of
+ * IMGPU_H16_BLOCK threads takes IMGPU_H16_PIXELS_PER_BLOCK pixels, which must be <= 65535 (a
+ * 16-bit counter may then see every pixel of its block without carrying into its neighbour)
+ * and a multiple of 8 (chunks of 8 pixels = 16-byte loads start on a block boundary).
+ * 128 KiB of shared memory: one block per SM. Sliced variant: IMGPU_H16_SLICES bin slices of
+ * 65536 / SLICES 32-bit counters, segments of IMGPU_H16_SLICE_PIXELS (multiple of 8). */
+#define IMGPU_H16_BLOCK 1024
+#define IMGPU_H16_PIXELS_PER_BLOCK 65528
+#define IMGPU_H16_SLICES 4
+#define IMGPU_H16_SLICE_PIXELS 131072
+/* LUT apply at any depth: threads per block, blocks per SM of the persistent grid. */
+#define IMGPU_LUTF_BLOCK 256
+#define IMGPU_LUTF_BLOCKS_PER_SM 8
+
+/* CLAHE (kernels/clahe.cu). Tile histograms: 8-bit blocks of 256 threads with warp-private
+ * 256-bin sub-histograms take IMGPU_CLAHE8_PIXELS of one tile each (more blocks per tile when
+ * a tile is larger; at most 65535 segments per tile, so a huge tile raises it); 16-bit blocks
+ * of 1024 threads with packed 16-bit counters take at most IMGPU_CLAHE16_PIXELS (<= 65535, the
+ * counter limit). Tile LUTs: one block per tile, 256 threads (8-bit, one bin each) or 1024
+ * threads (16-bit, runs of 64 bins). Apply: blocks of IMGPU_CLAHE_APPLY_BX x _BY pixels. */
+#define IMGPU_CLAHE8_PIXELS 16384
+#define IMGPU_CLAHE16_PIXELS 65535
+#define IMGPU_CLAHE_APPLY_BX 64
+#define IMGPU_CLAHE_APPLY_BY 4
+
 #endif

@@ -161,17 +161,15 @@ static imgpu_image *cpu_pipeline(const imgpu_image *in, const imgpu_op *ops, int
 }
 
 #ifdef IMGPU_HAVE_CUDA
-/* What the CUDA backend runs today: 8-bit images, OpenCV-formula equalize, rotate. */
+/* What the CUDA backend runs: equalize (any formula) and CLAHE at 8 and 16 bits, rotate at
+ * 8 bits (the CPU reference has no 16-bit rotation either). */
 static int cuda_supports(const imgpu_image *in, const imgpu_op *ops, int n)
 {
-    if (in->depth != 8)
+    if (in->depth != 8 && in->depth != 16)
         return 0;
-    for (int i = 0; i < n; i++) {
-        if (ops[i].kind == IMGPU_OP_CLAHE)
+    for (int i = 0; i < n; i++)
+        if (ops[i].kind == IMGPU_OP_ROTATE && in->depth != 8)
             return 0;
-        if (ops[i].kind == IMGPU_OP_EQUALIZE && ops[i].u.equalize.formula != IMGPU_FORMULA_OPENCV)
-            return 0;
-    }
     return 1;
 }
 #endif
@@ -189,8 +187,7 @@ imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int 
 #ifdef IMGPU_HAVE_CUDA
     if (d == IMGPU_DEVICE_CUDA && !cuda_supports(in, ops, n)) {
         if (device == IMGPU_DEVICE_CUDA) {
-            imgpu_error("this operation (CLAHE, 16-bit images or a non-OpenCV equalize formula) is not "
-                        "implemented on the CUDA backend yet; use --device cpu or auto");
+            imgpu_error("rotation of 16-bit images is not implemented on the CUDA backend; use --device cpu");
             return NULL;
         }
         d = IMGPU_DEVICE_CPU; /* auto: the CPU reference runs it */
@@ -261,9 +258,20 @@ int imgpu_histogram_full_compute(const imgpu_image *in, imgpu_device device, img
         return imgpu_error("%d-bit images are not supported", in->depth);
     if (imgpu_device_resolve(device, &d) < 0)
         return -1;
-    /* The CUDA backend has no full-resolution (16-bit) histogram yet: the CPU computes it. */
-    if (d == IMGPU_DEVICE_CUDA && device == IMGPU_DEVICE_CUDA)
-        return imgpu_error("full-resolution histograms are not implemented on the CUDA backend yet");
+#ifdef IMGPU_HAVE_CUDA
+    if (d == IMGPU_DEVICE_CUDA) {
+        int rc = imgpu_cuda_histogram_full(in, out);
+        if (rc == 0) {
+            if (used)
+                *used = d;
+            return 0;
+        }
+        if ((rc != IMGPU_CUDA_OOM && rc != IMGPU_CUDA_STICKY) || device == IMGPU_DEVICE_CUDA)
+            return -1;
+        imgpu_notice("%s; running on the CPU", imgpu_error_message());
+        imgpu_error_clear();
+    }
+#endif
     if (used)
         *used = IMGPU_DEVICE_CPU;
     return imgpu_cpu_histogram_full(in, out);

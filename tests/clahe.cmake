@@ -7,8 +7,8 @@
 #   equalize_formula      --formula pil / imagemagick vs independent Python transliterations
 imgpu_add_unit_test(test_cpu_clahe test_cpu_clahe.c)
 
-# CPU only for now: the CUDA backend does not run CLAHE or 16-bit images yet (--device cuda
-# refuses them with a message), so there is no .cuda variant to register.
+# The CUDA backend runs CLAHE, 16-bit equalize and the formulas too: test_gpu_clahe holds it to
+# the CPU bit for bit, and the golden cases (tests/golden/cases.txt) register .cuda variants.
 if(_imgpu_have_cv2)
   add_test(NAME opencv.clahe
            COMMAND ${IMGPU_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/opencv_clahe.py

@@ -32,6 +32,8 @@ void imgpu_cuda_shutdown(void);
 
 int imgpu_cuda_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int n, imgpu_image **out);
 int imgpu_cuda_histogram(const imgpu_image *in, imgpu_histogram *out);
+/* 8- or 16-bit full-resolution histograms (ops.h imgpu_histogram_full; counts malloc'ed). */
+int imgpu_cuda_histogram_full(const imgpu_image *in, imgpu_histogram_full *out);
 
 /* Sessions: a stream, pinned staging and device buffers of one's own, for front ends that
  * keep images on the GPU (the viewer re-runs ops on a resident source every frame; batch mode

@@ -15,6 +15,7 @@
 #include "../error.h"
 #include "../cpu/cpu.h"
 #include "kernels.h"
+#include "ops_full.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -42,6 +43,8 @@ struct imgpu_cuda_session {
     imgpu__cuda_tex tex;
     size_t held;        /* device bytes this session holds, for the budget */
     int src_w, src_h, src_c;         /* shape of d_src */
+    int src_b, res_b;                /* bytes per sample of d_src and of the result: 1 or 2 */
+    imgpu__cuda_scratch scratch;     /* CLAHE / 16-bit / formula ops (ops_full.h) */
     const unsigned char *d_result;   /* the last run's result (d_src, d_buf[0] or d_buf[1]) */
     int res_w, res_h, res_c;
 };
@@ -151,6 +154,7 @@ static void session_release(ctx *c)
     cudaFree(c->d_fused);
     cudaFree(c->d_lut);
     cudaFreeHost(c->h_pinned);
+    imgpu__cuda_scratch_free(&c->scratch, &c->held);
     cudaStreamDestroy(c->stream);
     memset(c, 0, sizeof *c);
 }
@@ -166,9 +170,10 @@ void imgpu_cuda_shutdown(void)
 /* Shape of an image as it flows through the chain. */
 typedef struct shape {
     int w, h, c;
+    int b; /* bytes per sample: 1, or 2 for 16-bit images */
 } shape;
 
-static size_t shape_bytes(shape s) { return (size_t)s.w * s.h * s.c; }
+static size_t shape_bytes(shape s) { return (size_t)s.w * s.h * s.c * s.b; }
 
 static shape op_output(shape in, const imgpu_op *op)
 {
@@ -182,7 +187,7 @@ static shape op_output(shape in, const imgpu_op *op)
 static int upload(ctx *c, const imgpu_image *in)
 {
     int rc = 0;
-    const size_t row = (size_t)in->width * in->channels, bytes = row * in->height;
+    const size_t row = (size_t)in->width * in->channels * (in->depth / 8), bytes = row * in->height;
     /* pad so every 16-pixel chunk's 16-byte loads stay inside the allocation */
     if ((rc = ctx_init(c)) != 0 || (rc = grow_device(c, &c->d_src, &c->src_bytes, bytes + 64)) != 0 ||
         (rc = grow_pinned(c, bytes > HIST_WORDS * 4 ? bytes : HIST_WORDS * 4)) != 0)
@@ -194,6 +199,7 @@ static int upload(ctx *c, const imgpu_image *in)
     c->src_w = in->width;
     c->src_h = in->height;
     c->src_c = in->channels;
+    c->src_b = c->res_b = in->depth / 8;
     c->d_result = c->d_src;
     c->res_w = in->width;
     c->res_h = in->height;
@@ -275,7 +281,7 @@ static int run_ops(ctx *c, const imgpu_op *ops, int n)
         return imgpu_error("CUDA session: run before any upload");
     if ((rc = inject_fault(c)) != 0)
         return rc;
-    shape s = {c->src_w, c->src_h, c->src_c};
+    shape s = {c->src_w, c->src_h, c->src_c, c->src_b};
     size_t most = 0;
     for (int i = 0; i < n; i++) {
         s = op_output(s, &ops[i]);
@@ -289,13 +295,25 @@ static int run_ops(ctx *c, const imgpu_op *ops, int n)
     if (n > 0 && (rc = grow_buffers(c, most + 64)) != 0)
         return rc;
     const unsigned char *src = c->d_src;
-    s = (shape){c->src_w, c->src_h, c->src_c};
+    s = (shape){c->src_w, c->src_h, c->src_c, c->src_b};
     for (int i = 0; i < n; i++) {
         shape o = op_output(s, &ops[i]);
         unsigned char *dst = c->d_buf[i & 1];
         switch (ops[i].kind) {
-        case IMGPU_OP_EQUALIZE: rc = run_equalize(c, src, dst, s, &ops[i].u.equalize); break;
-        case IMGPU_OP_ROTATE: rc = run_rotate(c, src, dst, s, o, &ops[i].u.rotate); break;
+        case IMGPU_OP_EQUALIZE:
+            if (s.b == 2 || ops[i].u.equalize.formula != IMGPU_FORMULA_OPENCV) /* ops_full.h */
+                rc = imgpu__cuda_equalize_full(&c->scratch, &c->held, c->stream, src, dst, s.w, s.h, s.c, 8 * s.b,
+                                               &ops[i].u.equalize);
+            else
+                rc = run_equalize(c, src, dst, s, &ops[i].u.equalize);
+            break;
+        case IMGPU_OP_ROTATE:
+            rc = s.b == 1 ? run_rotate(c, src, dst, s, o, &ops[i].u.rotate)
+                          : imgpu_error("rotate: 16-bit images are not supported on the CUDA backend");
+            break;
+        case IMGPU_OP_CLAHE:
+            rc = imgpu__cuda_clahe(&c->scratch, &c->held, c->stream, src, dst, s.w, s.h, s.c, 8 * s.b, &ops[i].u.clahe);
+            break;
         default: rc = imgpu_error("unknown operation %d", (int)ops[i].kind); break;
         }
         if (rc)
@@ -307,6 +325,7 @@ static int run_ops(ctx *c, const imgpu_op *ops, int n)
     c->res_w = s.w;
     c->res_h = s.h;
     c->res_c = s.c;
+    c->res_b = s.b;
     return 0;
 }
 
@@ -314,11 +333,11 @@ static int run_ops(ctx *c, const imgpu_op *ops, int n)
 static int download(ctx *c, imgpu_image **out)
 {
     int rc = 0;
-    const shape final = {c->res_w, c->res_h, c->res_c};
+    const shape final = {c->res_w, c->res_h, c->res_c, c->res_b};
     imgpu_image *res = NULL;
     if ((rc = grow_pinned(c, shape_bytes(final))) != 0)
         return rc;
-    if (!(res = imgpu_image_new(final.w, final.h, final.c, 8)))
+    if (!(res = imgpu_image_new(final.w, final.h, final.c, 8 * final.b)))
         return -1;
     IMGPU_CUDA_TRY(cudaMemcpyAsync(c->h_pinned, c->d_result, shape_bytes(final), cudaMemcpyDeviceToHost, c->stream));
     IMGPU_CUDA_TRY(cudaStreamSynchronize(c->stream));
@@ -343,8 +362,8 @@ static int pipeline_locked(ctx *c, const imgpu_image *in, const imgpu_op *ops, i
 
 int imgpu_cuda_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int n, imgpu_image **out)
 {
-    if (in->depth != 8)
-        return imgpu_error("the CUDA backend handles 8-bit images only");
+    if (in->depth != 8 && in->depth != 16)
+        return imgpu_error("the CUDA backend handles 8- and 16-bit images only");
     pthread_mutex_lock(&s_lock);
     int rc = pipeline_locked(&s_ctx, in, ops, n, out);
     pthread_mutex_unlock(&s_lock);
@@ -385,6 +404,47 @@ int imgpu_cuda_histogram(const imgpu_image *in, imgpu_histogram *out)
     return rc;
 }
 
+/* Full-resolution histograms (8 or 16 bits; ops.h's imgpu_histogram_full layout). */
+static int histogram_full_locked(ctx *c, const imgpu_image *in, imgpu_histogram_full *out)
+{
+    int rc = 0, planes = 0;
+    const uint32_t *d_counts = NULL;
+    uint32_t *counts = NULL;
+    const int levels = in->depth == 16 ? 65536 : 256;
+    if ((rc = upload(c, in)) != 0 ||
+        (rc = imgpu__cuda_histogram_full(&c->scratch, &c->held, c->stream, c->d_src, in->width, in->height,
+                                         in->channels, in->depth, &d_counts, &planes)) != 0)
+        return rc;
+    const size_t bytes = (size_t)planes * levels * 4;
+    if ((rc = grow_pinned(c, bytes)) != 0)
+        return rc;
+    if (!(counts = malloc(bytes)))
+        return imgpu_error("histogram: out of memory");
+    IMGPU_CUDA_TRY(cudaMemcpyAsync(c->h_pinned, d_counts, bytes, cudaMemcpyDeviceToHost, c->stream));
+    IMGPU_CUDA_TRY(cudaStreamSynchronize(c->stream));
+    memcpy(counts, c->h_pinned, bytes);
+    memset(out, 0, sizeof *out);
+    out->channels = in->channels;
+    out->has_luma = in->channels >= 3;
+    out->levels = levels;
+    out->planes = planes;
+    out->counts = counts;
+    return 0;
+fail:
+    free(counts);
+    return rc;
+}
+
+int imgpu_cuda_histogram_full(const imgpu_image *in, imgpu_histogram_full *out)
+{
+    if (in->depth != 8 && in->depth != 16)
+        return imgpu_error("histogram: %d-bit images are not supported", in->depth);
+    pthread_mutex_lock(&s_lock);
+    int rc = histogram_full_locked(&s_ctx, in, out);
+    pthread_mutex_unlock(&s_lock);
+    return rc;
+}
+
 /* ---- sessions: device-resident images for the viewer and batch mode ------------------------ */
 
 imgpu_cuda_session *imgpu_cuda_session_new(void)
@@ -413,8 +473,8 @@ cudaStream_t imgpu_cuda_session_stream(const imgpu_cuda_session *s) { return s->
 
 int imgpu_cuda_session_upload(imgpu_cuda_session *s, const imgpu_image *in)
 {
-    if (in->depth != 8)
-        return imgpu_error("the CUDA backend handles 8-bit images only");
+    if (in->depth != 8 && in->depth != 16)
+        return imgpu_error("the CUDA backend handles 8- and 16-bit images only");
     return upload(s, in);
 }
 
