@@ -54,7 +54,7 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 #define MAX_OPS 32
-#define MAX_DEVICES 16
+#define MAX_DEVICES 64   /* GPU workers (listed ids, each repeated per_id times) */
 
 /* ---- options ---------------------------------------------------------------------------- */
 
@@ -102,7 +102,8 @@ static const char s_help[] =
     "  --jobs N             decode threads and encode threads (default: the cores)\n"
     "  --device auto|cpu|cuda  backend of the op stage (default auto)\n"
     "  --devices 0,1,...    spread the GPU stage over these GPUs (implies --device cuda\n"
-    "                       unless --device is given; an id may repeat: two workers)\n"
+    "                       unless --device is given; an id may repeat). Each id gets\n"
+    "                       jobs/(8 x ids) workers, 1 to 4, each with two CUDA streams\n"
     "  --shard K/N          process only the K-th of N deterministic slices of the sorted\n"
     "                       inputs (for job arrays and GNU parallel)\n"
     "  --stage-copy         benchmark aid: the GPU stage only copies each image\n"
@@ -237,7 +238,7 @@ static int parse_devices(bopts *b, const char *v)
         char num[16];
         size_t n = strcspn(p, ",");
         long id;
-        if (n == 0 || n >= sizeof num || b->ndevices == MAX_DEVICES)
+        if (n == 0 || n >= sizeof num || b->ndevices == 16)
             return -1;
         memcpy(num, p, n);
         num[n] = '\0';
@@ -369,7 +370,7 @@ static int parse_args(int argc, char **argv, bopts *b)
             else return bad("invalid --device '%s' (use auto, cpu or cuda)", v);
         } else if (!strcmp(name, "devices")) {
             if (parse_devices(b, v) < 0)
-                return bad("invalid --devices '%s' (GPU ids, e.g. 0,1; at most %d)", v, MAX_DEVICES);
+                return bad("invalid --devices '%s' (GPU ids, e.g. 0,1; at most 16)", v);
         } else if (!strcmp(name, "shard")) {
             long k, nn;
             char kbuf[24];
@@ -1406,10 +1407,25 @@ int imgpu_batch_main(int argc, char **argv)
     }
 
     /* The op stage: on the GPU workers when CUDA is used, else on the decode threads. */
+    /* GPU workers: each listed id (the default GPU without --devices) gets jobs / (8 x ids)
+     * of them, 1 to 4. A worker's thread also stages every image through pinned memory (three
+     * host copies of it), and among 2 x jobs busy codec threads one such thread per GPU got too
+     * little CPU to keep up on 32 cores (H200 run, bench/RESULTS.md). */
+    int nids = o.ndevices ? o.ndevices : 1;
+    int per_id = o.jobs / (8 * nids);
+    per_id = per_id < 1 ? 1 : per_id > 4 ? 4 : per_id;
+    if (o.ndevices * per_id > MAX_DEVICES)
+        per_id = 1;
+    if (o.ndevices) {
+        for (int i = o.ndevices - 1; i >= 0; i--)
+            for (int k = 0; k < per_id; k++)
+                o.devices[i * per_id + k] = o.devices[i];
+        o.ndevices *= per_id;
+    }
     int nworkers = 0;
     if (o.stage_copy) {
         B.use_gpu_stage = 1;
-        nworkers = o.ndevices ? o.ndevices : 1;
+        nworkers = nids * per_id;
     } else if (B.ntodo > 0) {
         imgpu_device d = IMGPU_DEVICE_CPU;
         if (imgpu_device_resolve(o.device, &d) < 0) {
@@ -1435,7 +1451,7 @@ int imgpu_batch_main(int argc, char **argv)
                     goto fail;
                 }
             B.use_gpu_stage = 1;
-            nworkers = o.ndevices ? o.ndevices : 1;
+            nworkers = nids * per_id;
         }
 #endif
     }
