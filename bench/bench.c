@@ -27,6 +27,7 @@
 #include "kernels.h"
 #include "ops.h"
 #include "peers.h"
+#include "bench_full.h"
 
 #define REPS 15
 #define BATCH 40
@@ -383,6 +384,8 @@ static void run_config(const char *size, int w, int h, int c, int content, const
 static void usage(FILE *f)
 {
     fprintf(f, "usage: imgpu bench [--csv] [--sizes 1080p,4k,8k] [--channels 1,3] [--contents photo,noise,constant]\n"
+               "                   [--issue6-only]   (only CLAHE, 16-bit and formula rows; OpenCV's CLAHE\n"
+               "                   beside them when IMGPU_BENCH_PYTHON names a python3 with cv2)\n"
                "Times every op and kernel variant on the GPU next to CUB and NPP (median CUDA-event times,\n"
                "inputs rotated over buffers larger than the L2 cache). Markdown table on stdout; --csv for CSV.\n");
 }
@@ -390,6 +393,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     const char *sizes = "1080p,4k,8k", *chans = "1,3", *contents = "photo,noise,constant";
+    int issue6_only = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--csv"))
             s_csv = 1;
@@ -399,6 +403,8 @@ int main(int argc, char **argv)
             chans = argv[++i];
         else if (!strcmp(argv[i], "--contents") && i + 1 < argc)
             contents = argv[++i];
+        else if (!strcmp(argv[i], "--issue6-only")) /* CLAHE, 16-bit, formulas (bench_full.c) */
+            issue6_only = 1;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;
@@ -456,7 +462,7 @@ int main(int argc, char **argv)
 
     static const struct { const char *name; int w, h; } S[] = {{"1080p", 1920, 1080}, {"4k", 3840, 2160}, {"8k", 7680, 4320}};
     static const char *CN[] = {"photo", "noise", "constant"};
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < 3 && !issue6_only; s++) {
         if (!strstr(sizes, S[s].name))
             continue;
         for (int c = 1; c <= 4; c++) {
@@ -469,6 +475,7 @@ int main(int argc, char **argv)
                     run_config(S[s].name, S[s].w, S[s].h, c, k, c == 1 ? gray : rgb, (size_t)p.l2CacheSize);
         }
     }
+    bench_full(sizes, chans, contents, (size_t)p.l2CacheSize, s_csv, gray, rgb);
     imgpu_image_free(gray);
     imgpu_image_free(rgb);
     imgpu_cuda_shutdown();

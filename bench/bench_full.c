@@ -1,0 +1,309 @@
+/* bench_full.c — `imgpu bench` rows for issue 6: CLAHE (8- and 16-bit), the 65536-bin
+ * histogram designs side by side, 16-bit equalize and the pil / imagemagick formulas, at 4K,
+ * next to OpenCV's CPU CLAHE on the same images (bench/opencv_clahe.py, run by popen when
+ * IMGPU_BENCH_PYTHON names a Python with cv2; its rows land in the same table).
+ * Same method as bench.c: inputs rotated over buffers >= 4x the L2, CUDA events around 40
+ * back-to-back ops / 40 (throughput), around one op (latency), medians of 15. Every op is
+ * timed as the backend runs it (the memsets, the scans and the LUT launches included). */
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_full.h"
+#include "cuda/ops_full.h"
+#include "error.h"
+#include "io.h"
+#include "kernels.h"
+#include "ops.h"
+
+#define REPS 15
+#define BATCH 40
+#define MAXK 64
+
+#define CK(call)                                                                                       \
+    do {                                                                                               \
+        cudaError_t e_ = (call);                                                                       \
+        if (e_ != cudaSuccess) {                                                                       \
+            fprintf(stderr, "imgpu bench: %s: %s\n", #call, cudaGetErrorString(e_));                   \
+            exit(1);                                                                                   \
+        }                                                                                              \
+    } while (0)
+
+typedef struct fb {
+    int w, h, c, depth;
+    size_t bytes;
+    int k;
+    void *d_in[MAXK], *d_out;
+    uint32_t *d_hist;
+    imgpu__cuda_scratch scratch;
+    size_t held;
+    cudaStream_t s;
+    int idx;
+    imgpu_hist16_variant hv;
+    imgpu_op op;
+} fb;
+
+typedef int (*fb_fn)(fb *b, int k);
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void time_fb(fb *b, fb_fn fn, double *thr, double *lat)
+{
+    cudaEvent_t e0, e1;
+    double t[REPS], l[REPS];
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int i = 0; i < 3; i++)
+        if (fn(b, b->idx++ % b->k)) {
+            fprintf(stderr, "imgpu bench: %s\n", imgpu_error_message());
+            *thr = *lat = NAN;
+            goto out;
+        }
+    CK(cudaStreamSynchronize(b->s));
+    for (int r = 0; r < REPS; r++) {
+        float ms;
+        CK(cudaEventRecord(e0, b->s));
+        for (int i = 0; i < BATCH; i++)
+            fn(b, b->idx++ % b->k);
+        CK(cudaEventRecord(e1, b->s));
+        CK(cudaEventSynchronize(e1));
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        t[r] = ms * 1000.0 / BATCH;
+    }
+    for (int r = 0; r < REPS; r++) {
+        float ms;
+        CK(cudaEventRecord(e0, b->s));
+        fn(b, b->idx++ % b->k);
+        CK(cudaEventRecord(e1, b->s));
+        CK(cudaEventSynchronize(e1));
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        l[r] = ms * 1000.0;
+    }
+    CK(cudaGetLastError());
+    qsort(t, REPS, sizeof *t, cmp_d);
+    qsort(l, REPS, sizeof *l, cmp_d);
+    *thr = t[REPS / 2];
+    *lat = l[REPS / 2];
+out:
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+}
+
+static int op_copy(fb *b, int k) { return cudaMemcpyAsync(b->d_out, b->d_in[k], b->bytes, cudaMemcpyDeviceToDevice, b->s) != cudaSuccess; }
+
+static int op_hist16(fb *b, int k)
+{
+    cudaMemsetAsync(b->d_hist, 0, 65536 * 4, b->s);
+    return imgpu_launch_histogram16(b->hv, b->d_in[k], (size_t)b->w * b->h, b->c, 0, b->d_hist, b->s) != cudaSuccess;
+}
+
+static int op_equalize_full(fb *b, int k)
+{
+    return imgpu__cuda_equalize_full(&b->scratch, &b->held, b->s, b->d_in[k], b->d_out, b->w, b->h, b->c, b->depth,
+                                     &b->op.u.equalize) != 0;
+}
+
+static int op_clahe(fb *b, int k)
+{
+    return imgpu__cuda_clahe(&b->scratch, &b->held, b->s, b->d_in[k], b->d_out, b->w, b->h, b->c, b->depth,
+                             &b->op.u.clahe) != 0;
+}
+
+static uint32_t xs(uint32_t *s)
+{
+    uint32_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *s = x;
+}
+
+/* photo: the bundled photo scaled bilinearly to w x h plus sensor-like grain (+-2 levels of
+ * 8 bits), as 8 bits or as 16 bits (v * 257 + grain of +-2*257: every 16-bit level can occur);
+ * noise: uniform over all levels. */
+static imgpu_image *make(int w, int h, int c, int depth, int content, const imgpu_image *photo, uint32_t seed)
+{
+    imgpu_image *im = imgpu_image_new(w, h, c, depth);
+    if (!im)
+        return NULL;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            for (int ch = 0; ch < c; ch++) {
+                double v;
+                if (content == 1 || !photo) {
+                    v = depth == 16 ? (double)(xs(&seed) & 0xffff) : (double)(xs(&seed) & 0xff);
+                } else {
+                    float fx = (x + 0.5f) * photo->width / w - 0.5f, fy = (y + 0.5f) * photo->height / h - 0.5f;
+                    int ix = (int)floorf(fx), iy = (int)floorf(fy);
+                    float a = fx - ix, bb = fy - iy;
+                    int x0 = ix < 0 ? 0 : ix, y0 = iy < 0 ? 0 : iy;
+                    int x1 = ix + 1 >= photo->width ? photo->width - 1 : ix + 1;
+                    int y1 = iy + 1 >= photo->height ? photo->height - 1 : iy + 1;
+                    int pc = photo->channels;
+#define PX(xx, yy) imgpu_image_row(photo, yy)[(xx) * pc + (ch < pc ? ch : 0)]
+                    v = (1 - a) * (1 - bb) * PX(x0, y0) + a * (1 - bb) * PX(x1, y0) + (1 - a) * bb * PX(x0, y1) +
+                        a * bb * PX(x1, y1);
+#undef PX
+                    if (depth == 16)
+                        v = v * 257.0 + (double)((int)(xs(&seed) % 1029) - 514);
+                    else
+                        v += (double)((int)(xs(&seed) % 5) - 2);
+                }
+                const double maxv = depth == 16 ? 65535 : 255;
+                v = v < 0 ? 0 : v > maxv ? maxv : floor(v + 0.5);
+                unsigned char *row = imgpu_image_row(im, y);
+                if (depth == 16)
+                    ((uint16_t *)(void *)row)[x * c + ch] = (uint16_t)v;
+                else
+                    row[x * c + ch] = (uint8_t)v;
+            }
+    return im;
+}
+
+static int s_csv;
+static double s_copy_gbs;
+
+static void row(const char *size, const fb *b, const char *content, const char *op, const char *variant, double thr,
+                double lat, double moved)
+{
+    char img[32];
+    snprintf(img, sizeof img, "%s %d-bit", b->c == 1 ? "gray" : "RGB", b->depth);
+    if (isnan(thr)) {
+        printf(s_csv ? "%s,%s,%s,%s,%s,,,,\n" : "| %s | %s | %s | %s | %s | n/a | n/a | | |\n", size, img, content, op, variant);
+        return;
+    }
+    const double gbs = moved / (thr * 1e-6) / 1e9;
+    if (s_csv)
+        printf("%s,%s,%s,%s,%s,%.2f,%.2f,%.1f,%.0f\n", size, img, content, op, variant, thr, lat, gbs, 100.0 * gbs / s_copy_gbs);
+    else
+        printf("| %s | %s | %s | %s | %s | %.2f | %.2f | %.0f | %.0f%% |\n", size, img, content, op, variant, thr, lat, gbs,
+               100.0 * gbs / s_copy_gbs);
+    fflush(stdout);
+}
+
+/* OpenCV's CPU CLAHE on the same image, through bench/opencv_clahe.py (prints one row). */
+static void opencv_row(const char *size, const fb *b, const imgpu_image *im, const char *content)
+{
+    const char *py = getenv("IMGPU_BENCH_PYTHON");
+    if (!py || !*py)
+        return;
+    char png[256], cmd[1024];
+    snprintf(png, sizeof png, "/tmp/imgpu-bench-clahe-%s-%d-%d.png", size, b->depth, b->c);
+    if (imgpu_image_save(im, png, NULL) < 0) {
+        fprintf(stderr, "imgpu bench: %s\n", imgpu_error_message());
+        return;
+    }
+    snprintf(cmd, sizeof cmd, "'%s' '%s/../bench/opencv_clahe.py' '%s' %s %s %d %d%s", py, IMGPU_ASSETS_DIR, png, size,
+             content, b->c, b->depth, s_csv ? " --csv" : "");
+    fflush(stdout);
+    FILE *f = popen(cmd, "r");
+    if (!f)
+        return;
+    char line[1024];
+    while (fgets(line, sizeof line, f))
+        fputs(line, stdout);
+    pclose(f);
+    remove(png);
+    fflush(stdout);
+}
+
+static void run(const char *size, int w, int h, int c, int depth, int content, const imgpu_image *photo, size_t l2)
+{
+    static const char *contents[] = {"photo", "noise"};
+    const char *cn = contents[content];
+    fb b;
+    memset(&b, 0, sizeof b);
+    b.w = w;
+    b.h = h;
+    b.c = c;
+    b.depth = depth;
+    b.bytes = (size_t)w * h * c * (depth / 8);
+    b.k = (int)((4 * l2) / b.bytes + 2);
+    if (b.k > MAXK)
+        b.k = MAXK;
+    CK(cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking));
+    imgpu_image *im = make(w, h, c, depth, content, photo, 4242u);
+    if (!im) {
+        fprintf(stderr, "imgpu bench: out of memory\n");
+        exit(1);
+    }
+    for (int i = 0; i < b.k; i++) {
+        CK(cudaMalloc(&b.d_in[i], b.bytes + 64));
+        CK(cudaMemcpy(b.d_in[i], im->data, b.bytes, cudaMemcpyHostToDevice));
+    }
+    CK(cudaMalloc(&b.d_out, b.bytes + 64));
+    CK(cudaMalloc((void **)&b.d_hist, 65536 * 4));
+    double thr, lat;
+    const double B = (double)b.bytes;
+    time_fb(&b, op_copy, &thr, &lat);
+    s_copy_gbs = 2 * B / (thr * 1e-6) / 1e9;
+    row(size, &b, cn, "copy", "cudaMemcpyAsync D2D", thr, lat, 2 * B);
+
+    if (depth == 16 && c == 1) {
+        for (int v = 0; v < IMGPU_HIST16_VARIANT_COUNT; v++) {
+            b.hv = (imgpu_hist16_variant)v;
+            time_fb(&b, op_hist16, &thr, &lat);
+            char name[96];
+            snprintf(name, sizeof name, "imgpu %s%s (+ memset)", imgpu_hist16_variant_name(b.hv),
+                     v == IMGPU_HIST16_DEFAULT ? " (default)" : "");
+            row(size, &b, cn, "histogram 65536 bins", name, thr, lat, B);
+        }
+    }
+    /* equalize: 16-bit opencv (and pil); 8-bit pil / imagemagick */
+    for (int f = 0; f < 3; f++) {
+        if (depth == 8 && f == 0)
+            continue; /* the 8-bit OpenCV equalize is bench.c's fused kernel */
+        if (depth == 16 && f == 2)
+            continue;
+        b.op = imgpu_op_equalize(c >= 3 ? IMGPU_MODE_LUMINANCE : IMGPU_MODE_PER_CHANNEL);
+        b.op.u.equalize.formula = (imgpu_eq_formula)f;
+        static const char *fname[] = {"opencv", "pil", "imagemagick"};
+        char op[64], name[128];
+        snprintf(op, sizeof op, "equalize %s%s", fname[f], c >= 3 ? " luminance" : "");
+        snprintf(name, sizeof name, "imgpu memset + hist + block scan + LUT + apply");
+        time_fb(&b, op_equalize_full, &thr, &lat);
+        row(size, &b, cn, op, name, thr, lat, 2 * B);
+    }
+    /* CLAHE, OpenCV's defaults: clip 40, 8x8 tiles */
+    b.op = imgpu_op_clahe(40, 8, 8, IMGPU_MODE_LUMINANCE);
+    time_fb(&b, op_clahe, &thr, &lat);
+    row(size, &b, cn, "clahe 40 8x8", "imgpu memset + tile hist + tile LUTs + apply", thr, lat, 2 * B);
+    if (content == 0)
+        opencv_row(size, &b, im, cn);
+    CK(cudaStreamSynchronize(b.s));
+    imgpu__cuda_scratch_free(&b.scratch, &b.held);
+    for (int i = 0; i < b.k; i++)
+        cudaFree(b.d_in[i]);
+    cudaFree(b.d_out);
+    cudaFree(b.d_hist);
+    cudaStreamDestroy(b.s);
+    imgpu_image_free(im);
+}
+
+void bench_full(const char *sizes, const char *chans, const char *contents, size_t l2, int csv, const imgpu_image *gray,
+                const imgpu_image *rgb)
+{
+    s_csv = csv;
+    static const struct { const char *name; int w, h; } S[] = {{"1080p", 1920, 1080}, {"4k", 3840, 2160}, {"8k", 7680, 4320}};
+    for (int s = 0; s < 3; s++) {
+        if (!strstr(sizes, S[s].name))
+            continue;
+        for (int depth = 8; depth <= 16; depth += 8)
+            for (int c = 1; c <= 3; c += 2) {
+                char cs[4];
+                snprintf(cs, sizeof cs, "%d", c);
+                if (!strstr(chans, cs))
+                    continue;
+                for (int k = 0; k < 2; k++)
+                    if (strstr(contents, k ? "noise" : "photo"))
+                        run(S[s].name, S[s].w, S[s].h, c, depth, k, c == 1 ? gray : rgb, l2);
+            }
+    }
+}
