@@ -81,7 +81,11 @@ static void *stb_malloc(size_t n)
         s_refused = 1;
         return NULL;
     }
-    stb_block *b = malloc(sizeof *b + n);
+    /* calloc, not malloc: a corrupt JPEG can leave parts of stb's sample buffers unwritten
+     * (a component no scan covers), which stb then converts into pixels; valgrind found
+     * those reads of uninitialized memory (tests/robust_valgrind.sh). Zeroed pages cost
+     * nothing for the large blocks (fresh mmap) and little for the small ones. */
+    stb_block *b = calloc(1, sizeof *b + n);
     if (!b) {
         s_oom = 1;
         return NULL;

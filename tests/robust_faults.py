@@ -108,10 +108,15 @@ os.chmod(src_copy, 0o644)
 os.chmod(d, 0o555)
 as_root = os.geteuid() == 0
 bin_copy = binary
-if as_root:
-    bin_copy = os.path.join(tmp, "imgpu")
-    shutil.copy(binary, bin_copy)
-    os.chmod(bin_copy, 0o755)
+try:
+    if as_root:
+        bin_copy = os.path.join(tmp, "imgpu")
+        shutil.copy(binary, bin_copy)
+        os.chmod(bin_copy, 0o755)
+    ro_ok = True
+except OSError as e:
+    ro_ok = False
+    print(f"read-only directory check skipped: cannot prepare an unprivileged run here ({e})")
 
 
 def drop():
@@ -120,12 +125,13 @@ def drop():
         os.setuid(65534)
 
 
-p = subprocess.run([bin_copy, "equalize", src_copy, target, "--device", "cpu"], capture_output=True,
-                   preexec_fn=drop)
-err = p.stderr.decode(errors="replace")
-t.check(p.returncode == 1 and "Permission denied" in err, "read-only directory: exit 1",
-        f"rc={p.returncode} {err}")
-t.check(read(target) == OLD and not leftovers(d), "read-only directory: old target intact")
+if ro_ok:
+    p = subprocess.run([bin_copy, "equalize", src_copy, target, "--device", "cpu"],
+                       capture_output=True, preexec_fn=drop)
+    err = p.stderr.decode(errors="replace")
+    t.check(p.returncode == 1 and "Permission denied" in err, "read-only directory: exit 1",
+            f"rc={p.returncode} {err}")
+    t.check(read(target) == OLD and not leftovers(d), "read-only directory: old target intact")
 os.chmod(d, 0o755)
 
 # Killed mid-write: a slow save (PNG level 9 of a big rotation), killed at spread-out moments.
