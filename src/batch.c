@@ -877,6 +877,7 @@ typedef struct batch {
     int use_gpu_stage;       /* 0: decode threads run the ops (CPU backend) */
     atomic_int gpu_workers_alive;
     atomic_int busy_encoders;
+    atomic_int sticky_seen;  /* a sticky GPU fault was reported (one file failed for it) */
     int jobs;
 } batch;
 
@@ -893,13 +894,18 @@ static void ops_for(const bopts *o, const imgpu_image *in, imgpu_op *ops)
     }
 }
 
-/* What the GPU stage runs (the CUDA backend's scope, as ops.c's dispatcher states it): 8-bit
- * images, equalize and rotate. Anything else runs on the CPU reference (with --device auto)
- * or fails (with --device cuda), as the single-image commands do. */
-static int gpu_runs_ops(const bopts *o)
+/* Whether the GPU stage takes this image: the CUDA backend's scope as ops.c's dispatcher
+ * states it (8- and 16-bit images, every op, but no rotation of 16-bit images). The rest runs on
+ * the CPU reference with --device auto, or fails with --device cuda, as the single-image
+ * commands do. */
+static int gpu_takes(const bopts *o, const imgpu_image *in)
 {
+    if (in->depth == 8)
+        return 1;
+    if (in->depth != 16)
+        return 0;
     for (int i = 0; i < o->nops; i++)
-        if (o->ops[i].kind != IMGPU_OP_EQUALIZE && o->ops[i].kind != IMGPU_OP_ROTATE)
+        if (o->ops[i].kind == IMGPU_OP_ROTATE)
             return 0;
     return 1;
 }
@@ -952,13 +958,14 @@ static void *decode_thread(void *arg)
             fail_item(B, it, imgpu_error_message());
             continue;
         }
-        /* With no GPU stage (or none left alive) the ops run here, on every decode thread;
-         * so do 16-bit images, which the GPU stage does not take. */
-        if (it->in->depth != 8 && B->use_gpu_stage && !B->o->stage_copy && B->o->device == IMGPU_DEVICE_CUDA) {
-            fail_item(B, it, "16-bit images are not implemented on the CUDA backend yet; use --device cpu or auto");
+        /* With no GPU stage (or none left alive) the ops run here, on every decode thread; so
+         * do images the GPU stage does not take. */
+        const int takes = B->o->stage_copy || gpu_takes(B->o, it->in);
+        if (!takes && B->use_gpu_stage && B->o->device == IMGPU_DEVICE_CUDA) {
+            fail_item(B, it, "rotation of 16-bit images is not implemented on the CUDA backend; use --device cpu");
             continue;
         }
-        if (!B->use_gpu_stage || atomic_load(&B->gpu_workers_alive) == 0 || (it->in->depth != 8 && !B->o->stage_copy)) {
+        if (!B->use_gpu_stage || atomic_load(&B->gpu_workers_alive) == 0 || !takes) {
             if (cpu_ops(B, it) == 0)
                 imgpu__queue_push(B->to_enc, it);
             continue;
@@ -1099,6 +1106,22 @@ static void gpu_to_cpu(batch *B, item *it)
         imgpu__queue_push(B->to_enc, it);
 }
 
+/* A GPU error on an item. A sticky fault (IMGPU_CUDA_STICKY: the context is gone for the whole
+ * process) surfaces in every worker's next call; only the first report fails its file, every
+ * later one belongs to an innocent image, which the CPU finishes. Other errors fail their file. */
+static void fault_item(batch *B, item *it, int rc)
+{
+#ifdef IMGPU_CUDA_STICKY
+    if (rc == IMGPU_CUDA_STICKY && atomic_exchange(&B->sticky_seen, 1)) {
+        gpu_to_cpu(B, it);
+        return;
+    }
+#else
+    (void)rc;
+#endif
+    fail_item(B, it, imgpu_error_message());
+}
+
 static int sessions_new(slot sl[2])
 {
     for (int k = 0; k < 2; k++) {
@@ -1124,7 +1147,7 @@ static void *gpu_thread(void *arg)
     int cur = 0;
     item *it;
     while ((it = imgpu__queue_pop(B->to_gpu))) {
-        if (!alive || it->in->depth != 8) {
+        if (!alive || !gpu_takes(B->o, it->in)) {
             gpu_to_cpu(B, it);
             continue;
         }
@@ -1135,7 +1158,7 @@ static void *gpu_thread(void *arg)
         if (rc == IMGPU_CUDA_OOM && B->o->device != IMGPU_DEVICE_CUDA) {
             gpu_to_cpu(B, it);
         } else if (rc) {
-            fail_item(B, it, imgpu_error_message());
+            fault_item(B, it, rc);
             fault = 1;
         }
         /* image k's download waits on its own stream only, while k+1 is already queued */
@@ -1145,7 +1168,7 @@ static void *gpu_thread(void *arg)
             if (rc == IMGPU_CUDA_OOM && B->o->device != IMGPU_DEVICE_CUDA) {
                 gpu_to_cpu(B, bad_it);
             } else {
-                fail_item(B, bad_it, imgpu_error_message());
+                fault_item(B, bad_it, rc);
                 fault = 1;
             }
         }
@@ -1433,15 +1456,6 @@ int imgpu_batch_main(int argc, char **argv)
             goto fail;
         }
 #ifdef IMGPU_HAVE_CUDA
-        if (d == IMGPU_DEVICE_CUDA && !gpu_runs_ops(&o)) {
-            if (o.device == IMGPU_DEVICE_CUDA) {
-                imgpu_error("this operation (CLAHE) is not implemented on the CUDA backend yet; use "
-                            "--device cpu or auto");
-                free(B.todo);
-                goto fail;
-            }
-            d = IMGPU_DEVICE_CPU;
-        }
         if (d == IMGPU_DEVICE_CUDA) {
             int n = imgpu_cuda_device_count();
             for (int i = 0; i < o.ndevices; i++)

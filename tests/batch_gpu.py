@@ -87,7 +87,7 @@ def maxdiff(a, b):
     pa, pb = px(a), px(b)
     if pa is None or pb is None or pa.shape != pb.shape:
         return 999
-    return int(np.abs(pa.astype(np.int16) - pb.astype(np.int16)).max())
+    return int(np.abs(pa.astype(np.int32) - pb.astype(np.int32)).max())
 
 
 cases = [
@@ -97,6 +97,7 @@ cases = [
     ("rot45n", ["--rotate", "45", "--filter", "nearest", "--crop"],
      [["rotate", "--angle", "45", "--filter", "nearest", "--crop"]], 0),
     ("rot90", ["--rotate", "90"], [["rotate", "--angle", "90"]], 0),
+    ("clahe", ["--clahe", "--clip", "3", "--tiles", "6x4"], [["clahe", "--clip", "3", "--tiles", "6x4"]], 0),
     ("chain", ["--equalize", "--rotate", "-17.5", "--filter", "bicubic", "--background", "#3080c0"],
      [["equalize"], ["rotate", "--angle", "-17.5", "--filter", "bicubic", "--background", "#3080c0"]], 1),
 ]
@@ -155,6 +156,37 @@ for rel in ALL_PNG:
 out_oom2 = os.path.join(tmp, "gpu_oom2")
 r = imgpu("batch", "--equalize", "--device", "cuda", "-o", out_oom2, src, env={"IMGPU_CUDA_MEM_LIMIT": "1M"})
 C.check(r.rc == 1 and "out of device memory" in r.err, "OOM with --device cuda: files fail", str(r))
+
+# a sticky fault (IMGPU_FAULT_INJECT=kernel: the first GPU run of the process faults) fails the
+# file it happened on, and only that one; the rest is finished on the CPU with the CPU's pixels
+out_f = os.path.join(tmp, "gpu_fault")
+r = imgpu("batch", "--equalize", "--jobs", "4", "-o", out_f, src, "--format", "png",
+          env={"IMGPU_FAULT_INJECT": "kernel"})
+C.check(r.rc == 1 and r.err.count("failed '") == 1 and "IMGPU_FAULT_INJECT" in r.err
+        and f"{len(ALL) - 1} done, 0 skipped, 1 failed" in r.err, "sticky fault: one file fails", str(r))
+written = rels(out_f)
+C.check(len(written) == len(ALL) - 1, f"sticky fault: {len(written)} of {len(ALL)} written")
+for rel in written:
+    C.check(maxdiff(os.path.join(out_f, rel), os.path.join(tmp, "cpu_eq", rel)) == 0, f"after the fault: {rel}")
+
+# 16-bit images: equalize on the GPU stage equals the single command; rotation of 16-bit images
+# (which no backend has yet) fails per file
+src16 = os.path.join(tmp, "src16")
+os.makedirs(src16)
+for a in os.listdir(assets):
+    if "16" in a and a.endswith(".png"):
+        shutil.copy(os.path.join(assets, a), src16)
+if os.listdir(src16):
+    out16 = os.path.join(tmp, "gpu16")
+    r = imgpu("batch", "--equalize", "--device", "cuda", "-o", out16, src16)
+    C.check(r.rc == 0, "16-bit equalize on the GPU stage", str(r))
+    for a in os.listdir(src16):
+        single = os.path.join(tmp, "s16_" + a)
+        imgpu("equalize", os.path.join(src16, a), single, "--device", "cuda", "--quiet")
+        C.check(maxdiff(os.path.join(out16, a), single) == 0, f"16-bit {a}: batch equals the single command")
+    r = imgpu("batch", "--rotate", "30", "--device", "cuda", "-o", os.path.join(tmp, "gpu16c"), src16)
+    C.check(r.rc == 1 and "16-bit" in r.err and r.err.count("failed '") == len(os.listdir(src16)),
+            "16-bit rotation (no backend has it) fails per file", str(r))
 
 # a corrupt file among GPU ones fails alone
 with open(os.path.join(assets, "chelsea.png"), "rb") as f:
