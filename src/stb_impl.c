@@ -274,39 +274,63 @@ int imgpu__stb_info(const unsigned char *buf, size_t len, int *w, int *h, int *c
     return 0;
 }
 
-/* A copy of a PNG without its zero-length IDAT chunks (legal, and meaningless), or NULL when it
- * has none or the copy cannot be made. stb v2.27 reads a zero-length IDAT that comes first
- * into its still-NULL data buffer (`NULL + 0`, undefined behaviour; found by fuzz_decode,
- * tests/fuzz-regress/decode/). io.c has already checked every chunk length against the file. */
-static unsigned char *png_without_empty_idat(const unsigned char *buf, size_t len, size_t *out_len)
+/* A copy of a PNG rewritten for stb, or NULL when nothing needs rewriting (or no memory):
+ *  - zero-length IDAT chunks (legal, and meaningless) are dropped: stb v2.27 reads one that
+ *    comes first into its still-NULL data buffer (`NULL + 0`, undefined behaviour; found by
+ *    fuzz_decode, tests/fuzz-regress/decode/);
+ *  - a PLTE of fewer than 256 entries is padded to 256 with black: stb expands palette
+ *    indexes through a 256-entry stack array of which it fills only the file's entries, so an
+ *    index past the PLTE came out as uninitialized stack bytes (valgrind, the
+ *    png_palette_oob seed). Such indexes are an error by the PNG spec; they now decode black.
+ * io.c has already checked every chunk length against the file and every critical CRC. */
+static unsigned char *png_for_stb(const unsigned char *buf, size_t len, size_t *out_len)
 {
     static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
     if (len < 8 || memcmp(buf, sig, 8) != 0)
         return NULL;
     unsigned char *out = NULL;
-    size_t pos = 8, o = 8;
-    while (len - pos >= 12) {
-        size_t clen = (size_t)buf[pos] << 24 | (size_t)buf[pos + 1] << 16 |
-                      (size_t)buf[pos + 2] << 8 | buf[pos + 3];
-        if (clen > len - pos - 12)
-            break;
-        int empty_idat = clen == 0 && memcmp(buf + pos + 4, "IDAT", 4) == 0;
-        if (empty_idat && !out) {
-            out = malloc(len);
+    size_t o = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t pos = 8;
+        int rewrite = 0;
+        if (pass == 1) {
+            out = malloc(len + 768 + 12);
             if (!out)
                 return NULL;
-            memcpy(out, buf, pos);
-            o = pos;
+            memcpy(out, buf, 8);
+            o = 8;
         }
-        if (out && !empty_idat) {
-            memcpy(out + o, buf + pos, clen + 12);
-            o += clen + 12;
+        while (len - pos >= 12) {
+            size_t clen = (size_t)buf[pos] << 24 | (size_t)buf[pos + 1] << 16 |
+                          (size_t)buf[pos + 2] << 8 | buf[pos + 3];
+            if (clen > len - pos - 12)
+                break;
+            const unsigned char *type = buf + pos + 4;
+            int drop = clen == 0 && memcmp(type, "IDAT", 4) == 0;
+            int pad = memcmp(type, "PLTE", 4) == 0 && clen < 768 && clen % 3 == 0;
+            rewrite |= drop | pad;
+            if (pass == 1 && pad) {
+                unsigned char *c = out + o;
+                c[0] = 0; c[1] = 0; c[2] = 768 >> 8; c[3] = 768 & 255;
+                memcpy(c + 4, "PLTE", 4);
+                memcpy(c + 8, buf + pos + 8, clen);
+                memset(c + 8 + clen, 0, 768 - clen);
+                uLong crc = crc32(crc32(0L, Z_NULL, 0), c + 4, 4 + 768);
+                c[772] = (unsigned char)(crc >> 24); c[773] = (unsigned char)(crc >> 16);
+                c[774] = (unsigned char)(crc >> 8); c[775] = (unsigned char)crc;
+                o += 776;
+            } else if (pass == 1 && !drop) {
+                memcpy(out + o, buf + pos, clen + 12);
+                o += clen + 12;
+            }
+            pos += clen + 12;
         }
-        pos += clen + 12;
-    }
-    if (out) {
-        memcpy(out + o, buf + pos, len - pos);
-        *out_len = o + (len - pos);
+        if (pass == 0 && !rewrite)
+            return NULL;
+        if (pass == 1) {
+            memcpy(out + o, buf + pos, len - pos);
+            *out_len = o + (len - pos);
+        }
     }
     return out;
 }
@@ -319,7 +343,7 @@ unsigned char *imgpu__stb_decode(const unsigned char *buf, size_t len, size_t bu
         return NULL;
     }
     size_t clean_len = 0;
-    unsigned char *clean = png_without_empty_idat(buf, len, &clean_len);
+    unsigned char *clean = png_for_stb(buf, len, &clean_len);
     if (clean) {
         buf = clean;
         len = clean_len;

@@ -12,37 +12,43 @@ export IMGPU_ASSETS=$assets
 command -v valgrind >/dev/null || { echo "robust_valgrind: valgrind not installed (apt-get install valgrind)"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-vg=(valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect
-    --errors-for-leak-kinds=definite,indirect --track-origins=yes)
+vg=(valgrind --quiet --error-exitcode=99 --child-silent-after-fork=yes --leak-check=full
+    --show-leak-kinds=definite,indirect
+    --errors-for-leak-kinds=definite,indirect)
 fails=0 runs=0
-check() {  # check NAME CMD...: run under memcheck; the command's own status must be 0 or 1
-    local name=$1; shift
+check() {  # check NAME OK_STATUSES CMD...: run under memcheck; e.g. OK_STATUSES "0" or "0 1"
+    local name=$1 okst=" $2 "; shift 2
     runs=$((runs + 1))
+    local t0=$SECONDS
     "${vg[@]}" --log-file="$tmp/vg.log" "$@" > "$tmp/out.log" 2>&1
-    local rc=$?
-    if [ $rc -eq 99 ] || { [ $rc -ne 0 ] && [ $rc -ne 1 ]; } || [ -s "$tmp/vg.log" ]; then
+    local rc=$? el=$((SECONDS - t0))
+    if [ $rc -eq 99 ] || [[ "$okst" != *" $rc "* ]] || [ -s "$tmp/vg.log" ]; then
         fails=$((fails + 1))
-        echo "FAIL: $name (status $rc)"; tail -30 "$tmp/vg.log"; tail -5 "$tmp/out.log"
+        echo "FAIL: $name (status $rc, ${el} s; rerun with --track-origins=yes for where)"; tail -30 "$tmp/vg.log"; tail -5 "$tmp/out.log"
     else
-        echo "ok: $name"
+        echo "ok: $name (${el} s)"
     fi
 }
-for t in test_io test_cpu_equalize test_cpu_rotate test_cpu_color test_cpu_clahe; do
-    [ -x "$build/tests/$t" ] && check "$t" "$build/tests/$t"
+# test_io's own 10-second bound and its RLIMIT_FSIZE child check do not hold under valgrind's
+# slowdown, so for test_io only memcheck's verdict counts (status 1 allowed); every other
+# test must pass as well.
+[ -x "$build/tests/test_io" ] && check test_io "0 1" "$build/tests/test_io"
+for t in test_cpu_equalize test_cpu_rotate test_cpu_color test_cpu_clahe; do
+    [ -x "$build/tests/$t" ] && check "$t" 0 "$build/tests/$t"
 done
 for t in decode ops cli; do
     [ -x "$build/tests/fuzz_${t}_replay" ] &&
-        check "fuzz_${t}_replay" "$build/tests/fuzz_${t}_replay" "$here/fuzz-regress/$t" "$here/fuzz/seeds/$t"
+        check "fuzz_${t}_replay" 0 "$build/tests/fuzz_${t}_replay" "$here/fuzz-regress/$t" "$here/fuzz/seeds/$t"
 done
 im=$build/imgpu
-check "equalize" "$im" equalize "$assets/coffee.png" "$tmp/a.png" --device cpu
-check "equalize jpeg" "$im" equalize "$assets/rocket.jpg" "$tmp/b.jpg" --device cpu --mode per-channel
-check "rotate bicubic" "$im" rotate "$assets/horse.png" "$tmp/c.tga" --angle 17.5 --filter bicubic --device cpu
-check "rotate 90 crop" "$im" rotate "$assets/camera.png" "$tmp/d.bmp" --angle 90 --crop --device cpu
-check "histogram plot" "$im" histogram "$assets/chelsea.png" --plot "$tmp/h.png" --device cpu
-check "info" "$im" info "$assets/rocket.jpg"
-check "compare" "$im" compare "$assets/camera.png" "$tmp/d.bmp" --diff "$tmp/diff.png"
-check "refused input" "$im" info "$here/fuzz/seeds/decode/png_bad_idat_crc.png"
-check "failed write" "$im" equalize "$assets/camera.png" /nonexistent/dir/x.png --device cpu
+check "equalize" 0 "$im" equalize "$assets/coffee.png" "$tmp/a.png" --device cpu
+check "equalize jpeg" 0 "$im" equalize "$assets/rocket.jpg" "$tmp/b.jpg" --device cpu --mode per-channel
+check "rotate bicubic" 0 "$im" rotate "$assets/horse.png" "$tmp/c.tga" --angle 17.5 --filter bicubic --device cpu
+check "rotate 90 crop" 0 "$im" rotate "$assets/camera.png" "$tmp/d.bmp" --angle 90 --crop --device cpu
+check "histogram plot" 0 "$im" histogram "$assets/chelsea.png" --plot "$tmp/h.png" --device cpu
+check "info" 0 "$im" info "$assets/rocket.jpg"
+check "compare" 0 "$im" compare "$assets/coffee.png" "$tmp/a.png" --diff "$tmp/diff.png"
+check "refused input" 1 "$im" info "$here/fuzz/seeds/decode/png_bad_idat_crc.png"
+check "failed write" 1 "$im" equalize "$assets/camera.png" /nonexistent/dir/x.png --device cpu
 echo "robust_valgrind: $runs runs, $fails failed"
 [ $fails -eq 0 ]
