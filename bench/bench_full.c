@@ -200,8 +200,11 @@ static void opencv_row(const char *size, const fb *b, const imgpu_image *im, con
         fprintf(stderr, "imgpu bench: %s\n", imgpu_error_message());
         return;
     }
-    snprintf(cmd, sizeof cmd, "'%s' '%s/../bench/opencv_clahe.py' '%s' %s %s %d %d%s", py, IMGPU_ASSETS_DIR, png, size,
-             content, b->c, b->depth, s_csv ? " --csv" : "");
+    const char *script = getenv("IMGPU_BENCH_OPENCV_SCRIPT"); /* default: the source tree's */
+    char def[512];
+    snprintf(def, sizeof def, "%s/../bench/opencv_clahe.py", IMGPU_ASSETS_DIR);
+    snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' %s %s %d %d%s", py, script && *script ? script : def, png, size, content,
+             b->c, b->depth, s_csv ? " --csv" : "");
     fflush(stdout);
     FILE *f = popen(cmd, "r");
     if (!f)
