@@ -235,7 +235,6 @@ static const char s_help_clahe[] =
     "  --depth 8            write a 16-bit result as 8 bits (default: keep the depth)\n"
         HELP_DEVICE HELP_LOAD HELP_SAVE HELP_QUIET HELP_TAIL;
 
-
 static const command s_commands[CMD_COUNT] = {
     [CMD_EQUALIZE] = {"equalize", 2, "IN OUT", "histogram equalization (luminance or per channel)",
                       s_help_equalize, cmd_equalize},
@@ -249,7 +248,6 @@ static const command s_commands[CMD_COUNT] = {
                      s_help_compare, cmd_compare},
     [CMD_CLAHE] = {"clahe", 2, "IN OUT", "local contrast: CLAHE (OpenCV createCLAHE)",
                    s_help_clahe, cmd_clahe},
-
 };
 
 static void print_main_help(FILE *f)
@@ -265,6 +263,7 @@ static void print_main_help(FILE *f)
         fprintf(f, "  %-28s %s\n", lhs, s_commands[i].summary);
     }
     fprintf(f, "  %-28s %s\n", "batch [OPS] -o OUTDIR INPUTS", "many files through a pipelined decode/GPU/encode");
+    fprintf(f, "  %-28s %s\n", "view FILE... [--snapshot OUT]", "interactive viewer (GPU, live controls); headless snapshots");
     fprintf(f, "\n"
                "'imgpu COMMAND --help' lists a command's options; 'imgpu --version' prints the\n"
                "version and whether CUDA support is built in.\n"
@@ -568,7 +567,6 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         return 0;
     }
     }
-
     return bad("internal: unhandled option --%s", o->name);
 }
 
@@ -1176,25 +1174,25 @@ static void print_version(void)
 #endif
 }
 
-/* `imgpu bench` is the separate imgpu-bench program installed beside imgpu (it links CUB and
- * NPP, which the everyday tool should not load at start-up). */
-static int run_bench(int argc, char **argv)
+/* `imgpu bench` and `imgpu view` are the separate programs imgpu-bench and imgpu-view installed
+ * beside imgpu (they link CUB and NPP, or GLFW, GLEW and GL, which the everyday tool should not
+ * load at start-up). argv is NULL-terminated: execv passes it on whole. */
+static int run_sibling(char **argv, const char *prog, const char *missing)
 {
-    (void)argc; /* argv is NULL-terminated: execv passes it on whole */
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 32);
     if (n > 0) {
         self[n] = '\0';
         char *slash = strrchr(self, '/');
         if (slash) {
-            strcpy(slash + 1, "imgpu-bench");
+            strcpy(slash + 1, prog);
             if (access(self, X_OK) == 0) {
                 argv[1] = self;
                 execv(self, argv + 1);
             }
         }
     }
-    imgpu_error("bench: no imgpu-bench beside this imgpu (it is built only with the CUDA toolkit)");
+    imgpu_error("%s", missing);
     return fail();
 }
 
@@ -1231,7 +1229,12 @@ int main(int argc, char **argv)
         return usage_exit(NULL);
     }
     if (!strcmp(name, "bench"))
-        return run_bench(argc, argv);
+        return run_sibling(argv, "imgpu-bench",
+                           "bench: no imgpu-bench beside this imgpu (it is built only with the CUDA toolkit)");
+    if (!strcmp(name, "view"))
+        return run_sibling(argv, "imgpu-view",
+                           "view: no imgpu-view beside this imgpu (it is built only where GLFW 3.3, GLEW, "
+                           "OpenGL and EGL are found)");
     if (!strcmp(name, "batch"))
         return imgpu_batch_main(argc - 1, argv + 1);
     if (name[0] == '-') {
@@ -1263,36 +1266,6 @@ int main(int argc, char **argv)
     c.clahe = imgpu_op_clahe(40.0, 8, 8, IMGPU_MODE_LUMINANCE);
     if (parse_args(argc - 2, argv + 2, &c) < 0 || validate(&c) < 0)
         return usage_exit(cmd->name);
-    /* IMGPU_MAX_* fill in the limits no option set; a malformed one is a usage error. */
-    if (imgpu_load_options_from_env(&c.load) < 0) {
-        bad("%s", imgpu_error_message());
-        return usage_exit(cmd->name);
-    }
-#ifdef IMGPU_CLI_PARSE_ONLY
-    /* tests/fuzz/fuzz_cli.c compiles this file with main renamed: stop before any file is
-     * read or written. */
-    return EXIT_OK;
-#endif
-    /* IMGPU_MAX_* fill in the limits no option set; a malformed one is a usage error. */
-    if (imgpu_load_options_from_env(&c.load) < 0) {
-        bad("%s", imgpu_error_message());
-        return usage_exit(cmd->name);
-    }
-#ifdef IMGPU_CLI_PARSE_ONLY
-    /* tests/fuzz/fuzz_cli.c compiles this file with main renamed: stop before any file is
-     * read or written. */
-    return EXIT_OK;
-#endif
-    /* IMGPU_MAX_* fill in the limits no option set; a malformed one is a usage error. */
-    if (imgpu_load_options_from_env(&c.load) < 0) {
-        bad("%s", imgpu_error_message());
-        return usage_exit(cmd->name);
-    }
-#ifdef IMGPU_CLI_PARSE_ONLY
-    /* tests/fuzz/fuzz_cli.c compiles this file with main renamed: stop before any file is
-     * read or written. */
-    return EXIT_OK;
-#endif
     /* IMGPU_MAX_* fill in the limits no option set; a malformed one is a usage error. */
     if (imgpu_load_options_from_env(&c.load) < 0) {
         bad("%s", imgpu_error_message());
