@@ -316,9 +316,9 @@ static unsigned char *png_for_stb(const unsigned char *buf, size_t len, size_t *
                 memcpy(c + 8, buf + pos + 8, clen);
                 memset(c + 8 + clen, 0, 768 - clen);
                 uLong crc = crc32(crc32(0L, Z_NULL, 0), c + 4, 4 + 768);
-                c[772] = (unsigned char)(crc >> 24); c[773] = (unsigned char)(crc >> 16);
-                c[774] = (unsigned char)(crc >> 8); c[775] = (unsigned char)crc;
-                o += 776;
+                c[776] = (unsigned char)(crc >> 24); c[777] = (unsigned char)(crc >> 16);
+                c[778] = (unsigned char)(crc >> 8); c[779] = (unsigned char)crc;
+                o += 780;   /* length, type, 768 bytes, CRC */
             } else if (pass == 1 && !drop) {
                 memcpy(out + o, buf + pos, clen + 12);
                 o += clen + 12;

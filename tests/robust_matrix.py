@@ -27,8 +27,13 @@ if not os.path.isdir(seeds):
 def decodes(path):
     return subprocess.run([binary, "info", path], capture_output=True).returncode == 0
 
+# tests/fuzz/seeds/valid.txt lists the seeds made as valid images: each must decode (a seed
+# that stops decoding is a regression, not a new crafted case). The others are the crafted
+# broken files; those of them that decode anyway (a zero-length IDAT, 16-bit) are mutated too.
 names = sorted(os.listdir(seeds))
-valid = [os.path.join(seeds, n) for n in names if decodes(os.path.join(seeds, n))]
+must = set(open(os.path.join(seeds, "..", "valid.txt")).read().split())
+broken_valid = [n for n in sorted(must) if not decodes(os.path.join(seeds, n))]
+valid = [os.path.join(seeds, n) for n in names if n in must or decodes(os.path.join(seeds, n))]
 crafted = [os.path.join(seeds, n) for n in names if os.path.join(seeds, n) not in valid]
 valid += [os.path.join(assets, "camera.png"), os.path.join(assets, "rocket.jpg")]
 
@@ -116,6 +121,9 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as e
 print(f"robust_matrix: {len(cases)} cases from {len(valid)} valid and {len(crafted)} crafted files: "
       f"{ok} decoded, {refused} refused cleanly, {failures} failed; slowest {slowest[0]:.2f} s "
       f"({slowest[1]}); total {time.monotonic() - t0:.1f} s")
+for n in broken_valid:
+    failures += 1
+    print(f"FAIL: valid seed {n} does not decode: {subprocess.run([binary, 'info', os.path.join(seeds, n)], capture_output=True).stderr.decode(errors='replace').strip()}")
 if failures:
     print(f"failing inputs kept in {os.path.join(scratch, 'robust_matrix_failures')}")
 else:

@@ -103,6 +103,7 @@ def write(d, name, data):
 def main():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
+    os.makedirs(OUT)
     valid = {}
     bad = {}
     # ---- PNG ----
@@ -230,6 +231,8 @@ def main():
     bad["pnm_truncated.ppm"] = b"P6 3 2 255\n" + bytes(10)
     bad["pnm_maxval0.pgm"] = b"P5 2 2 0\n\0\0\0\0"
 
+    with open(os.path.join(OUT, "valid.txt"), "w") as f:  # robust_matrix: these must decode
+        f.write("".join(n + "\n" for n in sorted(valid)))
     for name, data in valid.items():
         write("decode", name, data)
         write("ops", name, data)
