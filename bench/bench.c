@@ -23,24 +23,16 @@
 #include "cpu/cpu.h"
 #include "cuda/cuda_util.h"
 #include "error.h"
+#include "timing.h"
 #include "io.h"
 #include "kernels.h"
 #include "ops.h"
 #include "peers.h"
 #include "bench_full.h"
 
-#define REPS 15
-#define BATCH 40
 #define MAXK 64
 
-#define CK(call)                                                                                       \
-    do {                                                                                               \
-        cudaError_t e_ = (call);                                                                       \
-        if (e_ != cudaSuccess) {                                                                       \
-            fprintf(stderr, "imgpu bench: %s: %s\n", #call, cudaGetErrorString(e_));                   \
-            exit(1);                                                                                   \
-        }                                                                                              \
-    } while (0)
+#define CK BENCH_CK
 
 typedef struct bench {
     int w, h, c;
@@ -62,51 +54,20 @@ typedef struct bench {
 
 typedef int (*op_fn)(bench *b, int k);
 
-static int cmp_d(const void *a, const void *b)
+
+/* The shared timing loop (timing.c), fed through an adapter. */
+typedef struct { bench *b; op_fn fn; } time_op_adapter;
+
+static int time_op_adapt(void *p, int k)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    time_op_adapter *a = p;
+    return a->fn(a->b, k);
 }
 
 static void time_op(bench *b, op_fn fn, double *thr, double *lat)
 {
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    double t[REPS], l[REPS];
-    for (int i = 0; i < 3; i++)
-        if (fn(b, b->idx++ % b->k)) {
-            *thr = *lat = NAN;
-            goto out;
-        }
-    CK(cudaStreamSynchronize(b->s));
-    for (int r = 0; r < REPS; r++) {
-        float ms;
-        CK(cudaEventRecord(e0, b->s));
-        for (int i = 0; i < BATCH; i++)
-            fn(b, b->idx++ % b->k);
-        CK(cudaEventRecord(e1, b->s));
-        CK(cudaEventSynchronize(e1));
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        t[r] = ms * 1000.0 / BATCH;
-    }
-    for (int r = 0; r < REPS; r++) {
-        float ms;
-        CK(cudaEventRecord(e0, b->s));
-        fn(b, b->idx++ % b->k);
-        CK(cudaEventRecord(e1, b->s));
-        CK(cudaEventSynchronize(e1));
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        l[r] = ms * 1000.0;
-    }
-    CK(cudaGetLastError());
-    qsort(t, REPS, sizeof *t, cmp_d);
-    qsort(l, REPS, sizeof *l, cmp_d);
-    *thr = t[REPS / 2];
-    *lat = l[REPS / 2];
-out:
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
+    time_op_adapter a = {b, fn};
+    bench_time(b->s, time_op_adapt, &a, &b->idx, b->k, thr, lat);
 }
 
 /* ---- the ops -------------------------------------------------------------------------------- */
@@ -428,7 +389,7 @@ int main(int argc, char **argv)
     if (!s_csv) {
         printf("imgpu bench: %s (%d SMs, L2 %d MiB), %s; median of %d; throughput = events around %d back-to-back "
                "ops / %d; latency = events around one op\n\n",
-               p.name, p.multiProcessorCount, p.l2CacheSize >> 20, date, REPS, BATCH, BATCH);
+               p.name, p.multiProcessorCount, p.l2CacheSize >> 20, date, BENCH_REPS, BENCH_BATCH, BENCH_BATCH);
         printf("| size | image | content | op | variant | throughput us | latency us | GB/s | %% copy |\n");
         printf("| --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: |\n");
     } else {

@@ -15,22 +15,14 @@
 #include "bench_full.h"
 #include "cuda/ops_full.h"
 #include "error.h"
+#include "timing.h"
 #include "io.h"
 #include "kernels.h"
 #include "ops.h"
 
-#define REPS 15
-#define BATCH 40
 #define MAXK 64
 
-#define CK(call)                                                                                       \
-    do {                                                                                               \
-        cudaError_t e_ = (call);                                                                       \
-        if (e_ != cudaSuccess) {                                                                       \
-            fprintf(stderr, "imgpu bench: %s: %s\n", #call, cudaGetErrorString(e_));                   \
-            exit(1);                                                                                   \
-        }                                                                                              \
-    } while (0)
+#define CK BENCH_CK
 
 typedef struct fb {
     int w, h, c, depth;
@@ -48,52 +40,20 @@ typedef struct fb {
 
 typedef int (*fb_fn)(fb *b, int k);
 
-static int cmp_d(const void *a, const void *b)
+
+/* The shared timing loop (timing.c), fed through an adapter. */
+typedef struct { fb *b; fb_fn fn; } time_fb_adapter;
+
+static int time_fb_adapt(void *p, int k)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    time_fb_adapter *a = p;
+    return a->fn(a->b, k);
 }
 
 static void time_fb(fb *b, fb_fn fn, double *thr, double *lat)
 {
-    cudaEvent_t e0, e1;
-    double t[REPS], l[REPS];
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    for (int i = 0; i < 3; i++)
-        if (fn(b, b->idx++ % b->k)) {
-            fprintf(stderr, "imgpu bench: %s\n", imgpu_error_message());
-            *thr = *lat = NAN;
-            goto out;
-        }
-    CK(cudaStreamSynchronize(b->s));
-    for (int r = 0; r < REPS; r++) {
-        float ms;
-        CK(cudaEventRecord(e0, b->s));
-        for (int i = 0; i < BATCH; i++)
-            fn(b, b->idx++ % b->k);
-        CK(cudaEventRecord(e1, b->s));
-        CK(cudaEventSynchronize(e1));
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        t[r] = ms * 1000.0 / BATCH;
-    }
-    for (int r = 0; r < REPS; r++) {
-        float ms;
-        CK(cudaEventRecord(e0, b->s));
-        fn(b, b->idx++ % b->k);
-        CK(cudaEventRecord(e1, b->s));
-        CK(cudaEventSynchronize(e1));
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        l[r] = ms * 1000.0;
-    }
-    CK(cudaGetLastError());
-    qsort(t, REPS, sizeof *t, cmp_d);
-    qsort(l, REPS, sizeof *l, cmp_d);
-    *thr = t[REPS / 2];
-    *lat = l[REPS / 2];
-out:
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
+    time_fb_adapter a = {b, fn};
+    bench_time(b->s, time_fb_adapt, &a, &b->idx, b->k, thr, lat);
 }
 
 static int op_copy(fb *b, int k) { return cudaMemcpyAsync(b->d_out, b->d_in[k], b->bytes, cudaMemcpyDeviceToDevice, b->s) != cudaSuccess; }
