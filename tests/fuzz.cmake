@@ -39,7 +39,11 @@ function(imgpu_fuzz_target t)
     endif()
   endforeach()
 
-  set(_inputs ${IMGPU_FUZZ_REGRESS}/${t})
+  # git keeps no empty folder: a target with no failing input yet has no fuzz-regress/<t>
+  set(_inputs)
+  if(EXISTS ${IMGPU_FUZZ_REGRESS}/${t})
+    list(APPEND _inputs ${IMGPU_FUZZ_REGRESS}/${t})
+  endif()
   if(EXISTS ${IMGPU_FUZZ_DIR}/seeds/${t})
     list(APPEND _inputs ${IMGPU_FUZZ_DIR}/seeds/${t})
   endif()
