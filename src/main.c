@@ -1276,26 +1276,6 @@ int main(int argc, char **argv)
      * read or written. */
     return EXIT_OK;
 #endif
-    /* IMGPU_MAX_* fill in the limits no option set; a malformed one is a usage error. */
-    if (imgpu_load_options_from_env(&c.load) < 0) {
-        bad("%s", imgpu_error_message());
-        return usage_exit(cmd->name);
-    }
-#ifdef IMGPU_CLI_PARSE_ONLY
-    /* tests/fuzz/fuzz_cli.c compiles this file with main renamed: stop before any file is
-     * read or written. */
-    return EXIT_OK;
-#endif
-    /* IMGPU_MAX_* fill in the limits no option set; a malformed one is a usage error. */
-    if (imgpu_load_options_from_env(&c.load) < 0) {
-        bad("%s", imgpu_error_message());
-        return usage_exit(cmd->name);
-    }
-#ifdef IMGPU_CLI_PARSE_ONLY
-    /* tests/fuzz/fuzz_cli.c compiles this file with main renamed: stop before any file is
-     * read or written. */
-    return EXIT_OK;
-#endif
 
     imgpu_set_quiet(c.quiet);
     int rc = cmd->run(&c);
