@@ -25,6 +25,7 @@
  * when that fails too it goes on on the CPU.
  */
 #include "batch.h"
+#include "cli_values.h"
 #include "error.h"
 #include "image.h"
 #include "io.h"
@@ -126,91 +127,6 @@ static int bad(const char *fmt, ...)
     return -1;
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    if (!*s || isspace((unsigned char)*s))
-        return -1;
-    errno = 0;
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_angle(const char *s, double *out)
-{
-    if (!*s || isspace((unsigned char)*s))
-        return -1;
-    errno = 0;
-    char *end;
-    double v = strtod(s, &end);
-    if (errno || *end || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* COLOR, the grammar of `imgpu rotate --background` (main.c): black | white | transparent |
- * #RGB | #RGBA | #RRGGBB | #RRGGBBAA | R,G,B[,A]. */
-static int parse_color(const char *s, uint8_t rgba[4])
-{
-    static const struct { const char *name; uint8_t v[4]; } named[] = {
-        {"black", {0, 0, 0, 255}}, {"white", {255, 255, 255, 255}}, {"transparent", {0, 0, 0, 0}},
-    };
-    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
-        if (!strcasecmp(s, named[i].name)) {
-            memcpy(rgba, named[i].v, 4);
-            return 0;
-        }
-    if (s[0] == '#') {
-        size_t n = strlen(s + 1);
-        int d[8];
-        if (n != 3 && n != 4 && n != 6 && n != 8)
-            return -1;
-        for (size_t i = 0; i < n; i++) {
-            int ch = (unsigned char)s[1 + i];
-            d[i] = isdigit(ch) ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-                 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
-            if (d[i] < 0)
-                return -1;
-        }
-        rgba[3] = 255;
-        for (size_t i = 0; i < (n <= 4 ? n : n / 2); i++)
-            rgba[i] = (uint8_t)(n <= 4 ? d[i] * 17 : d[2 * i] * 16 + d[2 * i + 1]);
-        return 0;
-    }
-    long v[4];
-    int k = 0;
-    const char *p = s;
-    for (;;) {
-        char *end;
-        while (*p == ' ')
-            p++;
-        if (!isdigit((unsigned char)*p) || k == 4)
-            return -1;
-        errno = 0;
-        v[k] = strtol(p, &end, 10);
-        if (errno || v[k] > 255)
-            return -1;
-        k++;
-        p = end;
-        while (*p == ' ')
-            p++;
-        if (!*p)
-            break;
-        if (*p++ != ',')
-            return -1;
-    }
-    if (k < 3)
-        return -1;
-    for (int i = 0; i < 3; i++)
-        rgba[i] = (uint8_t)v[i];
-    rgba[3] = (uint8_t)(k == 4 ? v[3] : 255);
-    return 0;
-}
-
 /* The last op of `kind`, for the options that set an op's parameters. */
 static imgpu_op *last_op(bopts *b, imgpu_op_kind kind, const char *opt, const char *op_name)
 {
@@ -242,7 +158,7 @@ static int parse_devices(bopts *b, const char *v)
             return -1;
         memcpy(num, p, n);
         num[n] = '\0';
-        if (parse_long(num, 0, 1023, &id) < 0)
+        if (imgpu__parse_long(num, 0, 1023, &id) < 0)
             return -1;
         b->devices[b->ndevices++] = (int)id;
         if (!p[n])
@@ -360,7 +276,7 @@ static int parse_args(int argc, char **argv, bopts *b)
                 return -1;
             b->name = v;
         } else if (!strcmp(name, "jobs")) {
-            if (parse_long(v, 1, 1024, &n) < 0)
+            if (imgpu__parse_long(v, 1, 1024, &n) < 0)
                 return bad("invalid --jobs '%s' (1..1024)", v);
             b->jobs = (int)n;
         } else if (!strcmp(name, "device")) {
@@ -379,7 +295,7 @@ static int parse_args(int argc, char **argv, bopts *b)
                 return bad("invalid --shard '%s' (K/N with 1 <= K <= N)", v);
             memcpy(kbuf, v, (size_t)(slash - v));
             kbuf[slash - v] = '\0';
-            if (parse_long(kbuf, 1, 1000000, &k) < 0 || parse_long(slash + 1, 1, 1000000, &nn) < 0 || k > nn)
+            if (imgpu__parse_long(kbuf, 1, 1000000, &k) < 0 || imgpu__parse_long(slash + 1, 1, 1000000, &nn) < 0 || k > nn)
                 return bad("invalid --shard '%s' (K/N with 1 <= K <= N)", v);
             b->shard_k = (int)k;
             b->shard_n = (int)nn;
@@ -408,7 +324,7 @@ static int parse_args(int argc, char **argv, bopts *b)
             double x;
             if (!(op = last_op(b, IMGPU_OP_CLAHE, "clip", "clahe")))
                 return -1;
-            if (parse_angle(v, &x) < 0 || x < 0 || x > 1e6)
+            if (imgpu__parse_angle(v, &x) < 0 || x < 0 || x > 1e6)
                 return bad("invalid --clip '%s' (a number 0..1000000; 0 disables clipping)", v);
             op->u.clahe.clip = x;
         } else if (!strcmp(name, "tiles")) {
@@ -419,13 +335,13 @@ static int parse_args(int argc, char **argv, bopts *b)
             if (strlen(v) >= sizeof tb || !(xp = strchr(strcpy(tb, v), 'x')))
                 return bad("invalid --tiles '%s' (WxH, e.g. 8x8)", v);
             *xp = '\0';
-            if (parse_long(tb, 1, 256, &tw) < 0 || parse_long(xp + 1, 1, 256, &th) < 0)
+            if (imgpu__parse_long(tb, 1, 256, &tw) < 0 || imgpu__parse_long(xp + 1, 1, 256, &th) < 0)
                 return bad("invalid --tiles '%s' (WxH, each 1..256)", v);
             op->u.clahe.tiles_x = (int)tw;
             op->u.clahe.tiles_y = (int)th;
         } else if (!strcmp(name, "rotate")) {
             double deg;
-            if (parse_angle(v, &deg) < 0)
+            if (imgpu__parse_angle(v, &deg) < 0)
                 return bad("invalid --rotate '%s' (degrees, e.g. 30 or -12.5)", v);
             if (add_op(b, imgpu_op_rotate(deg)) < 0)
                 return -1;
@@ -444,20 +360,20 @@ static int parse_args(int argc, char **argv, bopts *b)
         } else if (!strcmp(name, "background")) {
             if (!(op = last_op(b, IMGPU_OP_ROTATE, "background", "rotate")))
                 return -1;
-            if (parse_color(v, op->u.rotate.background) < 0)
+            if (imgpu__parse_color(v, op->u.rotate.background) < 0)
                 return bad("invalid --background '%s' (black, white, transparent, #RRGGBB, "
                            "#RRGGBBAA or R,G,B[,A])", v);
             op->u.rotate.has_background = 1;
         } else if (!strcmp(name, "png-level")) {
-            if (parse_long(v, 0, 9, &n) < 0)
+            if (imgpu__parse_long(v, 0, 9, &n) < 0)
                 return bad("invalid --png-level '%s' (0..9)", v);
             b->save.png_level = (int)n;
         } else if (!strcmp(name, "quality")) {
-            if (parse_long(v, 1, 100, &n) < 0)
+            if (imgpu__parse_long(v, 1, 100, &n) < 0)
                 return bad("invalid --quality '%s' (1..100)", v);
             b->save.quality = (int)n;
         } else if (!strcmp(name, "max-pixels")) {
-            if (parse_long(v, 1, LONG_MAX, &n) < 0)
+            if (imgpu__parse_long(v, 1, LONG_MAX, &n) < 0)
                 return bad("invalid --max-pixels '%s' (a positive whole number)", v);
             b->load.max_pixels = (uint64_t)n;
         } else if (!strcmp(name, "overwrite")) {

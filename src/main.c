@@ -8,6 +8,7 @@
  * --device cuda, compare over --max-abs), 2 usage error.
  */
 #include "batch.h"
+#include "cli_values.h"
 #include "compare.h"
 #include "error.h"
 #include "image.h"
@@ -323,119 +324,6 @@ static int finish_stdout(void)
 
 /* ---- value parsing ---------------------------------------------------------------------- */
 
-/* Strict decimal integer in [lo, hi]: no leading blanks (strtol would skip them), no
- * trailing junk, no overflow. */
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    if (!*s || isspace((unsigned char)*s))
-        return -1;
-    errno = 0;
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* Unsigned 64-bit, digits only: strtoull would quietly turn "-1" into 2^64 - 1. */
-static int parse_u64(const char *s, uint64_t *out)
-{
-    if (!*s)
-        return -1;
-    for (const char *p = s; *p; p++)
-        if (!isdigit((unsigned char)*p))
-            return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return -1;
-    *out = (uint64_t)v;
-    return 0;
-}
-
-static int parse_angle(const char *s, double *out)
-{
-    if (!*s || isspace((unsigned char)*s))
-        return -1;
-    errno = 0;
-    char *end;
-    double v = strtod(s, &end);
-    /* strtod accepts "nan" and "inf"; neither is an angle. */
-    if (errno || *end || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int hex_digit(int ch)
-{
-    if (ch >= '0' && ch <= '9') return ch - '0';
-    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
-    return -1;
-}
-
-/* COLOR: black | white | transparent | #RGB | #RGBA | #RRGGBB | #RRGGBBAA | R,G,B[,A]. */
-static int parse_color(const char *s, uint8_t rgba[4])
-{
-    if (!strcasecmp(s, "black")) {
-        rgba[0] = rgba[1] = rgba[2] = 0, rgba[3] = 255;
-        return 0;
-    }
-    if (!strcasecmp(s, "white")) {
-        rgba[0] = rgba[1] = rgba[2] = rgba[3] = 255;
-        return 0;
-    }
-    if (!strcasecmp(s, "transparent")) {
-        rgba[0] = rgba[1] = rgba[2] = rgba[3] = 0;
-        return 0;
-    }
-    if (s[0] == '#') {
-        size_t n = strlen(s + 1);
-        int d[8];
-        if (n != 3 && n != 4 && n != 6 && n != 8)
-            return -1;
-        for (size_t i = 0; i < n; i++)
-            if ((d[i] = hex_digit((unsigned char)s[1 + i])) < 0)
-                return -1;
-        rgba[3] = 255;
-        for (size_t i = 0; i < (n <= 4 ? n : n / 2); i++)
-            /* Short forms repeat the digit: #F80 is #FF8800, not #0F0800. */
-            rgba[i] = (uint8_t)(n <= 4 ? d[i] * 17 : d[2 * i] * 16 + d[2 * i + 1]);
-        return 0;
-    }
-    /* Decimal list; blanks around the numbers are allowed ("255, 128, 0"). */
-    long v[4];
-    int k = 0;
-    const char *p = s;
-    for (;;) {
-        char *end;
-        while (*p == ' ')
-            p++;
-        if (!isdigit((unsigned char)*p) || k == 4)
-            return -1;
-        errno = 0;
-        v[k] = strtol(p, &end, 10);
-        if (errno || v[k] > 255)
-            return -1;
-        k++;
-        p = end;
-        while (*p == ' ')
-            p++;
-        if (*p == '\0')
-            break;
-        if (*p++ != ',')
-            return -1;
-    }
-    if (k < 3)
-        return -1;
-    for (int i = 0; i < 3; i++)
-        rgba[i] = (uint8_t)v[i];
-    rgba[3] = (uint8_t)(k == 4 ? v[3] : 255);
-    return 0;
-}
 
 /* ---- argument parsing ------------------------------------------------------------------- */
 
@@ -450,7 +338,7 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         else return bad("invalid --device '%s' (use auto, cpu or cuda)", v);
         return 0;
     case OPT_MAX_PIXELS:
-        if (parse_u64(v, &c->load.max_pixels) < 0 || c->load.max_pixels == 0)
+        if (imgpu__parse_u64(v, &c->load.max_pixels) < 0 || c->load.max_pixels == 0)
             return bad("invalid --max-pixels '%s' (a positive whole number)", v);
         return 0;
     case OPT_MAX_FILE_SIZE:
@@ -464,12 +352,12 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         return 0;
     case OPT_QUIET: c->quiet = 1; return 0;
     case OPT_QUALITY:
-        if (parse_long(v, 1, 100, &n) < 0)
+        if (imgpu__parse_long(v, 1, 100, &n) < 0)
             return bad("invalid --quality '%s' (1..100)", v);
         c->save.quality = (int)n;
         return 0;
     case OPT_PNG_LEVEL:
-        if (parse_long(v, 0, 9, &n) < 0)
+        if (imgpu__parse_long(v, 0, 9, &n) < 0)
             return bad("invalid --png-level '%s' (0..9)", v);
         c->save.png_level = (int)n;
         return 0;
@@ -480,7 +368,7 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         else return bad("invalid --mode '%s' (use luminance or per-channel)", v);
         return 0;
     case OPT_ANGLE:
-        if (parse_angle(v, &c->rotate.u.rotate.angle) < 0)
+        if (imgpu__parse_angle(v, &c->rotate.u.rotate.angle) < 0)
             return bad("invalid --angle '%s' (degrees, e.g. 30 or -12.5)", v);
         c->have_angle = 1;
         return 0;
@@ -495,7 +383,7 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
     case OPT_EXPAND: c->saw_expand = 1; c->rotate.u.rotate.crop = 0; return 0;
     case OPT_CROP: c->saw_crop = 1; c->rotate.u.rotate.crop = 1; return 0;
     case OPT_BACKGROUND:
-        if (parse_color(v, c->rotate.u.rotate.background) < 0)
+        if (imgpu__parse_color(v, c->rotate.u.rotate.background) < 0)
             return bad("invalid --background '%s' (black, white, transparent, #RRGGBB, "
                        "#RRGGBBAA or R,G,B[,A])", v);
         c->rotate.u.rotate.has_background = 1;
@@ -509,13 +397,13 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         else c->diff = v;
         return 0;
     case OPT_MAX_ABS:
-        if (parse_long(v, 0, 255, &c->max_abs) < 0)
+        if (imgpu__parse_long(v, 0, 255, &c->max_abs) < 0)
             return bad("invalid --max-abs '%s' (0..255)", v);
         c->have_max_abs = 1;
         return 0;
     case OPT_CLIP: {
         double x;
-        if (parse_angle(v, &x) < 0 || x < 0 || x > 1e6)
+        if (imgpu__parse_angle(v, &x) < 0 || x < 0 || x > 1e6)
             return bad("invalid --clip '%s' (a number 0..1000000; 0 disables clipping)", v);
         c->clahe.u.clahe.clip = x;
         return 0;
@@ -530,7 +418,7 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         if (!xp)
             return bad("invalid --tiles '%s' (WxH, e.g. 8x8)", v);
         *xp = '\0';
-        if (parse_long(buf, 1, 256, &tw) < 0 || parse_long(xp + 1, 1, 256, &th) < 0)
+        if (imgpu__parse_long(buf, 1, 256, &tw) < 0 || imgpu__parse_long(xp + 1, 1, 256, &th) < 0)
             return bad("invalid --tiles '%s' (WxH, each 1..256)", v);
         c->clahe.u.clahe.tiles_x = (int)tw;
         c->clahe.u.clahe.tiles_y = (int)th;
@@ -548,7 +436,7 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         c->out_depth = !strcmp(v, "8") ? 8 : 0;
         return 0;
     case OPT_BINS:
-        if (parse_long(v, 1, 65536, &c->bins) < 0)
+        if (imgpu__parse_long(v, 1, 65536, &c->bins) < 0)
             return bad("invalid --bins '%s' (1..65536)", v);
         return 0;
     case OPT_RANGE: {
@@ -560,8 +448,8 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         if (!colon)
             return bad("invalid --range '%s' (LO:HI)", v);
         *colon = '\0';
-        if (parse_long(buf, 0, 65535, &c->range_lo) < 0 ||
-            parse_long(colon + 1, 0, 65535, &c->range_hi) < 0 || c->range_lo > c->range_hi)
+        if (imgpu__parse_long(buf, 0, 65535, &c->range_lo) < 0 ||
+            imgpu__parse_long(colon + 1, 0, 65535, &c->range_hi) < 0 || c->range_lo > c->range_hi)
             return bad("invalid --range '%s' (LO:HI with 0 <= LO <= HI <= 65535)", v);
         c->have_range = 1;
         return 0;

@@ -673,7 +673,7 @@ static void test_hostile(void)
     png_chunk(&b, "IEND", NULL, 0);
     expect_mem_error(b.p, b.n, "image is 100000x100000 = 10000000000 pixels, more than the "
                      "limit of 268435456 (raise it with --max-pixels)", "huge PNG");
-    imgpu_load_options big = { UINT64_C(1) << 40 };
+    imgpu_load_options big = {.max_pixels = UINT64_C(1) << 40};
     CHECK(imgpu_image_load_memory(b.p, b.n, "x.png", &big) == NULL);   /* stb: too large */
     free(b.p);
 
@@ -693,7 +693,7 @@ static void test_hostile(void)
     imgpu_image *small = make_image(100, 100, 1, 1, 0);
     unsigned char *enc = NULL;
     size_t enc_len = 0;
-    imgpu_load_options lim = { 9999 };
+    imgpu_load_options lim = {.max_pixels = 9999};
     CHECK(imgpu_image_encode(small, IMGPU_FORMAT_PNG, NULL, &enc, &enc_len) == 0);
     CHECK(imgpu_image_load_memory(enc, enc_len, "x.png", &lim) == NULL &&
           contains(imgpu_error_message(), "more than the limit of 9999"));

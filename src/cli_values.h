@@ -1,0 +1,18 @@
+/* cli_values.h — the value grammars shared by the command-line front ends (main.c, batch.c,
+ * the viewer): strict integers, angles, colours. Each returns 0, or -1 without a message (the
+ * caller knows which option it was parsing and says so). */
+#ifndef IMGPU_CLI_VALUES_H
+#define IMGPU_CLI_VALUES_H
+
+#include <stdint.h>
+
+/* Strict decimal integer in [lo, hi]: no blanks, no trailing junk, no overflow. */
+int imgpu__parse_long(const char *s, long lo, long hi, long *out);
+/* Unsigned 64-bit, digits only ("-1" is refused, not wrapped). */
+int imgpu__parse_u64(const char *s, uint64_t *out);
+/* A finite number of degrees. */
+int imgpu__parse_angle(const char *s, double *out);
+/* COLOR: black | white | transparent | #RGB | #RGBA | #RRGGBB | #RRGGBBAA | R,G,B[,A] (0..255). */
+int imgpu__parse_color(const char *s, uint8_t rgba[4]);
+
+#endif
