@@ -619,7 +619,8 @@ static int plan(const bopts *b, joblist *l)
             l->v[i].in_size = st.st_size;
         }
     }
-    qsort(ids, nids, sizeof *ids, cmp_devino);
+    if (nids) /* qsort(NULL, 0, ...) is undefined */
+        qsort(ids, nids, sizeof *ids, cmp_devino);
     for (size_t i = 0; i < l->n; i++) {
         bjob *j = &l->v[i];
         char *name = make_name(b, j, &j->why);
@@ -637,7 +638,8 @@ static int plan(const bopts *b, joblist *l)
     }
     /* Two inputs that would write one output (a.png and a.jpg with --format png): the first
      * in sorted order wins, the others fail rather than overwrite its result. */
-    qsort(byout, nout, sizeof *byout, cmp_out);
+    if (nout)
+        qsort(byout, nout, sizeof *byout, cmp_out);
     for (size_t i = 1, g = 0; i < nout; i++) {
         if (strcmp(byout[i]->out, byout[g]->out) != 0) {
             g = i;
@@ -1276,7 +1278,8 @@ int imgpu_batch_main(int argc, char **argv)
     for (int i = 0; i < o.ninputs; i++)
         if (add_input(&l, o.inputs[i], have_out ? &ost : NULL, 0) < 0)
             goto fail;
-    qsort(l.v, l.n, sizeof *l.v, cmp_job);
+    if (l.n) /* no input matched: l.v is NULL, and qsort(NULL, 0, ...) is undefined */
+        qsort(l.v, l.n, sizeof *l.v, cmp_job);
     /* the same path given twice (a file and its folder) is one input */
     size_t u = 0;
     for (size_t i = 0; i < l.n; i++) {
