@@ -172,25 +172,6 @@ static int cuda_supports(const imgpu_image *in, const imgpu_op *ops, int n)
             return 0;
     return 1;
 }
-
-/* GPU paths that have been run and checked against the CPU reference on a GPU (test_gpu_ops,
- * the .cuda golden tests, compute-sanitizer): 8-bit equalize with OpenCV's formula, and
- * rotation. CLAHE, 16-bit images and the pil/imagemagick formulas have CUDA code and tests
- * (test_gpu_clahe, golden .cuda cases) that have not yet run on a GPU: `auto` keeps them on
- * the CPU until they have, `--device cuda` runs them (that is how the GPU tests reach them). */
-static int cuda_verified(const imgpu_image *in, const imgpu_op *ops, int n)
-{
-    if (in->depth != 8)
-        return 0;
-    for (int i = 0; i < n; i++) {
-        if (ops[i].kind == IMGPU_OP_ROTATE)
-            continue;
-        if (ops[i].kind == IMGPU_OP_EQUALIZE && ops[i].u.equalize.formula == IMGPU_FORMULA_OPENCV)
-            continue;
-        return 0;
-    }
-    return 1;
-}
 #endif
 
 imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int n,
@@ -211,8 +192,6 @@ imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int 
         }
         d = IMGPU_DEVICE_CPU; /* auto: the CPU reference runs it */
     }
-    if (d == IMGPU_DEVICE_CUDA && device == IMGPU_DEVICE_AUTO && !cuda_verified(in, ops, n))
-        d = IMGPU_DEVICE_CPU;
     if (d == IMGPU_DEVICE_CUDA) {
         imgpu_image *out = NULL;
         int rc = imgpu_cuda_pipeline_run(in, ops, n, &out);
@@ -280,9 +259,6 @@ int imgpu_histogram_full_compute(const imgpu_image *in, imgpu_device device, img
     if (imgpu_device_resolve(device, &d) < 0)
         return -1;
 #ifdef IMGPU_HAVE_CUDA
-    /* not yet run on a GPU (see cuda_verified): `auto` takes the CPU reference */
-    if (d == IMGPU_DEVICE_CUDA && device == IMGPU_DEVICE_AUTO)
-        d = IMGPU_DEVICE_CPU;
     if (d == IMGPU_DEVICE_CUDA) {
         int rc = imgpu_cuda_histogram_full(in, out);
         if (rc == 0) {
