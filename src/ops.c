@@ -161,6 +161,18 @@ static imgpu_image *cpu_pipeline(const imgpu_image *in, const imgpu_op *ops, int
 }
 
 #ifdef IMGPU_HAVE_CUDA
+/* After a failed CUDA run: 1 when the CPU should run the op instead — `auto` after running out
+ * of device memory or a sticky fault (the GPU is gone for this process, see
+ * IMGPU_CUDA_STICKY), with a one-line notice; 0 when the error stands. */
+static int cpu_takes_over(int rc, imgpu_device requested)
+{
+    if ((rc != IMGPU_CUDA_OOM && rc != IMGPU_CUDA_STICKY) || requested == IMGPU_DEVICE_CUDA)
+        return 0;
+    imgpu_notice("%s; running on the CPU", imgpu_error_message());
+    imgpu_error_clear();
+    return 1;
+}
+
 /* What the CUDA backend runs: equalize (any formula) and CLAHE at 8 and 16 bits, rotate at
  * 8 bits (the CPU reference has no 16-bit rotation either). */
 static int cuda_supports(const imgpu_image *in, const imgpu_op *ops, int n)
@@ -200,12 +212,8 @@ imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int 
                 *used = d;
             return out;
         }
-        /* auto: out of device memory, or a sticky fault (the GPU is gone for this process,
-         * see IMGPU_CUDA_STICKY): the CPU runs the op instead. */
-        if ((rc != IMGPU_CUDA_OOM && rc != IMGPU_CUDA_STICKY) || device == IMGPU_DEVICE_CUDA)
+        if (!cpu_takes_over(rc, device))
             return NULL;
-        imgpu_notice("%s; running on the CPU", imgpu_error_message());
-        imgpu_error_clear();
         d = IMGPU_DEVICE_CPU;
     }
 #endif
@@ -230,10 +238,8 @@ int imgpu_histogram_compute(const imgpu_image *in, imgpu_device device, imgpu_hi
                 *used = d;
             return 0;
         }
-        if ((rc != IMGPU_CUDA_OOM && rc != IMGPU_CUDA_STICKY) || device == IMGPU_DEVICE_CUDA)
+        if (!cpu_takes_over(rc, device))
             return -1;
-        imgpu_notice("%s; running on the CPU", imgpu_error_message());
-        imgpu_error_clear();
         d = IMGPU_DEVICE_CPU;
     }
 #endif
@@ -266,10 +272,8 @@ int imgpu_histogram_full_compute(const imgpu_image *in, imgpu_device device, img
                 *used = d;
             return 0;
         }
-        if ((rc != IMGPU_CUDA_OOM && rc != IMGPU_CUDA_STICKY) || device == IMGPU_DEVICE_CUDA)
+        if (!cpu_takes_over(rc, device))
             return -1;
-        imgpu_notice("%s; running on the CPU", imgpu_error_message());
-        imgpu_error_clear();
     }
 #endif
     if (used)
