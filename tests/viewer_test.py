@@ -90,6 +90,12 @@ CASES = [
      [["rotate", "--angle", "-12.5", "--filter", "bicubic", "--crop"]]),
     (["--rotate", "45", "--filter", "nearest"], [["rotate", "--angle", "45", "--filter", "nearest"]]),
     (["--equalize", "--rotate", "17.5"], [["equalize"], ["rotate", "--angle", "17.5", "--force"]]),
+    # CLAHE (from index 7 on, the assets run these too: gray camera, RGB coffee)
+    (["--clahe"], [["clahe", "--clip", "40", "--tiles", "8x8", "--mode", "luminance"]]),
+    (["--clahe", "--clip", "2.5", "--tiles", "5x3", "--mode", "per-channel"],
+     [["clahe", "--clip", "2.5", "--tiles", "5x3", "--mode", "per-channel"]]),
+    (["--clahe", "--clip", "0", "--tiles", "1x1"], [["clahe", "--clip", "0", "--tiles", "1x1"]]),
+    (["--clahe", "--clip=3", "--rotate", "30"], [["clahe", "--clip", "3"], ["rotate", "--angle", "30", "--force"]]),
 ]
 
 
@@ -166,14 +172,62 @@ key ctrl+c
 key s
 key s
 """
-EXPECT_OPS = "--mode per-channel && imgpu rotate {o} {o} --angle -177.1 --filter bicubic --crop --force"
+EXPECT_OPS = "imgpu equalize {i} {o} --mode per-channel && imgpu rotate {o} {o} --angle -177.1 --filter bicubic " \
+             "--crop --force"
+
+# CLAHE: C on (E then C: the two exclude each other), M, clip 40 +1 +10 +10 -1 -10 = 50, tiles
+# 8 +1 +1 +1 -1 = 10 (Shift changes nothing there), a quarter turn; Space, V and H change the view only
+EVENTS_CLAHE = """resize 960 720
+key e
+key c
+key m
+key ]
+key shift+]
+key shift+period
+key shift+]
+key [
+key shift+[
+key .
+key .
+key ,
+key 0
+key space
+key v
+key h
+key ctrl+c
+key s
+key s
+"""
+EXPECT_CLAHE = "imgpu clahe {i} {o} --clip 50 --tiles 10x10 --mode per-channel && imgpu rotate {o} {o} --angle 90 " \
+               "--filter bilinear --expand --force"
+
+# the limits: clip stops at 0, tiles at 1x1 and 64x64; C off and on keeps them; E then C again
+EVENTS_CLAHE_LIMITS = """key c
+key shift+[
+key shift+[
+key shift+[
+key shift+[
+key shift+[
+key [
+""" + "key ,\n" * 10 + """key c
+key ]
+key c
+key e
+key c
+key ctrl+c
+key s
+key s
+"""
+EXPECT_CLAHE_LIMITS = "imgpu clahe {i} {o} --clip 0 --tiles 1x1 --mode luminance"
+EVENTS_CLAHE_MAX = "key c\n" + "key period\n" * 70 + "key ctrl+c\nkey s\nkey s\n"
+EXPECT_CLAHE_MAX = "imgpu clahe {i} {o} --clip 40 --tiles 64x64 --mode luminance"
 
 
-def check_interaction(ck, imgpu, tmp, inp, out_line, save_dir, snap, what):
+def check_interaction(ck, imgpu, tmp, inp, out_line, save_dir, snap, what, expect=EXPECT_OPS):
     base = os.path.splitext(os.path.basename(inp))[0]
     out = os.path.join(save_dir, base + ".view.png")
     lines = [l for l in out_line.splitlines() if l.startswith("imgpu ")]
-    want = f"imgpu equalize {inp} {out} " + EXPECT_OPS.format(o=out)
+    want = expect.format(i=inp, o=out)
     if not ck.check(lines == [want], f"{what}: Ctrl+C prints the command line", f"got {lines}\nwant {want}"):
         return
     saved = [os.path.join(save_dir, base + ".view.png"), os.path.join(save_dir, base + ".view-2.png")]
@@ -198,21 +252,26 @@ def check_interaction(ck, imgpu, tmp, inp, out_line, save_dir, snap, what):
 
 
 def events(ck, imgpu, view, tmp, assets, ctx_args, env=None, window=False):
-    inp = os.path.join(tmp, "coffee.png")
-    shutil.copy(os.path.join(assets, "coffee.png"), inp)
     ev = os.path.join(tmp, "events.txt")
-    cc.write(ev, (EVENTS + ("key q\n" if window else "")).encode())
-    if window:
-        args = [view, inp, "--events", ev, "--window", "960x720", "--stats"] + ctx_args
-        snap = None
-        what = "events in a window"
-    else:
-        snap = os.path.join(tmp, "events_snap.png")
-        args = [view, inp, "--events", ev, "--snapshot", snap] + ctx_args
-        what = "events headless"
-    rc, o, e = run(args, env=env)
-    if ck.check(rc == 0, f"{what}: imgpu-view exits 0", f"{' '.join(args)}\n{o}{e}"):
-        check_interaction(ck, imgpu, tmp, inp, o, tmp, snap, what)
+    scripts = [("coffee.png", EVENTS, EXPECT_OPS, ""), ("coffee.png", EVENTS_CLAHE, EXPECT_CLAHE, " (CLAHE)"),
+               ("camera.png", EVENTS_CLAHE, EXPECT_CLAHE, " (CLAHE, gray)"),
+               ("coffee.png", EVENTS_CLAHE_LIMITS, EXPECT_CLAHE_LIMITS, " (CLAHE limits)"),
+               ("camera.png", EVENTS_CLAHE_MAX, EXPECT_CLAHE_MAX, " (CLAHE 64x64)")]
+    for name, script, expect, tag in scripts:
+        inp = os.path.join(tmp, name)
+        shutil.copy(os.path.join(assets, name), inp)
+        cc.write(ev, (script + ("key q\n" if window else "")).encode())
+        if window:
+            args = [view, inp, "--events", ev, "--window", "960x720", "--stats"] + ctx_args
+            snap = None
+            what = "events in a window" + tag
+        else:
+            snap = os.path.join(tmp, "events_snap.png")
+            args = [view, inp, "--events", ev, "--snapshot", snap] + ctx_args
+            what = "events headless" + tag
+        rc, o, e = run(args, env=env)
+        if ck.check(rc == 0, f"{what}: imgpu-view exits 0", f"{' '.join(args)}\n{o}{e}"):
+            check_interaction(ck, imgpu, tmp, inp, o, tmp, snap, what, expect)
     if window:
         return
     # N / P walk the files given; a dropped file opens; Ctrl+C names the current one
@@ -235,7 +294,10 @@ def events(ck, imgpu, view, tmp, assets, ctx_args, env=None, window=False):
 def usage(ck, imgpu, view, tmp, assets):
     a = os.path.join(assets, "camera.png")
     for args in (["--frobnicate"], [a, "--rotate", "x"], [a, "--mode", "foo"], [a, "--size", "3"],
-                 [a, "--snapshot", os.path.join(tmp, "x.xyz")], [a, "--frames", "3"], []):
+                 [a, "--snapshot", os.path.join(tmp, "x.xyz")], [a, "--frames", "3"], [],
+                 [a, "--clahe", "--equalize"], [a, "--clip", "3"], [a, "--tiles", "4x4"], [a, "--clahe", "--clip", "-1"],
+                 [a, "--clahe", "--clip", "x"], [a, "--clahe", "--tiles", "0x4"], [a, "--clahe", "--tiles", "257x4"],
+                 [a, "--clahe", "--tiles", "8"], [a, "--clahe=1"]):
         rc, o, e = run([view] + args)
         ck.check(rc == 2 and "try 'imgpu view --help'" in e, f"usage error {args}: exit 2", f"rc={rc} {e}")
     rc, o, e = run([view, os.path.join(tmp, "missing.png"), "--snapshot", os.path.join(tmp, "m.png"),

@@ -5,7 +5,8 @@
  *
  *   # comment                       blank lines and comments are skipped
  *   key [MOD+]...NAME               NAME: a..z, 0..9, left right up down home space escape
- *                                   f1 ?; MOD: shift ctrl alt. e.g. key shift+right, key ctrl+c
+ *                                   f1 ? [ ] , . (or lbracket rbracket comma period);
+ *                                   MOD: shift ctrl alt. e.g. key shift+right, key ctrl+c
  *   move X Y                        the cursor moves
  *   down left|right|middle [X Y]    a button goes down (after moving to X Y)
  *   up left|right|middle [X Y]
@@ -32,6 +33,9 @@ static int key_code(const char *name)
         {"left", GLFW_KEY_LEFT}, {"right", GLFW_KEY_RIGHT}, {"up", GLFW_KEY_UP}, {"down", GLFW_KEY_DOWN},
         {"home", GLFW_KEY_HOME}, {"space", GLFW_KEY_SPACE}, {"escape", GLFW_KEY_ESCAPE},
         {"esc", GLFW_KEY_ESCAPE}, {"f1", GLFW_KEY_F1}, {"slash", GLFW_KEY_SLASH}, {"?", GLFW_KEY_SLASH},
+        {"[", GLFW_KEY_LEFT_BRACKET}, {"lbracket", GLFW_KEY_LEFT_BRACKET}, {"]", GLFW_KEY_RIGHT_BRACKET},
+        {"rbracket", GLFW_KEY_RIGHT_BRACKET}, {",", GLFW_KEY_COMMA}, {"comma", GLFW_KEY_COMMA},
+        {".", GLFW_KEY_PERIOD}, {"period", GLFW_KEY_PERIOD},
     };
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
         if (!strcasecmp(name, named[i].n))

@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef M_PI
@@ -40,11 +41,23 @@ void vw_angle_string(long angle_c, char *buf, size_t n)
         snprintf(buf, n, "%s%ld.%02ld", angle_c < 0 ? "-" : "", a / 100, a % 100);
 }
 
+void vw_number_string(double x, char *buf, size_t n)
+{
+    for (int prec = 0; prec <= 17; prec++) { /* plain decimals first: "40", "2.5" */
+        snprintf(buf, n, "%.*f", prec, x);
+        if (strtod(buf, NULL) == x)
+            return;
+    }
+    snprintf(buf, n, "%.17g", x);
+}
+
 int vw_app_ops(const vw_app *a, imgpu_op ops[2])
 {
     int n = 0;
     if (a->equalize)
         ops[n++] = imgpu_op_equalize(a->mode);
+    else if (a->clahe)
+        ops[n++] = imgpu_op_clahe(a->clip, a->tiles_x, a->tiles_y, a->mode);
     if (a->angle_c != 0) {
         ops[n] = imgpu_op_rotate(a->angle_c / 100.0);
         ops[n].u.rotate.filter = a->filter;
@@ -126,6 +139,9 @@ static void set_angle(vw_app *a, long c)
 void vw_app_reset(vw_app *a)
 {
     a->equalize = 0;
+    a->clahe = 0;
+    a->clip = 40.0;
+    a->tiles_x = a->tiles_y = 8;
     a->mode = IMGPU_MODE_LUMINANCE;
     a->angle_c = 0;
     a->filter = IMGPU_FILTER_BILINEAR;
@@ -143,20 +159,44 @@ void vw_app_key(vw_app *a, int key, int mods)
     vw_app_result_size(a, &w, &h);
     const int shift = mods & GLFW_MOD_SHIFT, ctrl = mods & GLFW_MOD_CONTROL;
     switch (key) {
-    case GLFW_KEY_E:
+    case GLFW_KEY_E: /* equalize and CLAHE exclude each other: one contrast op at a time */
         a->equalize = !a->equalize;
+        a->clahe = 0;
         a->dirty_ops = 1;
         break;
     case GLFW_KEY_M:
         a->mode = a->mode == IMGPU_MODE_LUMINANCE ? IMGPU_MODE_PER_CHANNEL : IMGPU_MODE_LUMINANCE;
-        a->dirty_ops = a->equalize;
+        a->dirty_ops |= a->equalize || a->clahe;
         a->dirty_view = 1;
         break;
     case GLFW_KEY_C:
-        if (ctrl)
+        if (ctrl) {
             a->want_copy = 1;
-        else
-            fprintf(stderr, "imgpu view: CLAHE is not available in the viewer yet\n");
+        } else {
+            a->clahe = !a->clahe;
+            a->equalize = 0;
+            a->dirty_ops = 1;
+        }
+        break;
+    case GLFW_KEY_LEFT_BRACKET:  /* CLAHE clip -1 (Shift: -10), not below 0 */
+    case GLFW_KEY_RIGHT_BRACKET: /* +1 (Shift: +10) */
+        if (a->clahe) {
+            double c = a->clip + (key == GLFW_KEY_LEFT_BRACKET ? -1 : 1) * (shift ? 10.0 : 1.0);
+            c = c < 0 ? 0 : c > VW_CLAHE_CLIP_MAX ? VW_CLAHE_CLIP_MAX : c;
+            a->dirty_ops |= c != a->clip;
+            a->clip = c;
+            a->dirty_view = 1;
+        }
+        break;
+    case GLFW_KEY_COMMA:  /* CLAHE tiles: square grids, one fewer / one more per side (1..64) */
+    case GLFW_KEY_PERIOD:
+        if (a->clahe) {
+            int t = a->tiles_x + (key == GLFW_KEY_COMMA ? -1 : 1);
+            t = t < 1 ? 1 : t > VW_CLAHE_TILES_MAX ? VW_CLAHE_TILES_MAX : t;
+            a->dirty_ops |= t != a->tiles_x || t != a->tiles_y;
+            a->tiles_x = a->tiles_y = t;
+            a->dirty_view = 1;
+        }
         break;
     case GLFW_KEY_LEFT: set_angle(a, a->angle_c + (shift ? 10 : 100)); break;   /* counterclockwise */
     case GLFW_KEY_RIGHT: set_angle(a, a->angle_c - (shift ? 10 : 100)); break;  /* clockwise */
@@ -356,11 +396,17 @@ void vw_app_command_line(const vw_app *a, const char *out_path, char *buf, size_
     char rot[256];
     snprintf(rot, sizeof rot, "--angle %s --filter %s %s", ang, filter_name(a->filter),
              a->crop ? "--crop" : "--expand");
-    if (a->equalize && a->angle_c != 0)
-        snprintf(buf, n, "imgpu equalize %s %s --mode %s && imgpu rotate %s %s %s --force", in, out,
-                 mode_name(a->mode), out, out, rot);
-    else if (a->equalize)
-        snprintf(buf, n, "imgpu equalize %s %s --mode %s", in, out, mode_name(a->mode));
+    char contrast[4400] = "", clip[40];
+    vw_number_string(a->clip, clip, sizeof clip);
+    if (a->equalize)
+        snprintf(contrast, sizeof contrast, "equalize %s %s --mode %s", in, out, mode_name(a->mode));
+    else if (a->clahe)
+        snprintf(contrast, sizeof contrast, "clahe %s %s --clip %s --tiles %dx%d --mode %s", in, out, clip,
+                 a->tiles_x, a->tiles_y, mode_name(a->mode));
+    if (contrast[0] && a->angle_c != 0)
+        snprintf(buf, n, "imgpu %s && imgpu rotate %s %s %s --force", contrast, out, out, rot);
+    else if (contrast[0])
+        snprintf(buf, n, "imgpu %s", contrast);
     else if (a->angle_c != 0)
         snprintf(buf, n, "imgpu rotate %s %s %s", in, out, rot);
     else /* a quarter turn of 0 is the identity, pixel for pixel */
@@ -371,13 +417,16 @@ void vw_app_describe(const vw_app *a, char *buf, size_t n)
 {
     char ang[32];
     vw_angle_string(a->angle_c, ang, sizeof ang);
-    if (!a->equalize && a->angle_c == 0) {
+    if (!a->equalize && !a->clahe && a->angle_c == 0) {
         snprintf(buf, n, "original");
         return;
     }
-    char eq[64] = "", rot[96] = "";
+    char eq[96] = "", rot[96] = "", clip[40];
+    vw_number_string(a->clip, clip, sizeof clip);
     if (a->equalize)
         snprintf(eq, sizeof eq, "equalize %s", mode_name(a->mode));
+    else if (a->clahe)
+        snprintf(eq, sizeof eq, "clahe clip %s tiles %dx%d %s", clip, a->tiles_x, a->tiles_y, mode_name(a->mode));
     if (a->angle_c != 0)
         snprintf(rot, sizeof rot, "rotate %s %s %s", ang, filter_name(a->filter), a->crop ? "crop" : "expand");
     snprintf(buf, n, "%s%s%s", eq, eq[0] && rot[0] ? " + " : "", rot);

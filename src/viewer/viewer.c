@@ -6,7 +6,7 @@
  * view changed. Snapshots (--snapshot OUT): one frame rendered offscreen (EGL's device
  * platform where a GPU is, else a hidden GLFW window or Mesa's EGL) and written with the
  * CLI's writer; without --size the frame is the processed image at 1:1, read back through
- * GL, so it equals `imgpu equalize` / `imgpu rotate` output pixel for pixel.
+ * GL, so it equals `imgpu equalize` / `imgpu clahe` / `imgpu rotate` output pixel for pixel.
  */
 #include "viewer.h"
 #include "error.h"
@@ -43,6 +43,8 @@ static const char s_help[] =
     "\n"
     "settings (also the start of an interactive session):\n"
     "  --equalize           equalize (E)           --mode luminance|per-channel (M)\n"
+    "  --clahe [--clip X] [--tiles WxH]   CLAHE (C; [ ] clip, , . tiles), as 'imgpu clahe';\n"
+    "                       default clip 40, tiles 8x8; not with --equalize\n"
     "  --rotate DEG         rotate counterclockwise (arrows, right drag, 9 / 0)\n"
     "  --filter nearest|bilinear|bicubic (F)       --expand | --crop (X)\n"
     "  --histogram          show the histogram overlay (H)\n"
@@ -66,6 +68,7 @@ static const char s_help[] =
 
 static const char s_controls[] =
     "E  EQUALIZE ON/OFF          M  LUMINANCE / PER-CHANNEL\n"
+    "C  CLAHE ON/OFF (NOT WITH E)   [ / ]  CLIP -/+ 1 (SHIFT 10)   , / .  TILES -/+\n"
     "LEFT/RIGHT  ROTATE 1 DEG (SHIFT 0.1)   RIGHT DRAG  FREE ROTATION\n"
     "9 / 0  -90 / +90   F  FILTER   X  EXPAND/CROP   R  RESET\n"
     "WHEEL  ZOOM   LEFT DRAG  PAN   HOME  FIT   1  1:1\n"
@@ -82,6 +85,8 @@ typedef struct options {
     int size_w, size_h, win_w, win_h;
     int frames, stats, histogram, quiet, interop, context;
     int equalize, have_rotate, crop;
+    int clahe, have_clip, have_tiles, tiles_x, tiles_y;
+    double clip;
     imgpu_eq_mode mode;
     double rotate;
     imgpu_filter filter;
@@ -163,7 +168,7 @@ static int parse_options(int argc, char **argv, options *o)
         } else {
             snprintf(name, sizeof name, "%s", a);
         }
-        static const char *flags[] = {"--equalize", "--histogram", "--stats", "--quiet", "--no-interop",
+        static const char *flags[] = {"--equalize", "--clahe", "--histogram", "--stats", "--quiet", "--no-interop",
                                       "--crop", "--expand"};
         int is_flag = 0;
         for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
@@ -176,6 +181,21 @@ static int parse_options(int argc, char **argv, options *o)
             val = argv[++i];
         }
         if (!strcmp(name, "--equalize")) o->equalize = 1;
+        else if (!strcmp(name, "--clahe")) o->clahe = 1;
+        else if (!strcmp(name, "--clip")) {
+            char *end;
+            errno = 0;
+            o->clip = strtod(val, &end);
+            if (errno || end == val || *end || isspace((unsigned char)*val) || !isfinite(o->clip) ||
+                o->clip < 0 || o->clip > VW_CLAHE_CLIP_MAX)
+                return usage("--clip: '%s' is not a number 0..1000000", val);
+            o->have_clip = 1;
+        } else if (!strcmp(name, "--tiles")) {
+            if (!strchr(val, 'x') || parse_size(val, &o->tiles_x, &o->tiles_y) || o->tiles_x > 256 ||
+                o->tiles_y > 256)
+                return usage("--tiles: '%s' is not WxH (1..256 each)", val);
+            o->have_tiles = 1;
+        }
         else if (!strcmp(name, "--histogram")) o->histogram = 1;
         else if (!strcmp(name, "--stats")) o->stats = 1;
         else if (!strcmp(name, "--quiet")) o->quiet = 1;
@@ -237,6 +257,10 @@ static int parse_options(int argc, char **argv, options *o)
     }
     if (o->nfiles == 0)
         return usage("%s", "no image given");
+    if (o->equalize && o->clahe)
+        return usage("%s", "--equalize and --clahe exclude each other (E and C switch between them)");
+    if ((o->have_clip || o->have_tiles) && !o->clahe)
+        return usage("%s", o->have_clip ? "--clip needs --clahe" : "--tiles needs --clahe");
     if (o->snapshot && imgpu_format_from_path(o->snapshot) == IMGPU_FORMAT_UNKNOWN)
         return usage("--snapshot: '%s' has no known image extension (.png .jpg .bmp .tga .pnm)", o->snapshot);
     if (o->screenshot && (o->snapshot || imgpu_format_from_path(o->screenshot) == IMGPU_FORMAT_UNKNOWN))
@@ -638,6 +662,13 @@ int main(int argc, char **argv)
     vw_app *a = &v.app;
     vw_app_reset(a);
     a->equalize = v.o.equalize;
+    a->clahe = v.o.clahe;
+    if (v.o.have_clip)
+        a->clip = v.o.clip;
+    if (v.o.have_tiles) {
+        a->tiles_x = v.o.tiles_x;
+        a->tiles_y = v.o.tiles_y;
+    }
     a->mode = v.o.mode;
     a->filter = v.o.filter;
     a->crop = v.o.crop;
