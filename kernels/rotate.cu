@@ -92,14 +92,11 @@ static __device__ __forceinline__ void sample(cudaTextureObject_t tl, cudaTextur
     }
 }
 
-/* Pixels per thread (8 for gray was measured slower on the H100: 70 vs 58 us at 8K). */
-static __host__ __device__ constexpr int rot_pix(int C) { return C > 0 ? IMGPU_ROT_PIX : IMGPU_ROT_PIX; }
-
 template <int C, int F>
 static __global__ void __launch_bounds__(IMGPU_ROT_BX *IMGPU_ROT_BY)
 rotate_kernel(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out, imgpu_rotate_geom g)
 {
-    constexpr int PIX = rot_pix(C);
+    constexpr int PIX = IMGPU_ROT_PIX; /* 8 for gray measured slower on the H100: 70 vs 58 us at 8K */
     const int v = blockIdx.y * blockDim.y + threadIdx.y;
     const int u0 = (blockIdx.x * blockDim.x + threadIdx.x) * PIX;
     if (v >= g.out_h || u0 >= g.out_w)
@@ -151,7 +148,7 @@ template <int C>
 static void launch_rot(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out, const imgpu_rotate_geom *g,
                        cudaStream_t s)
 {
-    constexpr int PIX = rot_pix(C);
+    constexpr int PIX = IMGPU_ROT_PIX;
     static int bx;
     if (!bx) { /* IMGPU_ROT_BX: block width for tuning sweeps (threads stay BX * BY) */
         const char *env = getenv("IMGPU_ROT_BX");
