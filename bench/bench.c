@@ -193,6 +193,9 @@ static void fill(uint8_t *dst, int w, int h, int c, int content, const imgpu_ima
 
 static int s_csv;
 static double s_copy_gbs;
+static const char *s_ops = "histogram,equalize,rotate,full"; /* --ops */
+
+static int want(const char *group) { return strstr(s_ops, group) != NULL; }
 
 static void row(const char *size, bench *b, const char *content, const char *op, const char *variant, double thr,
                 double lat, double moved)
@@ -256,7 +259,7 @@ static void run_config(const char *size, int w, int h, int c, int content, const
     s_copy_gbs = 2 * B / (thr * 1e-6) / 1e9;
     row(size, &b, cn, "copy", "cudaMemcpyAsync D2D", thr, lat, 2 * B);
 
-    for (int v = 0; v < IMGPU_HIST_VARIANT_COUNT; v++) {
+    for (int v = 0; v < IMGPU_HIST_VARIANT_COUNT && want("histogram"); v++) {
         b.hv = (imgpu_hist_variant)v;
         /* global atomics on a constant image serialize every thread of the GPU on one address: skip at 8K */
         if (v == IMGPU_HIST_GLOBAL_ATOMICS && content == 2 && b.npix > 9000000) {
@@ -268,18 +271,29 @@ static void run_config(const char *size, int w, int h, int c, int content, const
         snprintf(name, sizeof name, "imgpu %s%s", imgpu_hist_variant_name(b.hv), v == IMGPU_HIST_DEFAULT ? " (default)" : "");
         row(size, &b, cn, "histogram", name, thr, lat, B);
     }
-    time_op(&b, op_cub_hist, &thr, &lat);
-    row(size, &b, cn, "histogram", c == 1 ? "CUB HistogramEven" : "CUB MultiHistogramEven", thr, lat, B);
-    if (bench_have_npp() && c != 4) {
+    if (want("histogram")) {
+        time_op(&b, op_cub_hist, &thr, &lat);
+        row(size, &b, cn, "histogram", c == 1 ? "CUB HistogramEven" : "CUB MultiHistogramEven", thr, lat, B);
+    }
+    if (want("histogram") && bench_have_npp() && c != 4) {
         time_op(&b, op_npp_hist, &thr, &lat);
         row(size, &b, cn, "histogram", "NPP nppiHistogramEven", thr, lat, B);
     }
 
-    for (int luma = (c >= 3 ? 1 : 0); luma >= 0; luma--) {
+    for (int luma = (c >= 3 ? 1 : 0); luma >= 0 && want("equalize"); luma--) {
         b.luma = luma;
         const char *op = c == 1 ? "equalize" : luma ? "equalize luminance" : "equalize per-channel";
         time_op(&b, op_eq_fused, &thr, &lat);
         row(size, &b, cn, op, "imgpu fused, 1 cooperative launch (default)", thr, lat, 2 * B);
+        /* the two fused kernels side by side: on chip (the image read once, kept in shared
+         * memory across the grid barrier) and two-pass (read twice) */
+        for (int path = 2; path >= 1; path--) {
+            imgpu_kernels_eq_path(path, 0);
+            time_op(&b, op_eq_fused, &thr, &lat);
+            row(size, &b, cn, op, path == 2 ? "imgpu fused on-chip (forced)" : "imgpu fused two-pass (forced)", thr, lat,
+                2 * B);
+        }
+        imgpu_kernels_eq_path(0, 0);
         for (int sv = 0; sv < IMGPU_SCAN_VARIANT_COUNT; sv++) {
             b.scan = sv;
             time_op(&b, op_eq_three, &thr, &lat);
@@ -289,7 +303,7 @@ static void run_config(const char *size, int w, int h, int c, int content, const
         }
     }
 
-    if (content != 1) { /* rotation cost does not depend on the content: photo and constant only */
+    if (content != 1 && want("rotate")) { /* rotation cost does not depend on the content: photo and constant only */
         static const uint8_t bg[4] = {0, 0, 0, 0};
         static const char *fname[] = {"nearest", "bilinear", "bicubic"};
         /* resident textures: over CUDA arrays, and (where the row pitch allows) over the packed
@@ -312,6 +326,13 @@ static void run_config(const char *size, int w, int h, int c, int content, const
                 row(size, &b, cn, op, mode == 0 ? "imgpu tex2D, CUDA array resident" : "imgpu tex2D, pitched linear (no copy)",
                     thr, lat, 2 * B);
             }
+            /* the thread layouts side by side (bilinear): warp tiles (default) against rows */
+            b.filter = 1;
+            imgpu_kernels_rot_layout(0);
+            time_op(&b, op_rotate_resident, &thr, &lat);
+            row(size, &b, cn, "rotate 30 bilinear",
+                mode == 0 ? "imgpu tex2D row layout, CUDA array" : "imgpu tex2D row layout, pitched linear", thr, lat, 2 * B);
+            imgpu_kernels_rot_layout(-1);
             for (int i = 0; i < b.k; i++)
                 imgpu__cuda_tex_destroy(&b.tex[i], &b.held);
         }
@@ -345,6 +366,7 @@ static void run_config(const char *size, int w, int h, int c, int content, const
 static void usage(FILE *f)
 {
     fprintf(f, "usage: imgpu bench [--csv] [--sizes 1080p,4k,8k] [--channels 1,3] [--contents photo,noise,constant]\n"
+               "                   [--ops histogram,equalize,rotate,full]   (full: the CLAHE, 16-bit and formula rows)\n"
                "                   [--issue6-only]   (only CLAHE, 16-bit and formula rows; OpenCV's CLAHE\n"
                "                   beside them when IMGPU_BENCH_PYTHON names a python3 with cv2)\n"
                "Times every op and kernel variant on the GPU next to CUB and NPP (median CUDA-event times,\n"
@@ -364,6 +386,8 @@ int main(int argc, char **argv)
             chans = argv[++i];
         else if (!strcmp(argv[i], "--contents") && i + 1 < argc)
             contents = argv[++i];
+        else if (!strcmp(argv[i], "--ops") && i + 1 < argc)
+            s_ops = argv[++i];
         else if (!strcmp(argv[i], "--issue6-only")) /* CLAHE, 16-bit, formulas (bench_full.c) */
             issue6_only = 1;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -436,7 +460,8 @@ int main(int argc, char **argv)
                     run_config(S[s].name, S[s].w, S[s].h, c, k, c == 1 ? gray : rgb, (size_t)p.l2CacheSize);
         }
     }
-    bench_full(sizes, chans, contents, (size_t)p.l2CacheSize, s_csv, gray, rgb);
+    if (issue6_only || want("full"))
+        bench_full(sizes, chans, contents, (size_t)p.l2CacheSize, s_csv, gray, rgb);
     imgpu_image_free(gray);
     imgpu_image_free(rgb);
     imgpu_cuda_shutdown();

@@ -1,7 +1,9 @@
 /* equalize.cu — histogram equalization: the LUT from a histogram (a block-wide scan), the
  * LUT apply (16 pixels per thread, 16-byte loads and stores; the luminance mode converts
  * RGB -> YCbCr, maps Y and converts back in the same pass), and the fused single-launch
- * version that does histogram, LUT and apply in one cooperative kernel.
+ * versions that do histogram, LUT and apply in one cooperative kernel: on chip (the image is
+ * read from memory once and kept in shared memory across the grid barrier) while it about
+ * fits there, else two-pass (read twice).
  *
  * The LUT is OpenCV's equalizeHist, bit for bit (src/ops.h states it; src/cpu/equalize.c is
  * the reference): i0 = first non-empty bin -> 0; scale = 255.0f / (N - h[i0]) in single
@@ -232,31 +234,85 @@ static __device__ __forceinline__ void eq_hist_chunk(const uint32_t (&u)[4 * C],
     }
 }
 
+/* What the two fused kernels share: the block's privatized histogram (luma: lane-private
+ * sub-histograms, hist.cuh; gray and per-channel: block-private), the parity halves of the
+ * global histogram, the grid barrier and the per-block LUT build. */
 template <int C, bool LUMA>
-static __global__ void __launch_bounds__(IMGPU_CDF_BINS)
-equalize_fused_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_hist2, int parity)
-{
-    constexpr int P = lut_planes(C, LUMA);
-    /* luma: lane-private sub-histograms (hist.cuh); gray and per-channel: block-private */
-    constexpr bool LANES = LUMA;
-    __shared__ uint32_t s_hist[LANES ? 256 * 32 : P * 256];
-    __shared__ uint32_t s_scan[2 * IMGPU_CDF_BINS];
-    __shared__ uint8_t s_lut[P * 256 + 1]; /* + the constant-image flag of plane 0 */
-    __shared__ int s_i0;
-    /* Halves sit at fixed offsets (3 planes each) whatever P is, and a run zeroes ALL of the
-     * other half: runs of different modes then never see each other's stale counts. */
-    uint32_t *g_hist = g_hist2 + parity * 3 * 256;
-    uint32_t *g_next = g_hist2 + (parity ^ 1) * 3 * 256;
-    const uint32_t lane = threadIdx.x & 31u;
+struct fused_shared {
+    static constexpr int P = lut_planes(C, LUMA);
+    static constexpr int HIST_WORDS = LUMA ? 256 * 32 : P * 256;
+    uint32_t hist[HIST_WORDS];
+    uint32_t scan[2 * IMGPU_CDF_BINS];
+    uint8_t lut[P * 256 + 1]; /* + the constant-image flag of plane 0 */
+    int i0;
+};
 
-    for (int i = threadIdx.x; i < (LANES ? 256 * 32 : P * 256); i += blockDim.x)
-        s_hist[i] = 0;
+template <int C, bool LUMA>
+static __device__ __forceinline__ void fused_hist_chunk(const uint32_t (&u)[4 * C], uint32_t *s_hist)
+{
+    if constexpr (LUMA)
+        imgpu__hist_lanes_luma<C>(u, s_hist, threadIdx.x & 31u);
+    else if constexpr (C == 1)
+        imgpu__hist_gray_chunk(u, s_hist);
+    else
+        eq_hist_chunk<C>(u, s_hist);
+}
+
+template <int C, bool LUMA>
+static __device__ __forceinline__ void fused_hist_pixel(const uint8_t *p, uint32_t *s_hist)
+{
+    if (LUMA)
+        atomicAdd(&s_hist[IMGPU_LANE_SLOT(imgpu__rgb_to_y(p[0], p[1], p[2]), threadIdx.x & 31u)], 1u);
+    else
+        for (int ch = 0; ch < (C >= 3 ? 3 : 1); ch++)
+            atomicAdd(&s_hist[ch * 256 + p[ch]], 1u);
+}
+
+/* Clears the block's histogram; block 0 zeroes the other parity half for the next run.
+ * Halves sit at fixed offsets (3 planes each) whatever P is, and a run zeroes ALL of the other
+ * half: runs of different modes then never see each other's stale counts. */
+template <int C, bool LUMA>
+static __device__ __forceinline__ void fused_begin(fused_shared<C, LUMA> &sh, uint32_t *g_hist2, int parity)
+{
+    uint32_t *g_next = g_hist2 + (parity ^ 1) * 3 * 256;
+    for (int i = threadIdx.x; i < fused_shared<C, LUMA>::HIST_WORDS; i += blockDim.x)
+        sh.hist[i] = 0;
     if (blockIdx.x == 0) /* the previous run used g_next and has finished (stream order) */
         for (int i = threadIdx.x; i < 3 * 256; i += blockDim.x)
             g_next[i] = 0;
     __syncthreads();
+}
 
-    /* 1. privatized histogram of this block's chunks */
+/* Merges the block's histogram (one atomic per non-empty bin), waits for every block's merge,
+ * then builds the LUTs in this block: 256 bins are cheaper to scan than to broadcast. */
+template <int C, bool LUMA>
+static __device__ __forceinline__ void fused_luts(fused_shared<C, LUMA> &sh, uint32_t *g_hist2, int parity,
+                                                  size_t npix)
+{
+    constexpr int P = fused_shared<C, LUMA>::P;
+    uint32_t *g_hist = g_hist2 + parity * 3 * 256;
+    __syncthreads();
+    for (int b = threadIdx.x; b < P * 256; b += blockDim.x) {
+        const uint32_t n = LUMA ? imgpu__lanes_sum(sh.hist, b) : sh.hist[b];
+        if (n)
+            atomicAdd(&g_hist[b], n);
+    }
+    cg::this_grid().sync();
+    for (int p = 0; p < P; p++)
+        build_lut(IMGPU_SCAN_DEFAULT, g_hist + p * 256, npix, sh.lut + p * 256, p == 0 ? sh.lut + P * 256 : NULL,
+                  sh.scan, &sh.i0);
+}
+
+/* Two-pass fused kernel: any image size. The histogram pass streams the image from memory,
+ * the apply pass reads it again (grid-stride, the same chunks per block, so L2 hits while the
+ * image fits the L2; at 8K gray it does not, and the second read comes from HBM). */
+template <int C, bool LUMA>
+static __global__ void __launch_bounds__(IMGPU_CDF_BINS)
+equalize_fused_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_hist2, int parity)
+{
+    __shared__ fused_shared<C, LUMA> sh;
+    fused_begin(sh, g_hist2, parity);
+
     const size_t nchunks = npix / 16;
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -266,46 +322,200 @@ equalize_fused_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_
         imgpu__load_chunk<C>(in + i * 16 * C, u);
         if (second)
             imgpu__load_chunk<C>(in + (i + stride) * 16 * C, v);
-        if constexpr (LUMA) {
-            imgpu__hist_lanes_luma<C>(u, s_hist, lane);
-            if (second)
-                imgpu__hist_lanes_luma<C>(v, s_hist, lane);
-        } else if constexpr (C == 1) {
-            imgpu__hist_gray_chunk(u, s_hist);
-            if (second)
-                imgpu__hist_gray_chunk(v, s_hist);
-        } else {
-            eq_hist_chunk<C>(u, s_hist);
-            if (second)
-                eq_hist_chunk<C>(v, s_hist);
-        }
+        fused_hist_chunk<C, LUMA>(u, sh.hist);
+        if (second)
+            fused_hist_chunk<C, LUMA>(v, sh.hist);
     }
     const size_t tail = npix - nchunks * 16;
-    if (first < tail) {
-        const uint8_t *p = in + (nchunks * 16 + first) * C;
-        if (LUMA)
-            atomicAdd(&s_hist[IMGPU_LANE_SLOT(imgpu__rgb_to_y(p[0], p[1], p[2]), lane)], 1u);
+    if (first < tail)
+        fused_hist_pixel<C, LUMA>(in + (nchunks * 16 + first) * C, sh.hist);
+
+    fused_luts(sh, g_hist2, parity, npix);
+    apply_range<C, LUMA>(in, out, npix, sh.lut);
+}
+
+/* Maps one chunk and stores it with streaming stores (the output is not read again here). */
+template <int C, bool LUMA>
+static __device__ __forceinline__ void map_store(const uint32_t (&u)[4 * C], uint4 *q, const uint8_t *s_lut,
+                                                 bool passthrough)
+{
+    uint32_t o[4 * C];
+    if (passthrough) {
+#pragma unroll
+        for (int w = 0; w < 4 * C; w++)
+            o[w] = u[w];
+    } else {
+        map_chunk<C, LUMA>(u, o, s_lut);
+    }
+#pragma unroll
+    for (int k = 0; k < C; k++)
+        __stcs(q + k, make_uint4(o[4 * k], o[4 * k + 1], o[4 * k + 2], o[4 * k + 3]));
+}
+
+template <int C>
+static __device__ __forceinline__ void unpack(const uint4 *w, uint32_t (&u)[4 * C])
+{
+#pragma unroll
+    for (int k = 0; k < C; k++) {
+        u[4 * k + 0] = w[k].x;
+        u[4 * k + 1] = w[k].y;
+        u[4 * k + 2] = w[k].z;
+        u[4 * k + 3] = w[k].w;
+    }
+}
+
+/* On-chip fused kernel: the image is read from memory ONCE. Every block owns one contiguous
+ * run of chunks and keeps up to keep_cap of them in (dynamic) shared memory across the grid
+ * barrier: 2 blocks x ~110 KiB per SM, so an H100 holds ~28 MiB of image on chip. Chunks
+ * beyond that (the spill) are read last in the histogram pass, with ordinary caching loads,
+ * and first in the apply pass, so their second read hits the L2; the kept chunks are loaded
+ * evict-first, so they do not push the spill out of it. Launched only while the spill is
+ * small next to the L2 (launch_fused). */
+template <int C, bool LUMA>
+static __global__ void __launch_bounds__(IMGPU_CDF_BINS, IMGPU_EQ_ONCHIP_BLOCKS_PER_SM)
+equalize_onchip_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_hist2, int parity,
+                       size_t per_block, size_t keep_cap)
+{
+    extern __shared__ uint4 s_keep[]; /* keep_cap chunks of C uint4 */
+    __shared__ fused_shared<C, LUMA> sh;
+    constexpr int U = C >= 4 ? 1 : 4 / C; /* chunks in flight per thread: 48..64 bytes */
+    fused_begin(sh, g_hist2, parity);
+
+    const size_t nchunks = npix / 16;
+    const size_t lo = (size_t)blockIdx.x * per_block;
+    const size_t hi = lo + per_block < nchunks ? lo + per_block : nchunks;
+    const size_t cnt = hi > lo ? hi - lo : 0;
+    const size_t kept = cnt < keep_cap ? cnt : keep_cap;
+    const uint4 *src = reinterpret_cast<const uint4 *>(in) + lo * C;
+    uint4 *dst = reinterpret_cast<uint4 *>(out) + lo * C;
+    const size_t t = threadIdx.x, nt = blockDim.x;
+
+    /* 1a. the kept chunks: evict-first loads (U in flight), into shared memory and the histogram */
+    for (size_t j0 = t; j0 < kept; j0 += U * nt) {
+        uint4 w[U][C];
+#pragma unroll
+        for (int r = 0; r < U; r++)
+            if (j0 + r * nt < kept)
+#pragma unroll
+                for (int k = 0; k < C; k++)
+                    w[r][k] = __ldcs(src + (j0 + r * nt) * C + k);
+#pragma unroll
+        for (int r = 0; r < U; r++)
+            if (j0 + r * nt < kept) {
+                uint32_t u[4 * C];
+#pragma unroll
+                for (int k = 0; k < C; k++)
+                    s_keep[(j0 + r * nt) * C + k] = w[r][k];
+                unpack<C>(w[r], u);
+                fused_hist_chunk<C, LUMA>(u, sh.hist);
+            }
+    }
+    /* 1b. the spill: caching loads, so that the apply pass finds them in the L2 */
+    for (size_t j0 = kept + t; j0 < cnt; j0 += U * nt) {
+        uint4 w[U][C];
+#pragma unroll
+        for (int r = 0; r < U; r++)
+            if (j0 + r * nt < cnt)
+#pragma unroll
+                for (int k = 0; k < C; k++)
+                    w[r][k] = src[(j0 + r * nt) * C + k];
+#pragma unroll
+        for (int r = 0; r < U; r++)
+            if (j0 + r * nt < cnt) {
+                uint32_t u[4 * C];
+                unpack<C>(w[r], u);
+                fused_hist_chunk<C, LUMA>(u, sh.hist);
+            }
+    }
+    const size_t tail = npix - nchunks * 16; /* < 16 pixels, the last block's */
+    const bool has_tail = blockIdx.x == gridDim.x - 1 && t < tail;
+    if (has_tail)
+        fused_hist_pixel<C, LUMA>(in + (nchunks * 16 + t) * C, sh.hist);
+
+    fused_luts(sh, g_hist2, parity, npix);
+
+    /* luminance mode on an image whose Y is constant: returned unchanged (src/cpu/equalize.c) */
+    const bool passthrough = LUMA && sh.lut[sh.P * 256];
+    /* 3a. the spill first, while it is the most recently read data in the L2 */
+    for (size_t j = kept + t; j < cnt; j += nt) {
+        uint4 w[C];
+        uint32_t u[4 * C];
+#pragma unroll
+        for (int k = 0; k < C; k++)
+            w[k] = __ldcs(src + j * C + k);
+        unpack<C>(w, u);
+        map_store<C, LUMA>(u, dst + j * C, sh.lut, passthrough);
+    }
+    /* 3b. the kept chunks, from shared memory */
+    for (size_t j = t; j < kept; j += nt) {
+        uint32_t u[4 * C];
+        unpack<C>(s_keep + j * C, u);
+        map_store<C, LUMA>(u, dst + j * C, sh.lut, passthrough);
+    }
+    if (has_tail) {
+        const size_t p = (nchunks * 16 + t) * C;
+        if (passthrough)
+            for (int ch = 0; ch < C; ch++)
+                out[p + ch] = in[p + ch];
         else
-            for (int ch = 0; ch < (C >= 3 ? 3 : 1); ch++)
-                atomicAdd(&s_hist[ch * 256 + p[ch]], 1u);
+            map_pixel<C, LUMA>(in + p, out + p, sh.lut);
     }
-    __syncthreads();
-    for (int b = threadIdx.x; b < P * 256; b += blockDim.x) {
-        const uint32_t n = LANES ? imgpu__lanes_sum(s_hist, b) : s_hist[b];
-        if (n)
-            atomicAdd(&g_hist[b], n);
+}
+
+static int s_eq_path, s_eq_keep; /* imgpu_kernels_eq_path(): tests and tuning sweeps */
+
+extern "C" void imgpu_kernels_eq_path(int path, int keep_chunks)
+{
+    s_eq_path = path;
+    s_eq_keep = keep_chunks;
+}
+
+/* The on-chip kernel's launch shape, computed once per instantiation: the dynamic shared
+ * memory that leaves IMGPU_EQ_ONCHIP_BLOCKS_PER_SM blocks resident per SM, and the grid that
+ * is co-resident with it (a cooperative grid must be). ok = 0 when the device cannot. */
+struct onchip_shape {
+    int done, ok, grid_max;
+    size_t dyn, keep_cap;
+};
+
+template <int C, bool LUMA>
+static cudaError_t onchip_setup(onchip_shape &s)
+{
+    if (s.done)
+        return cudaSuccess;
+    s.done = 1;
+    int dev = 0, per_sm_smem = 0, optin = 0, reserved = 0, per_sm = 0;
+    cudaFuncAttributes fa;
+    const void *fn = (const void *)equalize_onchip_kernel<C, LUMA>;
+    cudaError_t e;
+    if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&per_sm_smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev)) != cudaSuccess ||
+        (e = cudaFuncGetAttributes(&fa, fn)) != cudaSuccess)
+        return e;
+    long dyn = (long)per_sm_smem / IMGPU_EQ_ONCHIP_BLOCKS_PER_SM - reserved - (long)fa.sharedSizeBytes;
+    if (dyn > (long)optin - (long)fa.sharedSizeBytes)
+        dyn = (long)optin - (long)fa.sharedSizeBytes;
+    dyn -= dyn % (16 * C);
+    if (dyn < 16L * C * IMGPU_CDF_BINS)
+        return cudaSuccess; /* too little shared memory to be worth it: ok stays 0 */
+    if ((e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn)) != cudaSuccess)
+        return e;
+    for (;;) { /* the per-SM arithmetic above is the documented one; occupancy has the last word */
+        if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, IMGPU_CDF_BINS, (size_t)dyn)) != cudaSuccess)
+            return e;
+        if (per_sm >= IMGPU_EQ_ONCHIP_BLOCKS_PER_SM || dyn <= 16L * C * IMGPU_CDF_BINS + 1024)
+            break;
+        dyn -= 1024 - 1024 % (16 * C);
     }
-
-    /* 2. every block waits for every other block's merge */
-    cg::this_grid().sync();
-
-    /* 3. every block builds the LUTs itself: 256 bins are cheaper to scan than to broadcast */
-    for (int p = 0; p < P; p++)
-        build_lut(IMGPU_SCAN_DEFAULT, g_hist + p * 256, npix, s_lut + p * 256, p == 0 ? s_lut + P * 256 : NULL,
-                  s_scan, &s_i0);
-
-    /* 4. map the chunks this block read in step 1: same indices, so mostly L2 hits */
-    apply_range<C, LUMA>(in, out, npix, s_lut);
+    if (per_sm < 1)
+        return cudaSuccess;
+    s.dyn = (size_t)dyn;
+    s.keep_cap = (size_t)dyn / (16 * C);
+    s.grid_max = per_sm * sm_count();
+    s.ok = 1;
+    return cudaSuccess;
 }
 
 template <int C, bool LUMA>
@@ -313,6 +523,7 @@ static cudaError_t launch_fused(const uint8_t *in, uint8_t *out, size_t npix, ui
                                 cudaStream_t s)
 {
     static int max_grid, fixed_grid; /* co-resident blocks: a cooperative grid must not exceed it */
+    static onchip_shape oc;
     if (!max_grid) {
         int per_sm = 0;
         cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, equalize_fused_kernel<C, LUMA>,
@@ -327,7 +538,32 @@ static cudaError_t launch_fused(const uint8_t *in, uint8_t *out, size_t npix, ui
     size_t want = fixed_grid ? (size_t)fixed_grid : (npix + IMGPU_EQ_PIXELS_PER_BLOCK - 1) / IMGPU_EQ_PIXELS_PER_BLOCK;
     if (!fixed_grid && want < (size_t)sm_count())
         want = sm_count();
-    const size_t need = (npix / 16 + IMGPU_CDF_BINS) / IMGPU_CDF_BINS; /* never an idle block */
+    const size_t nchunks = npix / 16;
+
+    if (s_eq_path != 1) {
+        cudaError_t e = onchip_setup<C, LUMA>(oc);
+        if (e != cudaSuccess)
+            return e;
+        const size_t cap = s_eq_keep > 0 && (size_t)s_eq_keep < oc.keep_cap ? (size_t)s_eq_keep : oc.keep_cap;
+        const size_t on_chip = (size_t)oc.grid_max * cap; /* chunks */
+        /* on chip while the spill is at most IMGPU_EQ_ONCHIP_SPILL_PCT % of what stays on chip */
+        if (oc.ok && (s_eq_path == 2 || nchunks <= on_chip + on_chip * IMGPU_EQ_ONCHIP_SPILL_PCT / 100)) {
+            size_t grid = want < (size_t)oc.grid_max ? want : (size_t)oc.grid_max;
+            const size_t need = (nchunks + IMGPU_CDF_BINS - 1) / IMGPU_CDF_BINS; /* >= 1 chunk per thread */
+            if (grid > need)
+                grid = need;
+            if (grid < 1)
+                grid = 1;
+            size_t per_block = (nchunks + grid - 1) / grid;
+            int g = (int)grid;
+            void *args[] = {(void *)&in, (void *)&out, (void *)&npix, (void *)&hist2, (void *)&parity,
+                            (void *)&per_block, (void *)&cap};
+            return cudaLaunchCooperativeKernel((const void *)equalize_onchip_kernel<C, LUMA>, dim3(g),
+                                               dim3(IMGPU_CDF_BINS), args, oc.dyn, s);
+        }
+    }
+
+    const size_t need = (nchunks + IMGPU_CDF_BINS) / IMGPU_CDF_BINS; /* never an idle block */
     if (want > need)
         want = need;
     const int grid = want > (size_t)max_grid ? max_grid : (int)want;

@@ -82,6 +82,13 @@ cudaError_t imgpu_launch_equalize_fused(const uint8_t *d_in, uint8_t *d_out, siz
                                         int channels, int luminance, uint32_t *d_hist2,
                                         int parity, cudaStream_t stream);
 
+/* Which fused kernel imgpu_launch_equalize_fused uses (tests and bench): path 0 chooses (the
+ * on-chip kernel, which reads the image once and keeps it in shared memory across the grid
+ * barrier, while the image about fits on chip; else the two-pass one), 1 always the two-pass
+ * kernel, 2 always the on-chip one. keep_chunks > 0 caps the 16-pixel chunks an on-chip block
+ * keeps (the rest spill and are read twice), so tests can cover the spill on small images. */
+void imgpu_kernels_eq_path(int path, int keep_chunks);
+
 /* ---- rotation (rotate.cu) ----------------------------------------------------------------- */
 typedef struct imgpu_rotate_geom {
     int in_w, in_h;        /* source size (the texture) */
@@ -99,6 +106,10 @@ typedef struct imgpu_rotate_geom {
  * border address mode whose border color is the background. */
 cudaError_t imgpu_launch_rotate(cudaTextureObject_t tex_linear, cudaTextureObject_t tex_point,
                                 uint8_t *d_out, const imgpu_rotate_geom *g, cudaStream_t stream);
+
+/* Thread layout of imgpu_launch_rotate (tests and bench): 0 rows of 4-pixel groups, 1 warp
+ * tiles (the default; rotate.cu), -1 back to the default (or IMGPU_ROT_LAYOUT). */
+void imgpu_kernels_rot_layout(int layout);
 
 /* Exact quarter turns (q = 0..3 counterclockwise) as a tiled permutation through shared
  * memory, no texture: the turned image lands at (off_x, off_y) in an out_w x out_h canvas,

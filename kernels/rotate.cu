@@ -144,6 +144,108 @@ rotate_kernel(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out, imgp
     }
 }
 
+/* Warp-tiled layout: a warp owns a 32 x 4 tile of the output, and each of its 4 texture
+ * fetches covers a compact 8 x 4 sub-block of it (lane l: column 8k + l%8, row l/8), whose
+ * source footprint at any angle is a small 2D patch: few texture-cache lines per fetch
+ * instruction, where the row layout's fetch (32 lanes 4 pixels apart along one row) spans a
+ * 128-pixel diagonal. Then 4 warp shuffles per channel regroup the pixels so that each lane
+ * holds 4 consecutive pixels of its row for one wide store (the 4 values a lane computed are
+ * packed one byte per fetch, and lane l picks byte (l%8)/2 of each word it receives). */
+template <int C, int F>
+static __global__ void __launch_bounds__(IMGPU_ROT_BX *IMGPU_ROT_BY)
+rotate_tiled_kernel(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out, imgpu_rotate_geom g, int wx)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int wy = (int)(blockDim.x >> 5) / wx;
+    const int tile_u = (blockIdx.x * wx + warp % wx) * 32, tile_v = (blockIdx.y * wy + warp / wx) * 4;
+    if (tile_u >= g.out_w || tile_v >= g.out_h) /* whole warps only: the shuffles need all 32 lanes */
+        return;
+    const int v = tile_v + (lane >> 3);
+    const float dy = __fadd_rn(__fadd_rn((float)v, 0.5f), -g.out_cy);
+    const float sdy = __fmul_rn(g.sin_t, dy), cdy = __fmul_rn(g.cos_t, dy);
+    uint32_t slot[C]; /* byte k of slot[c]: channel c of the pixel fetched k-th */
+#pragma unroll
+    for (int c = 0; c < C; c++)
+        slot[c] = 0;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const int u = tile_u + 8 * k + (lane & 7);
+        const float dx = __fadd_rn(__fadd_rn((float)u, 0.5f), -g.out_cx);
+        const float sx = __fadd_rn(__fadd_rn(__fmul_rn(g.cos_t, dx), -sdy), g.in_cx);
+        const float sy = __fadd_rn(__fadd_rn(__fmul_rn(g.sin_t, dx), cdy), g.in_cy);
+        int px[4];
+        sample<C, F>(tl, tp, sx, sy, px);
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            slot[c] |= (uint32_t)px[c] << (8 * k);
+    }
+    /* lane l stores columns 4(l%8)..+3 of row v; column 4(l%8)+j was fetched k = (l%8)/2-th by
+     * lane 8(l/8) + 4(l%2) + j */
+    const int u0 = tile_u + 4 * (lane & 7), pick = 8 * ((lane & 7) >> 1);
+    int px[4][4];
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            px[j][c] = (int)((__shfl_sync(0xffffffffu, slot[c], (lane & ~7) | (4 * (lane & 1) + j)) >> pick) & 0xffu);
+    if (v >= g.out_h || u0 >= g.out_w)
+        return;
+    uint8_t *row = out + ((size_t)v * g.out_w + u0) * C;
+    if (u0 + 4 <= g.out_w && ((uintptr_t)row & 3) == 0) {
+        uint32_t packed[C] = {0}; /* 4 * C bytes */
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+#pragma unroll
+            for (int c = 0; c < C; c++) {
+                const int b = j * C + c;
+                packed[b >> 2] |= (uint32_t)px[j][c] << ((b & 3) * 8);
+            }
+        if constexpr (C == 4) {
+            if (((uintptr_t)row & 15) == 0) {
+                *reinterpret_cast<uint4 *>(row) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
+                return;
+            }
+        }
+        if constexpr (C == 2) {
+            if (((uintptr_t)row & 7) == 0) {
+                *reinterpret_cast<uint2 *>(row) = make_uint2(packed[0], packed[1]);
+                return;
+            }
+        }
+#pragma unroll
+        for (int w = 0; w < C; w++)
+            reinterpret_cast<uint32_t *>(row)[w] = packed[w];
+    } else {
+        for (int j = 0; j < 4 && u0 + j < g.out_w; j++)
+            for (int c = 0; c < C; c++)
+                row[j * C + c] = (uint8_t)px[j][c];
+    }
+}
+
+static int s_rot_layout = -1; /* imgpu_kernels_rot_layout(); -1: IMGPU_ROT_LAYOUT or the default */
+
+extern "C" void imgpu_kernels_rot_layout(int layout) { s_rot_layout = layout; }
+
+template <int C>
+static void launch_tiled(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out, const imgpu_rotate_geom *g,
+                         cudaStream_t s)
+{
+    constexpr int WARPS = IMGPU_ROT_BX * IMGPU_ROT_BY / 32;
+    static int wx;
+    if (!wx) { /* IMGPU_ROT_WX: warps side by side in a block, for tuning sweeps */
+        const char *env = getenv("IMGPU_ROT_WX");
+        const int v = env ? atoi(env) : 0;
+        wx = (v >= 1 && v <= WARPS && WARPS % v == 0) ? v : IMGPU_ROT_TILED_WX;
+    }
+    const int wy = WARPS / wx;
+    dim3 grid((g->out_w + 32 * wx - 1) / (32 * wx), (g->out_h + 4 * wy - 1) / (4 * wy));
+    switch (g->filter) {
+    case 0: rotate_tiled_kernel<C, 0><<<grid, WARPS * 32, 0, s>>>(tl, tp, out, *g, wx); break;
+    case 2: rotate_tiled_kernel<C, 2><<<grid, WARPS * 32, 0, s>>>(tl, tp, out, *g, wx); break;
+    default: rotate_tiled_kernel<C, 1><<<grid, WARPS * 32, 0, s>>>(tl, tp, out, *g, wx); break;
+    }
+}
+
 template <int C>
 static void launch_rot(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out, const imgpu_rotate_geom *g,
                        cudaStream_t s)
@@ -168,11 +270,20 @@ static void launch_rot(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *
 extern "C" cudaError_t imgpu_launch_rotate(cudaTextureObject_t tex_linear, cudaTextureObject_t tex_point,
                                            uint8_t *d_out, const imgpu_rotate_geom *g, cudaStream_t stream)
 {
+    if (s_rot_layout < 0) {
+        const char *env = getenv("IMGPU_ROT_LAYOUT"); /* tuning sweeps: 0 rows, 1 warp tiles */
+        s_rot_layout = env && (*env == '0' || *env == '1') ? *env - '0' : IMGPU_ROT_LAYOUT;
+    }
+    const int tiled = s_rot_layout == 1;
     switch (g->channels) {
-    case 1: launch_rot<1>(tex_linear, tex_point, d_out, g, stream); break;
-    case 2: launch_rot<2>(tex_linear, tex_point, d_out, g, stream); break;
-    case 3: launch_rot<3>(tex_linear, tex_point, d_out, g, stream); break;
-    case 4: launch_rot<4>(tex_linear, tex_point, d_out, g, stream); break;
+    case 1: tiled ? launch_tiled<1>(tex_linear, tex_point, d_out, g, stream)
+                  : launch_rot<1>(tex_linear, tex_point, d_out, g, stream); break;
+    case 2: tiled ? launch_tiled<2>(tex_linear, tex_point, d_out, g, stream)
+                  : launch_rot<2>(tex_linear, tex_point, d_out, g, stream); break;
+    case 3: tiled ? launch_tiled<3>(tex_linear, tex_point, d_out, g, stream)
+                  : launch_rot<3>(tex_linear, tex_point, d_out, g, stream); break;
+    case 4: tiled ? launch_tiled<4>(tex_linear, tex_point, d_out, g, stream)
+                  : launch_rot<4>(tex_linear, tex_point, d_out, g, stream); break;
     default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();

@@ -19,6 +19,14 @@
  * most what is co-resident (a cooperative grid must be). 4K gray: 2 blocks per SM measured
  * 14.8 us against 20.2 at 8; 8K gray wants more blocks (46 us at 4-8 per SM, 50 at 2). */
 #define IMGPU_EQ_PIXELS_PER_BLOCK 32768
+/* On-chip fused equalize (read the image once): blocks per SM, each with ~1/this of the SM's
+ * shared memory for its run of the image; and the spill (chunks beyond what fits on chip,
+ * read twice, the second time from the L2) allowed before the two-pass kernel is used instead,
+ * in percent of what fits (H100: ~28 MiB on chip, so up to ~14 MiB spill: 8K gray's 33 MB).
+ * H100, gray photo: 4K 12.3 us on chip against 14.0 two-pass, 8K 30.1 against 49.0; 8K RGB
+ * luminance (100 MB, past the bound) 115.6 forced on chip against 127.8: the bound is cautious. */
+#define IMGPU_EQ_ONCHIP_BLOCKS_PER_SM 2
+#define IMGPU_EQ_ONCHIP_SPILL_PCT 50
 /* Tuning sweeps (imgpu bench) may override them at run time: IMGPU_HIST_BLOCKS_PER_SM, and
  * IMGPU_EQ_BLOCKS_PER_SM (a fixed blocks-per-SM count for the fused equalize). */
 
@@ -36,6 +44,16 @@
 #define IMGPU_ROT_BX 32
 #define IMGPU_ROT_BY 8
 #define IMGPU_ROT_PIX 4
+/* Layout of the rotation threads: 0 rows (the above), 1 warp tiles (each warp a 32 x 4 output
+ * tile, IMGPU_ROT_TILED_WX warps side by side in a block of IMGPU_ROT_BX * IMGPU_ROT_BY
+ * threads; rotate.cu says why). Sweeps: IMGPU_ROT_LAYOUT, IMGPU_ROT_WX, IMGPU_ROT_BX. */
+/* H100, 8K gray photo, bilinear (bench/tune_sweep.sh): over a CUDA array every layout and
+ * width measured 56.9-57.7 us (rows at BX 32/16/8, tiles at WX 1/2/4/8), nearest 53.6-58.3,
+ * and the L1/shared carveout (0 or 100%) changed nothing: the time is the texture unit's fetch
+ * rate, one fetch per output pixel. Over a pitched-linear texture (the pipeline's in-place
+ * path) tiles measured 58.5 us against 60.7-62.1 for rows: tiles are the default. */
+#define IMGPU_ROT_LAYOUT 1
+#define IMGPU_ROT_TILED_WX 2
 /* 90-degree turns: square tiles through shared memory (TILE x TILE pixels, TILE/ROWS rows
  * per thread). TILE must be a multiple of ROWS. */
 #define IMGPU_TURN_TILE 32

@@ -1,8 +1,9 @@
 /* test_gpu_ops.c — the CUDA backend against the CPU reference (src/cpu/):
- *  - histogram (every kernel variant) and equalize (fused and three-launch, every scan
- *    variant, both color modes): bit for bit;
- *  - rotation: nearest and quarter turns bit for bit; bilinear and bicubic within 1 level
- *    (the texture unit's 8-bit weights; the CPU models them, so most pixels agree exactly);
+ *  - histogram (every kernel variant) and equalize (both fused kernels, on-chip with and
+ *    without spill, and three-launch with every scan variant; both color modes): bit for bit;
+ *  - rotation (both thread layouts): nearest and quarter turns bit for bit; bilinear and
+ *    bicubic within 1 level (the texture unit's 8-bit weights; the CPU models them, so most
+ *    pixels agree exactly);
  *  - a chained pipeline (one upload, one download) equal to the CPU chain.
  * Images: noise, smooth "photo-like" ramps, constant, two-level, all-255; sizes 1x1, 1xN,
  * Nx1, odd widths, and one large enough for many blocks; 1 to 4 channels. */
@@ -124,16 +125,24 @@ static void test_three_launch(const imgpu_image *im, imgpu_eq_mode mode, const i
 
 static void test_equalize(const imgpu_image *im, const char *what)
 {
+    /* both fused kernels: the default choice, the two-pass one, and the on-chip one with at most
+     * 3 chunks kept per block, so that small images also take its spill path */
+    static const int path[][2] = {{0, 0}, {1, 0}, {2, 3}};
+    static const char *path_name[] = {"default", "two-pass", "on-chip with spill"};
     for (int m = 0; m < 2; m++) {
         imgpu_equalize_params p = {.mode = (imgpu_eq_mode)m};
         imgpu_image *ref = imgpu_cpu_equalize(im, &p);
         imgpu_op op = imgpu_op_equalize((imgpu_eq_mode)m);
-        imgpu_image *got = NULL;
-        CHECKF(imgpu_cuda_pipeline_run(im, &op, 1, &got) == 0, "%s", imgpu_error_message());
-        CHECKF(max_diff(got, ref, NULL) == 0, "fused equalize mode %d on %s", m, what);
+        for (int k = 0; k < 3; k++) {
+            imgpu_image *got = NULL;
+            imgpu_kernels_eq_path(path[k][0], path[k][1]);
+            CHECKF(imgpu_cuda_pipeline_run(im, &op, 1, &got) == 0, "%s", imgpu_error_message());
+            CHECKF(max_diff(got, ref, NULL) == 0, "fused equalize (%s) mode %d on %s", path_name[k], m, what);
+            imgpu_image_free(got);
+        }
+        imgpu_kernels_eq_path(0, 0);
         test_three_launch(im, (imgpu_eq_mode)m, ref, what);
         imgpu_image_free(ref);
-        imgpu_image_free(got);
     }
 }
 
@@ -147,15 +156,20 @@ static void test_rotate(const imgpu_image *im, double angle, imgpu_filter f, int
         memcpy(op.u.rotate.background, (uint8_t[4]){200, 30, 90, 128}, 4);
     }
     imgpu_image *ref = imgpu_cpu_rotate(im, &op.u.rotate);
-    imgpu_image *got = NULL;
-    CHECK(imgpu_cuda_pipeline_run(im, &op, 1, &got) == 0);
-    size_t nd = 0;
-    int d = max_diff(got, ref, &nd);
-    const int exact = f == IMGPU_FILTER_NEAREST || imgpu_cpu_rotate_quarter(angle) >= 0;
-    CHECKF(d >= 0 && d <= (exact ? 0 : 1), "rotate %g filter %d crop %d bg %d on %s: max diff %d (%zu samples differ)",
-           angle, (int)f, crop, has_bg, what, d, nd);
+    for (int layout = 1; layout >= 0; layout--) { /* warp tiles (default), rows */
+        imgpu_image *got = NULL;
+        imgpu_kernels_rot_layout(layout);
+        CHECK(imgpu_cuda_pipeline_run(im, &op, 1, &got) == 0);
+        size_t nd = 0;
+        int d = max_diff(got, ref, &nd);
+        const int exact = f == IMGPU_FILTER_NEAREST || imgpu_cpu_rotate_quarter(angle) >= 0;
+        CHECKF(d >= 0 && d <= (exact ? 0 : 1),
+               "rotate %g filter %d crop %d bg %d layout %d on %s: max diff %d (%zu samples differ)", angle, (int)f, crop,
+               has_bg, layout, what, d, nd);
+        imgpu_image_free(got);
+    }
+    imgpu_kernels_rot_layout(-1);
     imgpu_image_free(ref);
-    imgpu_image_free(got);
 }
 
 int main(void)
