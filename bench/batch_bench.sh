@@ -12,7 +12,9 @@
 set -u
 BIN=$(readlink -f "${1:-build/imgpu}"); N=${2:-40}; RUNS=${3:-3}; PY=${4:-/usr/bin/python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
-W=$(dirname "$BIN")/bench-batch; IN=$W/in
+# BATCH_BENCH_DIR: where inputs and outputs go (a tmpfs such as /dev/shm takes the disk's
+# writeback out of the timings); default beside the binary
+W=${BATCH_BENCH_DIR:-$(dirname "$BIN")/bench-batch}; IN=$W/in
 mkdir -p "$W"
 $PY "$HERE/batch_make_inputs.py" "$N" "$IN" || exit 1
 ls "$IN"/photo_*.png | sort | head -n "$N" > "$W/list"

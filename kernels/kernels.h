@@ -118,6 +118,16 @@ cudaError_t imgpu_launch_turn(const uint8_t *d_in, int w, int h, int channels, i
                               uint8_t *d_out, int out_w, int out_h, int off_x, int off_y,
                               const uint8_t background[4], cudaStream_t stream);
 
+/* 16-bit rotation (samples uint16_t, packed rows) with the CPU reference's arithmetic, bit
+ * for bit (rotate.cu says why no texture): the same geometry and filters; the background is
+ * g->background times 257. */
+cudaError_t imgpu_launch_rotate16(const uint16_t *d_in, uint16_t *d_out, const imgpu_rotate_geom *g,
+                                  cudaStream_t stream);
+/* 16-bit quarter turns, as imgpu_launch_turn (background times 257). */
+cudaError_t imgpu_launch_turn16(const uint16_t *d_in, int w, int h, int channels, int q, uint16_t *d_out,
+                                int out_w, int out_h, int off_x, int off_y, const uint8_t background[4],
+                                cudaStream_t stream);
+
 /* RGB (3 bytes/pixel) to an RGBA CUDA array through a surface object (textures have no
  * 3-channel format); alpha 255. */
 cudaError_t imgpu_launch_rgb_to_surface(const uint8_t *d_rgb, int w, int h,

@@ -92,6 +92,20 @@ static __device__ __forceinline__ void sample(cudaTextureObject_t tl, cudaTextur
     }
 }
 
+/* Source points this far outside the image have no tap inside it (nearest: the texel; bilinear:
+ * 2 x 2 taps; bicubic: 4 x 4), so the output is the background itself (the CPU reference's
+ * rule, src/cpu/rotate.c). The margin is half a pixel wider than the filter's reach, so the
+ * texture unit's 8-bit fixed-point coordinates cannot put a tap back inside. A warp whose
+ * every pixel is such a point writes the background without a texture fetch: at 30 degrees
+ * ~21% of a same-size canvas (more when expanded). The test is per warp, not per lane: a
+ * per-lane branch around each fetch costs the fetches their overlap (measured slower). */
+template <int F>
+static __device__ __forceinline__ bool no_tap_inside(float sx, float sy, const imgpu_rotate_geom &g)
+{
+    constexpr float M = F == 2 ? 2.0f : 1.0f;
+    return sx < -M || sy < -M || sx > (float)g.in_w + M || sy > (float)g.in_h + M;
+}
+
 template <int C, int F>
 static __global__ void __launch_bounds__(IMGPU_ROT_BX *IMGPU_ROT_BY)
 rotate_kernel(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out, imgpu_rotate_geom g)
@@ -105,12 +119,25 @@ rotate_kernel(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out, imgp
     const float sdy = __fmul_rn(g.sin_t, dy), cdy = __fmul_rn(g.cos_t, dy);
     uint32_t packed[PIX * C / 4] = {0}; /* PIX * C bytes */
     int px[PIX][4];
+    float sx[PIX], sy[PIX];
+    bool outside = true;
 #pragma unroll
     for (int k = 0; k < PIX; k++) {
         const float dx = __fadd_rn(__fadd_rn((float)(u0 + k), 0.5f), -g.out_cx);
-        const float sx = __fadd_rn(__fadd_rn(__fmul_rn(g.cos_t, dx), -sdy), g.in_cx);
-        const float sy = __fadd_rn(__fadd_rn(__fmul_rn(g.sin_t, dx), cdy), g.in_cy);
-        sample<C, F>(tl, tp, sx, sy, px[k]);
+        sx[k] = __fadd_rn(__fadd_rn(__fmul_rn(g.cos_t, dx), -sdy), g.in_cx);
+        sy[k] = __fadd_rn(__fadd_rn(__fmul_rn(g.sin_t, dx), cdy), g.in_cy);
+        outside = outside && no_tap_inside<F>(sx[k], sy[k], g);
+    }
+    if (__all_sync(__activemask(), outside)) {
+#pragma unroll
+        for (int k = 0; k < PIX; k++)
+#pragma unroll
+            for (int c = 0; c < C; c++)
+                px[k][c] = g.background[c];
+    } else {
+#pragma unroll
+        for (int k = 0; k < PIX; k++)
+            sample<C, F>(tl, tp, sx[k], sy[k], px[k]);
     }
     uint8_t *row = out + ((size_t)v * g.out_w + u0) * C;
     if (u0 + PIX <= g.out_w && ((uintptr_t)row & 3) == 0) {
@@ -167,17 +194,29 @@ rotate_tiled_kernel(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out
 #pragma unroll
     for (int c = 0; c < C; c++)
         slot[c] = 0;
+    float sx[4], sy[4];
+    bool outside = true;
 #pragma unroll
     for (int k = 0; k < 4; k++) {
         const int u = tile_u + 8 * k + (lane & 7);
         const float dx = __fadd_rn(__fadd_rn((float)u, 0.5f), -g.out_cx);
-        const float sx = __fadd_rn(__fadd_rn(__fmul_rn(g.cos_t, dx), -sdy), g.in_cx);
-        const float sy = __fadd_rn(__fadd_rn(__fmul_rn(g.sin_t, dx), cdy), g.in_cy);
-        int px[4];
-        sample<C, F>(tl, tp, sx, sy, px);
+        sx[k] = __fadd_rn(__fadd_rn(__fmul_rn(g.cos_t, dx), -sdy), g.in_cx);
+        sy[k] = __fadd_rn(__fadd_rn(__fmul_rn(g.sin_t, dx), cdy), g.in_cy);
+        outside = outside && no_tap_inside<F>(sx[k], sy[k], g);
+    }
+    if (__all_sync(0xffffffffu, outside)) { /* the whole 32 x 4 tile is background */
 #pragma unroll
         for (int c = 0; c < C; c++)
-            slot[c] |= (uint32_t)px[c] << (8 * k);
+            slot[c] = g.background[c] * 0x01010101u;
+    } else {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            int px[4];
+            sample<C, F>(tl, tp, sx[k], sy[k], px);
+#pragma unroll
+            for (int c = 0; c < C; c++)
+                slot[c] |= (uint32_t)px[c] << (8 * k);
+        }
     }
     /* lane l stores columns 4(l%8)..+3 of row v; column 4(l%8)+j was fetched k = (l%8)/2-th by
      * lane 8(l/8) + 4(l%2) + j */
@@ -391,5 +430,171 @@ extern "C" cudaError_t imgpu_launch_rgb_to_surface(const uint8_t *d_rgb, int w, 
 {
     dim3 block(32, 8), grid((w + 31) / 32, (h + 7) / 8);
     rgb_to_surface_kernel<<<grid, block, 0, stream>>>(d_rgb, w, h, surf);
+    return cudaGetLastError();
+}
+
+/* ---- 16-bit images ---------------------------------------------------------------------------
+ * 16-bit rotation reads the packed samples with ordinary cached loads instead of a texture:
+ * the precision of the texture unit's filtering of 16-bit texels is not documented, so the taps
+ * are fetched one by one and blended in software with the CPU reference's own arithmetic
+ * (src/cpu/rotate.c: bilinear in integers with the texture unit's 8-bit weights, bicubic in
+ * float in the same order), which makes the GPU equal to the CPU bit for bit; and with point
+ * taps only, a texture would buy little for the copy it needs (RGB16 has no 3-channel texel
+ * format). The background is the 8-bit one times 257. One pixel per thread: 16-bit rotation
+ * has no speed target, it has to be exact. Quarter turns are a plain permutation. */
+template <int C>
+static __device__ __forceinline__ void tap16(const uint16_t *in, int w, int h, int x, int y, const uint32_t *bg,
+                                             uint32_t *v)
+{
+    if (x < 0 || y < 0 || x >= w || y >= h) {
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            v[c] = bg[c];
+    } else {
+        const uint16_t *p = in + ((size_t)y * w + x) * C;
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            v[c] = __ldg(p + c);
+    }
+}
+
+static __device__ __forceinline__ int weight8(float t) /* the texture unit's 8 fractional bits */
+{
+    const int a = (int)roundf(__fmul_rn(t, 256.0f)); /* roundf: half away from zero, as the CPU */
+    return a < 0 ? 0 : (a > 256 ? 256 : a);
+}
+
+template <int C, int F>
+static __global__ void __launch_bounds__(256) rotate16_kernel(const uint16_t *in, uint16_t *out, imgpu_rotate_geom g)
+{
+    const int u = blockIdx.x * blockDim.x + threadIdx.x, v = blockIdx.y * blockDim.y + threadIdx.y;
+    if (u >= g.out_w || v >= g.out_h)
+        return;
+    uint32_t bg[4], res[4];
+#pragma unroll
+    for (int c = 0; c < C; c++)
+        bg[c] = g.background[c] * 257u;
+    const float dy = __fadd_rn(__fadd_rn((float)v, 0.5f), -g.out_cy);
+    const float dx = __fadd_rn(__fadd_rn((float)u, 0.5f), -g.out_cx);
+    const float sx = __fadd_rn(__fadd_rn(__fmul_rn(g.cos_t, dx), -__fmul_rn(g.sin_t, dy)), g.in_cx);
+    const float sy = __fadd_rn(__fadd_rn(__fmul_rn(g.sin_t, dx), __fmul_rn(g.cos_t, dy)), g.in_cy);
+    if (no_tap_inside<F>(sx, sy, g)) {
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            res[c] = bg[c];
+    } else if (F == 0) {
+        tap16<C>(in, g.in_w, g.in_h, (int)floorf(sx), (int)floorf(sy), bg, res);
+    } else {
+        const float x = __fadd_rn(sx, -0.5f), y = __fadd_rn(sy, -0.5f);
+        const float fi = floorf(x), fj = floorf(y);
+        const int i = (int)fi, j = (int)fj;
+        if (F == 1) {
+            const uint32_t A = (uint32_t)weight8(__fadd_rn(x, -fi)), B = (uint32_t)weight8(__fadd_rn(y, -fj));
+            uint32_t p00[4], p10[4], p01[4], p11[4];
+            tap16<C>(in, g.in_w, g.in_h, i, j, bg, p00);
+            tap16<C>(in, g.in_w, g.in_h, i + 1, j, bg, p10);
+            tap16<C>(in, g.in_w, g.in_h, i, j + 1, bg, p01);
+            tap16<C>(in, g.in_w, g.in_h, i + 1, j + 1, bg, p11);
+#pragma unroll
+            for (int c = 0; c < C; c++) /* the weights sum to 65536: < 2^32 for 16-bit taps */
+                res[c] = ((256u - A) * (256u - B) * p00[c] + A * (256u - B) * p10[c] + (256u - A) * B * p01[c] +
+                          A * B * p11[c] + 32768u) >> 16;
+        } else {
+            float wx[4], wy[4], acc[4] = {0.f, 0.f, 0.f, 0.f};
+            cubic_weights(__fadd_rn(x, -fi), wx);
+            cubic_weights(__fadd_rn(y, -fj), wy);
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                float row[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    uint32_t t[4];
+                    tap16<C>(in, g.in_w, g.in_h, i - 1 + k, j - 1 + r, bg, t);
+#pragma unroll
+                    for (int c = 0; c < C; c++)
+                        row[c] = __fadd_rn(row[c], __fmul_rn(wx[k], (float)t[c]));
+                }
+#pragma unroll
+                for (int c = 0; c < C; c++)
+                    acc[c] = __fadd_rn(acc[c], __fmul_rn(wy[r], row[c]));
+            }
+#pragma unroll
+            for (int c = 0; c < C; c++) {
+                const int q = __float2int_rd(__fadd_rn(acc[c], 0.5f));
+                res[c] = (uint32_t)(q < 0 ? 0 : (q > 65535 ? 65535 : q));
+            }
+        }
+    }
+    uint16_t *o = out + ((size_t)v * g.out_w + u) * C;
+#pragma unroll
+    for (int c = 0; c < C; c++)
+        o[c] = (uint16_t)res[c];
+}
+
+template <int C>
+static void launch_rot16(const uint16_t *in, uint16_t *out, const imgpu_rotate_geom *g, cudaStream_t s)
+{
+    dim3 block(32, 8), grid((g->out_w + 31) / 32, (g->out_h + 7) / 8);
+    switch (g->filter) {
+    case 0: rotate16_kernel<C, 0><<<grid, block, 0, s>>>(in, out, *g); break;
+    case 2: rotate16_kernel<C, 2><<<grid, block, 0, s>>>(in, out, *g); break;
+    default: rotate16_kernel<C, 1><<<grid, block, 0, s>>>(in, out, *g); break;
+    }
+}
+
+extern "C" cudaError_t imgpu_launch_rotate16(const uint16_t *d_in, uint16_t *d_out, const imgpu_rotate_geom *g,
+                                             cudaStream_t stream)
+{
+    switch (g->channels) {
+    case 1: launch_rot16<1>(d_in, d_out, g, stream); break;
+    case 2: launch_rot16<2>(d_in, d_out, g, stream); break;
+    case 3: launch_rot16<3>(d_in, d_out, g, stream); break;
+    case 4: launch_rot16<4>(d_in, d_out, g, stream); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+/* Quarter turns at 16 bits: output pixel (u, v) copies input pixel per the q mapping of
+ * turn_kernel, or the background outside the turned image. */
+template <int C>
+static __global__ void turn16_kernel(const uint16_t *in, int w, int h, int q, uint16_t *out, int ow, int oh, int ox,
+                                     int oy, uint4 bgv)
+{
+    const int u = blockIdx.x * blockDim.x + threadIdx.x, v = blockIdx.y * blockDim.y + threadIdx.y;
+    if (u >= ow || v >= oh)
+        return;
+    const uint32_t bg[4] = {bgv.x, bgv.y, bgv.z, bgv.w};
+    const int ru = u - ox, rv = v - oy;
+    int x, y;
+    switch (q) {
+    case 1: x = w - 1 - rv; y = ru; break;
+    case 2: x = w - 1 - ru; y = h - 1 - rv; break;
+    case 3: x = rv; y = h - 1 - ru; break;
+    default: x = ru; y = rv; break;
+    }
+    uint32_t px[4];
+    tap16<C>(in, w, h, x, y, bg, px); /* outside the turned image is outside the input */
+    uint16_t *o = out + ((size_t)v * ow + u) * C;
+#pragma unroll
+    for (int c = 0; c < C; c++)
+        o[c] = (uint16_t)px[c];
+}
+
+extern "C" cudaError_t imgpu_launch_turn16(const uint16_t *d_in, int w, int h, int channels, int q, uint16_t *d_out,
+                                           int out_w, int out_h, int off_x, int off_y, const uint8_t background[4],
+                                           cudaStream_t stream)
+{
+    const uint4 bg = make_uint4(background[0] * 257u, background[1] * 257u, background[2] * 257u,
+                                background[3] * 257u);
+    dim3 block(32, 8), grid((out_w + 31) / 32, (out_h + 7) / 8);
+    q &= 3;
+    switch (channels) {
+    case 1: turn16_kernel<1><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg); break;
+    case 2: turn16_kernel<2><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg); break;
+    case 3: turn16_kernel<3><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg); break;
+    case 4: turn16_kernel<4><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg); break;
+    default: return cudaErrorInvalidValue;
+    }
     return cudaGetLastError();
 }

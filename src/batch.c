@@ -813,19 +813,12 @@ static void ops_for(const bopts *o, const imgpu_image *in, imgpu_op *ops)
 }
 
 /* Whether the GPU stage takes this image: the CUDA backend's scope as ops.c's dispatcher
- * states it (8- and 16-bit images, every op, but no rotation of 16-bit images). The rest runs on
- * the CPU reference with --device auto, or fails with --device cuda, as the single-image
- * commands do. */
+ * states it (8- and 16-bit images, every op). The rest runs on the CPU reference with
+ * --device auto, or fails with --device cuda, as the single-image commands do. */
 static int gpu_takes(const bopts *o, const imgpu_image *in)
 {
-    if (in->depth == 8)
-        return 1;
-    if (in->depth != 16)
-        return 0;
-    for (int i = 0; i < o->nops; i++)
-        if (o->ops[i].kind == IMGPU_OP_ROTATE)
-            return 0;
-    return 1;
+    (void)o;
+    return in->depth == 8 || in->depth == 16;
 }
 
 static void fail_item(batch *B, item *it, const char *msg)
@@ -880,7 +873,7 @@ static void *decode_thread(void *arg)
          * do images the GPU stage does not take. */
         const int takes = B->o->stage_copy || gpu_takes(B->o, it->in);
         if (!takes && B->use_gpu_stage && B->o->device == IMGPU_DEVICE_CUDA) {
-            fail_item(B, it, "rotation of 16-bit images is not implemented on the CUDA backend; use --device cpu");
+            fail_item(B, it, "this image's depth is not supported on the CUDA backend; use --device cpu");
             continue;
         }
         if (!B->use_gpu_stage || atomic_load(&B->gpu_workers_alive) == 0 || !takes) {

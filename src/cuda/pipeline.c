@@ -231,10 +231,15 @@ static int run_rotate(ctx *c, const unsigned char *d_in, unsigned char *d_out, s
     if (q >= 0) {
         int rw = q & 1 ? s.h : s.w, rh = q & 1 ? s.w : s.h, ox, oy;
         imgpu_rotate_quarter_offset(o.w, o.h, rw, rh, &ox, &oy);
-        IMGPU_CUDA_TRY(imgpu_launch_turn(d_in, s.w, s.h, s.c, q, d_out, o.w, o.h, ox, oy, bg, c->stream));
+        if (s.b == 2)
+            IMGPU_CUDA_TRY(imgpu_launch_turn16((const uint16_t *)(const void *)d_in, s.w, s.h, s.c, q,
+                                               (uint16_t *)(void *)d_out, o.w, o.h, ox, oy, bg, c->stream));
+        else
+            IMGPU_CUDA_TRY(imgpu_launch_turn(d_in, s.w, s.h, s.c, q, d_out, o.w, o.h, ox, oy, bg, c->stream));
         return 0;
     }
-    if ((rc = imgpu__cuda_tex_load(&c->tex, d_in, s.w, s.h, s.c, bg, c->stream, &c->held)) != 0)
+    /* 8-bit: a texture over the image (texture.c); 16-bit: plain loads (kernels/rotate.cu) */
+    if (s.b == 1 && (rc = imgpu__cuda_tex_load(&c->tex, d_in, s.w, s.h, s.c, bg, c->stream, &c->held)) != 0)
         return rc;
     imgpu_rotate_geom g;
     memset(&g, 0, sizeof g);
@@ -250,7 +255,11 @@ static int run_rotate(ctx *c, const unsigned char *d_in, unsigned char *d_out, s
     g.out_cx = o.w / 2.0f;
     g.out_cy = o.h / 2.0f;
     memcpy(g.background, bg, 4);
-    IMGPU_CUDA_TRY(imgpu_launch_rotate(c->tex.linear, c->tex.point, d_out, &g, c->stream));
+    if (s.b == 2)
+        IMGPU_CUDA_TRY(imgpu_launch_rotate16((const uint16_t *)(const void *)d_in, (uint16_t *)(void *)d_out, &g,
+                                             c->stream));
+    else
+        IMGPU_CUDA_TRY(imgpu_launch_rotate(c->tex.linear, c->tex.point, d_out, &g, c->stream));
     return 0;
 fail:
     return rc;
@@ -308,8 +317,7 @@ static int run_ops(ctx *c, const imgpu_op *ops, int n)
                 rc = run_equalize(c, src, dst, s, &ops[i].u.equalize);
             break;
         case IMGPU_OP_ROTATE:
-            rc = s.b == 1 ? run_rotate(c, src, dst, s, o, &ops[i].u.rotate)
-                          : imgpu_error("rotate: 16-bit images are not supported on the CUDA backend");
+            rc = run_rotate(c, src, dst, s, o, &ops[i].u.rotate);
             break;
         case IMGPU_OP_CLAHE:
             rc = imgpu__cuda_clahe(&c->scratch, &c->held, c->stream, src, dst, s.w, s.h, s.c, 8 * s.b, &ops[i].u.clahe);
