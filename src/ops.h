@@ -76,7 +76,8 @@ typedef struct imgpu_rotate_params {
     imgpu_filter filter;    /* default bilinear */
     int crop;               /* 0: expand canvas to the rotated bounding box (default); 1: keep size */
     int has_background;     /* 0: transparent where the image has alpha, else black */
-    uint8_t background[4];  /* R, G, B, A (gray images use R); used when has_background */
+    uint8_t background[4];  /* R, G, B, A (gray images use R); used when has_background;
+                             * 16-bit images get each value * 257 (0xff -> 65535) */
 } imgpu_rotate_params;
 
 typedef struct imgpu_op {

@@ -29,8 +29,10 @@ int imgpu_cpu_rotate_quarter(double angle);
 void imgpu_cpu_rotate_trig(double angle, float *cos_t, float *sin_t);
 /* The background in the image's own channel order (gray: R; gray+alpha: R, A; RGB; RGBA). */
 void imgpu_cpu_rotate_background(const imgpu_rotate_params *p, int channels, uint8_t bg[4]);
-/* One output pixel: `in` (8-bit) sampled at the continuous point (sx, sy), pixel (i, j)
- * covering [i, i+1) x [j, j+1); taps outside the image read bg. Writes in->channels bytes. */
+/* One output pixel: `in` (8- or 16-bit) sampled at the continuous point (sx, sy), pixel (i, j)
+ * covering [i, i+1) x [j, j+1); taps outside the image read bg, the 8-bit background above
+ * (bg * 257 at 16 bits). Writes in->channels samples of in->depth bits: bytes at 8 bits,
+ * native-endian uint16_t at 16 (2 * in->channels bytes). */
 void imgpu_cpu_rotate_sample(const imgpu_image *in, imgpu_filter filter, float sx, float sy,
                              const uint8_t bg[4], uint8_t *out);
 

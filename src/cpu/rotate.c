@@ -1,5 +1,8 @@
-/* rotate.c — reference rotation of 8-bit images about their geometric centre, with nearest,
- * bilinear (modelling the GPU texture unit) and bicubic (Keys, a = -0.75) filters.
+/* rotate.c — reference rotation of 8- and 16-bit images about their geometric centre, with
+ * nearest, bilinear (modelling the GPU texture unit) and bicubic (Keys, a = -0.75) filters.
+ * The output has the input's channels and depth. Everything below holds at both depths
+ * except where "16 bits" says otherwise: the background is scaled by 257, bilinear sums in
+ * integers, bicubic clamps to 65535.
  *
  * Geometry (continuous coordinates, y down, as seen on screen):
  *   - angle in degrees, counterclockwise positive on screen. It is first reduced to
@@ -16,7 +19,7 @@
  *         sx = (c*dx - s*dy) + 0.5f*w             sy = (s*dx + c*dy) + 0.5f*h
  *     This is the inverse of OpenCV getRotationMatrix2D's forward map (x' = c*x + s*y + ..,
  *     y' = -s*x + c*y + ..) about ((w-1)/2, (h-1)/2) in OpenCV's pixel-index coordinates, so a
- *     crop-mode rotation agrees with cv2.warpAffine (tests/cpu_opencv_check.py).
+ *     crop-mode rotation agrees with cv2.warpAffine (tests/cpu_opencv_rotate.py).
  *
  * Filters (imgpu_cpu_rotate_sample), the same for every channel, alpha included (straight
  * alpha: no premultiplication):
@@ -32,20 +35,29 @@
  *     this float arithmetic is exact and equals the integer formula
  *     (sum of integer weights (256-A)(256-B).. times taps + 2^15) >> 16 with A = 256 a_q.
  *     When no tap lies inside the image the result is the background itself.
+ *     16 bits: the integer formula itself, with A = (int)roundf((x - i) * 256) and B likewise
+ *     clamped to 0..256 (the same A = 256 a_q as above):
+ *         v = ((256-A)(256-B) p00 + A(256-B) p10 + (256-A)B p01 + AB p11 + 32768) >> 16
+ *     in uint32_t (weights sum to 65536, samples <= 65535: the sum stays below 2^32); no
+ *     clamp is needed (v <= 65535). Float would not be exact here (a 16-bit weight times a
+ *     16-bit sample needs up to 32 significant bits), hence the integers.
  *   - bicubic: x, y, i, j as for bilinear, t = x - i unquantized; taps i-1..i+2 by j-1..j+2;
  *     Keys weights with A = -0.75f (OpenCV INTER_CUBIC), in float:
  *         w0 = ((A*(t+1) - 5A)*(t+1) + 8A)*(t+1) - 4A     w1 = ((A+2)*t - (A+3))*t*t + 1
  *         w2 = ((A+2)*(1-t) - (A+3))*(1-t)*(1-t) + 1       w3 = 1 - w0 - w1 - w2
  *     each row r = sum over k = 0..3 (in order) of wx[k] * tap, then v = sum over r = 0..3 (in
  *     order) of wy[r] * row[r]; taps outside read the background; out = floor(v + 0.5f)
- *     clamped to 0..255 (Keys overshoots). No tap inside -> background. Unlike bilinear this
+ *     clamped to 0..255 (Keys overshoots), at 16 bits the same float sum of the 16-bit
+ *     samples (as float) clamped to 0..65535. No tap inside -> background. Unlike bilinear this
  *     float arithmetic is inexact, so a GPU version matches bit for bit only if it keeps this
  *     exact operation order with no FMA contraction (w3 = ((1 - w0) - w1) - w2, rows summed
  *     left to right starting from 0); any other order may differ by 1.
  *
  * Background (imgpu_cpu_rotate_background): has_background picks background[] = R, G, B, A
  * (gray uses R; gray+alpha uses R and A); without it, all zero: transparent where the image
- * has alpha, else black.
+ * has alpha, else black. 16 bits: each background sample is bg * 257 (#ff -> 65535), so a
+ * nearest or quarter-turn rotation of an image of samples v * 257 is exactly the 8-bit
+ * rotation of v times 257, background included.
  *
  * Multiples of 90 degrees (imgpu_cpu_rotate_quarter >= 0) are exact pixel permutations
  * whatever the filter; q counterclockwise quarter turns map turned pixel (u, v) to input
@@ -57,6 +69,7 @@
  * (turned (u', v') lands at (u' + ox, v' + oy)); what falls outside is cut, what is not
  * covered is background. The geometric centring would need a half-pixel shift when w - h is
  * odd; floor picks the shift toward the top-left. E.g. w = 5, h = 8: ox = -2, oy = 1.
+ * At 16 bits the permutation moves 2 * channels bytes per pixel, unchanged.
  *
  * The output is a new tight image; input rows may be padded (stride). */
 #include "cpu.h"
@@ -107,53 +120,107 @@ void imgpu_cpu_rotate_background(const imgpu_rotate_params *p, int channels, uin
     }
 }
 
+/* Samples are read and written through these two, so every filter and the quarter turns work
+ * at both depths: uint8_t at 8 bits, native-endian uint16_t at 16 (memcpy: no alignment
+ * assumption about the row pointers). */
+static uint32_t get(const uint8_t *px, int depth, int k)
+{
+    if (depth == 16) {
+        uint16_t v;
+        memcpy(&v, px + 2 * (size_t)k, 2);
+        return v;
+    }
+    return px[k];
+}
+
+static void put(uint8_t *px, int depth, int k, uint32_t v)
+{
+    if (depth == 16) {
+        const uint16_t s = (uint16_t)v;
+        memcpy(px + 2 * (size_t)k, &s, 2);
+    } else {
+        px[k] = (uint8_t)v;
+    }
+}
+
+/* Bytes of one pixel. */
+static size_t pixel_bytes(const imgpu_image *im)
+{
+    return (size_t)im->channels * (size_t)imgpu_image_sample_bytes(im);
+}
+
+/* The 8-bit background (imgpu_cpu_rotate_background) as one pixel of the image's depth:
+ * bg8 * 257 at 16 bits (#ff -> 65535), so taps outside read it like any other pixel. */
+static void background_pixel(const uint8_t bg8[4], int depth, uint8_t px[8])
+{
+    for (int k = 0; k < 4; k++)
+        put(px, depth, k, depth == 16 ? bg8[k] * 257u : bg8[k]);
+}
+
 /* Pointer to pixel (i, j), or NULL when it lies outside the image. */
 static const uint8_t *tap(const imgpu_image *in, int i, int j)
 {
     if (i < 0 || j < 0 || i >= in->width || j >= in->height)
         return NULL;
-    return imgpu_image_row(in, j) + (size_t)i * (size_t)in->channels;
+    return imgpu_image_row(in, j) + (size_t)i * pixel_bytes(in);
 }
 
-static uint8_t round_clamp(float v)
+/* floor(v + 0.5) clamped to 0..maxv (255 or 65535). */
+static uint32_t round_clamp(float v, float maxv)
 {
     float r = floorf(v + 0.5f);
-    return (uint8_t)(r < 0.0f ? 0 : r > 255.0f ? 255 : (int)r);
+    return r < 0.0f ? 0u : r > maxv ? (uint32_t)maxv : (uint32_t)r;
 }
 
-static void sample_nearest(const imgpu_image *in, float sx, float sy, const uint8_t bg[4],
+/* bg below is one pixel at the image's depth (background_pixel). */
+static void sample_nearest(const imgpu_image *in, float sx, float sy, const uint8_t *bg,
                            uint8_t *out)
 {
     const uint8_t *p = tap(in, (int)floorf(sx), (int)floorf(sy));
-    memcpy(out, p ? p : bg, (size_t)in->channels);
+    memcpy(out, p ? p : bg, pixel_bytes(in));
 }
 
-static void sample_bilinear(const imgpu_image *in, float sx, float sy, const uint8_t bg[4],
+static void sample_bilinear(const imgpu_image *in, float sx, float sy, const uint8_t *bg,
                             uint8_t *out)
 {
     const float x = sx - 0.5f, y = sy - 0.5f;
     const float fi = floorf(x), fj = floorf(y);
     const int i = (int)fi, j = (int)fj;
-    /* 8 fractional bits, like the texture unit; a*256 in [0, 256] so a_q in [0, 1]. */
-    float aq = roundf((x - fi) * 256.0f) / 256.0f;
-    float bq = roundf((y - fj) * 256.0f) / 256.0f;
-    aq = aq < 0.0f ? 0.0f : aq > 1.0f ? 1.0f : aq;
-    bq = bq < 0.0f ? 0.0f : bq > 1.0f ? 1.0f : bq;
+    /* 8 fractional bits, like the texture unit: A = 256 a_q in 0..256 (the clamp is a guard;
+     * (x - fi) * 256 is already in [0, 256]). */
+    int A = (int)roundf((x - fi) * 256.0f), B = (int)roundf((y - fj) * 256.0f);
+    A = A < 0 ? 0 : A > 256 ? 256 : A;
+    B = B < 0 ? 0 : B > 256 ? 256 : B;
     const uint8_t *p00 = tap(in, i, j), *p10 = tap(in, i + 1, j);
     const uint8_t *p01 = tap(in, i, j + 1), *p11 = tap(in, i + 1, j + 1);
     if (!p00 && !p10 && !p01 && !p11) {
-        memcpy(out, bg, (size_t)in->channels);
+        memcpy(out, bg, pixel_bytes(in));
         return;
     }
     if (!p00) p00 = bg;
     if (!p10) p10 = bg;
     if (!p01) p01 = bg;
     if (!p11) p11 = bg;
+    const int d = in->depth;
+    if (d == 16) {
+        /* Integer weights summing to 65536, samples <= 65535: the sum plus 2^15 stays below
+         * 65536 * 65535 + 2^15 < 2^32, so uint32_t cannot overflow. */
+        const uint32_t w00 = (uint32_t)((256 - A) * (256 - B)), w10 = (uint32_t)(A * (256 - B));
+        const uint32_t w01 = (uint32_t)((256 - A) * B), w11 = (uint32_t)(A * B);
+        for (int k = 0; k < in->channels; k++) {
+            uint32_t v = w00 * get(p00, d, k) + w10 * get(p10, d, k) + w01 * get(p01, d, k) +
+                         w11 * get(p11, d, k);
+            put(out, d, k, (v + 32768u) >> 16);
+        }
+        return;
+    }
+    /* 8 bits: float, exact (see the top of the file), equal to the integer formula above. */
+    const float aq = (float)A / 256.0f, bq = (float)B / 256.0f;
     const float w00 = (1.0f - aq) * (1.0f - bq), w10 = aq * (1.0f - bq);
     const float w01 = (1.0f - aq) * bq, w11 = aq * bq;
     for (int k = 0; k < in->channels; k++) {
         float v = w00 * p00[k] + w10 * p10[k] + w01 * p01[k] + w11 * p11[k]; /* exact */
-        out[k] = round_clamp(v);
+        out[k] = (uint8_t)round_clamp(v, 255.0f);
     }
 }
 
@@ -168,7 +235,7 @@ static void cubic_weights(float t, float w[4])
     w[3] = 1.0f - w[0] - w[1] - w[2];
 }
 
-static void sample_bicubic(const imgpu_image *in, float sx, float sy, const uint8_t bg[4],
+static void sample_bicubic(const imgpu_image *in, float sx, float sy, const uint8_t *bg,
                            uint8_t *out)
 {
     const float x = sx - 0.5f, y = sy - 0.5f;
@@ -188,23 +255,26 @@ static void sample_bicubic(const imgpu_image *in, float sx, float sy, const uint
                 p[r][k] = bg;
         }
     if (!inside) {
-        memcpy(out, bg, (size_t)in->channels);
+        memcpy(out, bg, pixel_bytes(in));
         return;
     }
+    const int d = in->depth;
+    const float maxv = d == 16 ? 65535.0f : 255.0f;
     for (int ch = 0; ch < in->channels; ch++) {
         float v = 0.0f;
         for (int r = 0; r < 4; r++) {
             float row = 0.0f;
             for (int k = 0; k < 4; k++)
-                row += wx[k] * p[r][k][ch];
+                row += wx[k] * (float)get(p[r][k], d, ch);
             v += wy[r] * row;
         }
-        out[ch] = round_clamp(v);
+        put(out, d, ch, round_clamp(v, maxv));
     }
 }
 
-void imgpu_cpu_rotate_sample(const imgpu_image *in, imgpu_filter filter, float sx, float sy,
-                             const uint8_t bg[4], uint8_t *out)
+/* One output pixel; bg is one pixel at the image's depth. */
+static void sample(const imgpu_image *in, imgpu_filter filter, float sx, float sy,
+                   const uint8_t *bg, uint8_t *out)
 {
     switch (filter) {
     case IMGPU_FILTER_NEAREST: sample_nearest(in, sx, sy, bg, out); break;
@@ -213,18 +283,27 @@ void imgpu_cpu_rotate_sample(const imgpu_image *in, imgpu_filter filter, float s
     }
 }
 
-static void rotate_quarter(const imgpu_image *in, imgpu_image *out, int q, const uint8_t bg[4])
+void imgpu_cpu_rotate_sample(const imgpu_image *in, imgpu_filter filter, float sx, float sy,
+                             const uint8_t bg[4], uint8_t *out)
 {
-    const int w = in->width, h = in->height, c = in->channels;
+    uint8_t bgpx[8];
+    background_pixel(bg, in->depth, bgpx);
+    sample(in, filter, sx, sy, bgpx, out);
+}
+
+static void rotate_quarter(const imgpu_image *in, imgpu_image *out, int q, const uint8_t *bg)
+{
+    const int w = in->width, h = in->height;
+    const size_t pb = pixel_bytes(in);
     const int tw = (q & 1) ? h : w, th = (q & 1) ? w : h; /* the turned image */
     int ox, oy; /* 0 unless crop */
     imgpu_rotate_quarter_offset(out->width, out->height, tw, th, &ox, &oy);
     for (int v = 0; v < out->height; v++) {
         uint8_t *dst = imgpu_image_row(out, v);
-        for (int u = 0; u < out->width; u++, dst += c) {
+        for (int u = 0; u < out->width; u++, dst += pb) {
             const int tu = u - ox, tv = v - oy;
             if (tu < 0 || tv < 0 || tu >= tw || tv >= th) {
-                memcpy(dst, bg, (size_t)c);
+                memcpy(dst, bg, pb);
                 continue;
             }
             int x, y;
@@ -234,35 +313,36 @@ static void rotate_quarter(const imgpu_image *in, imgpu_image *out, int q, const
             case 2: x = w - 1 - tu; y = h - 1 - tv; break;
             default: x = tv; y = h - 1 - tu; break;
             }
-            memcpy(dst, tap(in, x, y), (size_t)c);
+            memcpy(dst, tap(in, x, y), pb);
         }
     }
 }
 
 static void rotate_general(const imgpu_image *in, imgpu_image *out, const imgpu_rotate_params *p,
-                           const uint8_t bg[4])
+                           const uint8_t *bg)
 {
     float c, s;
     imgpu_cpu_rotate_trig(p->angle, &c, &s);
     const float ocx = 0.5f * (float)out->width, ocy = 0.5f * (float)out->height;
     const float icx = 0.5f * (float)in->width, icy = 0.5f * (float)in->height;
+    const size_t pb = pixel_bytes(out);
     for (int v = 0; v < out->height; v++) {
         uint8_t *dst = imgpu_image_row(out, v);
         const float dy = ((float)v + 0.5f) - ocy;
-        for (int u = 0; u < out->width; u++, dst += out->channels) {
+        for (int u = 0; u < out->width; u++, dst += pb) {
             const float dx = ((float)u + 0.5f) - ocx;
             /* Separate statements: no contraction into fma, whatever the compiler flags. */
             const float cdx = c * dx, sdy = s * dy, sdx = s * dx, cdy = c * dy;
             const float sx = (cdx - sdy) + icx;
             const float sy = (sdx + cdy) + icy;
-            imgpu_cpu_rotate_sample(in, p->filter, sx, sy, bg, dst);
+            sample(in, p->filter, sx, sy, bg, dst);
         }
     }
 }
 
 imgpu_image *imgpu_cpu_rotate(const imgpu_image *in, const imgpu_rotate_params *p)
 {
-    if (in->depth != 8) {
+    if (in->depth != 8 && in->depth != 16) {
         imgpu_error("rotate: %d-bit images are not supported", in->depth);
         return NULL;
     }
@@ -277,11 +357,12 @@ imgpu_image *imgpu_cpu_rotate(const imgpu_image *in, const imgpu_rotate_params *
     }
     int ow, oh;
     imgpu_rotate_output_size(in->width, in->height, p, &ow, &oh);
-    imgpu_image *out = imgpu_image_new(ow, oh, in->channels, 8);
+    imgpu_image *out = imgpu_image_new(ow, oh, in->channels, in->depth);
     if (!out)
         return NULL;
-    uint8_t bg[4];
-    imgpu_cpu_rotate_background(p, in->channels, bg);
+    uint8_t bg8[4], bg[8];
+    imgpu_cpu_rotate_background(p, in->channels, bg8);
+    background_pixel(bg8, in->depth, bg);
     const int q = imgpu_cpu_rotate_quarter(p->angle);
     if (q >= 0)
         rotate_quarter(in, out, q, bg);
