@@ -326,12 +326,16 @@ static void run_config(const char *size, int w, int h, int c, int content, const
                 row(size, &b, cn, op, mode == 0 ? "imgpu tex2D, CUDA array resident" : "imgpu tex2D, pitched linear (no copy)",
                     thr, lat, 2 * B);
             }
-            /* the thread layouts side by side (bilinear): warp tiles (default) against rows */
+            /* the thread layouts side by side (bilinear); the default rows above take one of them */
             b.filter = 1;
-            imgpu_kernels_rot_layout(0);
-            time_op(&b, op_rotate_resident, &thr, &lat);
-            row(size, &b, cn, "rotate 30 bilinear",
-                mode == 0 ? "imgpu tex2D row layout, CUDA array" : "imgpu tex2D row layout, pitched linear", thr, lat, 2 * B);
+            for (int lay = 0; lay < 2; lay++) {
+                char name[96];
+                imgpu_kernels_rot_layout(lay);
+                time_op(&b, op_rotate_resident, &thr, &lat);
+                snprintf(name, sizeof name, "imgpu tex2D %s layout, %s", lay ? "warp-tile" : "row",
+                         mode == 0 ? "CUDA array" : "pitched linear");
+                row(size, &b, cn, "rotate 30 bilinear", name, thr, lat, 2 * B);
+            }
             imgpu_kernels_rot_layout(-1);
             for (int i = 0; i < b.k; i++)
                 imgpu__cuda_tex_destroy(&b.tex[i], &b.held);

@@ -51,9 +51,11 @@ typedef enum imgpu_scan_variant {
 #define IMGPU_SCAN_DEFAULT IMGPU_SCAN_KOGGE_STONE_DB
 const char *imgpu_scan_variant_name(imgpu_scan_variant v);
 
-/* Inclusive scan of n uint32 values by ONE block of `block` threads (32, 64, ..., 1024):
- * each thread scans a run of ceil(n/block) values, the block scans the run totals with the
- * chosen variant, and each run adds its offset. Any n >= 1. (Unit tests and large CDFs.) */
+/* Inclusive scan of n uint32 values (wrapping mod 2^32) by ONE block of `block` threads
+ * (32, 64, ..., 1024), in tiles of up to IMGPU_SCAN_TILE values staged through shared memory
+ * (coalesced loads and stores): each thread scans a few consecutive values of the tile, the
+ * block scans the thread totals with the chosen variant, and the carry of earlier tiles is
+ * added. Any n >= 1; d_in == d_out allowed. (Unit tests and large CDFs.) */
 cudaError_t imgpu_launch_block_scan(imgpu_scan_variant v, int block, const uint32_t *d_in,
                                     uint32_t *d_out, int n, cudaStream_t stream);
 
@@ -108,7 +110,7 @@ cudaError_t imgpu_launch_rotate(cudaTextureObject_t tex_linear, cudaTextureObjec
                                 uint8_t *d_out, const imgpu_rotate_geom *g, cudaStream_t stream);
 
 /* Thread layout of imgpu_launch_rotate (tests and bench): 0 rows of 4-pixel groups, 1 warp
- * tiles (the default; rotate.cu), -1 back to the default (or IMGPU_ROT_LAYOUT). */
+ * tiles (rotate.cu), -1 back to the default (by channel count, tuning.h; or IMGPU_ROT_LAYOUT). */
 void imgpu_kernels_rot_layout(int layout);
 
 /* Exact quarter turns (q = 0..3 counterclockwise) as a tiled permutation through shared
@@ -166,8 +168,9 @@ cudaError_t imgpu_launch_histogram16(imgpu_hist16_variant v, const uint16_t *d_i
 
 /* The LUT of `formula` (imgpu_eq_formula: 0 opencv, 1 pil, 2 imagemagick; src/cpu/
  * equalize_formula.c states them) for one histogram d_hist of `levels` bins of npix pixels,
- * d_cdf being its inclusive scan (imgpu_launch_block_scan). One block. *d_changed (written,
- * no memset needed) is 1 when some present level maps to another value, else 0. */
+ * d_cdf being its inclusive scan (imgpu_launch_block_scan). One block per 1024 levels
+ * (tuning.h). 1 is ORed into *d_changed when some present level maps to another value; the
+ * caller zeroes it first (stream order), so it may be shared by several planes' launches. */
 cudaError_t imgpu_launch_equalize_lut_full(const uint32_t *d_hist, const uint32_t *d_cdf, int levels,
                                            uint64_t npix, int formula, uint16_t *d_lut,
                                            uint32_t *d_changed, cudaStream_t stream);

@@ -261,7 +261,8 @@ rotate_tiled_kernel(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out
     }
 }
 
-static int s_rot_layout = -1; /* imgpu_kernels_rot_layout(); -1: IMGPU_ROT_LAYOUT or the default */
+static int s_rot_layout = -1; /* imgpu_kernels_rot_layout(); -1: IMGPU_ROT_LAYOUT or the default
+                                 (rows up to IMGPU_ROT_ROWS_MAX_C channels, tiles above) */
 
 extern "C" void imgpu_kernels_rot_layout(int layout) { s_rot_layout = layout; }
 
@@ -309,11 +310,13 @@ static void launch_rot(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *
 extern "C" cudaError_t imgpu_launch_rotate(cudaTextureObject_t tex_linear, cudaTextureObject_t tex_point,
                                            uint8_t *d_out, const imgpu_rotate_geom *g, cudaStream_t stream)
 {
-    if (s_rot_layout < 0) {
+    static int env_layout = -2;
+    if (env_layout == -2) {
         const char *env = getenv("IMGPU_ROT_LAYOUT"); /* tuning sweeps: 0 rows, 1 warp tiles */
-        s_rot_layout = env && (*env == '0' || *env == '1') ? *env - '0' : IMGPU_ROT_LAYOUT;
+        env_layout = env && (*env == '0' || *env == '1') ? *env - '0' : -1;
     }
-    const int tiled = s_rot_layout == 1;
+    const int layout = s_rot_layout >= 0 ? s_rot_layout : env_layout;
+    const int tiled = layout >= 0 ? layout == 1 : g->channels > IMGPU_ROT_ROWS_MAX_C;
     switch (g->channels) {
     case 1: tiled ? launch_tiled<1>(tex_linear, tex_point, d_out, g, stream)
                   : launch_rot<1>(tex_linear, tex_point, d_out, g, stream); break;

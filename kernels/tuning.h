@@ -33,6 +33,16 @@
 /* Scans (kernels/scan.cu). The equalize CDF is a 256-bin scan done by one block of 256
  * threads, one bin each. The generic block scan accepts 32..1024 threads (powers of two). */
 #define IMGPU_CDF_BINS 256
+/* The generic block scan (imgpu_launch_block_scan) stages IMGPU_SCAN_TILE values at a time
+ * through shared memory (a power of two >= 1024; B threads take TILE/B each, at most 64):
+ * 16384 -> 66 KiB of dynamic shared memory plus 2*B words for the block scan, and a 65536-bin
+ * CDF in 4 tiles. Each tile costs one block scan of the per-thread totals, so the 65536-bin
+ * CDF of 16-bit equalize (src/cuda/equalize_full.c) uses IMGPU_SCAN_CDF16_BLOCK threads:
+ * 256 threads x 64 values pay 8 barrier steps per tile where 1024 x 16 pay 10 steps of 4x the
+ * warps; the shared-memory traffic of the transposes is the same. (Estimate, not yet timed:
+ * try 1024 with `imgpu-bench --issue6-only`.) Must be a block size the launcher accepts. */
+#define IMGPU_SCAN_TILE 16384
+#define IMGPU_SCAN_CDF16_BLOCK 256
 
 /* LUT apply (kernels/lut.cu): threads per block; each thread maps 16 pixels per step. */
 #define IMGPU_LUT_BLOCK 256
@@ -44,15 +54,18 @@
 #define IMGPU_ROT_BX 32
 #define IMGPU_ROT_BY 8
 #define IMGPU_ROT_PIX 4
-/* Layout of the rotation threads: 0 rows (the above), 1 warp tiles (each warp a 32 x 4 output
+/* Layout of the rotation threads: rows (the above) or warp tiles (each warp a 32 x 4 output
  * tile, IMGPU_ROT_TILED_WX warps side by side in a block of IMGPU_ROT_BX * IMGPU_ROT_BY
- * threads; rotate.cu says why). Sweeps: IMGPU_ROT_LAYOUT, IMGPU_ROT_WX, IMGPU_ROT_BX. */
-/* H100, 8K gray photo, bilinear (bench/tune_sweep.sh): over a CUDA array every layout and
- * width measured 56.9-57.7 us (rows at BX 32/16/8, tiles at WX 1/2/4/8), nearest 53.6-58.3,
+ * threads; rotate.cu says why one might help), chosen per channel count: images of up to
+ * IMGPU_ROT_ROWS_MAX_C channels use rows, more use tiles. H100, rotate 30 bilinear photo,
+ * texture over a CUDA array, with the per-warp background skip (bench/tune_sweep.sh):
+ *   gray 4K 13.9 us rows / 17.3 tiles, 8K 52.1 / 59.6 (pitched linear: 56.5 / 60.1);
+ *   RGB  4K 28.3 rows / 26.2 tiles, 8K 98.8 / 90.8.
+ * Without the skip every layout and width measured 56.9-57.7 us at 8K gray, nearest 53.6-58.3,
  * and the L1/shared carveout (0 or 100%) changed nothing: the time is the texture unit's fetch
- * rate, one fetch per output pixel. Over a pitched-linear texture (the pipeline's in-place
- * path) tiles measured 58.5 us against 60.7-62.1 for rows: tiles are the default. */
-#define IMGPU_ROT_LAYOUT 1
+ * rate, one fetch per output pixel. Sweeps: IMGPU_ROT_LAYOUT (0 rows, 1 tiles, for every
+ * channel count), IMGPU_ROT_WX, IMGPU_ROT_BX. */
+#define IMGPU_ROT_ROWS_MAX_C 2
 #define IMGPU_ROT_TILED_WX 2
 /* 90-degree turns: square tiles through shared memory (TILE x TILE pixels, TILE/ROWS rows
  * per thread). TILE must be a multiple of ROWS. */
@@ -72,6 +85,12 @@
 /* LUT apply at any depth: threads per block, blocks per SM of the persistent grid. */
 #define IMGPU_LUTF_BLOCK 256
 #define IMGPU_LUTF_BLOCKS_PER_SM 8
+/* The LUT of any formula at 65536 levels (lut_full_kernel): blocks of IMGPU_LUTF_LUT_THREADS
+ * threads, IMGPU_LUTF_LUT_ENTRIES entries each (a multiple of the threads): 64 blocks for
+ * 65536 levels, one for 256. Every block repeats a 3-step warp search of the CDF for the first
+ * and last non-empty bin, so fewer, fuller blocks keep that traffic small. */
+#define IMGPU_LUTF_LUT_THREADS 256
+#define IMGPU_LUTF_LUT_ENTRIES 1024
 
 /* CLAHE (kernels/clahe.cu). Tile histograms: 8-bit blocks of 256 threads with warp-private
  * 256-bin sub-histograms take IMGPU_CLAHE8_PIXELS of one tile each (more blocks per tile when
