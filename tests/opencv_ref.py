@@ -13,13 +13,15 @@ import cv2
 import numpy as np
 
 
-def read(path):
-    """Read an 8-bit image as imgpu would see it: gray, gray+alpha, RGB or RGBA."""
+def read(path, depth=8):
+    """Read an image as imgpu would see it: gray, gray+alpha, RGB or RGBA, with `depth` bits
+    per sample (8: uint8; 16: uint16, as a 16-bit PNG holds them). Any other depth is an error."""
     im = cv2.imread(path, cv2.IMREAD_UNCHANGED)
     if im is None:
         raise RuntimeError(f"cv2.imread could not read {path}")
-    if im.dtype != np.uint8:
-        raise RuntimeError(f"{path}: expected 8-bit samples, got {im.dtype}")
+    want = {8: np.uint8, 16: np.uint16}[depth]
+    if im.dtype != want:
+        raise RuntimeError(f"{path}: expected {depth}-bit samples, got {im.dtype}")
     if im.ndim == 3 and im.shape[2] == 3:
         im = cv2.cvtColor(im, cv2.COLOR_BGR2RGB)
     elif im.ndim == 3 and im.shape[2] == 4:
@@ -89,7 +91,8 @@ def equalize(im, mode="luminance"):
 
 def rotate_crop_linear(im, angle):
     """cv2.warpAffine about ((w-1)/2, (h-1)/2) — imgpu's centre (w/2, h/2) with pixel centres
-    at (x + 0.5, y + 0.5) — counterclockwise positive, same size, bilinear, zero border."""
+    at (x + 0.5, y + 0.5) — counterclockwise positive, same size, bilinear, zero border.
+    uint8 and uint16 images alike (the result has the input's dtype)."""
     h, w = im.shape[:2]
     m = cv2.getRotationMatrix2D(((w - 1) / 2.0, (h - 1) / 2.0), angle, 1.0)
     return cv2.warpAffine(im, m, (w, h), flags=cv2.INTER_LINEAR,
@@ -110,12 +113,13 @@ def interior_mask(shape, m, margin):
     return inside & border
 
 
-def psnr(a, b, mask=None):
+def psnr(a, b, mask=None, peak=255.0):
+    """PSNR in dB against `peak` (255 for 8-bit samples, 65535 for 16-bit)."""
     d = a.astype(np.float64) - b.astype(np.float64)
     if mask is not None:
         d = d[mask]
     mse = float(np.mean(d * d)) if d.size else 0.0
-    return float("inf") if mse == 0 else 10.0 * np.log10(255.0 * 255.0 / mse)
+    return float("inf") if mse == 0 else 10.0 * np.log10(peak * peak / mse)
 
 
 # The reasons for "there is no GPU to run on" (src/ops.c, src/cuda/device.c after "no usable
