@@ -230,87 +230,143 @@ extern "C" cudaError_t imgpu_launch_histogram16(imgpu_hist16_variant v, const ui
 
 /* ---- the LUT, any formula ------------------------------------------------------------------ */
 
-#define LUTF_THREADS 1024
+static_assert(IMGPU_LUTF_LUT_THREADS >= 64 && IMGPU_LUTF_LUT_THREADS % 32 == 0 &&
+                  IMGPU_LUTF_LUT_ENTRIES % IMGPU_LUTF_LUT_THREADS == 0,
+              "two warps search, every thread takes the same number of entries");
 
-static __global__ void __launch_bounds__(LUTF_THREADS)
+/* The first index a in [0, end) whose CDF value satisfies `pred`, or `end` when none does. The
+ * CDF is monotone and the predicates used (c > 0: first non-empty bin; c == total: last
+ * non-empty bin) are false, then true, so one warp cuts the range into 64 pieces per step and
+ * probes each piece's last index (two probes per lane): the valid probes that fail are the
+ * pieces before the answer. 65536 bins take 3 dependent loads, 256 take 2 (a loop over the
+ * bins took 64 round trips per block). Also returns cdf[a - 1] (0 for a == 0) and cdf[a]
+ * (at_end for a == end), which the formulas need, from the probes themselves. Call with a
+ * whole warp; every lane gets the same answer. */
+template <typename P>
+__device__ __forceinline__ int cdf_search(const uint32_t *cdf, int end, uint32_t at_end, P pred, uint32_t *before_a,
+                                          uint32_t *at_a)
+{
+    const int lane = threadIdx.x & 31;
+    int lo = 0, hi = end;                /* pred fails below lo; hi == end or pred(cdf[hi]) holds */
+    uint32_t before = 0u, at = at_end;   /* cdf[lo - 1], cdf[hi] */
+    while (lo < hi) {
+        const int s = (hi - lo + 63) / 64; /* piece j = [lo + j s, lo + (j+1) s), probe j at its end */
+        const int nv = (hi - lo) / s;      /* probes inside [lo, hi): 1..64 */
+        const int p0 = lo + (2 * lane + 1) * s - 1, p1 = p0 + s; /* probes j = 2 lane, 2 lane + 1 */
+        const bool in0 = 2 * lane < nv, in1 = 2 * lane + 1 < nv;
+        const uint32_t c0 = in0 ? cdf[p0] : 0u, c1 = in1 ? cdf[p1] : 0u;
+        const int f = __popc(__ballot_sync(~0u, in0 && !pred(c0))) + __popc(__ballot_sync(~0u, in1 && !pred(c1)));
+        const int lo0 = lo;
+        if (f > 0) { /* probe f - 1 failed: the answer is after it */
+            const int j = f - 1;
+            before = __shfl_sync(~0u, (j & 1) ? c1 : c0, j >> 1);
+            lo = lo0 + (j + 1) * s;
+        }
+        if (f < nv) { /* probe f holds: the answer is at most it */
+            at = __shfl_sync(~0u, (f & 1) ? c1 : c0, f >> 1);
+            hi = lo0 + (f + 1) * s - 1;
+        }
+    }
+    *before_a = before;
+    *at_a = at;
+    return lo;
+}
+
+/* One block per IMGPU_LUTF_LUT_ENTRIES levels. Each block finds what its formula needs from
+ * the CDF (warp 0: i0, the first non-empty bin, and hist[i0] = cdf[i0]; warp 1, pil only: il,
+ * the last non-empty bin = the first whose CDF is the total, and hist[il] = total - cdf[il-1])
+ * while every thread's own hist/cdf loads are already in flight; then each entry is the CPU's
+ * arithmetic, unchanged. *changed must be zero before the first plane's launch: a block that
+ * maps a present level elsewhere ORs 1 into it, nobody writes 0. */
+static __global__ void __launch_bounds__(IMGPU_LUTF_LUT_THREADS)
     lut_full_kernel(const uint32_t *hist, const uint32_t *cdf, int levels, unsigned long long n, int formula,
                     uint16_t *lut, uint32_t *changed)
 {
-    __shared__ int s_first, s_last;
-    __shared__ uint32_t s_changed;
-    const int t = threadIdx.x;
-    if (t == 0) {
-        s_first = levels;
-        s_last = -1;
-        s_changed = 0;
+    constexpr int T = IMGPU_LUTF_LUT_THREADS, E = IMGPU_LUTF_LUT_ENTRIES / T;
+    __shared__ int s_i0, s_il;
+    __shared__ uint32_t s_h0, s_hl, s_total;
+    const int t = threadIdx.x, warp = t >> 5, first = blockIdx.x * IMGPU_LUTF_LUT_ENTRIES;
+    uint32_t h[E], c[E]; /* hist[i]; cdf[i - 1] (pil: the count BELOW i) or cdf[i] */
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+        const int i = first + e * T + t;
+        h[e] = i < levels ? hist[i] : 0u;
+        c[e] = i >= levels ? 0u : formula == 1 ? (i ? cdf[i - 1] : 0u) : cdf[i];
     }
-    __syncthreads();
-    int first = levels, last = -1;
-    for (int i = t; i < levels; i += LUTF_THREADS)
-        if (hist[i]) {
-            first = min(first, i);
-            last = i;
+    const unsigned long long black = formula == 2 ? hist[0] : 0u; /* imagemagick: count of level 0 */
+    if (formula != 2 && warp == 0) {
+        uint32_t before, at;
+        const int i0 = cdf_search(cdf, levels, 0u, [](uint32_t v) { return v > 0u; }, &before, &at);
+        if (t == 0) {
+            s_i0 = i0;
+            s_h0 = at; /* cdf[i0] = hist[i0]: nothing before i0 */
         }
-    if (last >= 0) {
-        atomicMin(&s_first, first);
-        atomicMax(&s_last, last);
+    } else if (formula == 1 && warp == 1) {
+        const uint32_t total = cdf[levels - 1];
+        uint32_t before, at;
+        const int il = cdf_search(cdf, levels - 1, total, [total](uint32_t v) { return v == total; }, &before, &at);
+        if (t == 32) {
+            s_il = il;
+            s_hl = total - before; /* hist[il] */
+            s_total = total;
+        }
     }
     __syncthreads();
-    const int i0 = s_first, il = s_last, maxv = levels - 1;
-    bool identity = false;
+    const int maxv = levels - 1;
+    bool identity;
+    unsigned long long step = 0ull;
+    double den = 0.0;
+    float scale = 0.0f;
+    int i0 = 0;
+    uint32_t h0 = 0u;
     if (formula == 1) { /* pil: total of the non-empty bins minus the last one, // maxv */
-        const unsigned long long total = cdf[levels - 1];
-        const unsigned long long step = i0 < il ? (total - hist[il]) / (unsigned long long)maxv : 0ull;
-        if (step == 0) {
-            identity = true;
-        } else {
-            for (int i = t; i < levels; i += LUTF_THREADS) {
-                const unsigned long long below = i ? cdf[i - 1] : 0ull; /* count BELOW i */
-                const unsigned long long v = (step / 2 + below) / step;
-                lut[i] = (uint16_t)(v > (unsigned long long)maxv ? maxv : v);
-            }
-        }
+        const unsigned long long total = s_total;
+        i0 = s_i0;
+        step = i0 < s_il ? (total - s_hl) / (unsigned long long)maxv : 0ull;
+        identity = step == 0;
     } else if (formula == 2) { /* imagemagick: black = count of level 0, white = n, in double */
-        const unsigned long long black = hist[0], white = n;
-        if (black == white) {
-            identity = true;
-        } else {
-            const double den = (double)(white - black);
-            for (int i = t; i < levels; i += LUTF_THREADS) {
-                const double q = __ddiv_rn(__dmul_rn(65535.0, (double)((unsigned long long)cdf[i] - black)), den);
-                const unsigned Q = q <= 0.0 ? 0u : q >= 65535.0 ? 65535u : __double2uint_rz(__dadd_rn(q, 0.5));
-                lut[i] = (uint16_t)(levels == 256 ? ((Q + 128) - ((Q + 128) >> 8)) >> 8 : Q);
-            }
-        }
+        const unsigned long long white = n;
+        identity = black == white;
+        if (!identity)
+            den = (double)(white - black);
     } else { /* opencv: the first non-empty bin maps to 0, scale in float */
-        if (i0 == levels || (unsigned long long)hist[i0] >= n) {
-            identity = true;
-        } else {
-            const uint32_t h0 = hist[i0];
-            const float scale = __fdiv_rn((float)maxv, __ull2float_rn(n - h0));
-            for (int i = t; i < levels; i += LUTF_THREADS) {
-                int r = 0;
-                if (i > i0) {
-                    r = __float2int_rn(__fmul_rn(__uint2float_rn(cdf[i] - h0), scale));
-                    r = r < 0 ? 0 : r > maxv ? maxv : r;
-                }
-                lut[i] = (uint16_t)r;
-            }
+        i0 = s_i0;
+        identity = i0 == levels || (unsigned long long)s_h0 >= n;
+        if (!identity) {
+            h0 = s_h0;
+            scale = __fdiv_rn((float)maxv, __ull2float_rn(n - h0));
         }
     }
-    if (identity)
-        for (int i = t; i < levels; i += LUTF_THREADS)
-            lut[i] = (uint16_t)i;
-    __syncthreads(); /* every entry written (global, same block: visible after the barrier) */
     bool ch = false;
-    if (!identity)
-        for (int i = t; i < levels; i += LUTF_THREADS)
-            ch |= hist[i] != 0 && lut[i] != i;
-    if (ch)
-        atomicOr(&s_changed, 1u);
-    __syncthreads();
-    if (t == 0)
-        *changed = s_changed;
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+        const int i = first + e * T + t;
+        if (i >= levels)
+            break;
+        unsigned r = (unsigned)i;
+        if (!identity) {
+            if (formula == 1) {
+                const unsigned long long below = c[e];
+                const unsigned long long v = (step / 2 + below) / step;
+                r = (unsigned)(v > (unsigned long long)maxv ? maxv : v);
+            } else if (formula == 2) {
+                const double q = __ddiv_rn(__dmul_rn(65535.0, (double)((unsigned long long)c[e] - black)), den);
+                const unsigned Q = q <= 0.0 ? 0u : q >= 65535.0 ? 65535u : __double2uint_rz(__dadd_rn(q, 0.5));
+                r = levels == 256 ? ((Q + 128) - ((Q + 128) >> 8)) >> 8 : Q;
+            } else {
+                int v = 0;
+                if (i > i0) {
+                    v = __float2int_rn(__fmul_rn(__uint2float_rn(c[e] - h0), scale));
+                    v = v < 0 ? 0 : v > maxv ? maxv : v;
+                }
+                r = (unsigned)v;
+            }
+        }
+        lut[i] = (uint16_t)r;
+        ch |= h[e] != 0u && r != (unsigned)i; /* every r is <= maxv: the stored value */
+    }
+    if (__syncthreads_or(ch) && t == 0)
+        atomicOr(changed, 1u);
 }
 
 extern "C" cudaError_t imgpu_launch_equalize_lut_full(const uint32_t *d_hist, const uint32_t *d_cdf, int levels,
@@ -319,8 +375,9 @@ extern "C" cudaError_t imgpu_launch_equalize_lut_full(const uint32_t *d_hist, co
 {
     if ((levels != 256 && levels != 65536) || formula < 0 || formula > 2)
         return cudaErrorInvalidValue;
-    lut_full_kernel<<<1, LUTF_THREADS, 0, stream>>>(d_hist, d_cdf, levels, (unsigned long long)npix, formula, d_lut,
-                                                    d_changed);
+    const unsigned grid = (unsigned)((levels + IMGPU_LUTF_LUT_ENTRIES - 1) / IMGPU_LUTF_LUT_ENTRIES);
+    lut_full_kernel<<<grid, IMGPU_LUTF_LUT_THREADS, 0, stream>>>(d_hist, d_cdf, levels, (unsigned long long)npix,
+                                                                 formula, d_lut, d_changed);
     return cudaGetLastError();
 }
 

@@ -8,6 +8,7 @@
 #include "ops_full.h"
 #include "../error.h"
 #include "kernels.h"
+#include "tuning.h"
 
 #include <string.h>
 
@@ -90,12 +91,16 @@ int imgpu__cuda_equalize_full(imgpu__cuda_scratch *s, size_t *held, cudaStream_t
     const int hplanes = depth == 8 ? imgpu_hist_planes(c, luma) : planes;
     const size_t hist_b = align256((size_t)hplanes * levels * 4), cdf_b = align256((size_t)levels * 4);
     const size_t lut_b = align256((size_t)planes * levels * 2);
-    if ((rc = imgpu__cuda_scratch_grow(s, hist_b + cdf_b + lut_b + 256, st, held)) != 0)
+    if ((rc = imgpu__cuda_scratch_grow(s, 256 + hist_b + cdf_b + lut_b, st, held)) != 0)
         return rc;
-    uint32_t *hist = (uint32_t *)(void *)s->d, *cdf = (uint32_t *)(void *)(s->d + hist_b);
-    uint16_t *lut = (uint16_t *)(void *)(s->d + hist_b + cdf_b);
-    uint32_t *changed = (uint32_t *)(void *)(s->d + hist_b + cdf_b + lut_b);
-    IMGPU_CUDA_TRY(cudaMemsetAsync(hist, 0, (size_t)hplanes * levels * 4, st));
+    /* `changed` sits just before the histograms so that the one memset zeroes both: the LUT
+     * kernels only OR into it (many blocks, no ordering between them), and a launch saved is
+     * ~1-2 us on this latency-bound path. One word for all planes: only luminance (one plane)
+     * reads it. */
+    uint32_t *changed = (uint32_t *)(void *)s->d, *hist = (uint32_t *)(void *)(s->d + 256);
+    uint32_t *cdf = (uint32_t *)(void *)(s->d + 256 + hist_b);
+    uint16_t *lut = (uint16_t *)(void *)(s->d + 256 + hist_b + cdf_b);
+    IMGPU_CUDA_TRY(cudaMemsetAsync(changed, 0, 256 + (size_t)hplanes * levels * 4, st));
     if (depth == 8)
         IMGPU_CUDA_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_in, npix, c, luma, hist, 0, st));
     for (int k = 0; k < planes; k++) {
@@ -106,7 +111,8 @@ int imgpu__cuda_equalize_full(imgpu__cuda_scratch *s, size_t *held, cudaStream_t
             hp = hist + (size_t)k * levels;
             IMGPU_CUDA_TRY(imgpu_launch_histogram16(IMGPU_HIST16_DEFAULT, d_in, npix, c, luma ? c : k, hp, st));
         }
-        IMGPU_CUDA_TRY(imgpu_launch_block_scan(IMGPU_SCAN_DEFAULT, levels == 256 ? 256 : 1024, hp, cdf, levels, st));
+        IMGPU_CUDA_TRY(imgpu_launch_block_scan(IMGPU_SCAN_DEFAULT, levels == 256 ? 256 : IMGPU_SCAN_CDF16_BLOCK, hp,
+                                               cdf, levels, st));
         IMGPU_CUDA_TRY(imgpu_launch_equalize_lut_full(hp, cdf, levels, npix, (int)p->formula, lut + (size_t)k * levels,
                                                       changed, st));
     }
