@@ -28,11 +28,13 @@ t() { local s e; s=$(date +%s.%N); "$@" > "$W/last.log" 2>&1; local rc=$?; e=$(d
 declare -A T
 NQ=$(( (N + 3) / 4 )); [ $NQ -gt 16 ] && NQ=16
 names="gpu copy cpu onecore opencv"
+# BATCH_BENCH_VARIANTS: a subset of "gpu copy cpu opencv" (default all; the one-core run always)
+V=" ${BATCH_BENCH_VARIANTS:-gpu copy cpu opencv} "
 for r in $(seq 1 "$RUNS"); do
-  T[gpu]+=" $(t "$BIN" batch --equalize --overwrite --quiet -o "$W/o_gpu" "$W/in_n")"
-  T[copy]+=" $(t "$BIN" batch --stage-copy --overwrite --quiet -o "$W/o_copy" "$W/in_n")"
-  T[cpu]+=" $(t "$BIN" batch --equalize --device cpu --overwrite --quiet -o "$W/o_cpu" "$W/in_n")"
-  T[opencv]+=" $(t $PY "$HERE/batch_opencv.py" "$W/in_n" "$W/o_cv")"
+  [[ $V == *" gpu "* ]] && T[gpu]+=" $(t "$BIN" batch --equalize --overwrite --quiet -o "$W/o_gpu" "$W/in_n")"
+  [[ $V == *" copy "* ]] && T[copy]+=" $(t "$BIN" batch --stage-copy --overwrite --quiet -o "$W/o_copy" "$W/in_n")"
+  [[ $V == *" cpu "* ]] && T[cpu]+=" $(t "$BIN" batch --equalize --device cpu --overwrite --quiet -o "$W/o_cpu" "$W/in_n")"
+  [[ $V == *" opencv "* ]] && T[opencv]+=" $(t $PY "$HERE/batch_opencv.py" "$W/in_n" "$W/o_cv")"
   if [ "$r" -le 1 ]; then  # one core: slow, one run, on a quarter (at most 16) of the inputs
     rm -rf "$W/in_q"; mkdir -p "$W/in_q"; head -n $NQ "$W/list" | while read -r f; do ln -s "$f" "$W/in_q/"; done
     T[onecore]+=" $(t taskset -c 0 "$BIN" batch --stage-copy --jobs 1 --overwrite --quiet -o "$W/o_one" "$W/in_q")"
@@ -41,15 +43,16 @@ done
 med() { echo "$@" | tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 printf "%-44s %9s %10s %s\n" "command" "median s" "images/s" "runs (s)"
 for k in gpu copy cpu opencv onecore; do
+  [ -n "${T[$k]:-}" ] || continue
   m=$(med ${T[$k]}); n=$N; [ $k = onecore ] && n=$NQ
   printf "%-44s %9.2f %10.3f %s\n" "$k" "$m" "$(calc "$n / $m")" "${T[$k]}"
 done
 one=$(calc "$NQ / $(med ${T[onecore]})")
 echo "single-core decode+encode rate: $(printf %.3f "$one") images/s; target 0.7 x $CORES x that = $(printf %.3f "$(calc "0.7 * $CORES * $one")") images/s"
-echo "GPU stage hidden: batch / stage-copy = $(printf %.3f "$(calc "$(med ${T[gpu]}) / $(med ${T[copy]})")") (target <= 1.10)"
+[ -n "${T[gpu]:-}" ] && [ -n "${T[copy]:-}" ] && echo "GPU stage hidden: batch / stage-copy = $(printf %.3f "$(calc "$(med ${T[gpu]}) / $(med ${T[copy]})")") (target <= 1.10)"
 if [ -x /usr/bin/mogrify-im6.q16 ] && [ "${SKIP_MOGRIFY:-0}" != 1 ]; then
   rm -rf "$W/o_im"; mkdir -p "$W/o_im"
   m=$(t /usr/bin/mogrify-im6.q16 -path "$W/o_im" -equalize "$W"/in_n/*.png)
   printf "%-44s %9.2f %10.3f (one run)\n" "mogrify-im6.q16 -equalize" "$m" "$(calc "$N / $m")"
-  echo "imgpu batch vs mogrify: $(printf %.2f "$(calc "$m / $(med ${T[gpu]})")")x"
+  [ -n "${T[gpu]:-}" ] && echo "imgpu batch vs mogrify: $(printf %.2f "$(calc "$m / $(med ${T[gpu]})")")x"
 fi
