@@ -2,8 +2,8 @@
  * LUT apply (16 pixels per thread, 16-byte loads and stores; the luminance mode converts
  * RGB -> YCbCr, maps Y and converts back in the same pass), and the fused single-launch
  * versions that do histogram, LUT and apply in one cooperative kernel: on chip (the image is
- * read from memory once and kept in shared memory across the grid barrier) while it about
- * fits there, else two-pass (read twice).
+ * read from memory once and kept in shared memory across the grid barrier; what does not fit
+ * spills and is read twice), or two-pass (read twice) where the device lacks the shared memory.
  *
  * The LUT is OpenCV's equalizeHist, bit for bit (src/ops.h states it; src/cpu/equalize.c is
  * the reference): i0 = first non-empty bin -> 0; scale = 255.0f / (N - h[i0]) in single
@@ -368,9 +368,8 @@ static __device__ __forceinline__ void unpack(const uint4 *w, uint32_t (&u)[4 * 
  * run of chunks and keeps up to keep_cap of them in (dynamic) shared memory across the grid
  * barrier: 2 blocks x ~110 KiB per SM, so an H100 holds ~28 MiB of image on chip. Chunks
  * beyond that (the spill) are read last in the histogram pass, with ordinary caching loads,
- * and first in the apply pass, so their second read hits the L2; the kept chunks are loaded
- * evict-first, so they do not push the spill out of it. Launched only while the spill is
- * small next to the L2 (launch_fused). */
+ * and first in the apply pass, so their second read hits the L2 while the spill fits there;
+ * the kept chunks are loaded evict-first, so they do not push the spill out of it. */
 template <int C, bool LUMA>
 static __global__ void __launch_bounds__(IMGPU_CDF_BINS, IMGPU_EQ_ONCHIP_BLOCKS_PER_SM)
 equalize_onchip_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_hist2, int parity,
@@ -545,9 +544,9 @@ static cudaError_t launch_fused(const uint8_t *in, uint8_t *out, size_t npix, ui
         if (e != cudaSuccess)
             return e;
         const size_t cap = s_eq_keep > 0 && (size_t)s_eq_keep < oc.keep_cap ? (size_t)s_eq_keep : oc.keep_cap;
-        const size_t on_chip = (size_t)oc.grid_max * cap; /* chunks */
-        /* on chip while the spill is at most IMGPU_EQ_ONCHIP_SPILL_PCT % of what stays on chip */
-        if (oc.ok && (s_eq_path == 2 || nchunks <= on_chip + on_chip * IMGPU_EQ_ONCHIP_SPILL_PCT / 100)) {
+        /* on chip whenever the device has the shared memory: past what fits, the spill is read
+         * twice like the two-pass kernel reads everything, so it is never slower (tuning.h) */
+        if (oc.ok) {
             size_t grid = want < (size_t)oc.grid_max ? want : (size_t)oc.grid_max;
             const size_t need = (nchunks + IMGPU_CDF_BINS - 1) / IMGPU_CDF_BINS; /* >= 1 chunk per thread */
             if (grid > need)

@@ -85,8 +85,9 @@ cudaError_t imgpu_launch_equalize_fused(const uint8_t *d_in, uint8_t *d_out, siz
                                         int parity, cudaStream_t stream);
 
 /* Which fused kernel imgpu_launch_equalize_fused uses (tests and bench): path 0 chooses (the
- * on-chip kernel, which reads the image once and keeps it in shared memory across the grid
- * barrier, while the image about fits on chip; else the two-pass one), 1 always the two-pass
+ * on-chip kernel, which keeps the image in shared memory across the grid barrier and reads
+ * only what does not fit twice, wherever the device has the shared memory; else the two-pass
+ * one), 1 always the two-pass
  * kernel, 2 always the on-chip one. keep_chunks > 0 caps the 16-pixel chunks an on-chip block
  * keeps (the rest spill and are read twice), so tests can cover the spill on small images. */
 void imgpu_kernels_eq_path(int path, int keep_chunks);

@@ -262,7 +262,7 @@ rotate_tiled_kernel(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out
 }
 
 static int s_rot_layout = -1; /* imgpu_kernels_rot_layout(); -1: IMGPU_ROT_LAYOUT or the default
-                                 (rows up to IMGPU_ROT_ROWS_MAX_C channels, tiles above) */
+                                 (tuning.h: by channel count and filter) */
 
 extern "C" void imgpu_kernels_rot_layout(int layout) { s_rot_layout = layout; }
 
@@ -316,7 +316,7 @@ extern "C" cudaError_t imgpu_launch_rotate(cudaTextureObject_t tex_linear, cudaT
         env_layout = env && (*env == '0' || *env == '1') ? *env - '0' : -1;
     }
     const int layout = s_rot_layout >= 0 ? s_rot_layout : env_layout;
-    const int tiled = layout >= 0 ? layout == 1 : g->channels > IMGPU_ROT_ROWS_MAX_C;
+    const int tiled = layout >= 0 ? layout == 1 : (g->channels > IMGPU_ROT_ROWS_MAX_C || g->filter == 2);
     switch (g->channels) {
     case 1: tiled ? launch_tiled<1>(tex_linear, tex_point, d_out, g, stream)
                   : launch_rot<1>(tex_linear, tex_point, d_out, g, stream); break;

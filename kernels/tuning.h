@@ -20,13 +20,12 @@
  * 14.8 us against 20.2 at 8; 8K gray wants more blocks (46 us at 4-8 per SM, 50 at 2). */
 #define IMGPU_EQ_PIXELS_PER_BLOCK 32768
 /* On-chip fused equalize (read the image once): blocks per SM, each with ~1/this of the SM's
- * shared memory for its run of the image; and the spill (chunks beyond what fits on chip,
- * read twice, the second time from the L2) allowed before the two-pass kernel is used instead,
- * in percent of what fits (H100: ~28 MiB on chip, so up to ~14 MiB spill: 8K gray's 33 MB).
- * H100, gray photo: 4K 12.3 us on chip against 14.0 two-pass, 8K 30.1 against 49.0; 8K RGB
- * luminance (100 MB, past the bound) 115.6 forced on chip against 127.8: the bound is cautious. */
+ * shared memory for its run of the image (H100: ~28 MiB on chip in all). It is the default
+ * wherever the shared memory exists: past what fits, the spill is read twice, as the two-pass
+ * kernel reads everything. H100 (imgpu bench, forced on-chip / forced two-pass, us):
+ * gray photo 4K 12.3 / 13.8, 8K 30.3 / 48.8; RGB luminance 4K 28.9 / 34.8, 8K (100 MB, 3.5x
+ * what fits) 115.6 / 128.1; RGB per-channel 8K 168.1 / 168.7; noise per-channel 8K 149.4 / 158.2. */
 #define IMGPU_EQ_ONCHIP_BLOCKS_PER_SM 2
-#define IMGPU_EQ_ONCHIP_SPILL_PCT 50
 /* Tuning sweeps (imgpu bench) may override them at run time: IMGPU_HIST_BLOCKS_PER_SM, and
  * IMGPU_EQ_BLOCKS_PER_SM (a fixed blocks-per-SM count for the fused equalize). */
 
@@ -56,11 +55,13 @@
 #define IMGPU_ROT_PIX 4
 /* Layout of the rotation threads: rows (the above) or warp tiles (each warp a 32 x 4 output
  * tile, IMGPU_ROT_TILED_WX warps side by side in a block of IMGPU_ROT_BX * IMGPU_ROT_BY
- * threads; rotate.cu says why one might help), chosen per channel count: images of up to
- * IMGPU_ROT_ROWS_MAX_C channels use rows, more use tiles. H100, rotate 30 bilinear photo,
+ * threads; rotate.cu says why one might help), chosen per image and filter: rows for images
+ * of up to IMGPU_ROT_ROWS_MAX_C channels with nearest or bilinear, tiles for more channels and
+ * for bicubic (16 fetches per pixel, where the compact footprint pays). H100, rotate 30 photo,
  * texture over a CUDA array, with the per-warp background skip (bench/tune_sweep.sh):
- *   gray 4K 13.9 us rows / 17.3 tiles, 8K 52.1 / 59.6 (pitched linear: 56.5 / 60.1);
- *   RGB  4K 28.3 rows / 26.2 tiles, 8K 98.8 / 90.8.
+ *   bilinear gray 4K 13.9 us rows / 17.4 tiles, 8K 52.1 / 59.7 (pitched linear 56.4 / 60.1);
+ *   bilinear RGB  4K 28.4 rows / 26.2 tiles, 8K 99.0 / 91.0;
+ *   bicubic gray (pitched linear) 4K 153.3 rows / 109.7 tiles, 8K 586.8 / 421.1.
  * Without the skip every layout and width measured 56.9-57.7 us at 8K gray, nearest 53.6-58.3,
  * and the L1/shared carveout (0 or 100%) changed nothing: the time is the texture unit's fetch
  * rate, one fetch per output pixel. Sweeps: IMGPU_ROT_LAYOUT (0 rows, 1 tiles, for every
