@@ -10,6 +10,7 @@
 #include "kernels.h"
 #include "tuning.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int imgpu__cuda_scratch_grow(imgpu__cuda_scratch *s, size_t need, cudaStream_t st, size_t *held)
@@ -71,6 +72,19 @@ fail:
     return rc;
 }
 
+/* Threads of the 65536-bin CDF scan: IMGPU_SCAN_CDF16_BLOCK, or IMGPU_SCAN_CDF16_BLOCK from the
+ * environment for tuning sweeps (256, 512 or 1024). */
+static int cdf16_block(void)
+{
+    static int b;
+    if (!b) {
+        const char *env = getenv("IMGPU_SCAN_CDF16_BLOCK");
+        const int v = env ? atoi(env) : 0;
+        b = (v == 256 || v == 512 || v == 1024) ? v : IMGPU_SCAN_CDF16_BLOCK;
+    }
+    return b;
+}
+
 int imgpu__cuda_equalize_full(imgpu__cuda_scratch *s, size_t *held, cudaStream_t st, const void *d_in, void *d_out,
                               int w, int h, int c, int depth, const imgpu_equalize_params *p)
 {
@@ -111,8 +125,8 @@ int imgpu__cuda_equalize_full(imgpu__cuda_scratch *s, size_t *held, cudaStream_t
             hp = hist + (size_t)k * levels;
             IMGPU_CUDA_TRY(imgpu_launch_histogram16(IMGPU_HIST16_DEFAULT, d_in, npix, c, luma ? c : k, hp, st));
         }
-        IMGPU_CUDA_TRY(imgpu_launch_block_scan(IMGPU_SCAN_DEFAULT, levels == 256 ? 256 : IMGPU_SCAN_CDF16_BLOCK, hp,
-                                               cdf, levels, st));
+        IMGPU_CUDA_TRY(imgpu_launch_block_scan(IMGPU_SCAN_DEFAULT, levels == 256 ? 256 : cdf16_block(), hp, cdf,
+                                               levels, st));
         IMGPU_CUDA_TRY(imgpu_launch_equalize_lut_full(hp, cdf, levels, npix, (int)p->formula, lut + (size_t)k * levels,
                                                       changed, st));
     }
