@@ -60,6 +60,30 @@ static void encode_all(const imgpu_image *im)
     }
 }
 
+/* Rotation of im with parameters drawn from h: the reference must succeed, with the output
+ * size imgpu_rotate_output_size gives and the input's channels and depth (8 or 16). */
+static imgpu_image *rotate_checked(const imgpu_image *im, uint32_t h)
+{
+    imgpu_op op = imgpu_op_rotate(0.0);
+    imgpu_rotate_params *rp = &op.u.rotate;
+    /* A quarter of the inputs get an exact multiple of 90 degrees, the rest any angle in
+     * (-720, 720) with a tenth-of-a-degree step. */
+    rp->angle = (h & 3) == 0 ? 90.0 * (double)((h >> 2) % 9) - 360.0
+                             : (double)((int)((h >> 2) % 14400) - 7200) / 10.0;
+    rp->filter = (imgpu_filter)((h >> 20) % 3);
+    rp->crop = (h >> 22) & 1;
+    rp->has_background = (h >> 23) & 1;
+    memcpy(rp->background, &h, 4);
+    imgpu_image *rot = imgpu_cpu_rotate(im, rp);
+    if (!rot)
+        abort();
+    int ow, oh;
+    imgpu_rotate_output_size(im->width, im->height, rp, &ow, &oh);
+    if (rot->width != ow || rot->height != oh || rot->channels != im->channels || rot->depth != im->depth)
+        abort();
+    return rot;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     imgpu_load_options lo = { 0 };
@@ -85,6 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         imgpu_image_free(e);
         imgpu_image_free(k);
+        imgpu_image_free(rotate_checked(im, h)); /* 16-bit rotation, every filter */
         imgpu_image_free(im);
         return 0;
     }
@@ -112,23 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         imgpu_image_free(eq);
     }
 
-    imgpu_op op = imgpu_op_rotate(0.0);
-    imgpu_rotate_params *rp = &op.u.rotate;
-    /* A quarter of the inputs get an exact multiple of 90 degrees, the rest any angle in
-     * (-720, 720) with a tenth-of-a-degree step. */
-    rp->angle = (h & 3) == 0 ? 90.0 * (double)((h >> 2) % 9) - 360.0
-                             : (double)((int)((h >> 2) % 14400) - 7200) / 10.0;
-    rp->filter = (imgpu_filter)((h >> 20) % 3);
-    rp->crop = (h >> 22) & 1;
-    rp->has_background = (h >> 23) & 1;
-    memcpy(rp->background, &h, 4);
-    imgpu_image *rot = imgpu_cpu_rotate(im, rp);
-    if (!rot)
-        abort();
-    int ow, oh;
-    imgpu_rotate_output_size(im->width, im->height, rp, &ow, &oh);
-    if (rot->width != ow || rot->height != oh || rot->channels != im->channels)
-        abort();
+    imgpu_image *rot = rotate_checked(im, h);
     encode_all(rot);
     imgpu_image_free(rot);
 
