@@ -45,7 +45,8 @@
 #define IMGPU_SCAN_TILE 16384
 #define IMGPU_SCAN_CDF16_BLOCK 256
 
-/* LUT apply (kernels/equalize.cu, the three-launch path): threads per block; each thread maps 16 pixels per step. */
+/* LUT apply (kernels/equalize.cu, the three-launch path): threads per block; each thread
+ * maps 16 pixels per step. */
 #define IMGPU_LUT_BLOCK 256
 #define IMGPU_LUT_BLOCKS_PER_SM 8
 
