@@ -812,15 +812,6 @@ static void ops_for(const bopts *o, const imgpu_image *in, imgpu_op *ops)
     }
 }
 
-/* Whether the GPU stage takes this image: the CUDA backend's scope as ops.c's dispatcher
- * states it (8- and 16-bit images, every op). The rest runs on the CPU reference with
- * --device auto, or fails with --device cuda, as the single-image commands do. */
-static int gpu_takes(const bopts *o, const imgpu_image *in)
-{
-    (void)o;
-    return in->depth == 8 || in->depth == 16;
-}
-
 static void fail_item(batch *B, item *it, const char *msg)
 {
     report("failed '%s': %s", it->job->in, msg && *msg ? msg : "unknown error");
@@ -869,14 +860,9 @@ static void *decode_thread(void *arg)
             fail_item(B, it, imgpu_error_message());
             continue;
         }
-        /* With no GPU stage (or none left alive) the ops run here, on every decode thread; so
-         * do images the GPU stage does not take. */
-        const int takes = B->o->stage_copy || gpu_takes(B->o, it->in);
-        if (!takes && B->use_gpu_stage && B->o->device == IMGPU_DEVICE_CUDA) {
-            fail_item(B, it, "this image's depth is not supported on the CUDA backend; use --device cpu");
-            continue;
-        }
-        if (!B->use_gpu_stage || atomic_load(&B->gpu_workers_alive) == 0 || !takes) {
+        /* With no GPU stage (or none left alive) the ops run here, on every decode thread (the
+         * GPU stage takes every image the decoder gives: 8 or 16 bits). */
+        if (!B->use_gpu_stage || atomic_load(&B->gpu_workers_alive) == 0) {
             if (cpu_ops(B, it) == 0)
                 imgpu__queue_push(B->to_enc, it);
             continue;
@@ -1058,7 +1044,7 @@ static void *gpu_thread(void *arg)
     int cur = 0;
     item *it;
     while ((it = imgpu__queue_pop(B->to_gpu))) {
-        if (!alive || !gpu_takes(B->o, it->in)) {
+        if (!alive) {
             gpu_to_cpu(B, it);
             continue;
         }

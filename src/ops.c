@@ -173,13 +173,6 @@ static int cpu_takes_over(int rc, imgpu_device requested)
     return 1;
 }
 
-/* What the CUDA backend runs: every op at 8 and 16 bits. */
-static int cuda_supports(const imgpu_image *in, const imgpu_op *ops, int n)
-{
-    (void)ops;
-    (void)n;
-    return in->depth == 8 || in->depth == 16;
-}
 #endif
 
 imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int n,
@@ -193,14 +186,7 @@ imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int 
     if (imgpu_device_resolve(device, &d) < 0)
         return NULL;
 #ifdef IMGPU_HAVE_CUDA
-    if (d == IMGPU_DEVICE_CUDA && !cuda_supports(in, ops, n)) {
-        if (device == IMGPU_DEVICE_CUDA) {
-            imgpu_error("%d-bit images are not supported on the CUDA backend; use --device cpu", in->depth);
-            return NULL;
-        }
-        d = IMGPU_DEVICE_CPU; /* auto: the CPU reference runs it */
-    }
-    if (d == IMGPU_DEVICE_CUDA) {
+    if (d == IMGPU_DEVICE_CUDA) { /* the CUDA backend runs every op at 8 and 16 bits */
         imgpu_image *out = NULL;
         int rc = imgpu_cuda_pipeline_run(in, ops, n, &out);
         if (rc == 0) {
