@@ -14,6 +14,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,6 +54,30 @@ const char *imgpu_image_layout_name(int channels);
 
 /* Number of color (non-alpha) channels: 1 or 3. */
 static inline int imgpu_image_color_channels(const imgpu_image *im) { return im->channels >= 3 ? 3 : 1; }
+
+/* Sample i (counted in samples, not bytes) of a row of `depth`-bit samples as an unsigned
+ * integer: uint8_t at 8 bits, native-endian uint16_t at 16 (through memcpy: no alignment
+ * assumption about the row). The depth-generic code of the CPU reference reads and writes
+ * pixels through these two. */
+static inline unsigned imgpu_sample_get(const unsigned char *row, int depth, size_t i)
+{
+    if (depth == 16) {
+        uint16_t v;
+        memcpy(&v, row + 2 * i, 2);
+        return v;
+    }
+    return row[i];
+}
+
+static inline void imgpu_sample_put(unsigned char *row, int depth, size_t i, unsigned v)
+{
+    if (depth == 16) {
+        const uint16_t s = (uint16_t)v;
+        memcpy(row + 2 * i, &s, 2);
+    } else {
+        row[i] = (unsigned char)v;
+    }
+}
 
 #ifdef __cplusplus
 }

@@ -921,7 +921,7 @@ imgpu_image *imgpu_image_to_depth(const imgpu_image *im, int depth)
         const unsigned char *r = imgpu_image_row(im, y);
         unsigned char *d = imgpu_image_row(o, y);
         for (size_t i = 0; i < n; i++) {
-            uint32_t v = im->depth == 16 ? ((const uint16_t *)(const void *)r)[i] : r[i];
+            uint32_t v = imgpu_sample_get(r, im->depth, i);
             if (im->depth == 16 && depth == 8)
                 v = (v * 255u + 32767u) / 65535u;
             else if (im->depth == 8 && depth == 16)

@@ -172,19 +172,6 @@ int imgpu_cpu_clahe_plane(const uint16_t *src, const imgpu_clahe_geom *g, uint16
     return 0;
 }
 
-/* Sample k of pixel p of row `row` as an integer (8- or 16-bit). */
-static inline unsigned get(const unsigned char *row, int depth, size_t i)
-{
-    return depth == 16 ? ((const uint16_t *)(const void *)row)[i] : row[i];
-}
-static inline void put(unsigned char *row, int depth, size_t i, unsigned v)
-{
-    if (depth == 16)
-        ((uint16_t *)(void *)row)[i] = (uint16_t)v;
-    else
-        row[i] = (uint8_t)v;
-}
-
 imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p)
 {
     imgpu_clahe_geom g;
@@ -216,8 +203,9 @@ imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p)
             for (int x = 0; x < w; x++) {
                 const size_t i = (size_t)y * w + x, s = (size_t)x * c;
                 if (d == 16) {
-                    imgpu_cpu_rgb16_to_ycbcr((uint16_t)get(row, d, s), (uint16_t)get(row, d, s + 1),
-                                             (uint16_t)get(row, d, s + 2), &plane[i], &cb[i], &cr[i]);
+                    imgpu_cpu_rgb16_to_ycbcr((uint16_t)imgpu_sample_get(row, d, s),
+                                             (uint16_t)imgpu_sample_get(row, d, s + 1),
+                                             (uint16_t)imgpu_sample_get(row, d, s + 2), &plane[i], &cb[i], &cr[i]);
                 } else {
                     uint8_t yy, b, r;
                     imgpu_cpu_rgb_to_ycbcr(row[s], row[s + 1], row[s + 2], &yy, &b, &r);
@@ -236,7 +224,9 @@ imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p)
                 if (d == 16) {
                     uint16_t r, gg, b;
                     imgpu_cpu_ycbcr16_to_rgb(res[i], cb[i], cr[i], &r, &gg, &b);
-                    put(row, d, s, r), put(row, d, s + 1, gg), put(row, d, s + 2, b);
+                    imgpu_sample_put(row, d, s, r);
+                    imgpu_sample_put(row, d, s + 1, gg);
+                    imgpu_sample_put(row, d, s + 2, b);
                 } else {
                     imgpu_cpu_ycbcr_to_rgb((uint8_t)res[i], (uint8_t)cb[i], (uint8_t)cr[i], &row[s], &row[s + 1],
                                            &row[s + 2]);
@@ -248,14 +238,14 @@ imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p)
             for (int y = 0; y < h; y++) {
                 const unsigned char *row = imgpu_image_row(in, y);
                 for (int x = 0; x < w; x++)
-                    plane[(size_t)y * w + x] = (uint16_t)get(row, d, (size_t)x * c + k);
+                    plane[(size_t)y * w + x] = (uint16_t)imgpu_sample_get(row, d, (size_t)x * c + k);
             }
             if (imgpu_cpu_clahe_plane(plane, &g, res) < 0)
                 goto fail;
             for (int y = 0; y < h; y++) {
                 unsigned char *row = imgpu_image_row(out, y);
                 for (int x = 0; x < w; x++)
-                    put(row, d, (size_t)x * c + k, res[(size_t)y * w + x]);
+                    imgpu_sample_put(row, d, (size_t)x * c + k, res[(size_t)y * w + x]);
             }
         }
     }

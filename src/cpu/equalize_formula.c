@@ -107,22 +107,11 @@ void imgpu_cpu_equalize_lut_full(const uint32_t *hist, int levels, uint64_t n, i
     }
 }
 
-static inline unsigned get(const unsigned char *row, int depth, size_t i)
-{
-    return depth == 16 ? ((const uint16_t *)(const void *)row)[i] : row[i];
-}
-static inline void put(unsigned char *row, int depth, size_t i, unsigned v)
-{
-    if (depth == 16)
-        ((uint16_t *)(void *)row)[i] = (uint16_t)v;
-    else
-        row[i] = (uint8_t)v;
-}
 static inline unsigned luma_of(const unsigned char *row, int depth, size_t s)
 {
     if (depth == 16)
-        return imgpu_cpu_rgb16_to_y((uint16_t)get(row, 16, s), (uint16_t)get(row, 16, s + 1),
-                                    (uint16_t)get(row, 16, s + 2));
+        return imgpu_cpu_rgb16_to_y((uint16_t)imgpu_sample_get(row, 16, s), (uint16_t)imgpu_sample_get(row, 16, s + 1),
+                                    (uint16_t)imgpu_sample_get(row, 16, s + 2));
     return imgpu_cpu_rgb_to_y(row[s], row[s + 1], row[s + 2]);
 }
 
@@ -149,7 +138,7 @@ int imgpu_cpu_histogram_full(const imgpu_image *in, imgpu_histogram_full *out)
         for (int x = 0; x < in->width; x++) {
             const size_t s = (size_t)x * c;
             for (int k = 0; k < c; k++)
-                h.counts[(size_t)k * h.levels + get(row, d, s + k)]++;
+                h.counts[(size_t)k * h.levels + imgpu_sample_get(row, d, s + k)]++;
             if (h.has_luma)
                 h.counts[(size_t)c * h.levels + luma_of(row, d, s)]++;
         }
@@ -212,10 +201,13 @@ imgpu_image *imgpu_cpu_equalize_full(const imgpu_image *in, const imgpu_equalize
                     const size_t s = (size_t)x * c;
                     if (d == 16) {
                         uint16_t yy, cb, cr, r, g, b;
-                        imgpu_cpu_rgb16_to_ycbcr((uint16_t)get(row, d, s), (uint16_t)get(row, d, s + 1),
-                                                 (uint16_t)get(row, d, s + 2), &yy, &cb, &cr);
+                        imgpu_cpu_rgb16_to_ycbcr((uint16_t)imgpu_sample_get(row, d, s),
+                                                 (uint16_t)imgpu_sample_get(row, d, s + 1),
+                                                 (uint16_t)imgpu_sample_get(row, d, s + 2), &yy, &cb, &cr);
                         imgpu_cpu_ycbcr16_to_rgb(lut[yy], cb, cr, &r, &g, &b);
-                        put(o, d, s, r), put(o, d, s + 1, g), put(o, d, s + 2, b);
+                        imgpu_sample_put(o, d, s, r);
+                        imgpu_sample_put(o, d, s + 1, g);
+                        imgpu_sample_put(o, d, s + 2, b);
                     } else {
                         uint8_t yy, cb, cr;
                         imgpu_cpu_rgb_to_ycbcr(row[s], row[s + 1], row[s + 2], &yy, &cb, &cr);
@@ -230,14 +222,14 @@ imgpu_image *imgpu_cpu_equalize_full(const imgpu_image *in, const imgpu_equalize
             for (int y = 0; y < in->height; y++) {
                 const unsigned char *row = imgpu_image_row(in, y);
                 for (int x = 0; x < in->width; x++)
-                    hist[get(row, d, (size_t)x * c + k)]++;
+                    hist[imgpu_sample_get(row, d, (size_t)x * c + k)]++;
             }
             imgpu_cpu_equalize_lut_full(hist, levels, n, p->formula, lut);
             for (int y = 0; y < in->height; y++) {
                 const unsigned char *row = imgpu_image_row(in, y);
                 unsigned char *o = imgpu_image_row(out, y);
                 for (int x = 0; x < in->width; x++)
-                    put(o, d, (size_t)x * c + k, lut[get(row, d, (size_t)x * c + k)]);
+                    imgpu_sample_put(o, d, (size_t)x * c + k, lut[imgpu_sample_get(row, d, (size_t)x * c + k)]);
             }
         }
     }

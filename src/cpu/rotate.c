@@ -120,29 +120,6 @@ void imgpu_cpu_rotate_background(const imgpu_rotate_params *p, int channels, uin
     }
 }
 
-/* Samples are read and written through these two, so every filter and the quarter turns work
- * at both depths: uint8_t at 8 bits, native-endian uint16_t at 16 (memcpy: no alignment
- * assumption about the row pointers). */
-static uint32_t get(const uint8_t *px, int depth, int k)
-{
-    if (depth == 16) {
-        uint16_t v;
-        memcpy(&v, px + 2 * (size_t)k, 2);
-        return v;
-    }
-    return px[k];
-}
-
-static void put(uint8_t *px, int depth, int k, uint32_t v)
-{
-    if (depth == 16) {
-        const uint16_t s = (uint16_t)v;
-        memcpy(px + 2 * (size_t)k, &s, 2);
-    } else {
-        px[k] = (uint8_t)v;
-    }
-}
-
 /* Bytes of one pixel. */
 static size_t pixel_bytes(const imgpu_image *im)
 {
@@ -154,7 +131,7 @@ static size_t pixel_bytes(const imgpu_image *im)
 static void background_pixel(const uint8_t bg8[4], int depth, uint8_t px[8])
 {
     for (int k = 0; k < 4; k++)
-        put(px, depth, k, depth == 16 ? bg8[k] * 257u : bg8[k]);
+        imgpu_sample_put(px, depth, k, depth == 16 ? bg8[k] * 257u : bg8[k]);
 }
 
 /* Pointer to pixel (i, j), or NULL when it lies outside the image. */
@@ -208,9 +185,9 @@ static void sample_bilinear(const imgpu_image *in, float sx, float sy, const uin
         const uint32_t w00 = (uint32_t)((256 - A) * (256 - B)), w10 = (uint32_t)(A * (256 - B));
         const uint32_t w01 = (uint32_t)((256 - A) * B), w11 = (uint32_t)(A * B);
         for (int k = 0; k < in->channels; k++) {
-            uint32_t v = w00 * get(p00, d, k) + w10 * get(p10, d, k) + w01 * get(p01, d, k) +
-                         w11 * get(p11, d, k);
-            put(out, d, k, (v + 32768u) >> 16);
+            uint32_t v = w00 * imgpu_sample_get(p00, d, k) + w10 * imgpu_sample_get(p10, d, k) +
+                         w01 * imgpu_sample_get(p01, d, k) + w11 * imgpu_sample_get(p11, d, k);
+            imgpu_sample_put(out, d, k, (v + 32768u) >> 16);
         }
         return;
     }
@@ -265,10 +242,10 @@ static void sample_bicubic(const imgpu_image *in, float sx, float sy, const uint
         for (int r = 0; r < 4; r++) {
             float row = 0.0f;
             for (int k = 0; k < 4; k++)
-                row += wx[k] * (float)get(p[r][k], d, ch);
+                row += wx[k] * (float)imgpu_sample_get(p[r][k], d, ch);
             v += wy[r] * row;
         }
-        put(out, d, ch, round_clamp(v, maxv));
+        imgpu_sample_put(out, d, ch, round_clamp(v, maxv));
     }
 }
 
