@@ -623,6 +623,25 @@ static imgpu_image *load_fail(const char *name, const char *why)
 
 /* A 16-bit PNG (stb) or PNM (read here: stb v2.27 returns PNM's big-endian samples
  * unswapped) whose structure scan_* has already validated (size, data all there). */
+/* A tight w x h x c image of `depth` bits that owns the decoder's malloc'ed px (freed here
+ * when the image cannot be made). */
+static imgpu_image *adopt_pixels(const char *name, void *px, int w, int h, int c, int depth)
+{
+    imgpu_image *im = calloc(1, sizeof *im);
+    if (!im) {
+        free(px);
+        return load_fail(name, "out of memory");
+    }
+    im->width = w;
+    im->height = h;
+    im->channels = c;
+    im->depth = depth;
+    im->stride = (size_t)w * (size_t)c * (depth / 8);
+    im->data = px;
+    im->owns = 1;
+    return im;
+}
+
 static imgpu_image *load16(const unsigned char *b, size_t len, const char *name, imgpu_format f,
                            const scan *s, size_t pnm_data, size_t budget)
 {
@@ -655,19 +674,7 @@ static imgpu_image *load16(const unsigned char *b, size_t len, const char *name,
         imgpu_error("cannot read '%s': corrupt %s data", name, imgpu_format_name(f));
         return NULL;
     }
-    imgpu_image *im = calloc(1, sizeof *im);
-    if (!im) {
-        free(px);
-        return load_fail(name, "out of memory");
-    }
-    im->width = w;
-    im->height = h;
-    im->channels = c;
-    im->depth = 16;
-    im->stride = (size_t)w * (size_t)c * 2;
-    im->data = px;
-    im->owns = 1;
-    return im;
+    return adopt_pixels(name, px, w, h, c, 16);
 }
 
 static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
@@ -770,19 +777,7 @@ static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
         for (size_t i = 0; i < n; i++)
             px[i] = (unsigned char)(px[i] >= mv ? 255 : (px[i] * 255 + mv / 2) / mv);
     }
-    imgpu_image *im = calloc(1, sizeof *im);
-    if (!im) {
-        free(px);
-        return load_fail(name, "out of memory");
-    }
-    im->width = w;
-    im->height = h;
-    im->channels = c;
-    im->depth = 8;
-    im->stride = (size_t)w * (size_t)c;
-    im->data = px;
-    im->owns = 1;
-    return im;
+    return adopt_pixels(name, px, w, h, c, 8);
 }
 
 /* The decode-time limit wraps the whole load (checks and decode): see
