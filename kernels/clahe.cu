@@ -11,6 +11,7 @@
  *     order, each operation rounded on its own (__fmul_rn / __fadd_rn: no FMA contraction).
  * Luminance mode computes Y (and Cb, Cr) of BT.601 on the fly in passes 1 and 3. */
 #include "kernels.h"
+#include "per_device.cuh"
 #include "scan.cuh"
 #include "tuning.h"
 #include "ycc_depth.cuh"
@@ -249,7 +250,8 @@ static cudaError_t hist_launch(const void *img, const imgpu_clahe_kgeom &g, uint
         clahe_hist8<C, LUMA><<<grid, 256, 0, st>>>(static_cast<const uint8_t *>(img), g, hist, ppb);
     } else {
         const size_t smem = 32768 * 4;
-        cudaError_t e = cudaFuncSetAttribute(clahe_hist16<C, LUMA>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        static imgpu__smem_optin optin;
+        const cudaError_t e = optin.ensure((const void *)clahe_hist16<C, LUMA>, (int)smem);
         if (e != cudaSuccess)
             return e;
         const int ppb = IMGPU_CLAHE16_PIXELS;

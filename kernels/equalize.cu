@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "kernels.h"
+#include "per_device.cuh"
 #include "tuning.h"
 #include "hist.cuh"
 #include "scan.cuh"
@@ -178,20 +179,12 @@ apply_lut_kernel(const uint8_t *in, uint8_t *out, size_t npix, const uint8_t *lu
     apply_range<C, LUMA>(in, out, npix, s_lut);
 }
 
-static int sm_count(void)
-{
-    int dev = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-        sms = 80;
-    return sms;
-}
-
 template <int C, bool LUMA>
 static void launch_apply(const uint8_t *in, uint8_t *out, size_t npix, const uint8_t *lut, int grid, cudaStream_t s)
 {
     size_t need = (npix / 16 + IMGPU_LUT_BLOCK) / IMGPU_LUT_BLOCK;
     if (grid <= 0)
-        grid = sm_count() * IMGPU_LUT_BLOCKS_PER_SM;
+        grid = imgpu__sm_count() * IMGPU_LUT_BLOCKS_PER_SM;
     if ((size_t)grid > need)
         grid = (int)need;
     apply_lut_kernel<C, LUMA><<<grid, IMGPU_LUT_BLOCK, 0, s>>>(in, out, npix, lut);
@@ -469,26 +462,25 @@ extern "C" void imgpu_kernels_eq_path(int path, int keep_chunks)
     s_eq_keep = keep_chunks;
 }
 
-/* The on-chip kernel's launch shape, computed once per instantiation: the dynamic shared
- * memory that leaves IMGPU_EQ_ONCHIP_BLOCKS_PER_SM blocks resident per SM, and the grid that
- * is co-resident with it (a cooperative grid must be). ok = 0 when the device cannot. */
-struct onchip_shape {
-    int done, ok, grid_max;
-    size_t dyn, keep_cap;
+/* The fused kernels' launch shapes on this device, computed once per instantiation and device
+ * (per_device.cuh: the opt-in and occupancy belong to the device). Two-pass: max_grid
+ * co-resident blocks (a cooperative grid must not exceed it), fixed_grid from the tuning
+ * environment. On-chip: the dynamic shared memory that leaves IMGPU_EQ_ONCHIP_BLOCKS_PER_SM
+ * blocks resident per SM, and the grid co-resident with it; oc_ok = 0 when the device cannot. */
+struct fused_shape {
+    int max_grid, fixed_grid, sms;
+    int oc_ok, oc_grid_max;
+    size_t oc_dyn, oc_keep_cap;
 };
 
 template <int C, bool LUMA>
-static cudaError_t onchip_setup(onchip_shape &s)
+static cudaError_t onchip_setup(fused_shape &s, int dev)
 {
-    if (s.done)
-        return cudaSuccess;
-    s.done = 1;
-    int dev = 0, per_sm_smem = 0, optin = 0, reserved = 0, per_sm = 0;
+    int per_sm_smem = 0, optin = 0, reserved = 0, per_sm = 0;
     cudaFuncAttributes fa;
     const void *fn = (const void *)equalize_onchip_kernel<C, LUMA>;
     cudaError_t e;
-    if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
-        (e = cudaDeviceGetAttribute(&per_sm_smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev)) != cudaSuccess ||
+    if ((e = cudaDeviceGetAttribute(&per_sm_smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev)) != cudaSuccess ||
         (e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess ||
         (e = cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev)) != cudaSuccess ||
         (e = cudaFuncGetAttributes(&fa, fn)) != cudaSuccess)
@@ -498,7 +490,7 @@ static cudaError_t onchip_setup(onchip_shape &s)
         dyn = (long)optin - (long)fa.sharedSizeBytes;
     dyn -= dyn % (16 * C);
     if (dyn < 16L * C * IMGPU_CDF_BINS)
-        return cudaSuccess; /* too little shared memory to be worth it: ok stays 0 */
+        return cudaSuccess; /* too little shared memory to be worth it: oc_ok stays 0 */
     if ((e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn)) != cudaSuccess)
         return e;
     for (;;) { /* the per-SM arithmetic above is the documented one; occupancy has the last word */
@@ -510,62 +502,66 @@ static cudaError_t onchip_setup(onchip_shape &s)
     }
     if (per_sm < 1)
         return cudaSuccess;
-    s.dyn = (size_t)dyn;
-    s.keep_cap = (size_t)dyn / (16 * C);
-    s.grid_max = per_sm * sm_count();
-    s.ok = 1;
+    s.oc_dyn = (size_t)dyn;
+    s.oc_keep_cap = (size_t)dyn / (16 * C);
+    s.oc_grid_max = per_sm * s.sms;
+    s.oc_ok = 1;
     return cudaSuccess;
+}
+
+template <int C, bool LUMA>
+static cudaError_t fused_setup(fused_shape &s, int dev)
+{
+    int per_sm = 0;
+    cudaError_t e;
+    if ((e = cudaDeviceGetAttribute(&s.sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
+        (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, equalize_fused_kernel<C, LUMA>, IMGPU_CDF_BINS,
+                                                           0)) != cudaSuccess)
+        return e;
+    s.max_grid = per_sm * s.sms;
+    const char *env = getenv("IMGPU_EQ_BLOCKS_PER_SM"); /* tuning sweeps only */
+    if (env && atoi(env) > 0)
+        s.fixed_grid = (atoi(env) < per_sm ? atoi(env) : per_sm) * s.sms;
+    return onchip_setup<C, LUMA>(s, dev);
 }
 
 template <int C, bool LUMA>
 static cudaError_t launch_fused(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *hist2, int parity,
                                 cudaStream_t s)
 {
-    static int max_grid, fixed_grid; /* co-resident blocks: a cooperative grid must not exceed it */
-    static onchip_shape oc;
-    if (!max_grid) {
-        int per_sm = 0;
-        cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, equalize_fused_kernel<C, LUMA>,
-                                                                      IMGPU_CDF_BINS, 0);
-        if (e != cudaSuccess)
-            return e;
-        max_grid = per_sm * sm_count();
-        const char *env = getenv("IMGPU_EQ_BLOCKS_PER_SM"); /* tuning sweeps only */
-        if (env && atoi(env) > 0)
-            fixed_grid = (atoi(env) < per_sm ? atoi(env) : per_sm) * sm_count();
-    }
-    size_t want = fixed_grid ? (size_t)fixed_grid : (npix + IMGPU_EQ_PIXELS_PER_BLOCK - 1) / IMGPU_EQ_PIXELS_PER_BLOCK;
-    if (!fixed_grid && want < (size_t)sm_count())
-        want = sm_count();
+    static imgpu__per_device<fused_shape> shapes;
+    const fused_shape *k = nullptr;
+    cudaError_t e = shapes.get(fused_setup<C, LUMA>, &k);
+    if (e != cudaSuccess)
+        return e;
+    size_t want = k->fixed_grid ? (size_t)k->fixed_grid
+                                : (npix + IMGPU_EQ_PIXELS_PER_BLOCK - 1) / IMGPU_EQ_PIXELS_PER_BLOCK;
+    if (!k->fixed_grid && want < (size_t)k->sms)
+        want = k->sms;
     const size_t nchunks = npix / 16;
 
-    if (s_eq_path != 1) {
-        cudaError_t e = onchip_setup<C, LUMA>(oc);
-        if (e != cudaSuccess)
-            return e;
-        const size_t cap = s_eq_keep > 0 && (size_t)s_eq_keep < oc.keep_cap ? (size_t)s_eq_keep : oc.keep_cap;
-        /* on chip whenever the device has the shared memory: past what fits, the spill is read
-         * twice like the two-pass kernel reads everything, so it is never slower (tuning.h) */
-        if (oc.ok) {
-            size_t grid = want < (size_t)oc.grid_max ? want : (size_t)oc.grid_max;
-            const size_t need = (nchunks + IMGPU_CDF_BINS - 1) / IMGPU_CDF_BINS; /* >= 1 chunk per thread */
-            if (grid > need)
-                grid = need;
-            if (grid < 1)
-                grid = 1;
-            size_t per_block = (nchunks + grid - 1) / grid;
-            int g = (int)grid;
-            void *args[] = {(void *)&in, (void *)&out, (void *)&npix, (void *)&hist2, (void *)&parity,
-                            (void *)&per_block, (void *)&cap};
-            return cudaLaunchCooperativeKernel((const void *)equalize_onchip_kernel<C, LUMA>, dim3(g),
-                                               dim3(IMGPU_CDF_BINS), args, oc.dyn, s);
-        }
+    /* on chip whenever the device has the shared memory: past what fits, the spill is read
+     * twice like the two-pass kernel reads everything, so it is never slower (tuning.h) */
+    if (s_eq_path != 1 && k->oc_ok) {
+        const size_t cap = s_eq_keep > 0 && (size_t)s_eq_keep < k->oc_keep_cap ? (size_t)s_eq_keep : k->oc_keep_cap;
+        size_t grid = want < (size_t)k->oc_grid_max ? want : (size_t)k->oc_grid_max;
+        const size_t need = (nchunks + IMGPU_CDF_BINS - 1) / IMGPU_CDF_BINS; /* >= 1 chunk per thread */
+        if (grid > need)
+            grid = need;
+        if (grid < 1)
+            grid = 1;
+        size_t per_block = (nchunks + grid - 1) / grid;
+        int g = (int)grid;
+        void *args[] = {(void *)&in, (void *)&out, (void *)&npix, (void *)&hist2, (void *)&parity,
+                        (void *)&per_block, (void *)&cap};
+        return cudaLaunchCooperativeKernel((const void *)equalize_onchip_kernel<C, LUMA>, dim3(g),
+                                           dim3(IMGPU_CDF_BINS), args, k->oc_dyn, s);
     }
 
     const size_t need = (nchunks + IMGPU_CDF_BINS) / IMGPU_CDF_BINS; /* never an idle block */
     if (want > need)
         want = need;
-    const int grid = want > (size_t)max_grid ? max_grid : (int)want;
+    const int grid = want > (size_t)k->max_grid ? k->max_grid : (int)want;
     void *args[] = {(void *)&in, (void *)&out, (void *)&npix, (void *)&hist2, (void *)&parity};
     return cudaLaunchCooperativeKernel((const void *)equalize_fused_kernel<C, LUMA>, dim3(grid), dim3(IMGPU_CDF_BINS),
                                        args, 0, s);

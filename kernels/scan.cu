@@ -16,6 +16,7 @@
  * one padded group) too. Arithmetic is uint32 and wraps, like a sequential scan. In place
  * (d_in == d_out) is allowed: a tile is loaded before it is written and tiles are disjoint. */
 #include "kernels.h"
+#include "per_device.cuh"
 #include "scan.cuh"
 #include "tuning.h"
 
@@ -106,8 +107,8 @@ static cudaError_t scan_launch(imgpu_scan_variant v, const uint32_t *d_in, uint3
 {
     constexpr size_t smem = scan_tile<B, R>::SMEM;
     if (smem > 48 * 1024) {
-        const cudaError_t e = cudaFuncSetAttribute(block_scan_kernel<B, R>,
-                                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        static imgpu__smem_optin optin;
+        const cudaError_t e = optin.ensure((const void *)block_scan_kernel<B, R>, (int)smem);
         if (e != cudaSuccess)
             return e;
     }
