@@ -370,7 +370,8 @@ static void run_config(const char *size, int w, int h, int c, int content, const
 static void usage(FILE *f)
 {
     fprintf(f, "usage: imgpu bench [--csv] [--sizes 1080p,4k,8k] [--channels 1,3] [--contents photo,noise,constant]\n"
-               "                   [--ops histogram,equalize,rotate,full]   (full: the CLAHE, 16-bit and formula rows)\n"
+               "                   [--ops histogram,equalize,rotate,full]   (full: the CLAHE, 16-bit and formula rows;\n"
+               "                   or a part of them: hist16, eqfull, clahe) [--depths 8,16] (of those rows)\n"
                "                   [--issue6-only]   (only CLAHE, 16-bit and formula rows; OpenCV's CLAHE\n"
                "                   beside them when IMGPU_BENCH_PYTHON names a python3 with cv2)\n"
                "Times every op and kernel variant on the GPU next to CUB and NPP (median CUDA-event times,\n"
@@ -379,7 +380,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    const char *sizes = "1080p,4k,8k", *chans = "1,3", *contents = "photo,noise,constant";
+    const char *sizes = "1080p,4k,8k", *chans = "1,3", *contents = "photo,noise,constant", *depths = "8,16";
     int issue6_only = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--csv"))
@@ -390,6 +391,8 @@ int main(int argc, char **argv)
             chans = argv[++i];
         else if (!strcmp(argv[i], "--contents") && i + 1 < argc)
             contents = argv[++i];
+        else if (!strcmp(argv[i], "--depths") && i + 1 < argc)
+            depths = argv[++i];
         else if (!strcmp(argv[i], "--ops") && i + 1 < argc)
             s_ops = argv[++i];
         else if (!strcmp(argv[i], "--issue6-only")) /* CLAHE, 16-bit, formulas (bench_full.c) */
@@ -451,7 +454,8 @@ int main(int argc, char **argv)
 
     static const struct { const char *name; int w, h; } S[] = {{"1080p", 1920, 1080}, {"4k", 3840, 2160}, {"8k", 7680, 4320}};
     static const char *CN[] = {"photo", "noise", "constant"};
-    for (int s = 0; s < 3 && !issue6_only; s++) {
+    const int main_rows = !issue6_only && (want("histogram") || want("equalize") || want("rotate"));
+    for (int s = 0; s < 3 && main_rows; s++) {
         if (!strstr(sizes, S[s].name))
             continue;
         for (int c = 1; c <= 4; c++) {
@@ -464,8 +468,9 @@ int main(int argc, char **argv)
                     run_config(S[s].name, S[s].w, S[s].h, c, k, c == 1 ? gray : rgb, (size_t)p.l2CacheSize);
         }
     }
-    if (issue6_only || want("full"))
-        bench_full(sizes, chans, contents, (size_t)p.l2CacheSize, s_csv, gray, rgb);
+    if (issue6_only || want("full") || want("hist16") || want("eqfull") || want("clahe"))
+        bench_full(sizes, chans, contents, depths, issue6_only ? "full" : s_ops, (size_t)p.l2CacheSize, s_csv, gray,
+                   rgb);
     imgpu_image_free(gray);
     imgpu_image_free(rgb);
     imgpu_cuda_shutdown();

@@ -128,6 +128,8 @@ static imgpu_image *make(int w, int h, int c, int depth, int content, const imgp
 }
 
 static int s_csv;
+static const char *s_parts = "full"; /* which rows: "full", or any of hist16, eqfull, clahe */
+static int part(const char *name) { return strstr(s_parts, "full") || strstr(s_parts, name); }
 static double s_copy_gbs;
 
 static void row(const char *size, const fb *b, const char *content, const char *op, const char *variant, double thr,
@@ -209,7 +211,7 @@ static void run(const char *size, int w, int h, int c, int depth, int content, c
     s_copy_gbs = 2 * B / (thr * 1e-6) / 1e9;
     row(size, &b, cn, "copy", "cudaMemcpyAsync D2D", thr, lat, 2 * B);
 
-    if (depth == 16 && c == 1) {
+    if (depth == 16 && c == 1 && part("hist16")) {
         for (int v = 0; v < IMGPU_HIST16_VARIANT_COUNT; v++) {
             b.hv = (imgpu_hist16_variant)v;
             time_fb(&b, op_hist16, &thr, &lat);
@@ -220,7 +222,7 @@ static void run(const char *size, int w, int h, int c, int depth, int content, c
         }
     }
     /* equalize: 16-bit opencv (and pil); 8-bit pil / imagemagick */
-    for (int f = 0; f < 3; f++) {
+    for (int f = 0; f < 3 && part("eqfull"); f++) {
         if (depth == 8 && f == 0)
             continue; /* the 8-bit OpenCV equalize is bench.c's fused kernel */
         if (depth == 16 && f == 2)
@@ -230,16 +232,27 @@ static void run(const char *size, int w, int h, int c, int depth, int content, c
         static const char *fname[] = {"opencv", "pil", "imagemagick"};
         char op[64], name[128];
         snprintf(op, sizeof op, "equalize %s%s", fname[f], c >= 3 ? " luminance" : "");
-        snprintf(name, sizeof name, "imgpu memset + hist + block scan + LUT + apply");
-        time_fb(&b, op_equalize_full, &thr, &lat);
-        row(size, &b, cn, op, name, thr, lat, 2 * B);
+        /* 16 bits: CDF + LUT in one cluster launch (default, sm_90), or the block scan then the
+         * LUT kernel (the fallback) */
+        for (int path = 0; path < (depth == 16 ? 2 : 1); path++) {
+            if (depth == 16 && path == 0 && !imgpu_equalize_lut16_fused_available())
+                continue;
+            imgpu_kernels_lut16_path(path);
+            snprintf(name, sizeof name, "imgpu memset + hist + %s + apply",
+                     depth == 16 && path == 0 ? "CDF+LUT in one cluster (default)" : "block scan + LUT");
+            time_fb(&b, op_equalize_full, &thr, &lat);
+            row(size, &b, cn, op, name, thr, lat, 2 * B);
+        }
+        imgpu_kernels_lut16_path(0);
     }
     /* CLAHE, OpenCV's defaults: clip 40, 8x8 tiles */
-    b.op = imgpu_op_clahe(40, 8, 8, IMGPU_MODE_LUMINANCE);
-    time_fb(&b, op_clahe, &thr, &lat);
-    row(size, &b, cn, "clahe 40 8x8", "imgpu memset + tile hist + tile LUTs + apply", thr, lat, 2 * B);
-    if (content == 0)
-        opencv_row(size, &b, im, cn);
+    if (part("clahe")) {
+        b.op = imgpu_op_clahe(40, 8, 8, IMGPU_MODE_LUMINANCE);
+        time_fb(&b, op_clahe, &thr, &lat);
+        row(size, &b, cn, "clahe 40 8x8", "imgpu memset + tile hist + tile LUTs + apply", thr, lat, 2 * B);
+        if (content == 0)
+            opencv_row(size, &b, im, cn);
+    }
     CK(cudaStreamSynchronize(b.s));
     imgpu__cuda_scratch_free(&b.scratch, &b.held);
     for (int i = 0; i < b.k; i++)
@@ -250,16 +263,18 @@ static void run(const char *size, int w, int h, int c, int depth, int content, c
     imgpu_image_free(im);
 }
 
-void bench_full(const char *sizes, const char *chans, const char *contents, size_t l2, int csv, const imgpu_image *gray,
+void bench_full(const char *sizes, const char *chans, const char *contents, const char *depths, const char *parts,
+                size_t l2, int csv, const imgpu_image *gray,
                 const imgpu_image *rgb)
 {
     s_csv = csv;
+    s_parts = parts;
     static const struct { const char *name; int w, h; } S[] = {{"1080p", 1920, 1080}, {"4k", 3840, 2160}, {"8k", 7680, 4320}};
     for (int s = 0; s < 3; s++) {
         if (!strstr(sizes, S[s].name))
             continue;
         for (int depth = 8; depth <= 16; depth += 8)
-            for (int c = 1; c <= 3; c += 2) {
+            for (int c = 1; c <= 3 && strstr(depths, depth == 8 ? "8" : "16"); c += 2) {
                 char cs[4];
                 snprintf(cs, sizeof cs, "%d", c);
                 if (!strstr(chans, cs))

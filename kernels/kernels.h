@@ -157,13 +157,18 @@ typedef enum imgpu_hist16_variant {
     IMGPU_HIST16_SLICED,         /* 32-bit shared counters for one quarter of the bin range
                                     (64 KiB); four blocks read each segment, one per quarter */
     IMGPU_HIST16_GLOBAL_ATOMICS, /* every sample (runs merged) an atomicAdd on global memory */
+    IMGPU_HIST16_CLUSTER,        /* SHARED16's counting in blocks grouped into sm_90 clusters
+                                    that sum their counters through distributed shared memory:
+                                    one global merge per cluster, not per block (SHARED16 below
+                                    sm_90) */
     IMGPU_HIST16_VARIANT_COUNT
 } imgpu_hist16_variant;
-#define IMGPU_HIST16_DEFAULT IMGPU_HIST16_SHARED16
+#define IMGPU_HIST16_DEFAULT IMGPU_HIST16_CLUSTER
 const char *imgpu_hist16_variant_name(imgpu_hist16_variant v);
 
 /* Adds the 65536-bin histogram of one plane of a 16-bit image to d_hist (zeroed by the
- * caller): plane 0..channels-1 is that channel, plane == channels (channels >= 3) BT.601 Y. */
+ * caller; 8-byte aligned: bins are merged in pairs by 64-bit atomics): plane 0..channels-1 is
+ * that channel, plane == channels (channels >= 3) BT.601 Y. */
 cudaError_t imgpu_launch_histogram16(imgpu_hist16_variant v, const uint16_t *d_img, size_t npix,
                                      int channels, int plane, uint32_t *d_hist, cudaStream_t stream);
 
@@ -175,6 +180,16 @@ cudaError_t imgpu_launch_histogram16(imgpu_hist16_variant v, const uint16_t *d_i
 cudaError_t imgpu_launch_equalize_lut_full(const uint32_t *d_hist, const uint32_t *d_cdf, int levels,
                                            uint64_t npix, int formula, uint16_t *d_lut,
                                            uint32_t *d_changed, cudaStream_t stream);
+/* The same LUT for a 65536-bin histogram without the separate scan: the CDF and the LUT in one
+ * launch of one sm_90 thread-block cluster (IMGPU_CDF16_CLUSTER blocks sharing their partial
+ * sums through distributed shared memory). Only where imgpu_equalize_lut16_fused_available()
+ * says so (sm_90 or later); else imgpu_launch_block_scan + imgpu_launch_equalize_lut_full.
+ * *d_changed as above. */
+int imgpu_equalize_lut16_fused_available(void);
+cudaError_t imgpu_launch_equalize_lut16_fused(const uint32_t *d_hist, uint64_t npix, int formula, uint16_t *d_lut,
+                                              uint32_t *d_changed, cudaStream_t stream);
+/* Tests and the bench: 0 the default (fused where available), 1 always the scan + LUT kernels. */
+void imgpu_kernels_lut16_path(int path);
 
 /* Map a packed 8- or 16-bit image through LUTs of 2^depth entries: luminance = 0: color
  * channel k through d_lut[k * levels ..] (gray: 0; alpha copied); luminance = 1 (channels >= 3):

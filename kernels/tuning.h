@@ -44,6 +44,10 @@
  * the environment (256, 512, 1024). Must be a block size the launcher accepts. */
 #define IMGPU_SCAN_TILE 16384
 #define IMGPU_SCAN_CDF16_BLOCK 256
+/* On sm_90 the 65536-bin CDF and its LUT are one launch instead (equalize_full.cu
+ * cdf_lut16_cluster_kernel): a cluster of IMGPU_CDF16_CLUSTER blocks of 1024 threads, 65536 /
+ * (IMGPU_CDF16_CLUSTER * 1024) bins per thread (a multiple of 8). 8: a portable cluster size. */
+#define IMGPU_CDF16_CLUSTER 8
 
 /* LUT apply (kernels/equalize.cu, the three-launch path): threads per block; each thread
  * maps 16 pixels per step. */
@@ -86,6 +90,12 @@
 #define IMGPU_H16_PIXELS_PER_BLOCK 65528
 #define IMGPU_H16_SLICES 4
 #define IMGPU_H16_SLICE_PIXELS 131072
+/* Cluster variant (sm_90): the shared16 blocks, IMGPU_H16_CLUSTER to a cluster (2..16, a power
+ * of two; above 8 is a non-portable cluster size), merged through distributed shared memory
+ * before global memory. H100, 4K gray photo / noise, histogram + memset, 32-bit atomic merge:
+ * 1 (= shared16) 40.8 / 49.7 us, 2: 34.8 / 39.8, 4: 44.3 / 44.9, 8: 43.0 / 42.8, 16: 44.8 / 44.9
+ * (the remote reads grow with the cluster; the merge shrinks). Sweep: IMGPU_H16_CLUSTER. */
+#define IMGPU_H16_CLUSTER 2
 /* LUT apply at any depth: threads per block, blocks per SM of the persistent grid. */
 #define IMGPU_LUTF_BLOCK 256
 #define IMGPU_LUTF_BLOCKS_PER_SM 8

@@ -5,7 +5,7 @@ alternate and their buffers grow and are reused):
     (equalize both modes, rotations of every filter, chains), and equals the CPU batch for the
     exact operations (equalize, quarter turns, nearest) and within 1 level for bilinear/bicubic;
   - --devices 0,0 (two GPU workers on one GPU) gives the same files; --devices 0,1 where the
-    machine has two GPUs (reported as skipped otherwise);
+    machine has two GPUs (reported as skipped otherwise), 8-bit and 16-bit (equalize, CLAHE);
   - out of device memory (IMGPU_CUDA_MEM_LIMIT): --device auto finishes every file on the CPU
     with the CPU's pixels, --device cuda fails every file, each with its reason;
   - a corrupt file among GPU-processed ones fails alone.
@@ -196,6 +196,28 @@ if os.listdir(src16):
         C.check(px(g) is not None and px(g).dtype == np.uint16, f"16-bit rotation {a}: the output is 16-bit")
         C.check(maxdiff(g, os.path.join(tmp, "rot16_cpu", a)) == 0, f"16-bit rotation {a}: GPU batch equals CPU batch")
         C.check(maxdiff(g, single) == 0, f"16-bit rotation {a}: batch equals the single command")
+    # two GPUs: the 16-bit kernels that opt in to 128 KiB of shared memory and run as thread
+    # block clusters are set up per device (kernels/per_device.cuh), so GPU 1 must work too
+    src16x = os.path.join(tmp, "src16x")  # eight copies of each, so that both GPUs get some
+    os.makedirs(src16x)
+    for a in os.listdir(src16):
+        for k in range(8):
+            shutil.copy(os.path.join(src16, a), os.path.join(src16x, f"{k}_{a}"))
+    for op in (["--equalize"], ["--clahe"]):
+        tag = op[0][2:]
+        one = os.path.join(tmp, "g16one_" + tag)
+        r = imgpu("batch", *op, "--device", "cuda", "-o", one, src16x, "--quiet")
+        C.check(r.rc == 0, f"16-bit {tag}, one GPU", str(r))
+        two = os.path.join(tmp, "g16two_" + tag)
+        r = imgpu("batch", *op, "--devices", "0,1", "-o", two, src16x)
+        if r.rc == 1 and "there is no GPU 1" in r.err:
+            print(f"two GPUs, 16-bit {tag}: SKIPPED (this machine has one GPU)")
+            continue
+        C.check(r.rc == 0 and "ops on the GPU" in r.err, f"16-bit {tag}, --devices 0,1", str(r))
+        for a in os.listdir(src16x):
+            C.check(maxdiff(os.path.join(two, a), os.path.join(one, a)) == 0,
+                    f"16-bit {tag} {a}: --devices 0,1 equals one GPU")
+        print(f"two GPUs, 16-bit {tag}: tested (--devices 0,1)")
 
 # a corrupt file among GPU ones fails alone
 with open(os.path.join(assets, "chelsea.png"), "rb") as f:

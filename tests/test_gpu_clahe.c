@@ -2,7 +2,8 @@
  *  - CLAHE (8 and 16 bits; gray, gray+alpha, RGB, RGBA; luminance and per-channel) over sizes
  *    1x1, odd, not a multiple of the grid, and 4K; clip 0, 1, 40; grids 1x1, 8x8, 7x2, 16x16;
  *  - 16-bit histograms, every kernel variant, and the full-resolution histogram entry point;
- *  - equalize at 8 and 16 bits with every formula (opencv, pil, imagemagick), both modes;
+ *  - equalize at 8 and 16 bits with every formula (opencv, pil, imagemagick), both modes, and
+ *    at 16 bits both ways to the LUT (one cluster launch; block scan + LUT kernel);
  *  - 16-bit rotation, every filter, quarter turns, both canvases;
  *  - chains (CLAHE then pil equalize; rotate then equalize at 16 bits) equal to the CPU chain.
  * Every GPU result goes through imgpu_pipeline_run(--device cuda), so the dispatch is tested
@@ -104,13 +105,19 @@ static void test_clahe(const imgpu_image *im, double clip, int tx, int ty, imgpu
 static void test_equalize(const imgpu_image *im, const char *what)
 {
     char buf[256];
-    for (int f = 0; f < 3; f++)
-        for (int m = 0; m < (im->channels >= 3 ? 2 : 1); m++) {
-            imgpu_op op = imgpu_op_equalize((imgpu_eq_mode)m);
-            op.u.equalize.formula = (imgpu_eq_formula)f;
-            snprintf(buf, sizeof buf, "equalize formula %d mode %d on %s", f, m, what);
-            check_op(im, &op, 1, buf);
-        }
+    /* 16 bits: the CDF + LUT in one cluster launch (the default on sm_90), and the block scan
+     * then the LUT kernel (path 1, the fallback elsewhere) */
+    for (int path = 0; path < (im->depth == 16 ? 2 : 1); path++) {
+        imgpu_kernels_lut16_path(path);
+        for (int f = 0; f < 3; f++)
+            for (int m = 0; m < (im->channels >= 3 ? 2 : 1); m++) {
+                imgpu_op op = imgpu_op_equalize((imgpu_eq_mode)m);
+                op.u.equalize.formula = (imgpu_eq_formula)f;
+                snprintf(buf, sizeof buf, "equalize formula %d mode %d lut16 path %d on %s", f, m, path, what);
+                check_op(im, &op, 1, buf);
+            }
+    }
+    imgpu_kernels_lut16_path(0);
 }
 
 static void test_hist16(const imgpu_image *im, const char *what)

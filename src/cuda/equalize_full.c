@@ -1,8 +1,9 @@
 /* equalize_full.c — host side of equalization at 16 bits or with the pil / imagemagick
  * formula (any depth), and of full-resolution histograms: histogram (kernels/
  * equalize_full.cu at 16 bits, the 8-bit histogram kernels at 8), the CDF by
- * imgpu_launch_block_scan, the LUT built on the device with the CPU's formula, then one
- * vectorized apply. Nothing waits for the device: a chain of ops stays queued on the stream.
+ * imgpu_launch_block_scan, the LUT built on the device with the CPU's formula (at 16 bits on
+ * sm_90 the CDF and the LUT are one cluster launch), then one vectorized apply. Nothing waits
+ * for the device: a chain of ops stays queued on the stream.
  * Also the session's growable scratch (ops_full.h). */
 #include "cuda_util.h"
 #include "ops_full.h"
@@ -117,6 +118,7 @@ int imgpu__cuda_equalize_full(imgpu__cuda_scratch *s, size_t *held, cudaStream_t
     IMGPU_CUDA_TRY(cudaMemsetAsync(changed, 0, 256 + (size_t)hplanes * levels * 4, st));
     if (depth == 8)
         IMGPU_CUDA_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_in, npix, c, luma, hist, 0, st));
+    const int fused16 = depth == 16 && imgpu_equalize_lut16_fused_available();
     for (int k = 0; k < planes; k++) {
         uint32_t *hp;
         if (depth == 8) {
@@ -124,6 +126,11 @@ int imgpu__cuda_equalize_full(imgpu__cuda_scratch *s, size_t *held, cudaStream_t
         } else {
             hp = hist + (size_t)k * levels;
             IMGPU_CUDA_TRY(imgpu_launch_histogram16(IMGPU_HIST16_DEFAULT, d_in, npix, c, luma ? c : k, hp, st));
+        }
+        if (levels == 65536 && fused16) { /* CDF and LUT in one cluster launch (sm_90) */
+            IMGPU_CUDA_TRY(imgpu_launch_equalize_lut16_fused(hp, npix, (int)p->formula, lut + (size_t)k * levels,
+                                                             changed, st));
+            continue;
         }
         IMGPU_CUDA_TRY(imgpu_launch_block_scan(IMGPU_SCAN_DEFAULT, levels == 256 ? 256 : cdf16_block(), hp, cdf,
                                                levels, st));
