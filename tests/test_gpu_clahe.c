@@ -8,7 +8,8 @@
  *  - chains (CLAHE then pil equalize; rotate then equalize at 16 bits) equal to the CPU chain.
  * Every GPU result goes through imgpu_pipeline_run(--device cuda), so the dispatch is tested
  * too. Images: noise, smooth ramps with a little noise, constant, 8-bit values scaled to 16
- * bits (only 256 distinct levels). IMGPU_TEST_QUICK=1 (compute-sanitizer runs) leaves out 4K. */
+ * bits (only 256 distinct levels). IMGPU_TEST_QUICK=1 (compute-sanitizer runs) leaves out 4K;
+ * IMGPU_TEST_RACE=1 (racecheck runs) is a small matrix that still reaches every kernel. */
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -156,6 +157,36 @@ int main(void)
 {
     gpu_require_or_skip();
     const int quick = getenv("IMGPU_TEST_QUICK") != NULL;
+    if (getenv("IMGPU_TEST_RACE")) {
+        /* compute-sanitizer racecheck shadows every shared-memory access, and the 16-bit kernels
+         * make 65536-bin passes over 128 KiB per block: the quick matrix takes far too long
+         * under it. This one reaches every kernel of this test once or twice per channel
+         * layout (CLAHE 8/16-bit both modes, a tile split over blocks, 16-bit histograms of
+         * every design, equalize with every formula and both LUT paths, 16-bit rotation). */
+        uint32_t rseed = 99;
+        char what[64];
+        for (int depth = 8; depth <= 16; depth += 8)
+            for (int c = 1; c <= 3; c += 2) {
+                imgpu_image *im = make(depth == 16 ? 613 : 101, depth == 16 ? 409 : 67, c, depth, SMOOTH, rseed++);
+                snprintf(what, sizeof what, "race %d-bit c%d", depth, c);
+                test_clahe(im, 40, 2, 2, IMGPU_MODE_LUMINANCE, what);
+                test_clahe(im, 2.5, 7, 2, c >= 3 ? IMGPU_MODE_PER_CHANNEL : IMGPU_MODE_LUMINANCE, what);
+                test_equalize(im, what);
+                if (depth == 16) {
+                    test_hist16(im, what);
+                    imgpu_op rot = imgpu_op_rotate(30);
+                    for (int f = 0; f < 3; f++) {
+                        rot.u.rotate.filter = (imgpu_filter)f;
+                        check_op(im, &rot, 1, what);
+                    }
+                    rot = imgpu_op_rotate(90);
+                    check_op(im, &rot, 1, what);
+                }
+                imgpu_image_free(im);
+            }
+        imgpu_cuda_shutdown();
+        TEST_MAIN_END();
+    }
     static const int sizes[][2] = {{1, 1}, {37, 23}, {101, 67}, {64, 48}, {257, 130}};
     static const double clips[] = {0, 1, 40};
     static const int grids[][2] = {{1, 1}, {8, 8}, {7, 2}, {16, 16}};
