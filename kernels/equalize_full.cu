@@ -230,19 +230,9 @@ static cudaError_t cluster_setup(cluster_shape &s, int dev)
         return e;
     if (cs > 8 && (e = cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1)) != cudaSuccess)
         return e;
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = (unsigned)cs;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    cfg.gridDim = dim3((unsigned)cs);
-    cfg.blockDim = dim3(IMGPU_H16_BLOCK);
-    cfg.dynamicSmemBytes = 32768 * 4;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
+    imgpu__cluster_launch L((unsigned)cs, IMGPU_H16_BLOCK, (unsigned)cs, 32768 * 4, 0);
     int clusters = 0;
-    if ((e = cudaOccupancyMaxActiveClusters(&clusters, fn, &cfg)) != cudaSuccess)
+    if ((e = cudaOccupancyMaxActiveClusters(&clusters, fn, &L.cfg)) != cudaSuccess)
         return e;
     s.cs = cs;
     s.ok = clusters >= 1;
@@ -261,20 +251,10 @@ static cudaError_t hist16_launch(imgpu_hist16_variant v, const uint16_t *img, si
         if ((e = shapes.get(cluster_setup<C, LUMA>, &k)) != cudaSuccess)
             return e;
         if (k->ok && blocks > 1) {
-            cudaLaunchConfig_t cfg = {};
-            cudaLaunchAttribute at[1];
-            at[0].id = cudaLaunchAttributeClusterDimension;
-            at[0].val.clusterDim.x = (unsigned)k->cs;
-            at[0].val.clusterDim.y = 1;
-            at[0].val.clusterDim.z = 1;
             /* whole clusters; the blocks past the image count nothing and merge zeros */
-            cfg.gridDim = dim3((unsigned)((blocks + k->cs - 1) / k->cs * k->cs));
-            cfg.blockDim = dim3(IMGPU_H16_BLOCK);
-            cfg.dynamicSmemBytes = 32768 * 4;
-            cfg.stream = st;
-            cfg.attrs = at;
-            cfg.numAttrs = 1;
-            if ((e = cudaLaunchKernelEx(&cfg, hist16_cluster<C, LUMA>, img, npix, ch, hist)) != cudaSuccess)
+            imgpu__cluster_launch L((unsigned)((blocks + k->cs - 1) / k->cs * k->cs), IMGPU_H16_BLOCK,
+                                    (unsigned)k->cs, 32768 * 4, st);
+            if ((e = cudaLaunchKernelEx(&L.cfg, hist16_cluster<C, LUMA>, img, npix, ch, hist)) != cudaSuccess)
                 return e;
             return cudaGetLastError();
         }
@@ -624,18 +604,9 @@ static cudaError_t cdf16_setup(cdf16_shape &s, int dev)
     cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
     if (e != cudaSuccess || major < 9 || !imgpu__clusters_allowed())
         return e;
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = IMGPU_CDF16_CLUSTER;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    cfg.gridDim = dim3(IMGPU_CDF16_CLUSTER);
-    cfg.blockDim = dim3(1024);
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
+    imgpu__cluster_launch L(IMGPU_CDF16_CLUSTER, 1024, IMGPU_CDF16_CLUSTER, 0, 0);
     int clusters = 0;
-    if ((e = cudaOccupancyMaxActiveClusters(&clusters, (const void *)cdf_lut16_cluster_kernel, &cfg)) != cudaSuccess)
+    if ((e = cudaOccupancyMaxActiveClusters(&clusters, (const void *)cdf_lut16_cluster_kernel, &L.cfg)) != cudaSuccess)
         return e;
     s.ok = clusters >= 1;
     return cudaSuccess;
@@ -655,18 +626,8 @@ extern "C" cudaError_t imgpu_launch_equalize_lut16_fused(const uint32_t *d_hist,
 {
     if (formula < 0 || formula > 2)
         return cudaErrorInvalidValue;
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = IMGPU_CDF16_CLUSTER;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    cfg.gridDim = dim3(IMGPU_CDF16_CLUSTER);
-    cfg.blockDim = dim3(1024);
-    cfg.stream = stream;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    cudaError_t e = cudaLaunchKernelEx(&cfg, cdf_lut16_cluster_kernel, d_hist, (unsigned long long)npix, formula,
+    imgpu__cluster_launch L(IMGPU_CDF16_CLUSTER, 1024, IMGPU_CDF16_CLUSTER, 0, stream);
+    cudaError_t e = cudaLaunchKernelEx(&L.cfg, cdf_lut16_cluster_kernel, d_hist, (unsigned long long)npix, formula,
                                        d_lut, d_changed);
     return e != cudaSuccess ? e : cudaGetLastError();
 }

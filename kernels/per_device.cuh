@@ -52,9 +52,10 @@ struct imgpu__per_device {
 
 /* Whether the thread-block-cluster kernels (sm_90: the 16-bit histogram's cluster merge, the
  * 16-bit CDF + LUT) may run: yes unless IMGPU_NO_CLUSTERS is set to a non-empty value other
- * than 0, which makes every launcher take its non-cluster path. For tools that cannot follow
- * distributed shared memory: compute-sanitizer racecheck stops with "failed to handle a
- * hardware exception" at the first cluster kernel (memcheck and synccheck run them cleanly). */
+ * than 0, which makes every launcher take its non-cluster path. For tool runs that cannot
+ * take them: compute-sanitizer racecheck with a --kernel-name filter that leaves a cluster
+ * kernel uninstrumented stops at it with "failed to handle a hardware exception" (unfiltered,
+ * racecheck, memcheck, initcheck and synccheck all run them cleanly). */
 static inline bool imgpu__clusters_allowed(void)
 {
     static const bool allowed = [] {
@@ -89,4 +90,27 @@ struct imgpu__smem_optin {
             return cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
         }, &p);
     }
+};
+
+/* The launch configuration of a thread-block-cluster kernel (sm_90): `grid` blocks of `threads`
+ * in clusters of `cs`, for cudaOccupancyMaxActiveClusters(&n, fn, &L.cfg) and
+ * cudaLaunchKernelEx(&L.cfg, kernel, args...). cfg points into the object: not copyable. */
+struct imgpu__cluster_launch {
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute at[1];
+    imgpu__cluster_launch(unsigned grid, unsigned threads, unsigned cs, size_t smem, cudaStream_t st) : cfg(), at()
+    {
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = cs;
+        at[0].val.clusterDim.y = 1;
+        at[0].val.clusterDim.z = 1;
+        cfg.gridDim = dim3(grid);
+        cfg.blockDim = dim3(threads);
+        cfg.dynamicSmemBytes = smem;
+        cfg.stream = st;
+        cfg.attrs = at;
+        cfg.numAttrs = 1;
+    }
+    imgpu__cluster_launch(const imgpu__cluster_launch &) = delete;
+    imgpu__cluster_launch &operator=(const imgpu__cluster_launch &) = delete;
 };
