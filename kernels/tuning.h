@@ -92,9 +92,10 @@
 #define IMGPU_H16_SLICE_PIXELS 131072
 /* Cluster variant (sm_90): the shared16 blocks, IMGPU_H16_CLUSTER to a cluster (2..16, a power
  * of two; above 8 is a non-portable cluster size), merged through distributed shared memory
- * before global memory. H100, 4K gray photo / noise, histogram + memset, 32-bit atomic merge:
- * 1 (= shared16) 40.8 / 49.7 us, 2: 34.8 / 39.8, 4: 44.3 / 44.9, 8: 43.0 / 42.8, 16: 44.8 / 44.9
- * (the remote reads grow with the cluster; the merge shrinks). Sweep: IMGPU_H16_CLUSTER. */
+ * before global memory. H100, 4K gray photo / noise, histogram + memset, with the 64-bit pair
+ * merge: 1 (= shared16) 24.9 / 28.9 us, 2: 24.2 / 25.6, 4: 35.8 / 36.2 (32-bit merge: 1: 40.8 /
+ * 49.7, 2: 34.8 / 39.8, 4: 44.3 / 44.9, 8: 43.0 / 42.8, 16: 44.8 / 44.9): the remote reads grow
+ * with the cluster faster than the merge shrinks. Sweep: IMGPU_H16_CLUSTER. */
 #define IMGPU_H16_CLUSTER 2
 /* LUT apply at any depth: threads per block, blocks per SM of the persistent grid. */
 #define IMGPU_LUTF_BLOCK 256
