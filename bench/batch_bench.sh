@@ -5,6 +5,10 @@
 #   imgpu batch --stage-copy             the same pipeline with the op stage replaced by a plain
 #                                        copy: "GPU hidden" means the first within 10 % of this
 #   imgpu batch --device cpu             the ops on the CPU reference instead (decode threads)
+#   gpueq / copyeq                       the first two again on equalized inputs (the gpu run's
+#                                        outputs): an equalized photo deflates to ~18 % more
+#                                        bytes, so --stage-copy on the originals also encodes
+#                                        less; on equalized inputs both encode the same content
 #   one core (taskset -c 0, --jobs 1, --stage-copy)   the single-thread rate of decode + encode
 #   OpenCV loop on every core            bench/batch_opencv.py (PNG level 1, like imgpu)
 #   ImageMagick mogrify -equalize        where /usr/bin/mogrify-im6.q16 exists (one run: slow)
@@ -28,11 +32,17 @@ t() { local s e; s=$(date +%s.%N); "$@" > "$W/last.log" 2>&1; local rc=$?; e=$(d
 declare -A T
 NQ=$(( (N + 3) / 4 )); [ $NQ -gt 16 ] && NQ=16
 names="gpu copy cpu onecore opencv"
-# BATCH_BENCH_VARIANTS: a subset of "gpu copy cpu opencv" (default all; the one-core run always)
-V=" ${BATCH_BENCH_VARIANTS:-gpu copy cpu opencv} "
+# BATCH_BENCH_VARIANTS: a subset of "gpu copy gpueq copyeq cpu opencv" (default all; the one-core
+# run always)
+V=" ${BATCH_BENCH_VARIANTS:-gpu copy gpueq copyeq cpu opencv} "
+if [[ $V == *" gpueq "* || $V == *" copyeq "* ]]; then  # equalized inputs, made once
+  [ "$(ls "$W/in_eq" 2>/dev/null | wc -l)" -ge "$N" ] || "$BIN" batch --equalize --quiet -o "$W/in_eq" "$W/in_n" || exit 1
+fi
 for r in $(seq 1 "$RUNS"); do
   [[ $V == *" gpu "* ]] && T[gpu]+=" $(t "$BIN" batch --equalize --overwrite --quiet -o "$W/o_gpu" "$W/in_n")"
   [[ $V == *" copy "* ]] && T[copy]+=" $(t "$BIN" batch --stage-copy --overwrite --quiet -o "$W/o_copy" "$W/in_n")"
+  [[ $V == *" gpueq "* ]] && T[gpueq]+=" $(t "$BIN" batch --equalize --overwrite --quiet -o "$W/o_gpueq" "$W/in_eq")"
+  [[ $V == *" copyeq "* ]] && T[copyeq]+=" $(t "$BIN" batch --stage-copy --overwrite --quiet -o "$W/o_copyeq" "$W/in_eq")"
   [[ $V == *" cpu "* ]] && T[cpu]+=" $(t "$BIN" batch --equalize --device cpu --overwrite --quiet -o "$W/o_cpu" "$W/in_n")"
   [[ $V == *" opencv "* ]] && T[opencv]+=" $(t $PY "$HERE/batch_opencv.py" "$W/in_n" "$W/o_cv")"
   if [ "$r" -le 1 ]; then  # one core: slow, one run, on a quarter (at most 16) of the inputs
@@ -42,7 +52,7 @@ for r in $(seq 1 "$RUNS"); do
 done
 med() { echo "$@" | tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 printf "%-44s %9s %10s %s\n" "command" "median s" "images/s" "runs (s)"
-for k in gpu copy cpu opencv onecore; do
+for k in gpu copy gpueq copyeq cpu opencv onecore; do
   [ -n "${T[$k]:-}" ] || continue
   m=$(med ${T[$k]}); n=$N; [ $k = onecore ] && n=$NQ
   printf "%-44s %9.2f %10.3f %s\n" "$k" "$m" "$(calc "$n / $m")" "${T[$k]}"
@@ -50,6 +60,7 @@ done
 one=$(calc "$NQ / $(med ${T[onecore]})")
 echo "single-core decode+encode rate: $(printf %.3f "$one") images/s; target 0.7 x $CORES x that = $(printf %.3f "$(calc "0.7 * $CORES * $one")") images/s"
 [ -n "${T[gpu]:-}" ] && [ -n "${T[copy]:-}" ] && echo "GPU stage hidden: batch / stage-copy = $(printf %.3f "$(calc "$(med ${T[gpu]}) / $(med ${T[copy]})")") (target <= 1.10)"
+[ -n "${T[gpueq]:-}" ] && [ -n "${T[copyeq]:-}" ] && echo "same content (equalized inputs): batch / stage-copy = $(printf %.3f "$(calc "$(med ${T[gpueq]}) / $(med ${T[copyeq]})")")"
 if [ -x /usr/bin/mogrify-im6.q16 ] && [ "${SKIP_MOGRIFY:-0}" != 1 ]; then
   rm -rf "$W/o_im"; mkdir -p "$W/o_im"
   m=$(t /usr/bin/mogrify-im6.q16 -path "$W/o_im" -equalize "$W"/in_n/*.png)
