@@ -129,7 +129,18 @@ static imgpu_image *make(int w, int h, int c, int depth, int content, const imgp
 
 static int s_csv;
 static const char *s_parts = "full"; /* which rows: "full", or any of hist16, eqfull, clahe */
-static int part(const char *name) { return strstr(s_parts, "full") || strstr(s_parts, name); }
+
+/* Whether the comma-separated list has `tok` as one of its items. */
+static int has_item(const char *list, const char *tok)
+{
+    const size_t n = strlen(tok);
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, tok, n) && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+static int part(const char *name) { return has_item(s_parts, "full") || has_item(s_parts, name); }
 static double s_copy_gbs;
 
 static void row(const char *size, const fb *b, const char *content, const char *op, const char *variant, double thr,

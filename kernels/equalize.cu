@@ -522,7 +522,11 @@ static cudaError_t fused_setup(fused_shape &s, int dev)
     const char *env = getenv("IMGPU_EQ_BLOCKS_PER_SM"); /* tuning sweeps only */
     if (env && atoi(env) > 0)
         s.fixed_grid = (atoi(env) < per_sm ? atoi(env) : per_sm) * s.sms;
-    return onchip_setup<C, LUMA>(s, dev);
+    if (onchip_setup<C, LUMA>(s, dev) != cudaSuccess) {
+        cudaGetLastError(); /* the on-chip kernel stays off (oc_ok = 0): the two-pass one runs */
+        s.oc_ok = 0;
+    }
+    return cudaSuccess;
 }
 
 template <int C, bool LUMA>

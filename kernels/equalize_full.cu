@@ -1,7 +1,8 @@
 /* equalize_full.cu — equalization beyond 8-bit OpenCV: 65536-bin histograms of 16-bit
- * images (three designs side by side, imgpu bench times them), the LUT of any formula
+ * images (four designs side by side, imgpu bench times them), the LUT of any formula
  * (opencv, pil, imagemagick) at 256 or 65536 levels built on the device from the histogram
- * and its scan, and the LUT apply at 8 or 16 bits with 16-byte loads and stores.
+ * and its scan (at 65536 levels on sm_90 the scan and the LUT are one cluster launch), and the
+ * LUT apply at 8 or 16 bits with 16-byte loads and stores.
  * src/cpu/equalize_formula.c is the reference: every float/double operation below is the
  * CPU's, in the CPU's order, with explicit round-to-nearest intrinsics so nothing is fused. */
 #include "kernels.h"
@@ -117,7 +118,7 @@ static __global__ void __launch_bounds__(IMGPU_H16_BLOCK)
 {
     extern __shared__ uint32_t s_packed[]; /* 32768 words = 65536 16-bit counters */
     count_packed<C, LUMA>(img, npix, ch, s_packed);
-    /* a bin this block never saw must not touch the global bin */
+    /* a pair of bins this block never saw must not touch global memory */
     for (int i = threadIdx.x; i < 32768; i += blockDim.x) {
         const uint32_t w = s_packed[i];
         merge_pair(hist, i, w & 0xffffu, w >> 16);
@@ -125,13 +126,14 @@ static __global__ void __launch_bounds__(IMGPU_H16_BLOCK)
 }
 
 /* The same counting, merged through the cluster first (sm_90 thread-block clusters): the
- * merge of a block-private 65536-bin histogram is one global atomic per non-empty bin, and a
- * 16-bit photo fills most of the bins of every block (4K: 127 blocks x ~40k atomics, as many
- * as there are pixels), so the merge, not the counting, is most of shared16's time. Here the
- * blocks of a cluster (one per SM) first sum their counters through distributed shared memory:
- * block r reads slice r of every block's counters (coalesced remote loads, 32-bit sums, so no
- * 16-bit overflow) and merges only that slice into global memory: one atomic per non-empty bin
- * per cluster. (Tried first: counting straight into 32-bit counters spread over the cluster,
+ * merge of a block-private 65536-bin histogram is one global atomic per non-empty pair of bins
+ * (merge_pair), and a 16-bit photo fills most of the bins of every block (4K: 127 blocks), so
+ * the merge, not the counting, is most of shared16's time. Here the blocks of a cluster (one
+ * per SM) first sum their counters through distributed shared memory: block r reads slice r of
+ * every block's counters (coalesced remote loads, 32-bit sums, so no 16-bit overflow) and
+ * merges only that slice into global memory: one atomic per non-empty pair per cluster.
+ * IMGPU_HIST16_CLUSTER runs shared16 instead below sm_90, for a single block's worth of pixels
+ * and with IMGPU_NO_CLUSTERS. (Tried first: counting straight into 32-bit counters spread over the cluster,
  * every pixel a remote atomic: 244 us at 4K against shared16's 34; remote shared-memory
  * atomics are slow.) */
 template <int C, bool LUMA>
@@ -226,6 +228,8 @@ static cudaError_t cluster_setup(cluster_shape &s, int dev)
     if ((cs & (cs - 1)) || cs < 2 || cs > 16)
         return cudaSuccess;
     const void *fn = (const void *)hist16_cluster<C, LUMA>;
+    if (!imgpu__built_for_sm90(fn))
+        return cudaSuccess;
     if ((e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, 32768 * 4)) != cudaSuccess)
         return e;
     if (cs > 8 && (e = cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1)) != cudaSuccess)
@@ -504,7 +508,7 @@ static __global__ void __launch_bounds__(1024)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     constexpr int CS = IMGPU_CDF16_CLUSTER, W = 65536 / CS, E = W / 1024;
-    static_assert(E % 4 == 0 && E >= 4, "whole 16-byte words of bins per thread");
+    static_assert(E % 8 == 0 && CS <= 8, "whole 16-byte words of LUT entries per thread; a portable cluster");
     __shared__ uint32_t s_scan[2 * 1024];
     __shared__ cdf16_part s_part;
     __shared__ unsigned s_first, s_last;
@@ -602,7 +606,8 @@ static cudaError_t cdf16_setup(cdf16_shape &s, int dev)
 {
     int major = 0;
     cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    if (e != cudaSuccess || major < 9 || !imgpu__clusters_allowed())
+    if (e != cudaSuccess || major < 9 || !imgpu__clusters_allowed() ||
+        !imgpu__built_for_sm90((const void *)cdf_lut16_cluster_kernel))
         return e;
     imgpu__cluster_launch L(IMGPU_CDF16_CLUSTER, 1024, IMGPU_CDF16_CLUSTER, 0, 0);
     int clusters = 0;
@@ -616,8 +621,12 @@ extern "C" int imgpu_equalize_lut16_fused_available(void)
 {
     static imgpu__per_device<cdf16_shape> shapes;
     const cdf16_shape *k = nullptr;
-    if (s_lut16_path == 1 || shapes.get(cdf16_setup, &k) != cudaSuccess)
+    if (s_lut16_path == 1)
         return 0;
+    if (shapes.get(cdf16_setup, &k) != cudaSuccess) {
+        cudaGetLastError(); /* fall back to scan + LUT; the next launch must not report this */
+        return 0;
+    }
     return k->ok;
 }
 

@@ -182,7 +182,7 @@ cudaError_t imgpu_launch_equalize_lut_full(const uint32_t *d_hist, const uint32_
                                            uint32_t *d_changed, cudaStream_t stream);
 /* The same LUT for a 65536-bin histogram without the separate scan: the CDF and the LUT in one
  * launch of one sm_90 thread-block cluster (IMGPU_CDF16_CLUSTER blocks sharing their partial
- * sums through distributed shared memory). Only where imgpu_equalize_lut16_fused_available()
+ * sums through distributed shared memory). d_hist and d_lut 16-byte aligned. Only where imgpu_equalize_lut16_fused_available()
  * says so (sm_90 or later); else imgpu_launch_block_scan + imgpu_launch_equalize_lut_full.
  * *d_changed as above. */
 int imgpu_equalize_lut16_fused_available(void);

@@ -65,6 +65,19 @@ static inline bool imgpu__clusters_allowed(void)
     return allowed;
 }
 
+/* Whether `fn` was compiled for sm_90 or later (its PTX, not only the device: a build for
+ * compute_80 runs on an H100 through the JIT, and the bodies of the cluster kernels exist only
+ * for __CUDA_ARCH__ >= 900). */
+static inline bool imgpu__built_for_sm90(const void *fn)
+{
+    cudaFuncAttributes fa;
+    if (cudaFuncGetAttributes(&fa, fn) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return fa.ptxVersion >= 90;
+}
+
 /* The multiprocessor count of the current device (cached per device). */
 static inline int imgpu__sm_count(void)
 {
