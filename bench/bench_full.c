@@ -118,11 +118,7 @@ static imgpu_image *make(int w, int h, int c, int depth, int content, const imgp
                 }
                 const double maxv = depth == 16 ? 65535 : 255;
                 v = v < 0 ? 0 : v > maxv ? maxv : floor(v + 0.5);
-                unsigned char *row = imgpu_image_row(im, y);
-                if (depth == 16)
-                    ((uint16_t *)(void *)row)[x * c + ch] = (uint16_t)v;
-                else
-                    row[x * c + ch] = (uint8_t)v;
+                imgpu_sample_put(imgpu_image_row(im, y), depth, (size_t)x * c + ch, (unsigned)v);
             }
     return im;
 }

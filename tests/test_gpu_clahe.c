@@ -42,19 +42,9 @@ static imgpu_image *make(int w, int h, int c, int depth, int kind, uint32_t seed
                 case CONSTANT: v = maxv / 3; break;
                 default: v = (gpu_rand(&seed) & 255u) * (depth == 16 ? 257u : 1u); break;
                 }
-                unsigned char *row = imgpu_image_row(im, y);
-                if (depth == 16)
-                    ((uint16_t *)(void *)row)[x * c + k] = (uint16_t)v;
-                else
-                    row[x * c + k] = (uint8_t)v;
+                imgpu_sample_put(imgpu_image_row(im, y), depth, (size_t)x * c + k, v);
             }
     return im;
-}
-
-static unsigned sample(const imgpu_image *im, int y, int i)
-{
-    const unsigned char *row = imgpu_image_row(im, y);
-    return im->depth == 16 ? ((const uint16_t *)(const void *)row)[i] : row[i];
 }
 
 /* max |a-b| over all samples, -1 when shapes differ; *ndiff: samples that differ */
@@ -67,7 +57,8 @@ static long max_diff(const imgpu_image *a, const imgpu_image *b, size_t *ndiff)
     size_t nd = 0;
     for (int y = 0; y < a->height; y++)
         for (int i = 0; i < a->width * a->channels; i++) {
-            long d = labs((long)sample(a, y, i) - (long)sample(b, y, i));
+            long d = labs((long)imgpu_sample_get(imgpu_image_row(a, y), a->depth, (size_t)i) -
+                          (long)imgpu_sample_get(imgpu_image_row(b, y), b->depth, (size_t)i));
             nd += d != 0;
             if (d > m)
                 m = d;
