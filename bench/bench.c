@@ -52,23 +52,8 @@ typedef struct bench {
     int idx;
 } bench;
 
-typedef int (*op_fn)(bench *b, int k);
-
-
-/* The shared timing loop (timing.c), fed through an adapter. */
-typedef struct { bench *b; op_fn fn; } time_op_adapter;
-
-static int time_op_adapt(void *p, int k)
-{
-    time_op_adapter *a = p;
-    return a->fn(a->b, k);
-}
-
-static void time_op(bench *b, op_fn fn, double *thr, double *lat)
-{
-    time_op_adapter a = {b, fn};
-    bench_time(b->s, time_op_adapt, &a, &b->idx, b->k, thr, lat);
-}
+/* The shared timing loop (timing.c) for this file's ops. */
+BENCH_DEFINE_TIMER(time_op, bench)
 
 /* ---- the ops -------------------------------------------------------------------------------- */
 

@@ -38,23 +38,8 @@ typedef struct fb {
     imgpu_op op;
 } fb;
 
-typedef int (*fb_fn)(fb *b, int k);
-
-
-/* The shared timing loop (timing.c), fed through an adapter. */
-typedef struct { fb *b; fb_fn fn; } time_fb_adapter;
-
-static int time_fb_adapt(void *p, int k)
-{
-    time_fb_adapter *a = p;
-    return a->fn(a->b, k);
-}
-
-static void time_fb(fb *b, fb_fn fn, double *thr, double *lat)
-{
-    time_fb_adapter a = {b, fn};
-    bench_time(b->s, time_fb_adapt, &a, &b->idx, b->k, thr, lat);
-}
+/* The shared timing loop (timing.c) for this file's ops. */
+BENCH_DEFINE_TIMER(time_fb, fb)
 
 static int op_copy(fb *b, int k) { return cudaMemcpyAsync(b->d_out, b->d_in[k], b->bytes, cudaMemcpyDeviceToDevice, b->s) != cudaSuccess; }
 

@@ -29,4 +29,24 @@ typedef int (*bench_op_fn)(void *ctx, int k);
  * during warm-up. */
 void bench_time(cudaStream_t s, bench_op_fn fn, void *ctx, int *idx, int nk, double *thr, double *lat);
 
+/* BENCH_DEFINE_TIMER(name, T) defines
+ *   static void name(T *b, int (*op)(T *b, int k), double *thr, double *lat)
+ * which times a typed op with bench_time() on b->s, rotating b->idx over b->k inputs (T has
+ * those three members): the adapter from a typed op to bench_op_fn, written once. */
+#define BENCH_DEFINE_TIMER(name, T)                                                                    \
+    typedef struct {                                                                                   \
+        T *b;                                                                                          \
+        int (*op)(T *, int);                                                                           \
+    } name##_adapter;                                                                                  \
+    static int name##_adapt(void *p, int k)                                                            \
+    {                                                                                                  \
+        name##_adapter *a = (name##_adapter *)p;                                                       \
+        return a->op(a->b, k);                                                                         \
+    }                                                                                                  \
+    static void name(T *b, int (*op)(T *, int), double *thr, double *lat)                              \
+    {                                                                                                  \
+        name##_adapter a = {b, op};                                                                    \
+        bench_time(b->s, name##_adapt, &a, &b->idx, b->k, thr, lat);                                   \
+    }
+
 #endif
