@@ -10,7 +10,7 @@
 #                                        bytes, so --stage-copy on the originals also encodes
 #                                        less; on equalized inputs both encode the same content
 #   one core (taskset -c 0, --jobs 1, --stage-copy)   the single-thread rate of decode + encode
-#   OpenCV loop on every core            bench/batch_opencv.py (PNG level 1, like imgpu)
+#   OpenCV loop on every core            bench/batch_opencv.py (PNG level 1 + RLE, like imgpu)
 #   ImageMagick mogrify -equalize        where /usr/bin/mogrify-im6.q16 exists (one run: slow)
 # Inputs are made once by bench/batch_make_inputs.py into $(dirname IMGPU)/bench-batch/in.
 set -u

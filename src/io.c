@@ -983,7 +983,7 @@ static int encode_png16(const imgpu_image *im, int level, unsigned char **out, s
     z = malloc(zn);
     if (!z)
         goto oom;
-    if (compress2(z, &zn, raw, (uLong)raw_len, level) != Z_OK)
+    if (imgpu__png_compress(z, &zn, raw, (uLong)raw_len, level) != Z_OK)
         goto oom;
     free(raw);
     raw = NULL;

@@ -140,7 +140,8 @@ typedef struct command {
 #define HELP_QUIET "  --quiet              no notices on stderr (errors are still printed)\n"
 #define HELP_SAVE                                                                           \
     "  --quality N          JPEG quality 1..100 (default 95)\n"                             \
-    "  --png-level N        PNG deflate level 0..9 (default 1: fast)\n"                     \
+    "  --png-level N        PNG deflate level 0..9 (default 1: fast run-length coding;\n"   \
+    "                       2..9: LZ77, slower, smaller for graphics with repeats)\n"     \
     "  --force              allow the output to overwrite the input file\n"
 #define HELP_TAIL                                                                           \
     "  -h, --help           this help\n"                                                    \

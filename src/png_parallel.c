@@ -24,6 +24,28 @@
 
 #define STRIP_TARGET_BYTES ((size_t)1 << 20)
 
+int imgpu__png_strategy(int level) { return level == 1 ? Z_RLE : Z_DEFAULT_STRATEGY; }
+
+int imgpu__png_compress(unsigned char *dst, unsigned long *dst_len, const unsigned char *src,
+                        unsigned long len, int level)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (len > UINT_MAX)
+        return Z_BUF_ERROR; /* one deflate call; every caller's data is below 4 GiB */
+    int rc = deflateInit2(&zs, level, Z_DEFLATED, 15, 8, imgpu__png_strategy(level));
+    if (rc != Z_OK)
+        return rc;
+    zs.next_in = (Bytef *)(uintptr_t)src;
+    zs.avail_in = (uInt)len;
+    zs.next_out = dst;
+    zs.avail_out = *dst_len > UINT_MAX ? UINT_MAX : (uInt)*dst_len;
+    rc = deflate(&zs, Z_FINISH);
+    *dst_len = zs.total_out;
+    deflateEnd(&zs);
+    return rc == Z_STREAM_END ? Z_OK : rc == Z_OK ? Z_BUF_ERROR : rc;
+}
+
 int imgpu__png_strip_rows(size_t row_bytes)
 {
     size_t r = row_bytes ? (STRIP_TARGET_BYTES + row_bytes - 1) / row_bytes : 1;
@@ -132,7 +154,7 @@ static void do_strip(job *j, strip *s)
     s->adler = adler32(adler32(0L, Z_NULL, 0), buf, (uInt)raw);
 
     memset(&zs, 0, sizeof zs);
-    if (deflateInit2(&zs, j->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    if (deflateInit2(&zs, j->level, Z_DEFLATED, -15, 8, imgpu__png_strategy(j->level)) != Z_OK) {
         s->why = "zlib initialization failed";
         goto done;
     }

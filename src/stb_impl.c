@@ -9,6 +9,7 @@
  * and io.c records the message.
  */
 #include "io.h"
+#include "png_parallel.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -242,7 +243,7 @@ static unsigned char *imgpu__zlib_compress(unsigned char *data, int data_len, in
         return NULL;
     }
     uLongf n = bound;
-    int rc = compress2(out, &n, data, (uLong)data_len, s_png_level);
+    int rc = imgpu__png_compress(out, &n, data, (uLong)data_len, s_png_level);
     if (rc != Z_OK) {
         s_zlib_error = zError(rc);
         stb_free(out);
