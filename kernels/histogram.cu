@@ -11,6 +11,7 @@
 #include "kernels.h"
 #include "tuning.h"
 #include "hist.cuh"
+#include "per_device.cuh"
 
 extern "C" const char *imgpu_hist_variant_name(imgpu_hist_variant v)
 {
@@ -92,15 +93,11 @@ hist_lane_kernel(const uint8_t *img, size_t npix, uint32_t *g_hist)
 
 static int default_grid(void)
 {
-    int dev = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-        sms = 80;
-    static int per_sm;
-    if (!per_sm) {
+    static const int per_sm = [] {
         const char *e = getenv("IMGPU_HIST_BLOCKS_PER_SM"); /* tuning sweeps only */
-        per_sm = e && atoi(e) > 0 ? atoi(e) : IMGPU_HIST_BLOCKS_PER_SM;
-    }
-    return sms * per_sm;
+        return e && atoi(e) > 0 ? atoi(e) : IMGPU_HIST_BLOCKS_PER_SM;
+    }();
+    return imgpu__sm_count() * per_sm;
 }
 
 template <int C, bool LUMA>

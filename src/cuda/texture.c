@@ -48,16 +48,15 @@ void imgpu__cuda_tex_force_array(int on) { s_force_array = on; }
 
 int imgpu__cuda_tex_pitched_ok(int w, int h, int channels)
 {
-    static int align, max_w, max_h;
-    if (!align) {
-        int dev = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&align, cudaDevAttrTexturePitchAlignment, dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&max_w, cudaDevAttrMaxTexture2DLinearWidth, dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&max_h, cudaDevAttrMaxTexture2DLinearHeight, dev) != cudaSuccess || align <= 0) {
-            cudaGetLastError();
-            align = 1 << 30; /* unknown: never in place */
-        }
+    /* Asked of the current device each time (a few hundred nanoseconds): a process-wide cache
+     * would answer for the first device only under `imgpu batch --devices`. */
+    int dev = 0, align = 0, max_w = 0, max_h = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&align, cudaDevAttrTexturePitchAlignment, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&max_w, cudaDevAttrMaxTexture2DLinearWidth, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&max_h, cudaDevAttrMaxTexture2DLinearHeight, dev) != cudaSuccess || align <= 0) {
+        cudaGetLastError();
+        return 0; /* unknown: never in place */
     }
     return !s_force_array && channels != 3 && ((size_t)w * channels) % (size_t)align == 0 && w <= max_w &&
            h <= max_h;
