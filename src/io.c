@@ -11,6 +11,7 @@
  */
 #include "io.h"
 #include "error.h"
+#include "png_decode.h"
 #include "png_parallel.h"
 
 #include <errno.h>
@@ -760,7 +761,11 @@ static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
     if (deep)
         return load16(b, len, name, f, &s, pnm_data, (size_t)budget);
 
-    unsigned char *px = imgpu__stb_decode(b, len, (size_t)budget, &w, &h, &c, &why);
+    unsigned char *px = NULL;
+    if (f == IMGPU_FORMAT_PNG && imgpu__png_decode_fast_enabled())
+        px = imgpu__png_decode_fast(b, len, (size_t)budget, &w, &h, &c);
+    if (!px)
+        px = imgpu__stb_decode(b, len, (size_t)budget, &w, &h, &c, &why);
     if (!px) {
         imgpu_error("cannot read '%s': corrupt %s data (%s)", name, imgpu_format_name(f), why);
         return NULL;

@@ -15,3 +15,8 @@ if(IMGPU_PYTHON3)
            COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/io_crosscheck.py $<TARGET_FILE:io_dump> ${IMGPU_ASSETS})
   set_tests_properties(io_crosscheck PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 120)
 endif()
+
+# test_png_decode: the fast PNG decoding path (src/png_decode.c) against the source pixels and
+#   stb, and every kind of file it must leave to stb.
+imgpu_add_unit_test(test_png_decode png_decode.c)
+set_tests_properties(test_png_decode PROPERTIES LABELS "unit;io" TIMEOUT 120)
