@@ -14,6 +14,8 @@
 #include "io.h"
 #include "png_decode.h"
 #include "png_parallel.h"
+#include "test_bytes.h"
+#include "test_util.h"
 
 #include <dirent.h>
 #include <stdint.h>
@@ -22,18 +24,6 @@
 #include <string.h>
 
 #include <zlib.h>
-
-static int s_fail, s_checks;
-#define CHECK(cond, ...)                                                          \
-    do {                                                                          \
-        s_checks++;                                                               \
-        if (!(cond)) {                                                            \
-            s_fail++;                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                  \
-            fprintf(stderr, __VA_ARGS__);                                         \
-            fputc('\n', stderr);                                                  \
-        }                                                                         \
-    } while (0)
 
 static uint32_t s_rng = 2024;
 static uint32_t rnd(void)
@@ -71,15 +61,15 @@ static void check_taken(const unsigned char *png, size_t len, const imgpu_image 
 {
     int w = 0, h = 0, c = 0;
     unsigned char *px = imgpu__png_decode_fast(png, len, SIZE_MAX, &w, &h, &c);
-    CHECK(px != NULL, "%s: the fast path takes it", what);
+    CHECKF(px != NULL, "%s: the fast path takes it", what);
     if (px)
-        CHECK(same_pixels(src, px, w, h, c), "%s: fast path pixels equal the source", what);
+        CHECKF(same_pixels(src, px, w, h, c), "%s: fast path pixels equal the source", what);
     imgpu__png_decode_fast_enable(0);
     imgpu_image *ref = imgpu_image_load_memory(png, len, what, NULL);
     imgpu__png_decode_fast_enable(1);
-    CHECK(ref != NULL, "%s: stb decodes it: %s", what, ref ? "" : imgpu_error_message());
+    CHECKF(ref != NULL, "%s: stb decodes it: %s", what, ref ? "" : imgpu_error_message());
     if (ref && px)
-        CHECK(same_pixels(ref, px, w, h, c), "%s: fast path pixels equal stb's", what);
+        CHECKF(same_pixels(ref, px, w, h, c), "%s: fast path pixels equal stb's", what);
     imgpu_image_free(ref);
     free(px);
 }
@@ -99,7 +89,7 @@ static void test_encoded(void)
                     size_t len = 0;
                     const char *why = NULL;
                     snprintf(what, sizeof what, "%dx%dx%d content %d strips level %d", w, h, c, content, levels[l]);
-                    CHECK(imgpu__png_encode_parallel(im->data, w, h, c, im->stride, levels[l], 2, &png, &len,
+                    CHECKF(imgpu__png_encode_parallel(im->data, w, h, c, im->stride, levels[l], 2, &png, &len,
                                                      &why) == 0, "%s: encodes", what);
                     if (png)
                         check_taken(png, len, im, what);
@@ -109,7 +99,7 @@ static void test_encoded(void)
                 size_t len = 0;
                 imgpu_save_options o = {0, 1};
                 snprintf(what, sizeof what, "%dx%dx%d content %d stb writer", w, h, c, content);
-                CHECK(imgpu_image_encode(im, IMGPU_FORMAT_PNG, &o, &png, &len) == 0, "%s: encodes", what);
+                CHECKF(imgpu_image_encode(im, IMGPU_FORMAT_PNG, &o, &png, &len) == 0, "%s: encodes", what);
                 if (png)
                     check_taken(png, len, im, what);
                 free(png);
@@ -119,75 +109,36 @@ static void test_encoded(void)
 
 /* ---- hand-made files ------------------------------------------------------------------- */
 
-typedef struct buf {
-    unsigned char *p;
-    size_t n;
-} buf;
-
-static void put(buf *b, const void *d, size_t n)
-{
-    b->p = realloc(b->p, b->n + n);
-    memcpy(b->p + b->n, d, n);
-    b->n += n;
-}
-
-static void put32(buf *b, uint32_t v)
-{
-    unsigned char q[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16), (unsigned char)(v >> 8),
-                          (unsigned char)v};
-    put(b, q, 4);
-}
-
-static void chunk(buf *b, const char *type, const void *d, size_t n)
-{
-    put32(b, (uint32_t)n);
-    size_t at = b->n;
-    put(b, type, 4);
-    if (n)
-        put(b, d, n);
-    put32(b, (uint32_t)crc32(crc32(0L, Z_NULL, 0), b->p + at, (uInt)(n + 4)));
-}
-
 enum { F_INTERLACE = 1, F_TRNS = 2, F_CRIT = 4, F_SPLIT = 8, F_PLTE = 16 };
 
 /* A w x h 8-bit PNG of color type ct (depth `depth`) with the filtered stream `raw` deflated
  * (zlib), in two IDATs; flags add a trap; `mangle` edits the zlib stream before it is cut. */
-static buf make_png(int w, int h, int ct, int depth, const unsigned char *raw, size_t raw_len, int flags,
-                    void (*mangle)(unsigned char *z, size_t *zn))
+static bytes make_png(int w, int h, int ct, int depth, const unsigned char *raw, size_t raw_len, int flags,
+                      void (*mangle)(unsigned char *z, size_t *zn))
 {
-    buf b = {NULL, 0};
-    put(&b, "\x89PNG\r\n\x1a\n", 8);
-    unsigned char ihdr[13];
-    for (int i = 0; i < 4; i++) {
-        ihdr[i] = (unsigned char)((uint32_t)w >> (24 - 8 * i));
-        ihdr[4 + i] = (unsigned char)((uint32_t)h >> (24 - 8 * i));
-    }
-    ihdr[8] = (unsigned char)depth;
-    ihdr[9] = (unsigned char)ct;
-    ihdr[10] = ihdr[11] = 0;
-    ihdr[12] = flags & F_INTERLACE ? 1 : 0;
-    chunk(&b, "IHDR", ihdr, 13);
+    bytes b = {NULL, 0, 0};
+    png_begin_ex(&b, (uint32_t)w, (uint32_t)h, depth, ct, flags & F_INTERLACE ? 1 : 0);
     if (ct == 3 || flags & F_PLTE) {
         unsigned char pal[768];
         for (int i = 0; i < 768; i++)
             pal[i] = (unsigned char)i;
-        chunk(&b, "PLTE", pal, 768);
+        png_chunk(&b, "PLTE", pal, 768);
     }
     if (flags & F_TRNS)
-        chunk(&b, "tRNS", "\0\0\0\0\0\0", ct == 2 ? 6 : 2);
+        png_chunk(&b, "tRNS", "\0\0\0\0\0\0", ct == 2 ? 6 : 2);
     if (flags & F_CRIT)
-        chunk(&b, "ABCD", "x", 1);
+        png_chunk(&b, "ABCD", "x", 1);
     uLongf zn = compressBound((uLong)raw_len) + 16;
     unsigned char *z = malloc(zn);
     compress2(z, &zn, raw, (uLong)raw_len, 6);
     size_t zl = zn;
     if (mangle)
         mangle(z, &zl);
-    chunk(&b, "IDAT", z, zl / 2);
+    png_chunk(&b, "IDAT", z, zl / 2);
     if (flags & F_SPLIT)
-        chunk(&b, "tEXt", "a\0b", 3);
-    chunk(&b, "IDAT", z + zl / 2, zl - zl / 2);
-    chunk(&b, "IEND", NULL, 0);
+        png_chunk(&b, "tEXt", "a\0b", 3);
+    png_chunk(&b, "IDAT", z + zl / 2, zl - zl / 2);
+    png_chunk(&b, "IEND", NULL, 0);
     free(z);
     return b;
 }
@@ -195,7 +146,7 @@ static buf make_png(int w, int h, int ct, int depth, const unsigned char *raw, s
 static void bad_adler(unsigned char *z, size_t *zn) { z[*zn - 1] ^= 1; }
 static void cut_short(unsigned char *z, size_t *zn) { (void)z; *zn -= 7; }
 
-static int declined(const buf *b, size_t budget)
+static int declined(const bytes *b, size_t budget)
 {
     int w, h, c;
     unsigned char *px = imgpu__png_decode_fast(b->p, b->n, budget, &w, &h, &c);
@@ -212,16 +163,16 @@ static void test_declined(void)
     for (size_t i = 0; i < sizeof raw16; i++)
         raw16[i] = i % (2 * W * C + 1) == 0 ? 0 : (unsigned char)rnd();
 
-    buf ok = make_png(W, H, 2, 8, raw, sizeof raw, 0, NULL);
-    CHECK(!declined(&ok, SIZE_MAX), "the plain hand-made file is taken (so the traps below are what declines)");
+    bytes ok = make_png(W, H, 2, 8, raw, sizeof raw, 0, NULL);
+    CHECKF(!declined(&ok, SIZE_MAX), "the plain hand-made file is taken (so the traps below are what declines)");
     imgpu_image *ref = imgpu_image_load_memory(ok.p, ok.n, "ok.png", NULL);
-    CHECK(ref != NULL, "the plain hand-made file loads");
-    CHECK(declined(&ok, sizeof raw - 1), "a budget below the inflated rows declines");
+    CHECKF(ref != NULL, "the plain hand-made file loads");
+    CHECKF(declined(&ok, sizeof raw - 1), "a budget below the inflated rows declines");
     free(ok.p);
 
     struct {
         const char *what;
-        buf b;
+        bytes b;
         int stb_reads; /* the loader (stb) still reads it, with the same pixels as `ok` */
     } cases[] = {
         {"interlaced", make_png(W, H, 2, 8, raw, sizeof raw, F_INTERLACE, NULL), 0},
@@ -237,10 +188,10 @@ static void test_declined(void)
         {"palette", make_png(W * C, H, 3, 8, raw, sizeof raw, 0, NULL), 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        CHECK(declined(&cases[i].b, SIZE_MAX), "%s: declined", cases[i].what);
+        CHECKF(declined(&cases[i].b, SIZE_MAX), "%s: declined", cases[i].what);
         if (cases[i].stb_reads) {
             imgpu_image *im = imgpu_image_load_memory(cases[i].b.p, cases[i].b.n, cases[i].what, NULL);
-            CHECK(im && ref && same_pixels(im, ref->data, W, H, C), "%s: stb reads it, same pixels: %s",
+            CHECKF(im && ref && same_pixels(im, ref->data, W, H, C), "%s: stb reads it, same pixels: %s",
                   cases[i].what, im ? "" : imgpu_error_message());
             imgpu_image_free(im);
         }
@@ -250,10 +201,10 @@ static void test_declined(void)
     unsigned char badf[sizeof raw];
     memcpy(badf, raw, sizeof raw);
     badf[3 * (W * C + 1)] = 5; /* row 3: filter type 5 */
-    buf b = make_png(W, H, 2, 8, badf, sizeof badf, 0, NULL);
-    CHECK(declined(&b, SIZE_MAX), "filter type 5: declined");
+    bytes b = make_png(W, H, 2, 8, badf, sizeof badf, 0, NULL);
+    CHECKF(declined(&b, SIZE_MAX), "filter type 5: declined");
     imgpu_image *im = imgpu_image_load_memory(b.p, b.n, "badfilter.png", NULL);
-    CHECK(im == NULL, "filter type 5: the loader refuses it (stb)");
+    CHECKF(im == NULL, "filter type 5: the loader refuses it (stb)");
     imgpu_image_free(im);
     free(b.p);
     imgpu_image_free(ref);
@@ -264,7 +215,7 @@ static void test_assets(void)
 {
     const char *dir = getenv("IMGPU_ASSETS");
     DIR *d = dir ? opendir(dir) : NULL;
-    CHECK(d != NULL, "IMGPU_ASSETS (%s) can be listed", dir ? dir : "unset");
+    CHECKF(d != NULL, "IMGPU_ASSETS (%s) can be listed", dir ? dir : "unset");
     if (!d)
         return;
     int taken = 0;
@@ -279,14 +230,14 @@ static void test_assets(void)
         imgpu__png_decode_fast_enable(0);
         imgpu_image *ref = imgpu_image_load(path, NULL);
         imgpu__png_decode_fast_enable(1);
-        CHECK(fast && ref, "%s loads", path);
+        CHECKF(fast && ref, "%s loads", path);
         if (fast && ref) {
             int same = fast->width == ref->width && fast->height == ref->height &&
                        fast->channels == ref->channels && fast->depth == ref->depth;
             for (int y = 0; same && y < ref->height; y++)
                 same = !memcmp(imgpu_image_row(fast, y), imgpu_image_row(ref, y),
                                (size_t)ref->width * ref->channels * (ref->depth / 8));
-            CHECK(same, "%s: the same image with the fast path on and off", path);
+            CHECKF(same, "%s: the same image with the fast path on and off", path);
             if (ref->depth == 8)
                 taken++;
         }
@@ -294,7 +245,7 @@ static void test_assets(void)
         imgpu_image_free(ref);
     }
     closedir(d);
-    CHECK(taken >= 5, "at least five 8-bit PNG assets compared (%d)", taken);
+    CHECKF(taken >= 5, "at least five 8-bit PNG assets compared (%d)", taken);
 }
 
 int main(void)
@@ -302,6 +253,6 @@ int main(void)
     test_encoded();
     test_declined();
     test_assets();
-    printf("test_png_decode: %d checks, %d failed\n", s_checks, s_fail);
-    return s_fail ? 1 : 0;
+    printf("test_png_decode: ");
+    TEST_MAIN_END();
 }

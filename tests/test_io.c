@@ -7,6 +7,7 @@
  */
 #include "io.h"
 #include "error.h"
+#include "test_bytes.h"
 #include "test_util.h"
 
 #include <dirent.h>
@@ -27,50 +28,6 @@
 static char g_dir[] = "/tmp/imgpu_test_io.XXXXXX";
 
 /* ---- helpers ------------------------------------------------------------------------- */
-
-typedef struct bytes {
-    unsigned char *p;
-    size_t n, cap;
-} bytes;
-
-static void put(bytes *b, const void *data, size_t n)
-{
-    if (b->n + n > b->cap) {
-        b->cap = (b->n + n) * 2 + 64;
-        b->p = realloc(b->p, b->cap);
-        if (!b->p)
-            abort();
-    }
-    memcpy(b->p + b->n, data, n);
-    b->n += n;
-}
-static void put8(bytes *b, unsigned v) { unsigned char c = (unsigned char)v; put(b, &c, 1); }
-static void put16le(bytes *b, unsigned v) { put8(b, v & 255); put8(b, v >> 8 & 255); }
-static void put32le(bytes *b, uint32_t v) { put16le(b, v & 0xffff); put16le(b, v >> 16); }
-static void put16be(bytes *b, unsigned v) { put8(b, v >> 8 & 255); put8(b, v & 255); }
-static void put32be(bytes *b, uint32_t v) { put16be(b, v >> 16); put16be(b, v & 0xffff); }
-static void puts_(bytes *b, const char *s) { put(b, s, strlen(s)); }
-
-static void png_chunk(bytes *b, const char *type, const void *data, size_t n)
-{
-    put32be(b, (uint32_t)n);
-    size_t at = b->n;
-    put(b, type, 4);
-    if (n)
-        put(b, data, n);
-    put32be(b, (uint32_t)crc32(0L, b->p + at, (uInt)(n + 4)));
-}
-
-static void png_begin(bytes *b, uint32_t w, uint32_t h, int depth, int color)
-{
-    unsigned char ihdr[13];
-    put(b, "\x89PNG\r\n\x1a\n", 8);
-    ihdr[0] = w >> 24; ihdr[1] = w >> 16 & 255; ihdr[2] = w >> 8 & 255; ihdr[3] = w & 255;
-    ihdr[4] = h >> 24; ihdr[5] = h >> 16 & 255; ihdr[6] = h >> 8 & 255; ihdr[7] = h & 255;
-    ihdr[8] = (unsigned char)depth; ihdr[9] = (unsigned char)color;
-    ihdr[10] = ihdr[11] = ihdr[12] = 0;
-    png_chunk(b, "IHDR", ihdr, 13);
-}
 
 static int contains(const char *s, const char *sub) { return s && strstr(s, sub) != NULL; }
 static int starts_with(const char *s, const char *p) { return s && strncmp(s, p, strlen(p)) == 0; }
