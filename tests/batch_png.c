@@ -3,7 +3,8 @@
  *    to images of many strips, photo/noise/constant content and zlib levels 0, 1, 6, 9, the
  *    file decodes (imgpu's loader, which checks every critical chunk's CRC; its libdeflate
  *    path checks the zlib Adler-32 too) to exactly the input pixels; the bytes do not depend
- *    on the thread count; the zlib stream has one strip per IDAT chunk; a padded stride gives the same file.
+ *    on the thread count; the zlib stream has one strip per IDAT chunk; a padded stride gives
+ *    the same file.
  *    (batch_cli.py decodes the encoder's files with OpenCV too.)
  *  - imgpu_image_save_threads writes the same pixels as imgpu_image_save.
  *  - the bounded queue: several producers and consumers pass every item exactly once, and a
