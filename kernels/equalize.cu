@@ -128,6 +128,24 @@ static __device__ __forceinline__ void map_pixel(const uint8_t *in, uint8_t *out
     }
 }
 
+/* Maps one chunk and stores it with streaming stores (the output is not read again). */
+template <int C, bool LUMA>
+static __device__ __forceinline__ void map_store(const uint32_t (&u)[4 * C], uint4 *q, const uint8_t *s_lut,
+                                                 bool passthrough)
+{
+    uint32_t o[4 * C];
+    if (passthrough) {
+#pragma unroll
+        for (int w = 0; w < 4 * C; w++)
+            o[w] = u[w];
+    } else {
+        map_chunk<C, LUMA>(u, o, s_lut);
+    }
+#pragma unroll
+    for (int k = 0; k < C; k++)
+        __stcs(q + k, make_uint4(o[4 * k], o[4 * k + 1], o[4 * k + 2], o[4 * k + 3]));
+}
+
 /* Grid-stride apply over npix pixels with the LUTs already in shared memory. */
 template <int C, bool LUMA>
 static __device__ __forceinline__ void apply_range(const uint8_t *in, uint8_t *out, size_t npix, const uint8_t *s_lut)
@@ -139,19 +157,10 @@ static __device__ __forceinline__ void apply_range(const uint8_t *in, uint8_t *o
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     for (size_t i = first; i < nchunks; i += stride) {
-        uint32_t u[4 * C], o[4 * C];
+        uint32_t u[4 * C];
         imgpu__load_chunk<C>(in + i * 16 * C, u);
-        if (passthrough) {
-#pragma unroll
-            for (int w = 0; w < 4 * C; w++)
-                o[w] = u[w];
-        } else {
-            map_chunk<C, LUMA>(u, o, s_lut);
-        }
-        uint4 *q = reinterpret_cast<uint4 *>(out + i * 16 * C);
-#pragma unroll
-        for (int k = 0; k < C; k++) /* streaming store: keep the L2 for the input the fused */
-            __stcs(q + k, make_uint4(o[4 * k], o[4 * k + 1], o[4 * k + 2], o[4 * k + 3])); /* kernel re-reads */
+        /* streaming stores: keep the L2 for the input the fused kernel re-reads */
+        map_store<C, LUMA>(u, reinterpret_cast<uint4 *>(out + i * 16 * C), s_lut, passthrough);
     }
     const size_t tail = npix - nchunks * 16;
     if (first < tail) {
@@ -325,24 +334,6 @@ equalize_fused_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_
 
     fused_luts(sh, g_hist2, parity, npix);
     apply_range<C, LUMA>(in, out, npix, sh.lut);
-}
-
-/* Maps one chunk and stores it with streaming stores (the output is not read again here). */
-template <int C, bool LUMA>
-static __device__ __forceinline__ void map_store(const uint32_t (&u)[4 * C], uint4 *q, const uint8_t *s_lut,
-                                                 bool passthrough)
-{
-    uint32_t o[4 * C];
-    if (passthrough) {
-#pragma unroll
-        for (int w = 0; w < 4 * C; w++)
-            o[w] = u[w];
-    } else {
-        map_chunk<C, LUMA>(u, o, s_lut);
-    }
-#pragma unroll
-    for (int k = 0; k < C; k++)
-        __stcs(q + k, make_uint4(o[4 * k], o[4 * k + 1], o[4 * k + 2], o[4 * k + 3]));
 }
 
 template <int C>

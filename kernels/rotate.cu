@@ -17,6 +17,8 @@
  */
 #include <stdlib.h>
 
+#include <type_traits>
+
 #include "kernels.h"
 #include "tuning.h"
 
@@ -362,6 +364,18 @@ static __device__ __forceinline__ void store_px(uint8_t *p, uint32_t v)
  *   q=0: (ru, rv)   q=1: (w-1-rv, ru)   q=2: (w-1-ru, h-1-rv)   q=3: (rv, h-1-ru).
  * Loads walk the input along its rows (coalesced) into a shared tile, stores walk the
  * output along its rows; the +1 column of padding keeps the transposed reads conflict-free. */
+/* The input pixel (x, y) of a w x h image that lands on (ru, rv) of its turn by q quarter
+ * turns counterclockwise (q in 0..3); outside the input where the canvas is larger. */
+static __device__ __forceinline__ void turn_source(int q, int w, int h, int ru, int rv, int *x, int *y)
+{
+    switch (q) {
+    case 1: *x = w - 1 - rv; *y = ru; break;
+    case 2: *x = w - 1 - ru; *y = h - 1 - rv; break;
+    case 3: *x = rv; *y = h - 1 - ru; break;
+    default: *x = ru; *y = rv; break;
+    }
+}
+
 template <int C>
 static __global__ void turn_kernel(const uint8_t *in, int w, int h, int q, uint8_t *out, int ow, int oh, int ox,
                                    int oy, uint32_t bg)
@@ -380,12 +394,7 @@ static __global__ void turn_kernel(const uint8_t *in, int w, int h, int q, uint8
         }
         const int ru = u0 + a - ox, rv = v0 + b - oy;
         int x, y;
-        switch (q) {
-        case 1: x = w - 1 - rv; y = ru; break;
-        case 2: x = w - 1 - ru; y = h - 1 - rv; break;
-        case 3: x = rv; y = h - 1 - ru; break;
-        default: x = ru; y = rv; break;
-        }
+        turn_source(q, w, h, ru, rv, &x, &y);
         uint32_t px = bg;
         if (x >= 0 && x < w && y >= 0 && y < h)
             px = load_px<C>(in + ((size_t)y * w + x) * C);
@@ -399,6 +408,21 @@ static __global__ void turn_kernel(const uint8_t *in, int w, int h, int q, uint8
     }
 }
 
+/* Calls launch(std::integral_constant<int, C>{}) for C = channels (1..4), then reports the
+ * launch's error; other channel counts are invalid. */
+template <typename F>
+static cudaError_t by_channels(int channels, F launch)
+{
+    switch (channels) {
+    case 1: launch(std::integral_constant<int, 1>{}); break;
+    case 2: launch(std::integral_constant<int, 2>{}); break;
+    case 3: launch(std::integral_constant<int, 3>{}); break;
+    case 4: launch(std::integral_constant<int, 4>{}); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
 extern "C" cudaError_t imgpu_launch_turn(const uint8_t *d_in, int w, int h, int channels, int q, uint8_t *d_out,
                                          int out_w, int out_h, int off_x, int off_y, const uint8_t background[4],
                                          cudaStream_t stream)
@@ -409,14 +433,9 @@ extern "C" cudaError_t imgpu_launch_turn(const uint8_t *d_in, int w, int h, int 
     dim3 block(IMGPU_TURN_TILE, IMGPU_TURN_ROWS);
     dim3 grid((out_w + IMGPU_TURN_TILE - 1) / IMGPU_TURN_TILE, (out_h + IMGPU_TURN_TILE - 1) / IMGPU_TURN_TILE);
     q &= 3;
-    switch (channels) {
-    case 1: turn_kernel<1><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg); break;
-    case 2: turn_kernel<2><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg); break;
-    case 3: turn_kernel<3><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg); break;
-    case 4: turn_kernel<4><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg); break;
-    default: return cudaErrorInvalidValue;
-    }
-    return cudaGetLastError();
+    return by_channels(channels, [&](auto c) {
+        turn_kernel<decltype(c)::value><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg);
+    });
 }
 
 static __global__ void rgb_to_surface_kernel(const uint8_t *rgb, int w, int h, cudaSurfaceObject_t surf)
@@ -570,12 +589,7 @@ static __global__ void turn16_kernel(const uint16_t *in, int w, int h, int q, ui
     const uint32_t bg[4] = {bgv.x, bgv.y, bgv.z, bgv.w};
     const int ru = u - ox, rv = v - oy;
     int x, y;
-    switch (q) {
-    case 1: x = w - 1 - rv; y = ru; break;
-    case 2: x = w - 1 - ru; y = h - 1 - rv; break;
-    case 3: x = rv; y = h - 1 - ru; break;
-    default: x = ru; y = rv; break;
-    }
+    turn_source(q, w, h, ru, rv, &x, &y);
     uint32_t px[4];
     tap16<C>(in, w, h, x, y, bg, px); /* outside the turned image is outside the input */
     uint16_t *o = out + ((size_t)v * ow + u) * C;
@@ -592,12 +606,7 @@ extern "C" cudaError_t imgpu_launch_turn16(const uint16_t *d_in, int w, int h, i
                                 background[3] * 257u);
     dim3 block(32, 8), grid((out_w + 31) / 32, (out_h + 7) / 8);
     q &= 3;
-    switch (channels) {
-    case 1: turn16_kernel<1><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg); break;
-    case 2: turn16_kernel<2><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg); break;
-    case 3: turn16_kernel<3><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg); break;
-    case 4: turn16_kernel<4><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg); break;
-    default: return cudaErrorInvalidValue;
-    }
-    return cudaGetLastError();
+    return by_channels(channels, [&](auto c) {
+        turn16_kernel<decltype(c)::value><<<grid, block, 0, stream>>>(d_in, w, h, q, d_out, out_w, out_h, off_x, off_y, bg);
+    });
 }
