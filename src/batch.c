@@ -764,13 +764,13 @@ typedef struct item {
 typedef struct tokens {
     pthread_mutex_t lock;
     pthread_cond_t cv;
-    int left;
+    int left; /* below 0 for a while when the op stage turns out to hold no images */
 } tokens;
 
 static void token_take(tokens *t)
 {
     pthread_mutex_lock(&t->lock);
-    while (t->left == 0)
+    while (t->left <= 0)
         pthread_cond_wait(&t->cv, &t->lock);
     t->left--;
     pthread_mutex_unlock(&t->lock);
@@ -792,7 +792,13 @@ typedef struct batch {
     imgpu__queue *to_gpu, *to_enc;
     tokens tok;
     stats st;
-    int use_gpu_stage;       /* 0: decode threads run the ops (CPU backend) */
+    /* The op stage is decided once CUDA's start-up (begun before the folder walk) answers.
+     * The decode threads start before that and wait for the decision only with their first
+     * image in hand, so the start-up overlaps decoding. */
+    pthread_mutex_t stage_lock;
+    pthread_cond_t stage_cv;
+    atomic_int stage;        /* STAGE_PENDING, STAGE_DECIDED or STAGE_ABORT */
+    int use_gpu_stage;       /* 0: decode threads run the ops (CPU backend); set before stage */
     atomic_int gpu_workers_alive;
     atomic_int busy_encoders;
     atomic_int sticky_seen;  /* a sticky GPU fault was reported (one file failed for it) */
@@ -839,6 +845,22 @@ static int cpu_ops(batch *B, item *it)
     return 0;
 }
 
+enum { STAGE_PENDING, STAGE_DECIDED, STAGE_ABORT };
+
+/* 1 once the op stage is decided; 0 when the batch stops before it starts (--device cuda and
+ * no usable GPU). */
+static int stage_wait(batch *B)
+{
+    int s = atomic_load(&B->stage);
+    if (s == STAGE_PENDING) {
+        pthread_mutex_lock(&B->stage_lock);
+        while ((s = atomic_load(&B->stage)) == STAGE_PENDING)
+            pthread_cond_wait(&B->stage_cv, &B->stage_lock);
+        pthread_mutex_unlock(&B->stage_lock);
+    }
+    return s == STAGE_DECIDED;
+}
+
 static void *decode_thread(void *arg)
 {
     batch *B = arg;
@@ -856,7 +878,14 @@ static void *decode_thread(void *arg)
         }
         it->job = B->todo[i];
         imgpu_error_clear();
-        if (!(it->in = imgpu_image_load(it->job->in, &B->o->load))) {
+        it->in = imgpu_image_load(it->job->in, &B->o->load);
+        if (!stage_wait(B)) {
+            imgpu_image_free(it->in);
+            free(it);
+            token_give(&B->tok);
+            break;
+        }
+        if (!it->in) {
             fail_item(B, it, imgpu_error_message());
             continue;
         }
@@ -869,9 +898,8 @@ static void *decode_thread(void *arg)
         }
         imgpu__queue_push(B->to_gpu, it);
     }
-    imgpu__queue_done(B->use_gpu_stage ? B->to_gpu : B->to_enc);
-    if (B->use_gpu_stage)
-        imgpu__queue_done(B->to_enc); /* decode threads also feed the encoders directly */
+    imgpu__queue_done(B->to_gpu);
+    imgpu__queue_done(B->to_enc); /* decode threads also feed the encoders directly */
     return NULL;
 }
 
@@ -1107,18 +1135,55 @@ static void *gpu_thread(void *arg)
 
 /* ---- running the batch ------------------------------------------------------------------- */
 
-static int run_pipeline(batch *B, int nworkers)
+/* Decide the op stage: `planned` workers of the GPU stage (or of --stage-copy), or none when
+ * the ops run on the CPU. Waits for CUDA's start-up; the decode threads are already running.
+ * Returns the number of workers to start, or -1 with an error when the batch cannot run. */
+static int stage_decide(batch *B, int planned)
+{
+    const bopts *o = B->o;
+    int n = 0, rc = 0;
+    if (o->stage_copy) {
+        n = planned;
+    } else {
+        imgpu_device d = IMGPU_DEVICE_CPU;
+        rc = imgpu_device_resolve(o->device, &d);
+#ifdef IMGPU_HAVE_CUDA
+        if (rc == 0 && d == IMGPU_DEVICE_CUDA) {
+            int count = imgpu_cuda_device_count();
+            for (int i = 0; rc == 0 && i < o->ndevices; i++)
+                if (o->devices[i] >= count)
+                    rc = imgpu_error("--devices: there is no GPU %d (%d found)", o->devices[i], count < 0 ? 0 : count);
+            n = planned;
+        }
+#endif
+    }
+    if (rc < 0)
+        n = 0;
+    if (n == 0 && planned > 0) { /* the images no worker will hold: the bound is 2 x jobs again */
+        pthread_mutex_lock(&B->tok.lock);
+        B->tok.left -= 4 * planned;
+        pthread_mutex_unlock(&B->tok.lock);
+    }
+    pthread_mutex_lock(&B->stage_lock);
+    B->use_gpu_stage = n > 0;
+    atomic_store(&B->gpu_workers_alive, n);
+    atomic_store(&B->stage, rc < 0 ? STAGE_ABORT : STAGE_DECIDED);
+    pthread_cond_broadcast(&B->stage_cv);
+    pthread_mutex_unlock(&B->stage_lock);
+    return rc < 0 ? -1 : n;
+}
+
+static int run_pipeline(batch *B, int planned)
 {
     const bopts *o = B->o;
     int jobs = B->jobs, rc = 0;
     /* producers of to_enc: every decode thread (CPU ops, or items that skip the GPU), and
-     * every GPU worker */
-    int enc_producers = jobs + (B->use_gpu_stage ? nworkers : 0);
-    int cap = 2 * jobs + 4 * nworkers;
+     * every planned worker of the op stage (those not started are accounted for below) */
+    int cap = 2 * jobs + 4 * planned;
     pthread_t *dec = calloc((size_t)jobs, sizeof *dec), *enc = calloc((size_t)jobs, sizeof *enc);
-    gpu_worker *gw = calloc((size_t)(nworkers ? nworkers : 1), sizeof *gw);
+    gpu_worker *gw = calloc((size_t)(planned ? planned : 1), sizeof *gw);
     B->to_gpu = imgpu__queue_new(cap, jobs);
-    B->to_enc = imgpu__queue_new(cap, enc_producers);
+    B->to_enc = imgpu__queue_new(cap, jobs + planned);
     if (!dec || !enc || !gw || !B->to_gpu || !B->to_enc) {
         rc = imgpu_error("out of memory");
         goto done;
@@ -1126,7 +1191,10 @@ static int run_pipeline(batch *B, int nworkers)
     pthread_mutex_init(&B->tok.lock, NULL);
     pthread_cond_init(&B->tok.cv, NULL);
     B->tok.left = cap;
-    atomic_init(&B->gpu_workers_alive, nworkers);
+    pthread_mutex_init(&B->stage_lock, NULL);
+    pthread_cond_init(&B->stage_cv, NULL);
+    atomic_init(&B->stage, STAGE_PENDING);
+    atomic_init(&B->gpu_workers_alive, 0);
     int nd = 0, ne = 0, ng = 0;
     for (; nd < jobs; nd++)
         if (pthread_create(&dec[nd], NULL, decode_thread, B) != 0)
@@ -1134,35 +1202,41 @@ static int run_pipeline(batch *B, int nworkers)
     for (; ne < jobs; ne++)
         if (pthread_create(&enc[ne], NULL, encode_thread, B) != 0)
             break;
-    for (; B->use_gpu_stage && ng < nworkers; ng++) {
-        gw[ng].B = B;
-        gw[ng].device = o->ndevices ? o->devices[ng] : 0;
-        void *(*fn)(void *) = copy_stage_thread;
+    /* Threads that did not start will never call done: account for them, so the queues still
+     * drain and end. Fewer threads is slower, not wrong, with at least one of each kind. */
+    for (int k = nd; k < jobs; k++) {
+        imgpu__queue_done(B->to_gpu);
+        imgpu__queue_done(B->to_enc);
+    }
+    if (nd == 0 || ne == 0) {
+        report("cannot start the batch threads: %s", strerror(errno));
+        atomic_store(&B->next, B->ntodo);
+    }
+    int nworkers = stage_decide(B, planned);
+    if (nworkers < 0)
+        rc = -1;
+    void *(*fn)(void *) = copy_stage_thread;
 #ifdef IMGPU_HAVE_CUDA
-        if (!o->stage_copy)
-            fn = gpu_thread;
-        if (!o->ndevices)
-            gw[ng].device = imgpu_cuda_default_device();
+    if (!o->stage_copy)
+        fn = gpu_thread;
 #endif
+    for (int k = 0; k < nworkers; k++) {
+        gw[k].B = B;
+        gw[k].device = o->ndevices ? o->devices[k] : 0;
+#ifdef IMGPU_HAVE_CUDA
+        if (!o->ndevices && !o->stage_copy)
+            gw[k].device = imgpu_cuda_default_device();
+#endif
+    }
+    for (; ng < nworkers; ng++)
         if (pthread_create(&gw[ng].tid, NULL, fn, &gw[ng]) != 0)
             break;
-    }
-    if (nd < jobs || ne < 1 || (B->use_gpu_stage && ng < nworkers)) {
-        /* Threads that did not start will never call done: account for them, so the
-         * queues still drain and end. Fewer threads is slower, not wrong, with at least one
-         * of each kind. */
-        if (nd == 0 || ne == 0 || (B->use_gpu_stage && ng == 0)) {
-            report("cannot start the batch threads: %s", strerror(errno));
-            atomic_store(&B->next, B->ntodo);
-        }
-        for (int k = nd; k < jobs; k++) {
-            imgpu__queue_done(B->use_gpu_stage ? B->to_gpu : B->to_enc);
-            if (B->use_gpu_stage)
-                imgpu__queue_done(B->to_enc);
-        }
-        for (int k = ng; B->use_gpu_stage && k < nworkers; k++)
-            imgpu__queue_done(B->to_enc);
-    }
+    /* no worker thread at all: this thread is the one worker (images already wait in to_gpu) */
+    const int inline_worker = nworkers > 0 && ng == 0;
+    for (int k = ng + inline_worker; k < planned; k++)
+        imgpu__queue_done(B->to_enc);
+    if (inline_worker)
+        fn(&gw[0]);
     for (int k = 0; k < nd; k++)
         pthread_join(dec[k], NULL);
     for (int k = 0; k < ng; k++)
@@ -1173,6 +1247,8 @@ static int run_pipeline(batch *B, int nworkers)
     item *it;
     while (ne == 0 && (it = imgpu__queue_pop(B->to_enc)))
         fail_item(B, it, "no encode thread could be started");
+    pthread_mutex_destroy(&B->stage_lock);
+    pthread_cond_destroy(&B->stage_cv);
 done:
     imgpu__queue_free(B->to_gpu);
     imgpu__queue_free(B->to_enc);
@@ -1327,7 +1403,8 @@ int imgpu_batch_main(int argc, char **argv)
         goto done;
     }
 
-    /* The op stage: on the GPU workers when CUDA is used, else on the decode threads. */
+    /* The op stage: on the GPU workers when CUDA is used, else on the decode threads; decided
+     * in run_pipeline, after the decode threads have started. */
     /* GPU workers: each listed id (the default GPU without --devices) gets jobs / (8 x ids)
      * of them, 1 to 4. A worker's thread also stages every image through pinned memory (three
      * host copies of it), and among 2 x jobs busy codec threads one such thread per GPU got too
@@ -1343,33 +1420,10 @@ int imgpu_batch_main(int argc, char **argv)
                 o.devices[i * per_id + k] = o.devices[i];
         o.ndevices *= per_id;
     }
-    int nworkers = 0;
-    if (o.stage_copy) {
-        B.use_gpu_stage = 1;
-        nworkers = nids * per_id;
-    } else if (B.ntodo > 0) {
-        imgpu_device d = IMGPU_DEVICE_CPU;
-        if (imgpu_device_resolve(o.device, &d) < 0) {
-            free(B.todo);
-            goto fail;
-        }
-#ifdef IMGPU_HAVE_CUDA
-        if (d == IMGPU_DEVICE_CUDA) {
-            int n = imgpu_cuda_device_count();
-            for (int i = 0; i < o.ndevices; i++)
-                if (o.devices[i] >= n) {
-                    imgpu_error("--devices: there is no GPU %d (%d found)", o.devices[i], n < 0 ? 0 : n);
-                    free(B.todo);
-                    goto fail;
-                }
-            B.use_gpu_stage = 1;
-            nworkers = nids * per_id;
-        }
-#endif
-    }
+    int planned = o.device == IMGPU_DEVICE_CPU && !o.stage_copy ? 0 : nids * per_id;
     B.st.t0 = B.st.last_print = now_s();
     atomic_init(&B.next, 0);
-    if (B.ntodo > 0 && run_pipeline(&B, nworkers) < 0) {
+    if (B.ntodo > 0 && run_pipeline(&B, planned) < 0) {
         free(B.todo);
         goto fail;
     }
