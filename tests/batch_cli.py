@@ -145,6 +145,21 @@ C.check("c_corrupt.png" in r.err and "d_garbage.jpg" in r.err,
 C.check(re.search(r"3 done, 0 skipped, 2 failed", r.err) is not None, "summary counts", r.err)
 C.check(not any(n.startswith(".") for n in os.listdir(out_bad)), "no temp files left behind")
 
+# --device cuda where there is no usable GPU: the decode threads start before CUDA's start-up
+# answers (batch.c, stage_decide), yet the batch stops with the reason alone: nothing written,
+# no file reported as failed. Where there is a GPU the same command must succeed on it.
+out_nogpu = os.path.join(tmp, "out_nogpu")
+r = imgpu("batch", "--equalize", "--device", "cuda", "--jobs", "3", "-o", out_nogpu, bad)
+if "ops on the GPU" in r.err:
+    C.check(r.rc == 1 and files_under(out_nogpu) == {"brick.png", "camera.png", "horse.png"},
+            "--device cuda with a GPU: the good files written, exit 1 for the bad ones", str(r))
+else:
+    C.check(r.rc == 1, "--device cuda without a GPU: exit 1", str(r))
+    C.check(re.search(r"GPU|CUDA", r.err) is not None and "failed '" not in r.err,
+            "--device cuda without a GPU: the reason, and no file reported as failed", r.err)
+    C.check(files_under(out_nogpu) == set(), "--device cuda without a GPU: nothing written",
+            str(files_under(out_nogpu)))
+
 # ---- 4. resume and --overwrite ----------------------------------------------------------------
 out_r = os.path.join(tmp, "out_resume")
 r = imgpu("batch", "--equalize", "--device", "cpu", "-o", out_r, src)
