@@ -1436,7 +1436,8 @@ int imgpu_batch_main(int argc, char **argv)
                 "(%.1f MB read, %.1f MB written; %s)\n", done_n, B.st.skipped, failed_n, el,
                 el > 0 ? done_n / el : 0.0, el > 0 ? mb / el : 0.0, mb,
                 (double)atomic_load(&B.st.out_bytes) / 1e6,
-                o.stage_copy ? "stage: plain copy" : B.use_gpu_stage ? "ops on the GPU" : "ops on the CPU");
+                B.ntodo == 0 ? "nothing to run" : o.stage_copy ? "stage: plain copy"
+                : B.use_gpu_stage ? "ops on the GPU" : "ops on the CPU");
     }
     free(B.todo);
     rc = failed_n ? EXIT_FAIL : EXIT_OK;

@@ -167,6 +167,7 @@ C.check(r.rc == 0 and "9 done, 0 skipped" in r.err, "first run writes all", str(
 before = mtimes(out_r)
 r = imgpu("batch", "--equalize", "--device", "cpu", "-o", out_r, src)
 C.check(r.rc == 0 and "0 done, 9 skipped" in r.err, "second run skips all", str(r))
+C.check("nothing to run" in r.err, "a run with nothing to do names no backend", r.err)
 C.check(mtimes(out_r) == before, "second run touches nothing")
 os.remove(os.path.join(out_r, "coffee.png"))
 os.remove(os.path.join(out_r, "sub", "deeper", "h.png"))
