@@ -5,6 +5,7 @@
  * filtered bytes start y + 1 bytes after where its pixels go, so each byte is read before the
  * byte written over it, and the row above (already compacted) is never overwritten. */
 #include "png_decode.h"
+#include "png_parallel.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -21,12 +22,6 @@ int imgpu__png_decode_fast_enabled(void) { return atomic_load(&s_enabled); }
 static uint32_t be32(const unsigned char *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static int paeth(int a, int b, int c)
-{
-    int p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
-    return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
 }
 
 /* Unfilter one row from src into dst (n bytes; dst <= src, see the top). prev: the row above,
@@ -76,7 +71,7 @@ static inline int unfilter(int ft, unsigned char *dst, const unsigned char *src,
             for (i = 0; i < (size_t)bpp && i < n; i++)
                 dst[i] = (unsigned char)(src[i] + prev[i]); /* paeth(0, b, 0) is b */
             for (; i < n; i++)
-                dst[i] = (unsigned char)(src[i] + paeth(dst[i - bpp], prev[i], prev[i - bpp]));
+                dst[i] = (unsigned char)(src[i] + imgpu__png_paeth(dst[i - bpp], prev[i], prev[i - bpp]));
         }
         return 0;
     default:

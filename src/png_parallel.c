@@ -71,12 +71,6 @@ typedef struct job {
     atomic_int next;
 } job;
 
-static int paeth(int a, int b, int c)
-{
-    int p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
-    return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-}
-
 /* |byte taken as signed| */
 static inline unsigned sabs(unsigned v)
 {
@@ -152,7 +146,7 @@ static void filter_row(int f, unsigned char *dst, const unsigned char *cur, cons
         for (i = 0; i < (size_t)bpp && i < n; i++)
             dst[i] = (unsigned char)(cur[i] - prev[i]); /* paeth(0, b, 0) is b */
         for (; i < n; i++)
-            dst[i] = (unsigned char)(cur[i] - paeth(cur[i - bpp], prev[i], prev[i - bpp]));
+            dst[i] = (unsigned char)(cur[i] - imgpu__png_paeth(cur[i - bpp], prev[i], prev[i - bpp]));
         break;
     }
 }

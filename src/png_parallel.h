@@ -16,10 +16,19 @@
 #define IMGPU_PNG_PARALLEL_H
 
 #include <stddef.h>
+#include <stdlib.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The PNG Paeth predictor (PNG spec, filter type 4) of left a, above b and upper-left c: the
+ * one definition for the encoder's filters here and the decoder's unfilter (png_decode.c). */
+static inline int imgpu__png_paeth(int a, int b, int c)
+{
+    int p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
+    return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+}
 
 /* The zlib strategy for a compression level: level 1 (imgpu's default) is zlib's run-length
  * strategy (Z_RLE, also OpenCV's default for PNG): on filtered photographs it is faster than
