@@ -1285,6 +1285,7 @@ int imgpu_batch_main(int argc, char **argv)
     o.device = IMGPU_DEVICE_AUTO;
     o.save.quality = 95;
     o.save.png_level = -1;
+    o.save.no_follow = 1;   /* an output never leaves OUTDIR through a planted link */
     o.shard_k = o.shard_n = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--"))
@@ -1298,6 +1299,13 @@ int imgpu_batch_main(int argc, char **argv)
     }
     if (parse_args(argc - 1, argv + 1, &o) < 0) {
         fprintf(stderr, "imgpu: %s\ntry 'imgpu batch --help'\n", s_usage);
+        free(o.inputs);
+        return EXIT_USAGE;
+    }
+    /* IMGPU_MAX_* fill in the limits no option set, as for the single-image commands (batch
+     * ignored them: IMGPU_MAX_DECODE_TIME did not bound a batch's decodes). */
+    if (imgpu_load_options_from_env(&o.load) < 0) {
+        fprintf(stderr, "imgpu: %s\ntry 'imgpu batch --help'\n", imgpu_error_message());
         free(o.inputs);
         return EXIT_USAGE;
     }

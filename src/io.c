@@ -181,10 +181,20 @@ typedef struct scan {
     char buf[96];
 } scan;
 
+/* Chunks the PNG specification allows at most once. A repeat is refused as libpng refuses
+ * it: a decoder that sizes a buffer from the first PLTE must never meet a second one (two
+ * PLTE chunks once overflowed a heap buffer here, tests/fuzz-regress/decode/). */
+static const char s_png_once[][5] = {
+    "IHDR", "PLTE", "tRNS", "cHRM", "gAMA", "iCCP", "sBIT", "sRGB", "cICP", "mDCV",
+    "cLLI", "bKGD", "hIST", "pHYs", "tIME", "eXIf", "acTL",
+};
+#define IMGPU_PNG_ONCE (sizeof s_png_once / sizeof s_png_once[0])
+
 static const char *scan_png(const unsigned char *b, size_t n, scan *s)
 {
     size_t pos = 8;
     int have_ihdr = 0;
+    unsigned char seen[IMGPU_PNG_ONCE] = { 0 };
     for (;;) {
         if (n - pos < 8) {
             s->data_error = "truncated PNG data";
@@ -211,6 +221,22 @@ static const char *scan_png(const unsigned char *b, size_t n, scan *s)
                 s->data_error = s->buf;
                 break;
             }
+        }
+        for (size_t i = 0; i < IMGPU_PNG_ONCE; i++) {
+            if (memcmp(type, s_png_once[i], 4) != 0)
+                continue;
+            if (seen[i]++ && i > 0) {
+                snprintf(s->buf, sizeof s->buf, "corrupt PNG data (more than one %.4s chunk)",
+                         (const char *)type);
+                s->data_error = s->buf;
+            }
+            break;
+        }
+        if (s->data_error)
+            break;
+        if (memcmp(type, "PLTE", 4) == 0 && (len == 0 || len > 768 || len % 3 != 0)) {
+            s->data_error = "corrupt PNG data (bad PLTE length)";
+            break;
         }
         if (memcmp(type, "IHDR", 4) == 0) {
             if (len != 13 || have_ihdr)
@@ -1219,7 +1245,7 @@ static int write_close(FILE *fp, const unsigned char *buf, size_t len, int sync)
     return err;
 }
 
-static int write_atomic(const char *path, const unsigned char *buf, size_t len)
+static int write_atomic(const char *path, const unsigned char *buf, size_t len, int no_follow)
 {
     char *resolved = NULL, *tmp = NULL;
     int fd = -1, rc = -1, created = 0;
@@ -1227,13 +1253,16 @@ static int write_atomic(const char *path, const unsigned char *buf, size_t len)
     const char *target = path;
     int exists = 0;
 
-    /* Through a symlink, replace the file it names, not the link. */
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+    /* Through a symlink the user named, replace the file it names, not the link. With
+     * no_follow the link is an entry like any other: rename() below replaces the link itself
+     * (rename never follows its last component), and lstat keeps what the link points to
+     * out of every check, so nothing outside the link's folder is read, written or chmod'ed. */
+    if (!no_follow && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
         resolved = realpath(path, NULL);
         if (resolved)
             target = resolved;
     }
-    if (stat(target, &st) == 0) {
+    if ((no_follow ? lstat(target, &st) : stat(target, &st)) == 0 && !S_ISLNK(st.st_mode)) {
         exists = 1;
         if (S_ISDIR(st.st_mode)) {
             imgpu_error("cannot write '%s': is a directory", path);
@@ -1347,7 +1376,7 @@ int imgpu_image_save(const imgpu_image *im, const char *path, const imgpu_save_o
     size_t len = 0;
     if (encode(im, f, opts, path, &buf, &len) < 0)
         return -1;
-    int rc = write_atomic(path, buf, len);
+    int rc = write_atomic(path, buf, len, opts ? opts->no_follow : 0);
     free(buf);
     return rc;
 }

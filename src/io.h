@@ -26,8 +26,10 @@
  *      JPEG      lossy (quality 1..100, default 95). stb's encoder always writes YCbCr, so
  *                gray loads back as 3 equal channels; an image with alpha is refused
  *                ("JPEG cannot store alpha"), for the same reason as PNM.
- *  - Save through a symbolic link replaces the file it points to (the link stays). A target
- *    that exists and is not a regular file (a character device, a FIFO) is written in place,
+ *  - Save through a symbolic link the user named replaces the file it points to (the link
+ *    stays); with no_follow (batch outputs, the viewer's saves) the link itself is replaced
+ *    and what it pointed to is never touched, so a link planted in OUTDIR cannot carry a
+ *    write out of it. A target that exists and is not a regular file (a character device, a FIFO) is written in place,
  *    without the temp file, since it cannot be renamed over. Replacing a regular file keeps
  *    its permission bits; a new file gets 0666 & ~umask.
  */
@@ -82,6 +84,9 @@ typedef enum imgpu_format {
 typedef struct imgpu_save_options {
     int quality;    /* JPEG quality 1..100; 0 means 95 */
     int png_level;  /* zlib level 0..9; -1 means the default (fast: 1) */
+    int no_follow;  /* 1: a symbolic link at the target is itself replaced by the new file,
+                     * never followed (outputs whose name the user did not type: batch's
+                     * OUTDIR/..., the viewer's NAME.view.png). 0: the link is followed. */
 } imgpu_save_options;
 
 /* A copy of `im` at `depth` bits (8 or 16): 16 -> 8 rounds v * 255 / 65535 to nearest,

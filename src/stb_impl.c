@@ -8,25 +8,34 @@
  * the bottom of io.h. Nothing here knows file names: failures come back as a reason string
  * and io.c records the message.
  */
+#define _GNU_SOURCE   /* gettid() and sigevent's thread id: the watchdog's per-thread timer */
 #include "io.h"
 #include "png_parallel.h"
 
 #include <limits.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <zlib.h>
 
 /* ---- the bounded allocator ------------------------------------------------------------ */
 
-/* Each block carries its size in front, so free and realloc can keep the books; the union
- * keeps the payload as aligned as malloc's. */
+/* Each block carries its size in front, so free and realloc can keep the books, and sits in
+ * the thread's list of live blocks, so a decode abandoned at its deadline (below) can free
+ * everything stb had allocated; the union keeps the payload as aligned as malloc's. */
 typedef union stb_block {
-    size_t size;
+    struct {
+        size_t size;
+        union stb_block *prev, *next;
+    } h;
     max_align_t align;
 } stb_block;
 
@@ -38,6 +47,33 @@ static _Thread_local int s_refused;   /* a request went over the budget */
 static _Thread_local int s_oom;       /* malloc itself failed */
 static _Thread_local uint64_t s_deadline_ns;   /* decode-time limit; 0: none */
 static _Thread_local int s_late;               /* an allocation came after it */
+static _Thread_local stb_block *s_live;        /* every block not yet freed */
+/* The decode-time watchdog (see run_bounded): while stb runs, s_jump is armed and a timer
+ * signals this thread at the deadline; the handler jumps out of stb unless the thread is
+ * inside our allocator (s_in_alloc), where a jump could leave s_live half-linked: then it
+ * only sets s_expired, and the allocator refuses the request, which also ends the decode. */
+static _Thread_local sigjmp_buf *volatile s_jump;
+static _Thread_local volatile sig_atomic_t s_in_alloc;
+static _Thread_local volatile sig_atomic_t s_expired;
+
+static void link_block(stb_block *b)
+{
+    b->h.prev = NULL;
+    b->h.next = s_live;
+    if (s_live)
+        s_live->h.prev = b;
+    s_live = b;
+}
+
+static void unlink_block(stb_block *b)
+{
+    if (b->h.prev)
+        b->h.prev->h.next = b->h.next;
+    else
+        s_live = b->h.next;
+    if (b->h.next)
+        b->h.next->h.prev = b->h.prev;
+}
 
 static uint64_t now_ns(void)
 {
@@ -51,7 +87,7 @@ static uint64_t now_ns(void)
  * limit. Between two allocations stb's work is bounded by the image the header declared. */
 static int past_deadline(void)
 {
-    if (s_deadline_ns && now_ns() > s_deadline_ns)
+    if (s_expired || (s_deadline_ns && now_ns() > s_deadline_ns))
         s_late = 1;
     return s_late;
 }
@@ -72,7 +108,17 @@ int imgpu__stb_deadline_end(void)
     return late;
 }
 
+static void *stb_malloc_locked(size_t n);
+
 static void *stb_malloc(size_t n)
+{
+    s_in_alloc = 1;
+    void *p = stb_malloc_locked(n);
+    s_in_alloc = 0;
+    return p;
+}
+
+static void *stb_malloc_locked(size_t n)
 {
     if (past_deadline()) {
         s_refused = 1;
@@ -91,7 +137,8 @@ static void *stb_malloc(size_t n)
         s_oom = 1;
         return NULL;
     }
-    b->size = n;
+    b->h.size = n;
+    link_block(b);
     s_in_use += n;
     return b + 1;
 }
@@ -100,35 +147,62 @@ static void stb_free(void *p)
 {
     if (!p)
         return;
+    s_in_alloc = 1;
     stb_block *b = (stb_block *)p - 1;
-    s_in_use -= b->size;
+    unlink_block(b);
+    s_in_use -= b->h.size;
     free(b);
+    s_in_alloc = 0;
 }
+
+static void *stb_realloc_locked(void *p, size_t n);
 
 static void *stb_realloc(void *p, size_t n)
 {
     if (!p)
         return stb_malloc(n);
+    s_in_alloc = 1;
+    void *q = stb_realloc_locked(p, n);
+    s_in_alloc = 0;
+    return q;
+}
+
+static void *stb_realloc_locked(void *p, size_t n)
+{
     if (past_deadline()) {
         s_refused = 1;
         return NULL;
     }
     stb_block *b = (stb_block *)p - 1;
-    size_t old = b->size;
+    size_t old = b->h.size;
     /* This is the check that defeats PNG's "IDAT length says 4 GB" realloc. */
     if (n > old && (s_in_use > s_budget || n - old > s_budget - s_in_use ||
                     n > SIZE_MAX - sizeof(stb_block))) {
         s_refused = 1;
         return NULL;
     }
+    unlink_block(b);
     stb_block *nb = realloc(b, sizeof *nb + n);
     if (!nb) {
+        link_block(b);   /* realloc failed: the old block is still stb's */
         s_oom = 1;
         return NULL;
     }
-    nb->size = n;
+    nb->h.size = n;
+    link_block(nb);
     s_in_use = s_in_use - old + n;
     return nb + 1;
+}
+
+/* Free every block still live on this thread (after a decode was abandoned mid-way). */
+static void free_live_blocks(void)
+{
+    while (s_live) {
+        stb_block *b = s_live;
+        s_live = b->h.next;
+        s_in_use -= b->h.size;
+        free(b);
+    }
 }
 
 /* Turn a block of ours into a plain malloc() block holding the same n bytes, so the pixels
@@ -136,10 +210,99 @@ static void *stb_realloc(void *p, size_t n)
 static unsigned char *stb_detach(void *p, size_t n)
 {
     stb_block *b = (stb_block *)p - 1;
-    s_in_use -= b->size;
+    unlink_block(b);
+    s_in_use -= b->h.size;
     memmove(b, p, n);
     unsigned char *shrunk = realloc(b, n ? n : 1);
     return shrunk ? shrunk : (unsigned char *)b;
+}
+
+/* ---- the decode-time watchdog ------------------------------------------------------------
+ * stb cannot be interrupted and a hostile file can keep it busy without allocating (a
+ * progressive JPEG of 254 refinement scans over a 16384x16384 frame: 75 s, all inside one
+ * call). So while stb decodes, a per-thread POSIX timer (SIGEV_THREAD_ID: only the decoding
+ * thread is signalled, batch's other decoders are not) fires at the deadline and then every
+ * 10 ms; its handler siglongjmp()s back to the call site, which frees every block stb still
+ * holds (s_live) and reports the time limit. stb's state lives only in those blocks and on
+ * the abandoned stack, and the only library calls stb makes between allocations are
+ * memcpy/memset-like, so abandoning it is safe; the one unsafe place, our own allocator, is
+ * fenced by s_in_alloc (the handler then only marks the deadline, and the next signal 10 ms
+ * later jumps). */
+#define IMGPU_DEADLINE_SIGNAL (SIGRTMIN + 4)
+
+static pthread_once_t s_signal_once = PTHREAD_ONCE_INIT;
+static int s_signal_ok;
+
+static void on_deadline(int sig)
+{
+    (void)sig;
+    s_expired = 1;
+    sigjmp_buf *j = s_jump;
+    if (j && !s_in_alloc)
+        siglongjmp(*j, 1);
+}
+
+static void install_deadline_handler(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_deadline;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    s_signal_ok = sigaction(IMGPU_DEADLINE_SIGNAL, &sa, NULL) == 0;
+}
+
+typedef struct watchdog {
+    timer_t id;
+    int armed;
+    sigset_t old_mask;
+} watchdog;
+
+/* Arm the timer for what is left of the deadline (none armed: no deadline, or the system
+ * refused a timer; the allocator's refusal still stops stb at its next allocation). */
+static void watchdog_arm(watchdog *w)
+{
+    w->armed = 0;
+    s_expired = 0;
+    if (!s_deadline_ns)
+        return;
+    pthread_once(&s_signal_once, install_deadline_handler);
+    if (!s_signal_ok)
+        return;
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = IMGPU_DEADLINE_SIGNAL;
+    sev._sigev_un._tid = gettid();   /* glibc 2.36 names no macro for it */
+    if (timer_create(CLOCK_MONOTONIC, &sev, &w->id) != 0)
+        return;
+    uint64_t now = now_ns();
+    uint64_t left = s_deadline_ns > now ? s_deadline_ns - now : 1;
+    struct itimerspec its;
+    memset(&its, 0, sizeof its);
+    its.it_value.tv_sec = (time_t)(left / UINT64_C(1000000000));
+    its.it_value.tv_nsec = (long)(left % UINT64_C(1000000000));
+    its.it_interval.tv_nsec = 10 * 1000 * 1000;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, IMGPU_DEADLINE_SIGNAL);
+    pthread_sigmask(SIG_UNBLOCK, &set, &w->old_mask);
+    if (timer_settime(w->id, 0, &its, NULL) != 0) {
+        pthread_sigmask(SIG_SETMASK, &w->old_mask, NULL);
+        timer_delete(w->id);
+        return;
+    }
+    w->armed = 1;
+}
+
+static void watchdog_disarm(watchdog *w)
+{
+    s_jump = NULL;   /* first: a signal still queued must not jump any more */
+    if (!w->armed)
+        return;
+    timer_delete(w->id);
+    pthread_sigmask(SIG_SETMASK, &w->old_mask, NULL);
+    w->armed = 0;
 }
 
 static void budget_begin(size_t budget)
@@ -290,12 +453,15 @@ static unsigned char *png_for_stb(const unsigned char *buf, size_t len, size_t *
     if (len < 8 || memcmp(buf, sig, 8) != 0)
         return NULL;
     unsigned char *out = NULL;
-    size_t o = 0;
+    size_t o = 0, need = 8;
+    /* Pass 0 measures the rewritten file chunk by chunk, pass 1 writes exactly that many
+     * bytes: the buffer is sized from every chunk the file holds, so no chunk (a second
+     * PLTE, say) can write past room that was counted for another. */
     for (int pass = 0; pass < 2; pass++) {
         size_t pos = 8;
         int rewrite = 0;
         if (pass == 1) {
-            out = malloc(len + 768 + 12);
+            out = malloc(need);
             if (!out)
                 return NULL;
             memcpy(out, buf, 8);
@@ -310,7 +476,13 @@ static unsigned char *png_for_stb(const unsigned char *buf, size_t len, size_t *
             int drop = clen == 0 && memcmp(type, "IDAT", 4) == 0;
             int pad = memcmp(type, "PLTE", 4) == 0 && clen < 768 && clen % 3 == 0;
             rewrite |= drop | pad;
-            if (pass == 1 && pad) {
+            size_t olen = drop ? 0 : pad ? 780 : clen + 12;   /* 780: length, type, 768, CRC */
+            if (pass == 0) {
+                need += olen;
+            } else if (o + olen > need) {   /* cannot happen: both passes read the same bytes */
+                free(out);
+                return NULL;
+            } else if (pad) {
                 unsigned char *c = out + o;
                 c[0] = 0; c[1] = 0; c[2] = 768 >> 8; c[3] = 768 & 255;
                 memcpy(c + 4, "PLTE", 4);
@@ -319,21 +491,66 @@ static unsigned char *png_for_stb(const unsigned char *buf, size_t len, size_t *
                 uLong crc = crc32(crc32(0L, Z_NULL, 0), c + 4, 4 + 768);
                 c[776] = (unsigned char)(crc >> 24); c[777] = (unsigned char)(crc >> 16);
                 c[778] = (unsigned char)(crc >> 8); c[779] = (unsigned char)crc;
-                o += 780;   /* length, type, 768 bytes, CRC */
-            } else if (pass == 1 && !drop) {
+            } else if (!drop) {
                 memcpy(out + o, buf + pos, clen + 12);
-                o += clen + 12;
             }
+            o += pass == 1 ? olen : 0;
             pos += clen + 12;
         }
         if (pass == 0 && !rewrite)
             return NULL;
+        if (pass == 0)
+            need += len - pos;   /* whatever trails the last whole chunk */
         if (pass == 1) {
             memcpy(out + o, buf + pos, len - pos);
             *out_len = o + (len - pos);
         }
     }
     return out;
+}
+
+/* stb's loader (16-bit when is16) under the watchdog. *cut = 1 when the deadline stopped it;
+ * the blocks stb held are freed then. Nothing this function changes after sigsetjmp is read
+ * after the jump except through pointers, so no local needs volatile. */
+typedef struct load_args {
+    const unsigned char *buf;
+    int len, is16;
+    int *x, *y, *n;
+} load_args;
+
+static void *load_stb(const load_args *a)
+{
+    return a->is16 ? (void *)stbi_load_16_from_memory(a->buf, a->len, a->x, a->y, a->n, 0)
+                   : (void *)stbi_load_from_memory(a->buf, a->len, a->x, a->y, a->n, 0);
+}
+
+static void *load_bounded(const load_args *a, int *cut)
+{
+    watchdog wd;
+    sigjmp_buf jump;
+    *cut = 0;
+    watchdog_arm(&wd);
+    if (sigsetjmp(jump, 1)) {
+        watchdog_disarm(&wd);
+        free_live_blocks();
+        *cut = 1;
+        return NULL;
+    }
+    s_jump = &jump;
+    void *p = load_stb(a);
+    watchdog_disarm(&wd);
+    return p;
+}
+
+/* After the watchdog jumped out of stb: free what stb held, and say why. s_late makes
+ * imgpu__stb_deadline_end() report the time limit, which io.c turns into its message. */
+static unsigned char *abandoned(unsigned char *clean, const char **why)
+{
+    free(clean);
+    s_budget = 0;
+    s_late = 1;
+    *why = "decoding took longer than the time limit";
+    return NULL;
 }
 
 unsigned char *imgpu__stb_decode(const unsigned char *buf, size_t len, size_t budget, int *w,
@@ -348,12 +565,21 @@ unsigned char *imgpu__stb_decode(const unsigned char *buf, size_t len, size_t bu
     if (clean) {
         buf = clean;
         len = clean_len;
+        if (len > INT_MAX) {   /* padding PLTEs can grow the file */
+            free(clean);
+            *why = "file too large for the decoder";
+            return NULL;
+        }
     }
     budget_begin(budget);
     int x = 0, y = 0, n = 0;
+    int cut = 0;
     /* req_comp = 0: the file's own channels. stb's channel conversion is where its 16-bit
      * PNM heap overflow lives, and imgpu keeps what the file has anyway. */
-    unsigned char *p = stbi_load_from_memory(buf, (int)len, &x, &y, &n, 0);
+    const load_args a = { buf, (int)len, 0, &x, &y, &n };
+    unsigned char *p = load_bounded(&a, &cut);
+    if (cut)
+        return abandoned(clean, why);
     const char *reason = budget_end(p ? NULL : stbi_failure_reason());
     free(clean);
     if (!p) {
@@ -378,11 +604,29 @@ unsigned char *imgpu__stb_decode16(const unsigned char *buf, size_t len, size_t 
         *why = "file too large for the decoder";
         return NULL;
     }
+    /* The same rewrite as for 8 bits: a first IDAT of length 0 reached stb's
+     * memcpy(NULL, .., 0) on this path too (UBSan, tests/fuzz-regress/decode/). */
+    size_t clean_len = 0;
+    unsigned char *clean = png_for_stb(buf, len, &clean_len);
+    if (clean) {
+        buf = clean;
+        len = clean_len;
+        if (len > INT_MAX) {   /* padding PLTEs can grow the file */
+            free(clean);
+            *why = "file too large for the decoder";
+            return NULL;
+        }
+    }
     budget_begin(budget);
     int x = 0, y = 0, n = 0;
+    int cut = 0;
     /* req_comp = 0 (as for 8 bits); samples come back native-endian */
-    stbi_us *p = stbi_load_16_from_memory(buf, (int)len, &x, &y, &n, 0);
+    const load_args a = { buf, (int)len, 1, &x, &y, &n };
+    stbi_us *p = load_bounded(&a, &cut);
+    if (cut)
+        return abandoned(clean, why);
     const char *reason = budget_end(p ? NULL : stbi_failure_reason());
+    free(clean);
     if (!p) {
         *why = reason;
         return NULL;

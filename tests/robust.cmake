@@ -4,12 +4,15 @@
 #                  --max-* limits and IMGPU_MAX_* variables; decompression bombs; on a GPU
 #                  machine no device / device-memory cap / injected sticky fault (else those
 #                  checks are skipped inside the test, which still checks the rest)
+#   robust.hostile the attacks of issue 14 on the decoder and writer: repeated PNG chunks, batch
+#                  outputs through planted symlinks, a decoder busy past --max-decode-time,
+#                  the stb paths UBSan flagged
 #   robust.matrix  every seed file truncated at many offsets and bit-flipped (fixed seed), and
 #                  every crafted file: exit 0 with an image or exit 1 with a message, within
 #                  10 s and 1 GiB (peak RSS), never a signal
-# Both need Debian's /usr/bin/python3 (no extra modules); without it they report skipped.
+# All need Debian's /usr/bin/python3 (no extra modules); without it they report skipped.
 set(IMGPU_ROBUST_TMP ${CMAKE_CURRENT_BINARY_DIR}/robust_tmp)
-foreach(_r faults matrix)
+foreach(_r faults matrix hostile)
   if(IMGPU_PYTHON3)
     add_test(NAME robust.${_r}
              COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/robust_${_r}.py $<TARGET_FILE:imgpu>

@@ -450,7 +450,9 @@ static int save(viewer *v)
         return imgpu_error("cannot save: too many %s.view-N.png files in '%s'", stem, dir);
     close(fd);
     imgpu_image *res = vw_display_result(v->disp);
-    if (!res || imgpu_image_save(res, out, NULL) != 0) {
+    /* no_follow: the placeholder could be swapped for a link before the rename */
+    imgpu_save_options so = { 0, -1, 1 };
+    if (!res || imgpu_image_save(res, out, &so) != 0) {
         imgpu_image_free(res);
         unlink(out);
         return -1;
