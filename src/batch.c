@@ -42,6 +42,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -112,8 +113,10 @@ static const char s_help[] =
     "  --quiet              no progress and no summary (errors are still printed)\n"
     "  -h, --help           this help\n"
     "A file that fails is reported with its reason and the batch goes on; the summary gives\n"
-    "done, skipped, failed, images/s and MB/s (input bytes). Exit status: 0 all done or\n"
-    "skipped, 1 any file failed, 2 usage error.\n";
+    "done, skipped, failed, images/s and MB/s (input bytes). Ctrl-C (or SIGTERM) starts no\n"
+    "new file, finishes those in flight and says how many are left; the same command resumes\n"
+    "(a second Ctrl-C stops at once). Exit status: 0 all done or skipped, 1 any file failed,\n"
+    "2 usage error, 130 (143) interrupted by Ctrl-C (SIGTERM).\n";
 
 static char s_usage[512];
 
@@ -861,10 +864,30 @@ static int stage_wait(batch *B)
     return s == STAGE_DECIDED;
 }
 
+/* Ctrl-C (SIGINT) or SIGTERM: no new file is started; the files in flight are finished and
+ * written whole, then the summary says what was done and how to resume. The handler resets
+ * itself (SA_RESETHAND), so a second Ctrl-C stops the batch at once, as usual. */
+static volatile sig_atomic_t s_stop_signal;
+
+static void on_stop(int sig) { s_stop_signal = sig; }
+
+static void catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART | SA_RESETHAND;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 static void *decode_thread(void *arg)
 {
     batch *B = arg;
     for (;;) {
+        if (s_stop_signal)
+            break;
         size_t i = atomic_fetch_add(&B->next, 1);
         if (i >= B->ntodo)
             break;
@@ -1431,6 +1454,7 @@ int imgpu_batch_main(int argc, char **argv)
     int planned = o.device == IMGPU_DEVICE_CPU && !o.stage_copy ? 0 : nids * per_id;
     B.st.t0 = B.st.last_print = now_s();
     atomic_init(&B.next, 0);
+    catch_stop_signals();
     if (B.ntodo > 0 && run_pipeline(&B, planned) < 0) {
         free(B.todo);
         goto fail;
@@ -1438,6 +1462,17 @@ int imgpu_batch_main(int argc, char **argv)
     progress(&B.st, 1);
     double el = now_s() - B.st.t0;
     int done_n = atomic_load(&B.st.done), failed_n = atomic_load(&B.st.failed);
+    if (s_stop_signal) {
+        /* Said even with --quiet: the user asked for the stop and must learn where it left off. */
+        int left = B.st.total - (done_n + failed_n - B.st.failed_before);
+        fprintf(stderr, "imgpu batch: interrupted (%s) after %.2f s: %d done, %d skipped, %d failed, "
+                "%d not started; run the same command again to finish them (outputs already "
+                "written are skipped)\n", s_stop_signal == SIGINT ? "Ctrl-C" : "SIGTERM", el,
+                done_n, B.st.skipped, failed_n, left < 0 ? 0 : left);
+        free(B.todo);
+        rc = 128 + s_stop_signal;
+        goto done;
+    }
     if (!o.quiet) {
         double mb = (double)atomic_load(&B.st.in_bytes) / 1e6;
         fprintf(stderr, "imgpu batch: %d done, %d skipped, %d failed in %.2f s: %.2f images/s, %.1f MB/s "
