@@ -143,14 +143,18 @@ typedef struct command {
     "  --png-level N        PNG deflate level 0..9 (default 1: fast run-length coding;\n"   \
     "                       2..9: LZ77, slower, smaller for graphics with repeats)\n"     \
     "  --force              allow the output to overwrite the input file\n"
-#define HELP_TAIL                                                                           \
+#define HELP_TAIL_READ                                                                      \
     "  -h, --help           this help\n"                                                    \
     "Options may come before or after the file names; --opt=value and --opt value both\n"   \
-    "work; '--' ends the options. Output formats follow the extension: .png .jpg .jpeg\n"   \
-    ".bmp .tga .pnm .pgm .ppm. Exit status: 0 success, 1 failure, 2 usage error.\n"
+    "work; '--' ends the options. Exit status: 0 success, 1 failure, 2 usage error.\n"
+#define HELP_TAIL                                                                           \
+    HELP_TAIL_READ                                                                          \
+    "Output formats follow the extension: .png .jpg .jpeg .bmp .tga .pnm .pgm .ppm\n"      \
+    "(16-bit images stay 16-bit in PNG and PNM; JPEG, BMP and TGA store 8 bits).\n"
 
 static const char s_help_equalize[] =
-    "Histogram equalization (OpenCV equalizeHist), 8-bit. Alpha passes through untouched.\n"
+    "Histogram equalization (OpenCV equalizeHist) of 8- and 16-bit images (16 bits: a\n"
+    "65536-level map). Alpha passes through untouched.\n"
     "\n"
     "options:\n"
     "  --mode luminance|per-channel  luminance (default) equalizes Y of BT.601 YCbCr and\n"
@@ -199,7 +203,7 @@ static const char s_help_info[] =
     "(gray, gray+alpha, RGB, RGBA), bit depth and file size. The image is decoded, so a\n"
     "corrupt file is reported as such.\n"
     "\n"
-    "options:\n" HELP_LOAD HELP_QUIET HELP_TAIL;
+    "options:\n" HELP_LOAD HELP_QUIET HELP_TAIL_READ;
 
 static const char s_help_compare[] =
     "Compare two images of the same size and channels, over all channels (alpha too):\n"
@@ -266,11 +270,13 @@ static void print_main_help(FILE *f)
     }
     fprintf(f, "  %-28s %s\n", "batch [OPS] -o OUTDIR INPUTS", "many files through a pipelined decode/GPU/encode");
     fprintf(f, "  %-28s %s\n", "view FILE... [--snapshot OUT]", "interactive viewer (GPU, live controls); headless snapshots");
+    fprintf(f, "  %-28s %s\n", "bench [--help]", "kernel benchmarks against CUB/NPP (CUDA builds)");
     fprintf(f, "\n"
                "'imgpu COMMAND --help' lists a command's options; 'imgpu --version' prints the\n"
                "version and whether CUDA support is built in.\n"
-               "Inputs: PNG, JPEG, BMP, TGA, PNM (8-bit), recognised by content. Outputs: the\n"
-               "format follows the extension (.png .jpg .jpeg .bmp .tga .pnm .pgm .ppm).\n"
+               "Inputs: PNG, JPEG, BMP, TGA, PNM (PNG and PNM also 16-bit), recognised by\n"
+               "content. Outputs: the format follows the extension (.png .jpg .jpeg .bmp .tga\n"
+               ".pnm .pgm .ppm).\n"
                "Exit status: 0 success, 1 processing error, 2 usage error.\n");
 }
 
@@ -1099,7 +1105,7 @@ int main(int argc, char **argv)
         print_main_help(stdout);
         return finish_stdout();
     }
-    if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
+    if (!strcmp(name, "--version") || !strcmp(name, "-V") || !strcmp(name, "-v")) {
         print_version();
         return finish_stdout();
     }

@@ -78,17 +78,24 @@ usage_error "" frobnicate in.png out.png
 usage_error "" --frobnicate
 usage_error "" -x
 
-help_ok --help -- equalize rotate histogram info compare --version "Exit status"
+help_ok --help -- equalize rotate histogram info compare batch view bench --version "Exit status" \
+    "16-bit"
 help_ok -h -- equalize rotate histogram info compare
 help_ok help -- equalize rotate
 help_ok help rotate -- --angle --filter
 
-run --version
+for v in --version -V -v; do
+    run $v
+    checks=$((checks + 1))
+    [ "$rc" = 0 ] || fail "$v: exit $rc"
+    first=$(printf '%s\n' "$out" | head -n1)
+    [[ "$first" =~ ^imgpu\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "$v: first line '$first'"
+    case "$out" in *CUDA*) ;; *) fail "$v does not say whether CUDA is built in: $out" ;; esac
+done
+# the top-level help must not call PNM 8-bit only (16-bit PNG and PNM load and save)
+run --help
 checks=$((checks + 1))
-[ "$rc" = 0 ] || fail "--version: exit $rc"
-first=$(printf '%s\n' "$out" | head -n1)
-[[ "$first" =~ ^imgpu\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "--version: first line '$first'"
-case "$out" in *CUDA*) ;; *) fail "--version does not say whether CUDA is built in: $out" ;; esac
+case "$out" in *"PNM (8-bit)"*) fail "--help says PNM is 8-bit only" ;; esac
 
 # ---- per-command help -----------------------------------------------------------------------
 common_proc=(--device --max-pixels --quiet -h --help)
@@ -98,6 +105,21 @@ help_ok rotate --help -- --angle --filter nearest bilinear bicubic --expand --cr
     --background transparent "#RRGGBB" "${common_proc[@]}" "${common_save[@]}"
 help_ok histogram --help -- --csv --plot "${common_proc[@]}" "${common_save[@]}"
 help_ok info --help -- --max-pixels format
+# info writes nothing: its help must not talk about output formats
+run info --help
+checks=$((checks + 1))
+case "$out" in *"Output format"*|*".tga"*) fail "info --help talks about output formats: $out" ;; esac
+# the viewer's help documents --events itself (README), not by pointing into the source tree
+run view --help
+if [ "$rc" = 0 ]; then   # only where imgpu-view is built
+    checks=$((checks + 1))
+    case "$out" in *"src/viewer"*) fail "view --help points users into the source tree" ;; esac
+fi
+# equalize takes 16-bit images: its help must not say 8-bit only
+run equalize --help
+checks=$((checks + 1))
+case "$out" in *"equalizeHist), 8-bit."*) fail "equalize --help says 8-bit only" ;; esac
+case "$out" in *"16-bit"*) ;; *) fail "equalize --help does not mention 16-bit" ;; esac
 help_ok compare --help -- --diff --max-abs PSNR "${common_save[@]}"
 help_ok compare -h -- --diff
 # --help wins over other mistakes anywhere on the line.
