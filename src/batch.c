@@ -71,6 +71,7 @@ typedef struct bopts {
     imgpu_device device;
     int devices[MAX_DEVICES], ndevices;
     imgpu_load_options load;
+    uint64_t max_memory;     /* --max-memory; 0: IMGPU_MAX_MEMORY or the default */
     imgpu_save_options save;
     char **inputs;
     int ninputs;
@@ -109,7 +110,9 @@ static const char s_help[] =
     "  --shard K/N          process only the K-th of N deterministic slices of the sorted\n"
     "                       inputs (for job arrays and GNU parallel)\n"
     "  --stage-copy         benchmark aid: the GPU stage only copies each image\n"
-    "  --max-pixels N       refuse inputs larger than N pixels\n"
+    "  --max-pixels N       refuse inputs, and results of an op, larger than N pixels\n"
+    "  --max-memory N       refuse an image whose ops would need more than N bytes of\n"
+    "                       memory (K, M, G suffixes; default 8G; env IMGPU_MAX_MEMORY)\n"
     "  --quiet              no progress and no summary (errors are still printed)\n"
     "  -h, --help           this help\n"
     "A file that fails is reported with its reason and the batch goes on; the summary gives\n"
@@ -249,7 +252,7 @@ static int parse_args(int argc, char **argv, bopts *b)
         }
         static const char *with_value[] = {
             "output", "format", "name", "jobs", "device", "devices", "shard", "mode", "rotate",
-            "filter", "background", "png-level", "quality", "max-pixels", "clip", "tiles",
+            "filter", "background", "png-level", "quality", "max-pixels", "max-memory", "clip", "tiles",
         };
         int takes = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
@@ -379,6 +382,10 @@ static int parse_args(int argc, char **argv, bopts *b)
             if (imgpu__parse_long(v, 1, LONG_MAX, &n) < 0)
                 return bad("invalid --max-pixels '%s' (a positive whole number)", v);
             b->load.max_pixels = (uint64_t)n;
+        } else if (!strcmp(name, "max-memory")) {
+            if (imgpu_parse_size(v, &b->max_memory) < 0)
+                return bad("invalid --max-memory '%s' (a positive number of bytes, optionally "
+                           "with K, M or G)", v);
         } else if (!strcmp(name, "overwrite")) {
             b->overwrite = 1;
         } else if (!strcmp(name, "dry-run")) {
@@ -882,6 +889,26 @@ static void catch_stop_signals(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
+/* The bounds of this image's pipeline (imgpu_pipeline_plan: every result and the memory) and
+ * whether its output format can hold the result, checked before the ops run on either stage:
+ * an image refused here fails alone, with its file and reason. */
+static int refuse_early(batch *B, item *it)
+{
+    imgpu_op ops[MAX_OPS];
+    imgpu_plan plan;
+    char why[200];
+    if (B->o->stage_copy)
+        return 0;
+    ops_for(B->o, it->in, ops);
+    if (imgpu_pipeline_plan(it->in->width, it->in->height, it->in->channels, it->in->depth, ops, B->o->nops,
+                            NULL, it->job->in, &plan) < 0)
+        return -1;
+    if (imgpu_format_check_size(imgpu_format_from_path(it->job->out), plan.out_w, plan.out_h, plan.channels,
+                                plan.depth, why, sizeof why) < 0)
+        return imgpu_error("cannot write '%s': %s", it->job->out, why);
+    return 0;
+}
+
 static void *decode_thread(void *arg)
 {
     batch *B = arg;
@@ -908,7 +935,7 @@ static void *decode_thread(void *arg)
             token_give(&B->tok);
             break;
         }
-        if (!it->in) {
+        if (!it->in || refuse_early(B, it) < 0) {
             fail_item(B, it, imgpu_error_message());
             continue;
         }
@@ -1339,6 +1366,13 @@ int imgpu_batch_main(int argc, char **argv)
         free(o.inputs);
         return EXIT_USAGE;
     }
+    imgpu_limits lim = {o.load.max_pixels, o.max_memory};
+    if (imgpu_limits_from_env(&lim) < 0) {
+        fprintf(stderr, "imgpu: %s\ntry 'imgpu batch --help'\n", imgpu_error_message());
+        free(o.inputs);
+        return EXIT_USAGE;
+    }
+    imgpu_set_limits(&lim); /* before any thread starts */
     imgpu_set_quiet(o.quiet);
     s_tty = isatty(STDERR_FILENO);
     if (!o.jobs)

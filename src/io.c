@@ -1074,6 +1074,39 @@ static int encode_pnm16(const imgpu_image *im, unsigned char **out, size_t *out_
     return 0;
 }
 
+int imgpu_format_check_size(imgpu_format f, int w, int h, int channels, int depth, char *why,
+                            size_t n)
+{
+    if (w < 1 || h < 1 || channels < 1 || channels > 4 || (depth != 8 && depth != 16)) {
+        snprintf(why, n, "invalid image");
+        return -1;
+    }
+    if ((f == IMGPU_FORMAT_JPEG || f == IMGPU_FORMAT_PNM) && (channels == 2 || channels == 4)) {
+        snprintf(why, n, "%s cannot store alpha (the image has %d channels; save "
+                 "as .png or .tga to keep it)", imgpu_format_name(f), channels);
+        return -1;
+    }
+    if ((f == IMGPU_FORMAT_JPEG || f == IMGPU_FORMAT_TGA) && (w > 65535 || h > 65535)) {
+        snprintf(why, n, "%s cannot store images wider or taller than 65535 pixels (this one is "
+                 "%dx%d)", imgpu_format_name(f), w, h);
+        return -1;
+    }
+    /* stb_image_write indexes pixels and sizes its headers with int arithmetic; 4 bytes per
+     * pixel (BMP's widest) plus a pad per row must stay within int. */
+    if (((uint64_t)w * 4 + 4) * (uint64_t)h + 4096 > (uint64_t)INT_MAX) {
+        snprintf(why, n, "image of %dx%d is too large to encode (limit: 2 GiB of "
+                 "pixel data)", w, h);
+        return -1;
+    }
+    /* encode_png16: the filtered rows (a filter byte + 2 bytes a sample) within 4 GiB */
+    if (f == IMGPU_FORMAT_PNG && depth == 16 &&
+        ((uint64_t)w * 2 * (uint64_t)channels + 1) * (uint64_t)h > (uint64_t)UINT32_MAX) {
+        snprintf(why, n, "image too large for imgpu's 16-bit PNG encoder (4 GiB of rows)");
+        return -1;
+    }
+    return 0;
+}
+
 /* Set by imgpu_image_save_threads for the duration of one save on this thread. */
 static _Thread_local int s_png_threads;
 
@@ -1102,23 +1135,8 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
         return save_fail(path, "unknown output format (use .png, .jpg, .bmp, .tga, .pnm, .pgm "
                                "or .ppm)");
     int w = im->width, h = im->height, c = im->channels;
-    if ((f == IMGPU_FORMAT_JPEG || f == IMGPU_FORMAT_PNM) && imgpu_image_has_alpha(im)) {
-        snprintf(why, sizeof why, "%s cannot store alpha (the image has %d channels; save "
-                 "as .png or .tga to keep it)", imgpu_format_name(f), c);
+    if (imgpu_format_check_size(f, w, h, c, im->depth, why, sizeof why) < 0)
         return save_fail(path, why);
-    }
-    if ((f == IMGPU_FORMAT_JPEG || f == IMGPU_FORMAT_TGA) && (w > 65535 || h > 65535)) {
-        snprintf(why, sizeof why, "%s cannot store images wider or taller than 65535 pixels",
-                 imgpu_format_name(f));
-        return save_fail(path, why);
-    }
-    /* stb_image_write indexes pixels and sizes its headers with int arithmetic; 4 bytes per
-     * pixel (BMP's widest) plus a pad per row must stay within int. */
-    if (((uint64_t)w * 4 + 4) * (uint64_t)h + 4096 > (uint64_t)INT_MAX) {
-        snprintf(why, sizeof why, "image of %dx%d is too large to encode (limit: 2 GiB of "
-                 "pixel data)", w, h);
-        return save_fail(path, why);
-    }
 
     if (im->depth == 16) {
         if (f == IMGPU_FORMAT_PNG) {

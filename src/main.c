@@ -51,7 +51,7 @@ enum { CMD_EQUALIZE, CMD_ROTATE, CMD_HISTOGRAM, CMD_INFO, CMD_COMPARE, CMD_CLAHE
 #define C_ALL (C_PROC | C_INFO | C_CMP)
 
 typedef enum opt_id {
-    OPT_DEVICE, OPT_MAX_PIXELS, OPT_MAX_FILE_SIZE, OPT_MAX_DECODE_TIME, OPT_QUIET, OPT_QUALITY, OPT_PNG_LEVEL, OPT_FORCE,
+    OPT_DEVICE, OPT_MAX_PIXELS, OPT_MAX_MEMORY, OPT_MAX_FILE_SIZE, OPT_MAX_DECODE_TIME, OPT_QUIET, OPT_QUALITY, OPT_PNG_LEVEL, OPT_FORCE,
     OPT_MODE, OPT_ANGLE, OPT_FILTER, OPT_EXPAND, OPT_CROP, OPT_BACKGROUND,
     OPT_CSV, OPT_PLOT, OPT_DIFF, OPT_MAX_ABS,
     OPT_CLIP, OPT_TILES, OPT_FORMULA, OPT_DEPTH, OPT_BINS, OPT_RANGE,
@@ -67,6 +67,7 @@ typedef struct opt_spec {
 static const opt_spec s_options[] = {
     {"device", OPT_DEVICE, 1, C_PROC},
     {"max-pixels", OPT_MAX_PIXELS, 1, C_ALL},
+    {"max-memory", OPT_MAX_MEMORY, 1, C_EQ | C_ROT | C_CLAHE},
     {"max-file-size", OPT_MAX_FILE_SIZE, 1, C_ALL},
     {"max-decode-time", OPT_MAX_DECODE_TIME, 1, C_ALL},
     {"quiet", OPT_QUIET, 0, C_ALL},
@@ -98,6 +99,7 @@ typedef struct cli {
     int npos;
     imgpu_device device;
     imgpu_load_options load;
+    uint64_t max_memory;    /* --max-memory; 0: IMGPU_MAX_MEMORY or the default */
     int quiet;
     imgpu_save_options save;
     int force;
@@ -132,11 +134,16 @@ typedef struct command {
     "  --device auto|cpu|cuda  backend (default auto: CUDA when a usable GPU is present,\n" \
     "                       else the CPU with a one-line notice; cuda without a GPU fails)\n"
 #define HELP_LOAD                                                                           \
-    "  --max-pixels N       refuse inputs larger than N pixels (default 268435456 = 2^28)\n" \
+    "  --max-pixels N       refuse inputs, and results of an op, larger than N pixels\n"      \
+    "                       (default 268435456 = 2^28)\n"                                      \
     "  --max-file-size N    refuse input files over N bytes (K, M, G suffixes; default 1G)\n"   \
     "  --max-decode-time S  give up decoding a file after S seconds (default 30)\n"           \
     "                       (environment: IMGPU_MAX_PIXELS, IMGPU_MAX_FILE_SIZE,\n"            \
     "                       IMGPU_MAX_DECODE_TIME; an option wins over its variable)\n"
+#define HELP_MEMORY                                                                         \
+    "  --max-memory N       refuse an op that would need more than N bytes of memory\n"     \
+    "                       (input + result + working buffers; K, M, G suffixes;\n"         \
+    "                       default 8G; environment: IMGPU_MAX_MEMORY)\n"
 #define HELP_QUIET "  --quiet              no notices on stderr (errors are still printed)\n"
 #define HELP_SAVE                                                                           \
     "  --quality N          JPEG quality 1..100 (default 95)\n"                             \
@@ -164,7 +171,7 @@ static const char s_help_equalize[] =
     "                       ImageOps.equalize / torchvision (step scheme), or ImageMagick's\n"
     "                       -equalize (see README)\n"
     "  --depth 8            write a 16-bit result as 8 bits (default: keep the depth)\n"
-        HELP_DEVICE HELP_LOAD HELP_SAVE HELP_QUIET HELP_TAIL;
+        HELP_DEVICE HELP_LOAD HELP_MEMORY HELP_SAVE HELP_QUIET HELP_TAIL;
 
 static const char s_help_rotate[] =
     "Rotate counterclockwise by DEG degrees about the image centre. Multiples of 90 are\n"
@@ -179,7 +186,7 @@ static const char s_help_rotate[] =
     "                       #RGBA, #RRGGBB, #RRGGBBAA or R,G,B[,A] in decimal 0..255\n"
     "                       (default: transparent when the image has alpha, else black;\n"
     "                       gray images get the color's luma; without an alpha channel\n"
-    "                       the color's alpha is ignored)\n" HELP_DEVICE HELP_LOAD HELP_SAVE
+    "                       the color's alpha is ignored)\n" HELP_DEVICE HELP_LOAD HELP_MEMORY HELP_SAVE
         HELP_QUIET HELP_TAIL;
 
 static const char s_help_histogram[] =
@@ -239,7 +246,7 @@ static const char s_help_clahe[] =
     "  --mode luminance|per-channel  luminance (default) works on Y of BT.601 YCbCr;\n"
     "                       per-channel on R, G and B independently\n"
     "  --depth 8            write a 16-bit result as 8 bits (default: keep the depth)\n"
-        HELP_DEVICE HELP_LOAD HELP_SAVE HELP_QUIET HELP_TAIL;
+        HELP_DEVICE HELP_LOAD HELP_MEMORY HELP_SAVE HELP_QUIET HELP_TAIL;
 
 static const command s_commands[CMD_COUNT] = {
     [CMD_EQUALIZE] = {"equalize", 2, "IN OUT", "histogram equalization (luminance or per channel)",
@@ -347,6 +354,11 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
     case OPT_MAX_PIXELS:
         if (imgpu__parse_u64(v, &c->load.max_pixels) < 0 || c->load.max_pixels == 0)
             return bad("invalid --max-pixels '%s' (a positive whole number)", v);
+        return 0;
+    case OPT_MAX_MEMORY:
+        if (imgpu_parse_size(v, &c->max_memory) < 0)
+            return bad("invalid --max-memory '%s' (a positive number of bytes, optionally "
+                       "with K, M or G)", v);
         return 0;
     case OPT_MAX_FILE_SIZE:
         if (imgpu_parse_size(v, &c->load.max_file_bytes) < 0)
@@ -653,6 +665,17 @@ static int process_one(const cli *c, imgpu_op *op)
         if (!imgpu_image_has_alpha(in) && p->background[3] != 255)
             imgpu_notice("'%s' has no alpha channel: the background's alpha is ignored",
                          c->pos[0]);
+    }
+    /* Bound the result and the memory before running anything, and refuse an output the
+     * format cannot hold, so an impossible job fails in milliseconds, not after the op. */
+    imgpu_plan plan;
+    char why[200];
+    if (imgpu_pipeline_plan(in->width, in->height, in->channels, in->depth, op, 1, NULL, c->pos[0], &plan) < 0)
+        goto done;
+    if (imgpu_format_check_size(imgpu_format_from_path(c->pos[1]), plan.out_w, plan.out_h, plan.channels,
+                                c->out_depth == 8 ? 8 : plan.depth, why, sizeof why) < 0) {
+        imgpu_error("cannot write '%s': %s", c->pos[1], why);
+        goto done;
     }
     out = imgpu_pipeline_run(in, op, 1, c->device, NULL);
     if (!out)
@@ -1166,6 +1189,11 @@ int main(int argc, char **argv)
         bad("%s", imgpu_error_message());
         return usage_exit(cmd->name);
     }
+    imgpu_limits lim = {c.load.max_pixels, c.max_memory};
+    if (imgpu_limits_from_env(&lim) < 0) {
+        bad("%s", imgpu_error_message());
+        return usage_exit(cmd->name);
+    }
 #ifdef IMGPU_CLI_PARSE_ONLY
     /* tests/fuzz/fuzz_cli.c compiles this file with main renamed: stop before any file is
      * read or written. */
@@ -1173,6 +1201,7 @@ int main(int argc, char **argv)
 #endif
 
     imgpu_set_quiet(c.quiet);
+    imgpu_set_limits(&lim);
     int rc = cmd->run(&c);
     imgpu_backend_shutdown();
     return rc;

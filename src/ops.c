@@ -2,12 +2,18 @@
  * runs a pipeline on the CPU or CUDA backend (see ops.h for the conventions). */
 #include "ops.h"
 #include "error.h"
+#include "io.h"
 #include "cpu/cpu.h"
 #ifdef IMGPU_HAVE_CUDA
 #include "cuda/cuda_backend.h"
 #endif
 
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,10 +72,11 @@ void imgpu_rotate_output_size(int w, int h, const imgpu_rotate_params *p, int *o
     double c = fabs(cos(r)), s = fabs(sin(r));
     /* The bounding box of the rotated rectangle; the small slack keeps 1e-12 rounding noise
      * from adding a whole empty row or column. */
-    double bw = w * c + h * s, bh = w * s + h * c;
-    int ow = (int)ceil(bw - 1e-6), oh = (int)ceil(bh - 1e-6);
-    *out_w = ow < 1 ? 1 : ow;
-    *out_h = oh < 1 ? 1 : oh;
+    double bw = ceil((double)w * c + (double)h * s - 1e-6), bh = ceil((double)w * s + (double)h * c - 1e-6);
+    /* A box beyond int saturates at INT_MAX (a cast would be undefined); imgpu_pipeline_plan
+     * refuses such a result before anyone allocates it. */
+    *out_w = bw < 1 ? 1 : bw >= INT_MAX ? INT_MAX : (int)bw;
+    *out_h = bh < 1 ? 1 : bh >= INT_MAX ? INT_MAX : (int)bh;
 }
 
 static int floor_half(int x) { return x >= 0 ? x / 2 : -((-x + 1) / 2); }
@@ -78,6 +85,225 @@ void imgpu_rotate_quarter_offset(int out_w, int out_h, int rw, int rh, int *ox, 
 {
     *ox = floor_half(out_w - rw);
     *oy = floor_half(out_h - rh);
+}
+
+/* ---- bounds (ops.h: imgpu_pipeline_plan) ---------------------------------------------- */
+
+static imgpu_limits s_limits; /* 0: the defaults; set before threads start */
+
+void imgpu_set_limits(const imgpu_limits *l)
+{
+    if (l)
+        s_limits = *l;
+    else
+        memset(&s_limits, 0, sizeof s_limits);
+}
+
+static imgpu_limits resolve_limits(const imgpu_limits *l)
+{
+    imgpu_limits r = l ? *l : s_limits;
+    if (!r.max_pixels)
+        r.max_pixels = IMGPU_DEFAULT_MAX_PIXELS;
+    if (!r.max_memory)
+        r.max_memory = IMGPU_DEFAULT_MAX_MEMORY;
+    return r;
+}
+
+void imgpu_get_limits(imgpu_limits *l) { *l = resolve_limits(NULL); }
+
+int imgpu_limits_from_env(imgpu_limits *l)
+{
+    const char *v;
+    if (!l->max_pixels && (v = getenv("IMGPU_MAX_PIXELS")) != NULL) {
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (v[0] < '0' || v[0] > '9' || errno || *end || n == 0)
+            return imgpu_error("invalid IMGPU_MAX_PIXELS '%s' (a positive whole number)", v);
+        l->max_pixels = n;
+    }
+    if (!l->max_memory && (v = getenv("IMGPU_MAX_MEMORY")) != NULL &&
+        imgpu_parse_size(v, &l->max_memory) < 0)
+        return imgpu_error("invalid IMGPU_MAX_MEMORY '%s' (a positive number of bytes, optionally "
+                           "with K, M or G)", v);
+    return 0;
+}
+
+/* "1.50 GiB", "12.0 MiB", "900 bytes" (binary units, as --max-memory reads them). */
+static void fmt_bytes(char *buf, size_t n, double b)
+{
+    if (b >= 1024.0 * 1024 * 1024)
+        snprintf(buf, n, "%.2f GiB", b / (1024.0 * 1024 * 1024));
+    else if (b >= 1024.0 * 1024)
+        snprintf(buf, n, "%.1f MiB", b / (1024.0 * 1024));
+    else if (b >= 1024.0)
+        snprintf(buf, n, "%.1f KiB", b / 1024.0);
+    else
+        snprintf(buf, n, "%.0f bytes", b);
+}
+
+static void fmt_pixels(char *buf, size_t n, double p)
+{
+    if (p >= 1e9)
+        snprintf(buf, n, "%.2f Gpixels", p / 1e9);
+    else if (p >= 1e6)
+        snprintf(buf, n, "%.2f Mpixels", p / 1e6);
+    else
+        snprintf(buf, n, "%.0f pixels", p);
+}
+
+static const char *op_verb(imgpu_op_kind k)
+{
+    switch (k) {
+    case IMGPU_OP_EQUALIZE: return "equalize";
+    case IMGPU_OP_ROTATE: return "rotate";
+    case IMGPU_OP_CLAHE: return "apply clahe to";
+    }
+    return "process";
+}
+
+/* "cannot rotate 'in.png': " or, without a name, "cannot rotate a 100x1 image: ". */
+static int plan_fail(const imgpu_op *op, const char *name, int w, int h, const char *what)
+{
+    if (name)
+        return imgpu_error("cannot %s '%s': %s", op_verb(op->kind), name, what);
+    return imgpu_error("cannot %s a %dx%d image: %s", op_verb(op->kind), w, h, what);
+}
+
+/* The result of one op as doubles (a rotation's bounding box may be beyond int). The same
+ * formula as imgpu_rotate_output_size, which gives the int answer once this one fits. */
+static void stage_shape(int w, int h, const imgpu_op *op, double *ow, double *oh)
+{
+    *ow = w;
+    *oh = h;
+    if (op->kind != IMGPU_OP_ROTATE || op->u.rotate.crop)
+        return;
+    double a = fmod(op->u.rotate.angle, 360.0);
+    if (a < 0)
+        a += 360.0;
+    if (a == 90.0 || a == 270.0) {
+        *ow = h;
+        *oh = w;
+        return;
+    }
+    if (a == 0.0 || a == 180.0 || !(a == a))
+        return;
+    const double r = a * (M_PI / 180.0), c = fabs(cos(r)), s = fabs(sin(r));
+    *ow = fmax(1.0, ceil((double)w * c + (double)h * s - 1e-6));
+    *oh = fmax(1.0, ceil((double)w * s + (double)h * c - 1e-6));
+}
+
+/* Working memory of one op beyond its input and result, as the backends allocate it:
+ * host (the CPU reference, src/cpu/) and device scratch (src/cuda/). */
+static void stage_work(int w, int h, int c, int depth, const imgpu_op *op, double *host, double *dev)
+{
+    const double npx = (double)w * h, levels = depth == 16 ? 65536.0 : 256.0;
+    const int color = c >= 3 ? 3 : 1;
+    *host = *dev = 0;
+    switch (op->kind) {
+    case IMGPU_OP_ROTATE:
+        /* CPU: none. CUDA, 8-bit non-quarter angles: a texture array of 1 or 4 bytes a pixel */
+        *dev = depth == 8 ? npx * (c == 1 ? 1 : 4) : 0;
+        break;
+    case IMGPU_OP_EQUALIZE: {
+        /* equalize_formula.c: full histograms (channels + luma planes) + one hist and LUT */
+        const double planes = c + (c >= 3);
+        *host = planes * levels * 4 + levels * 6;
+        *dev = planes * levels * 4 + levels * 6;
+        break;
+    }
+    case IMGPU_OP_CLAHE: {
+        /* src/cpu/clahe.c: Y or one channel plane + its result (2 bytes a pixel each), Cb and
+         * Cr in luminance mode, one LUT of `levels` uint16 per tile, one histogram, one column
+         * map over the padded width (OpenCV pads a plane that the grid does not divide up to
+         * the next multiple: a 1x1 image with a 256x256 grid has 65536 1x1 tiles). */
+        const double tiles = (double)op->u.clahe.tiles_x * op->u.clahe.tiles_y;
+        const int lum = op->u.clahe.mode == IMGPU_MODE_LUMINANCE && color == 3;
+        const double ext_w = (double)w + op->u.clahe.tiles_x;
+        *host = npx * 2 * (lum ? 4 : 2) + tiles * levels * 2 + levels * 4 + ext_w * 4;
+        /* src/cuda/clahe.c: planes x tiles x levels counters (4 bytes) and LUT entries */
+        const double planes = lum || color == 1 ? 1 : 3;
+        *dev = planes * tiles * levels * (4.0 + depth / 8) + 256;
+        break;
+    }
+    }
+}
+
+int imgpu_pipeline_plan(int w, int h, int channels, int depth, const imgpu_op *ops, int n,
+                        const imgpu_limits *lim, const char *name, imgpu_plan *out)
+{
+    const imgpu_limits L = resolve_limits(lim);
+    char what[320], a[48], b[48];
+    if (w < 1 || h < 1 || channels < 1 || channels > 4 || (depth != 8 && depth != 16) || n < 0)
+        return imgpu_error("invalid image shape %dx%d, %d channels, %d bits", w, h, channels, depth);
+    const double bps = depth / 8, base = (double)w * h * channels * bps;
+    double peak = base * 2, device = 0, largest = base; /* n == 0: the result is a copy */
+    int peak_stage = -1, cw = w, ch = h;
+    for (int i = 0; i < n; i++) {
+        const imgpu_op *op = &ops[i];
+        double ow, oh;
+        stage_shape(cw, ch, op, &ow, &oh);
+        const double px = ow * oh;
+        if (ow > INT_MAX || oh > INT_MAX || px > (double)L.max_pixels) {
+            fmt_pixels(a, sizeof a, px);
+            if (ow > INT_MAX || oh > INT_MAX)
+                snprintf(what, sizeof what, "the %.0fx%.0f result (%s) is too large (a side over %d pixels)", ow,
+                         oh, a, INT_MAX);
+            else
+                snprintf(what, sizeof what,
+                         "the %.0fx%.0f result (%s) is over --max-pixels %" PRIu64
+                         " (raise it with --max-pixels or IMGPU_MAX_PIXELS)",
+                         ow, oh, a, L.max_pixels);
+            return plan_fail(op, name, w, h, what);
+        }
+        if (op->kind == IMGPU_OP_CLAHE &&
+            (op->u.clahe.tiles_x < 1 || op->u.clahe.tiles_y < 1 || op->u.clahe.tiles_x > 256 ||
+             op->u.clahe.tiles_y > 256))
+            return imgpu_error("clahe: tile grid %dx%d out of range (1..256 each)", op->u.clahe.tiles_x,
+                               op->u.clahe.tiles_y);
+        double work, dwork;
+        stage_work(cw, ch, channels, depth, op, &work, &dwork);
+        const double in_b = (double)cw * ch * channels * bps, out_b = px * channels * bps;
+        const double stage = base + (i > 0 ? in_b : 0) + out_b + work;
+        if (stage > peak || peak_stage < 0) {
+            peak = stage;
+            peak_stage = i;
+        }
+        if (out_b > largest)
+            largest = out_b;
+        if (dwork > device)
+            device = dwork;
+        /* the CUDA backend's host side at the end: the input, its pinned staging (the larger
+         * of input and result), the downloaded result */
+        const double cuda_host = i == n - 1 ? base + (base > out_b ? base : out_b) + out_b : 0;
+        const double need = stage > cuda_host ? stage : cuda_host;
+        if (need > peak)
+            peak = need;
+        if (need > (double)L.max_memory) {
+            fmt_bytes(a, sizeof a, need);
+            fmt_bytes(b, sizeof b, (double)L.max_memory);
+            snprintf(what, sizeof what,
+                     "it needs %s of memory for a %.0fx%.0f result (input, result and working buffers), "
+                     "over --max-memory %s (raise it with --max-memory or IMGPU_MAX_MEMORY)",
+                     a, ow, oh, b);
+            return plan_fail(op, name, w, h, what);
+        }
+        cw = (int)ow;
+        ch = (int)oh;
+    }
+    /* the CUDA backend's device side: the source, two ping-pong buffers of the largest stage, the scratch */
+    device = n > 0 ? base + 2 * largest + device + 256 : 0;
+    if (out) {
+        memset(out, 0, sizeof *out);
+        out->out_w = cw;
+        out->out_h = ch;
+        out->channels = channels;
+        out->depth = depth;
+        out->peak_bytes = peak >= 1.8e19 ? UINT64_MAX : (uint64_t)peak;
+        out->device_bytes = device >= 1.8e19 ? UINT64_MAX : (uint64_t)device;
+        out->peak_stage = peak_stage;
+    }
+    return 0;
 }
 
 void imgpu_backend_prepare(imgpu_device requested)
@@ -151,8 +377,12 @@ static imgpu_image *cpu_run_op(const imgpu_image *in, const imgpu_op *op)
 
 static imgpu_image *cpu_pipeline(const imgpu_image *in, const imgpu_op *ops, int n)
 {
-    imgpu_image *cur = imgpu_image_copy(in);
-    for (int i = 0; cur && i < n; i++) {
+    if (n == 0)
+        return imgpu_image_copy(in);
+    /* the first op reads the caller's image itself (ops never write their input): no copy,
+     * so a stage holds input + result + working memory, as imgpu_pipeline_plan counts it */
+    imgpu_image *cur = cpu_run_op(in, &ops[0]);
+    for (int i = 1; cur && i < n; i++) {
         imgpu_image *next = cpu_run_op(cur, &ops[i]);
         imgpu_image_free(cur);
         cur = next;
@@ -183,6 +413,10 @@ imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int 
         imgpu_error("%d-bit images are not supported", in->depth);
         return NULL;
     }
+    /* the bounds first, before either backend allocates anything (front ends check the same
+     * plan earlier, with the file's name; this is the check no caller can skip) */
+    if (imgpu_pipeline_plan(in->width, in->height, in->channels, in->depth, ops, n, NULL, NULL, NULL) < 0)
+        return NULL;
     if (imgpu_device_resolve(device, &d) < 0)
         return NULL;
 #ifdef IMGPU_HAVE_CUDA

@@ -123,8 +123,53 @@ void imgpu_rotate_output_size(int w, int h, const imgpu_rotate_params *p, int *o
  * --crop on a non-square image, which then cuts). */
 void imgpu_rotate_quarter_offset(int out_w, int out_h, int rw, int rh, int *ox, int *oy);
 
+/* ---- bounds: what a pipeline will need, known before anything is allocated ----
+ * Limits every run obeys (--max-pixels, --max-memory; 0 means the default):
+ *  - max_pixels bounds every stage's result, not only the input (a 100000x1 strip turned
+ *    by 33 degrees is an 83867x54463 result);
+ *  - max_memory bounds the host memory of the worst stage: the caller's input (held for the
+ *    whole run) + the stage's input + its result + its working buffers (CLAHE: one LUT of
+ *    256 or 65536 entries per tile, planes of the image; equalize: histograms), and for the
+ *    CUDA backend the input + its pinned staging + the result. The default, 8 GiB, lets the
+ *    largest image the default --max-pixels admits (2^28 RGBA 16-bit pixels = 2 GiB) run any
+ *    one op whose result also fits: CLAHE's peak there is 6 GiB; a 16-bit CLAHE with a
+ *    256x256 tile grid needs 8 GiB of LUTs by itself and is refused. The CUDA backend's device
+ *    memory is held to the same number (over it, `auto` runs on the CPU). */
+#define IMGPU_DEFAULT_MAX_MEMORY (UINT64_C(8) << 30)
+typedef struct imgpu_limits {
+    uint64_t max_pixels;      /* 0: IMGPU_DEFAULT_MAX_PIXELS (io.h, 2^28) */
+    uint64_t max_memory;      /* bytes; 0: IMGPU_DEFAULT_MAX_MEMORY */
+} imgpu_limits;
+
+/* Fill each limit still 0 from IMGPU_MAX_PIXELS (a count) and IMGPU_MAX_MEMORY (bytes, K/M/G
+ * suffixes as --max-file-size). -1 with an error naming the variable when one is malformed. */
+int imgpu_limits_from_env(imgpu_limits *l);
+/* The process-wide limits imgpu_pipeline_run (and the CUDA sessions) enforce. Set them once,
+ * before starting threads that run pipelines; unset, they are the defaults. */
+void imgpu_set_limits(const imgpu_limits *l);
+void imgpu_get_limits(imgpu_limits *l); /* resolved: no field is 0 */
+
+typedef struct imgpu_plan {
+    int out_w, out_h, channels, depth; /* the final result */
+    uint64_t peak_bytes;      /* host memory of the worst stage (see above) */
+    uint64_t device_bytes;    /* device memory of a CUDA run */
+    int peak_stage;           /* index of that stage (-1 when n == 0) */
+} imgpu_plan;
+
+/* Walk ops[0..n) over a w x h image of `channels` and `depth` bits: each stage's result shape
+ * (computed in double, so a result too large for int is refused, not wrapped) and memory.
+ * A pure function of shapes and parameters (allocates nothing). `lim` NULL: the process-wide
+ * limits. `name` (may be NULL) names the input in messages. 0 and *out, or -1 with a message
+ * naming the op, the size it would need and how to raise the limit, e.g.
+ *   cannot rotate 'in.png': the 83867x54463 result (4.57 Gpixels) is over --max-pixels
+ *   268435456 (raise it with --max-pixels or IMGPU_MAX_PIXELS) */
+int imgpu_pipeline_plan(int w, int h, int channels, int depth, const imgpu_op *ops, int n,
+                        const imgpu_limits *lim, const char *name, imgpu_plan *out);
+
 /* Run ops[0..n) on `in`. Returns a new image, or NULL with an error recorded.
- * `device` picks the backend; *used (may be NULL) says which one ran. */
+ * `device` picks the backend; *used (may be NULL) says which one ran. The plan
+ * (imgpu_pipeline_plan with the process-wide limits) is checked first, before any
+ * allocation, on either backend. */
 imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int n,
                                 imgpu_device device, imgpu_device *used);
 

@@ -6,6 +6,7 @@
 imgpu_add_unit_test(test_cpu_equalize test_cpu_equalize.c)
 imgpu_add_unit_test(test_cpu_rotate test_cpu_rotate.c)
 imgpu_add_unit_test(test_cpu_color test_cpu_color.c)
+imgpu_add_unit_test(test_plan test_plan.c)
 
 add_executable(test_cpu_driver test_cpu_driver.c)
 target_link_libraries(test_cpu_driver PRIVATE imgpu_core)

@@ -22,3 +22,15 @@ foreach(_r faults matrix hostile)
   endif()
   set_tests_properties(robust.${_r} PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 900)
 endforeach()
+
+# robust.bounds: every op's result and memory bounded before allocation (--max-pixels on each
+# result, --max-memory / IMGPU_MAX_MEMORY), impossible encodes refused before the op, the same
+# through `imgpu batch` and the viewer's options; each refused run under an RLIMIT_AS cap.
+if(IMGPU_PYTHON3)
+  add_test(NAME robust.bounds
+           COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/robust_bounds.py $<TARGET_FILE:imgpu>
+                   ${IMGPU_ROBUST_TMP} ${CMAKE_BINARY_DIR}/imgpu-view)
+else()
+  add_test(NAME robust.bounds COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+endif()
+set_tests_properties(robust.bounds PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 300)

@@ -17,6 +17,7 @@
 #include "kernels.h"
 #include "ops_full.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -290,6 +291,20 @@ static int run_ops(ctx *c, const imgpu_op *ops, int n)
         return imgpu_error("CUDA session: run before any upload");
     if ((rc = inject_fault(c)) != 0)
         return rc;
+    /* The bounds before any device allocation (sessions reach here without
+     * imgpu_pipeline_run): results and host memory as for the CPU, and the device memory this
+     * run needs against the same --max-memory; over it the GPU is out of memory for this job,
+     * which `auto` answers on the CPU (where the host check above still holds). */
+    imgpu_plan plan;
+    imgpu_limits lim;
+    imgpu_get_limits(&lim);
+    if (imgpu_pipeline_plan(c->src_w, c->src_h, c->src_c, 8 * c->src_b, ops, n, &lim, NULL, &plan) < 0)
+        return -1;
+    if (plan.device_bytes > lim.max_memory) {
+        imgpu_error("the GPU would need %" PRIu64 " bytes for this %dx%d image's ops, over --max-memory %" PRIu64,
+                    plan.device_bytes, c->src_w, c->src_h, lim.max_memory);
+        return IMGPU_CUDA_OOM;
+    }
     shape s = {c->src_w, c->src_h, c->src_c, c->src_b};
     size_t most = 0;
     for (int i = 0; i < n; i++) {

@@ -63,7 +63,10 @@ static const char s_help[] =
     "  --context auto|egl|glfw  GL context for snapshots (auto: EGL when a GPU is usable,\n"
     "                       else a hidden GLFW window when $DISPLAY is set, else EGL)\n"
     "  --window WxH         initial window size (default 1280x800)\n"
-    "  --max-pixels N  --quiet  -h, --help\n"
+    "  --max-pixels N       refuse images, and results of the ops, larger than N pixels\n"
+    "  --max-memory N       refuse ops that would need more than N bytes of memory (K, M, G;\n"
+    "                       default 8G; environment: IMGPU_MAX_PIXELS, IMGPU_MAX_MEMORY)\n"
+    "  --quiet  -h, --help\n"
     "\n"
     "controls: see '?' in the window, or README.md.\n";
 
@@ -93,6 +96,7 @@ typedef struct options {
     imgpu_filter filter;
     imgpu_device device;
     uint64_t max_pixels;
+    uint64_t max_memory;    /* --max-memory; 0: IMGPU_MAX_MEMORY or the default */
 } options;
 
 typedef struct viewer {
@@ -252,12 +256,21 @@ static int parse_options(int argc, char **argv, options *o)
             if (errno || end == val || *end || val[0] == '-' || n == 0)
                 return usage("--max-pixels: '%s' is not a positive count", val);
             o->max_pixels = n;
+        } else if (!strcmp(name, "--max-memory")) {
+            if (imgpu_parse_size(val, &o->max_memory) < 0)
+                return usage("--max-memory: '%s' is not a positive number of bytes (K, M or G allowed)", val);
         } else {
             return usage("unknown option '%s'", name);
         }
     }
     if (o->nfiles == 0)
         return usage("%s", "no image given");
+    /* the bounds every pipeline obeys (imgpu_pipeline_plan): options first, then IMGPU_MAX_* */
+    imgpu_limits lim = {o->max_pixels, o->max_memory};
+    if (imgpu_limits_from_env(&lim) < 0)
+        return usage("%s", imgpu_error_message());
+    o->max_pixels = lim.max_pixels;
+    imgpu_set_limits(&lim);
     if (o->equalize && o->clahe)
         return usage("%s", "--equalize and --clahe exclude each other (E and C switch between them)");
     if ((o->have_clip || o->have_tiles) && !o->clahe)
