@@ -28,7 +28,8 @@
  *                ("JPEG cannot store alpha"), for the same reason as PNM.
  *  - Save through a symbolic link replaces the file it points to (the link stays). A target
  *    that exists and is not a regular file (a character device, a FIFO) is written in place,
- *    without the temp file, since it cannot be renamed over. Replacing a regular file keeps
+ *    without the temp file, since it cannot be renamed over; a FIFO that no process is
+ *    reading is refused at once rather than waited on. Replacing a regular file keeps
  *    its permission bits; a new file gets 0666 & ~umask.
  */
 #ifndef IMGPU_IO_H
@@ -92,8 +93,18 @@ imgpu_image *imgpu_image_to_depth(const imgpu_image *im, int depth);
 imgpu_format imgpu_format_from_path(const char *path);
 const char *imgpu_format_name(imgpu_format f);
 
-/* opts may be NULL (defaults). */
+/* opts may be NULL (defaults). The path is opened once, without blocking, and read once:
+ * a regular file to its end; a FIFO, a pipe (/dev/stdin) or a character device through
+ * poll(), where --max-decode-time (max_decode_ms) bounds the whole wait for data (a FIFO
+ * with no writer, a stalled writer), the read stops once it has more than max_file_bytes,
+ * and a stream whose first bytes are no image format (/dev/zero) is refused after them.
+ * Directories, block devices and sockets are refused by name. */
 imgpu_image *imgpu_image_load(const char *path, const imgpu_load_options *opts);
+/* The same, and what the bytes read were: their format by content (*format) and their count
+ * (*bytes), both set only on success; either may be NULL. `imgpu info` uses it, so a pipe
+ * or FIFO is never opened a second time to ask. */
+imgpu_image *imgpu_image_load_info(const char *path, const imgpu_load_options *opts,
+                                   imgpu_format *format, uint64_t *bytes);
 /* Decode from memory; `name` is used in messages (the fuzzers use this path). */
 imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *name,
                                      const imgpu_load_options *opts);
