@@ -928,10 +928,10 @@ static int read_input(const char *path, const imgpu_load_options *opts, unsigned
                                 "limit; raise it with --max-decode-time or IMGPU_MAX_DECODE_TIME)",
                                 path, (double)ms / 1000.0);
                 else
-                    imgpu_error("cannot read '%s': the data stopped after %zu bytes and did not "
-                                "end within %.3g s (the --max-decode-time limit; raise it with "
-                                "--max-decode-time or IMGPU_MAX_DECODE_TIME)", path, len,
-                                (double)ms / 1000.0);
+                    imgpu_error("cannot read '%s': the data did not end within %.3g s (%zu "
+                                "bytes read; the --max-decode-time limit; raise it with "
+                                "--max-decode-time or IMGPU_MAX_DECODE_TIME)", path,
+                                (double)ms / 1000.0, len);
                 goto done;
             }
         }

@@ -7,7 +7,8 @@ Every command runs under a timeout, so a hang is a failed check, not a stuck CI 
     "no data within 1 s" after --max-decode-time 1 (IMGPU_MAX_DECODE_TIME=1 for batch), not
     much later; equalize writes nothing;
   - a FIFO whose writer sends a PNG and closes: info prints PNG and the true size (it must not
-    open the path a second time); a writer that stalls halfway: refused near the limit;
+    open the path a second time); a writer that stalls halfway, or a pipe that trickles on
+    and never ends: refused near the limit;
   - /dev/zero: refused as no image after its first bytes, fast and with little memory; a
     pipe of endless data after a PNG signature: refused by --max-file-size, fast;
   - `cat a.png | imgpu info /dev/stdin`: format PNG and the real size; /dev/null: empty;
@@ -121,7 +122,7 @@ outdir = os.path.join(tmp, "out_nowriter")
 os.mkdir(outdir)
 for cmd in (["info", fifo], ["equalize", fifo, os.path.join(outdir, "e.png"), "--device", "cpu"],
             ["histogram", fifo, "--device", "cpu"]):
-    r = run(cmd + ["--max-decode-time", str(LIMIT)])
+    r = run(cmd + ["--max-decode-time", "1"])
     rc, out, err, el, _ = r
     t.check(rc == 1 and f"cannot read '{fifo}': no data within 1 s" in err
             and "--max-decode-time" in err and LIMIT * 0.9 <= el < LIMIT + SLACK,
@@ -179,6 +180,20 @@ r = run(["info", "/dev/stdin", "--max-file-size", "1M"],
 rc, out, err, el, rss = r
 t.check(rc == 1 and "too large" in err and "1048576" in err and el < 5.0 and rss < 64 * 1024,
         "a pipe longer than --max-file-size: refused once past the limit", desc(r))
+
+# a trickle that never pauses long but never ends: the limit bounds the whole wait, not the gaps
+def trickle(seconds=TIMEOUT):
+    yield png[:30000]
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        time.sleep(0.02)
+        yield bytes(512)
+
+
+r = run(["info", "/dev/stdin", "--max-decode-time", str(LIMIT)], stdin_data=trickle())
+rc, out, err, el, _ = r
+t.check(rc == 1 and "did not end within 1 s" in err and LIMIT * 0.9 <= el < LIMIT + SLACK,
+        "a pipe that trickles on: refused at the decode-time limit", desc(r))
 
 r = run(["info", "/dev/stdin"], stdin_data=[png])
 rc, out, err, el, _ = r
