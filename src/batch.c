@@ -423,6 +423,8 @@ typedef struct joblist {
     bjob *v;
     size_t n, cap;
     int input_errors;   /* inputs that did not exist or could not be read */
+    int special;        /* FIFOs, devices, sockets with an image name in a folder: skipped */
+    int quiet;
 } joblist;
 
 static int add_job(joblist *l, const char *path, const char *rel)
@@ -460,7 +462,9 @@ static void report(const char *fmt, ...) IMGPU_PRINTF(1, 2);
 
 /* Directory walk: image files by extension; hidden entries (also io.c's ".NAME.XXXXXX" temp
  * files of an interrupted run) and OUTDIR itself are skipped; links to folders are not followed
- * (no cycles). */
+ * (no cycles). Only regular files (or links to them) are taken: a FIFO or a device with an
+ * image's name is skipped and reported, since reading it could wait on a writer (a file
+ * named on the command line is read, under the decode-time limit). */
 static int walk(joblist *l, const char *dir, const char *rel, const struct stat *outdir_st)
 {
     DIR *d = opendir(dir);
@@ -489,10 +493,18 @@ static int walk(joblist *l, const char *dir, const char *rel, const struct stat 
                 snprintf(sub, rl, "%s%s/", rel, e->d_name);
                 rc = walk(l, path, sub, outdir_st);
             }
-        } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+        } else if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
             const char *x = ext_of(e->d_name);
-            if (x && known_ext(x))
+            if (x && known_ext(x) && S_ISREG(st.st_mode)) {
                 rc = add_job(l, path, rel);
+            } else if (x && known_ext(x)) {
+                l->special++;
+                if (!l->quiet)
+                    report("skipped '%s': not a regular file (%s)", path,
+                           S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device"
+                           : S_ISBLK(st.st_mode) ? "a block device" : S_ISSOCK(st.st_mode) ? "a socket"
+                           : "a special file");
+            }
         }
         free(path);
         free(sub);
@@ -1395,6 +1407,7 @@ int imgpu_batch_main(int argc, char **argv)
         have_out = stat(o.outdir, &ost) == 0;
     }
 
+    l.quiet = o.quiet;
     for (int i = 0; i < o.ninputs; i++)
         if (add_input(&l, o.inputs[i], have_out ? &ost : NULL, 0) < 0)
             goto fail;
@@ -1441,6 +1454,7 @@ int imgpu_batch_main(int argc, char **argv)
         goto fail;
     }
     int plan_failed = 0;
+    B.st.skipped = l.special;
     for (size_t i = 0; i < l.n; i++) {
         bjob *j = &l.v[i];
         if (j->why) {
@@ -1461,8 +1475,9 @@ int imgpu_batch_main(int argc, char **argv)
     B.st.total = (int)B.ntodo;
     if (o.dry_run) {
         if (!o.quiet)
-            fprintf(stderr, "imgpu batch: dry run: %zu to write, %d skipped (exist), %d failed\n",
-                    B.ntodo, B.st.skipped, atomic_load(&B.st.failed));
+            fprintf(stderr, "imgpu batch: dry run: %zu to write, %d skipped (%s), %d failed\n",
+                    B.ntodo, B.st.skipped, l.special ? "exist, or not regular files" : "exist",
+                    atomic_load(&B.st.failed));
         free(B.todo);
         rc = fflush(stdout) == 0 && atomic_load(&B.st.failed) == 0 ? EXIT_OK : EXIT_FAIL;
         goto done;

@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -831,79 +833,193 @@ imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *na
     return im;
 }
 
-imgpu_image *imgpu_image_load(const char *path, const imgpu_load_options *opts)
+/* ---- reading an input ------------------------------------------------------------------ */
+
+/* Bytes of a file's start that decide its format: sniff() looks at no more (TGA's header is
+ * the longest it reads), so a stream whose first bytes are no image is refused after them. */
+#define SNIFF_BYTES 18
+
+static uint64_t now_ms(void)
 {
-    imgpu_image *im = NULL;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The format of b[0..n) by its magic bytes, or -1 with the refusal recorded. */
+static int check_magic(const char *name, const unsigned char *b, size_t n, imgpu_format *f)
+{
+    const char *refused;
+    *f = sniff(b, n, &refused);
+    if (refused)
+        return imgpu_error("cannot read '%s': %s images are not supported", name, refused);
+    if (*f == IMGPU_FORMAT_UNKNOWN)
+        return imgpu_error("cannot read '%s': unknown image format", name);
+    return 0;
+}
+
+/* Read an input whole, once, into a malloc'ed buffer. The path is opened once without
+ * blocking (a FIFO with no writer would block open() forever) and everything else is asked
+ * of the descriptor. A regular file is read to its end, at most limit + 1 bytes. Anything
+ * else that can be read (a FIFO, a pipe such as /dev/stdin, a character device) is read
+ * through poll() under a deadline of --max-decode-time for the whole wait, so no writer, a
+ * stalled writer or an endless device cannot hang the run: it stops as soon as it has more
+ * than the size limit, and after its first SNIFF_BYTES when they are no image (/dev/zero). */
+static int read_input(const char *path, const imgpu_load_options *opts, unsigned char **out,
+                      size_t *out_len)
+{
+    const uint64_t limit = max_file_bytes(opts);
+    const uint64_t ms = opts && opts->max_decode_ms ? opts->max_decode_ms
+                                                    : IMGPU_DEFAULT_MAX_DECODE_MS;
     unsigned char *buf = NULL;
     size_t len = 0, cap;
-    uint64_t limit = max_file_bytes(opts);
+    int rc = -1, stream, sniffed = 0;
     struct stat st;
 
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        imgpu_error("cannot read '%s': %s", path, strerror(errno));
-        return NULL;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        int e = errno;
+        /* A socket cannot be opened at all; say what it is rather than "No such device". */
+        if (e == ENXIO && stat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+            return imgpu_error("cannot read '%s': is a socket, not a file", path);
+        return imgpu_error("cannot read '%s': %s", path, strerror(e));
     }
-    if (fstat(fileno(fp), &st) != 0) {
+    const uint64_t t_end = now_ms() + ms;
+    if (fstat(fd, &st) != 0) {
         imgpu_error("cannot read '%s': %s", path, strerror(errno));
-        goto fail;
+        goto done;
     }
     if (S_ISDIR(st.st_mode)) {
         imgpu_error("cannot read '%s': is a directory", path);
-        goto fail;
+        goto done;
     }
-    if (S_ISREG(st.st_mode) && st.st_size == 0) {
-        imgpu_error("cannot read '%s': file is empty", path);
-        goto fail;
+    if (S_ISBLK(st.st_mode)) {
+        imgpu_error("cannot read '%s': is a block device, not an image file", path);
+        goto done;
     }
-    if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > limit) {
-        imgpu_error("cannot read '%s': file is too large (%lld bytes; the limit is %llu bytes, "
-                    "raise it with --max-file-size or IMGPU_MAX_FILE_SIZE)", path, (long long)st.st_size,
-                    (unsigned long long)limit);
-        goto fail;
+    stream = !S_ISREG(st.st_mode);
+    if (!stream) {
+        if (st.st_size == 0) {
+            imgpu_error("cannot read '%s': file is empty", path);
+            goto done;
+        }
+        if ((uint64_t)st.st_size > limit) {
+            imgpu_error("cannot read '%s': file is too large (%lld bytes; the limit is %llu "
+                        "bytes, raise it with --max-file-size or IMGPU_MAX_FILE_SIZE)", path,
+                        (long long)st.st_size, (unsigned long long)limit);
+            goto done;
+        }
+        /* A regular file never blocks; plain reads from here on. */
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+            imgpu_error("cannot read '%s': %s", path, strerror(errno));
+            goto done;
+        }
     }
-    /* Read to EOF rather than trusting st_size: pipes have none, and a file can change. */
-    cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+    /* Read to EOF rather than trusting st_size: a file can change. limit < INT_MAX, so
+     * limit + 1 fits a size_t. */
+    cap = stream ? 4096 : (size_t)st.st_size + 1;
+    if ((uint64_t)cap > limit + 1)
+        cap = (size_t)limit + 1;
     buf = malloc(cap);
     if (!buf) {
         imgpu_error("cannot read '%s': out of memory", path);
-        goto fail;
+        goto done;
     }
     for (;;) {
         if (len == cap) {
-            if ((uint64_t)cap > limit) {
-                imgpu_error("cannot read '%s': file is too large (the limit is %llu bytes, "
-                            "raise it with --max-file-size or IMGPU_MAX_FILE_SIZE)", path, (unsigned long long)limit);
-                goto fail;
-            }
-            size_t ncap = cap * 2;
+            size_t ncap = (uint64_t)cap * 2 > limit + 1 ? (size_t)limit + 1 : cap * 2;
             unsigned char *nb = realloc(buf, ncap);
             if (!nb) {
                 imgpu_error("cannot read '%s': out of memory", path);
-                goto fail;
+                goto done;
             }
             buf = nb;
             cap = ncap;
         }
-        size_t got = fread(buf + len, 1, cap - len, fp);
-        len += got;
-        if (got == 0) {
-            if (ferror(fp)) {
-                imgpu_error("cannot read '%s': %s", path, strerror(errno ? errno : EIO));
-                goto fail;
+        if (stream) {
+            uint64_t t = now_ms();
+            struct pollfd pfd = { .fd = fd, .events = POLLIN };
+            int pr = t >= t_end ? 0
+                     : poll(&pfd, 1, t_end - t > INT_MAX ? INT_MAX : (int)(t_end - t));
+            if (pr < 0 && errno == EINTR)
+                continue;
+            if (pr < 0) {
+                imgpu_error("cannot read '%s': %s", path, strerror(errno));
+                goto done;
             }
+            if (pr == 0) {
+                if (len == 0)
+                    imgpu_error("cannot read '%s': no data within %.3g s (the --max-decode-time "
+                                "limit; raise it with --max-decode-time or IMGPU_MAX_DECODE_TIME)",
+                                path, (double)ms / 1000.0);
+                else
+                    imgpu_error("cannot read '%s': the data did not end within %.3g s (%zu "
+                                "bytes read; the --max-decode-time limit; raise it with "
+                                "--max-decode-time or IMGPU_MAX_DECODE_TIME)", path,
+                                (double)ms / 1000.0, len);
+                goto done;
+            }
+        }
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got < 0) {
+            if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+                continue;
+            imgpu_error("cannot read '%s': %s", path, strerror(errno));
+            goto done;
+        }
+        if (got == 0)
             break;
+        len += (size_t)got;
+        if ((uint64_t)len > limit) {
+            imgpu_error("cannot read '%s': file is too large (more than the limit of %llu bytes, "
+                        "raise it with --max-file-size or IMGPU_MAX_FILE_SIZE)", path,
+                        (unsigned long long)limit);
+            goto done;
+        }
+        if (stream && !sniffed && len >= SNIFF_BYTES) {
+            imgpu_format f;
+            sniffed = 1;
+            if (check_magic(path, buf, len, &f) < 0)
+                goto done;
         }
     }
     if (len == 0) {
         imgpu_error("cannot read '%s': file is empty", path);
-        goto fail;
+        goto done;
     }
-    im = imgpu_image_load_memory(buf, len, path, opts);
-fail:
+    *out = buf;
+    *out_len = len;
+    buf = NULL;
+    rc = 0;
+done:
     free(buf);
-    fclose(fp);
+    close(fd);
+    return rc;
+}
+
+imgpu_image *imgpu_image_load_info(const char *path, const imgpu_load_options *opts,
+                                   imgpu_format *format, uint64_t *bytes)
+{
+    unsigned char *buf;
+    size_t len;
+    if (read_input(path, opts, &buf, &len) < 0)
+        return NULL;
+    imgpu_image *im = imgpu_image_load_memory(buf, len, path, opts);
+    if (im) {
+        const char *refused;
+        if (format)
+            *format = sniff(buf, len, &refused);
+        if (bytes)
+            *bytes = len;
+    }
+    free(buf);
     return im;
+}
+
+imgpu_image *imgpu_image_load(const char *path, const imgpu_load_options *opts)
+{
+    return imgpu_image_load_info(path, opts, NULL, NULL);
 }
 
 /* ---- encode ---------------------------------------------------------------------------- */
@@ -1288,10 +1404,23 @@ static int write_atomic(const char *path, const unsigned char *buf, size_t len, 
         }
         if (!S_ISREG(st.st_mode)) {
             /* A device or FIFO (/dev/stdout, /dev/full) cannot be replaced by rename, and
-             * must not be: write into it directly. */
-            FILE *fp = fopen(target, "wb");
+             * must not be: write into it directly. Opened without blocking, or a FIFO that
+             * nobody reads would hang open() forever; with a reader there, the writes may
+             * block (the reader sets the pace). */
+            int wfd = open(target, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+            if (wfd < 0) {
+                if (errno == ENXIO && S_ISFIFO(st.st_mode))
+                    imgpu_error("cannot write '%s': no process is reading the FIFO", path);
+                else
+                    imgpu_error("cannot write '%s': %s", path, strerror(errno));
+                goto done;
+            }
+            int fl = fcntl(wfd, F_GETFL);
+            FILE *fp = fl < 0 || fcntl(wfd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? NULL
+                                                                           : fdopen(wfd, "wb");
             if (!fp) {
                 imgpu_error("cannot write '%s': %s", path, strerror(errno));
+                close(wfd);
                 goto done;
             }
             int err = write_close(fp, buf, len, 0);

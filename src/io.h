@@ -29,8 +29,9 @@
  *  - Save through a symbolic link the user named replaces the file it points to (the link
  *    stays); with no_follow (batch outputs, the viewer's saves) the link itself is replaced
  *    and what it pointed to is never touched, so a link planted in OUTDIR cannot carry a
- *    write out of it. A target that exists and is not a regular file (a character device, a FIFO) is written in place,
- *    without the temp file, since it cannot be renamed over. Replacing a regular file keeps
+ *    write out of it. A target that exists and is not a regular file (a character device, a
+ *    FIFO) is written in place, without the temp file, since it cannot be renamed over; a
+ *    FIFO that no process is reading is refused at once rather than waited on. Replacing a regular file keeps
  *    its permission bits; a new file gets 0666 & ~umask.
  */
 #ifndef IMGPU_IO_H
@@ -105,8 +106,18 @@ const char *imgpu_format_name(imgpu_format f);
 int imgpu_format_check_size(imgpu_format f, int w, int h, int channels, int depth, char *why,
                             size_t n);
 
-/* opts may be NULL (defaults). */
+/* opts may be NULL (defaults). The path is opened once, without blocking, and read once:
+ * a regular file to its end; a FIFO, a pipe (/dev/stdin) or a character device through
+ * poll(), where --max-decode-time (max_decode_ms) bounds the whole wait for data (a FIFO
+ * with no writer, a stalled writer), the read stops once it has more than max_file_bytes,
+ * and a stream whose first bytes are no image format (/dev/zero) is refused after them.
+ * Directories, block devices and sockets are refused by name. */
 imgpu_image *imgpu_image_load(const char *path, const imgpu_load_options *opts);
+/* The same, and what the bytes read were: their format by content (*format) and their count
+ * (*bytes), both set only on success; either may be NULL. `imgpu info` uses it, so a pipe
+ * or FIFO is never opened a second time to ask. */
+imgpu_image *imgpu_image_load_info(const char *path, const imgpu_load_options *opts,
+                                   imgpu_format *format, uint64_t *bytes);
 /* Decode from memory; `name` is used in messages (the fuzzers use this path). */
 imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *name,
                                      const imgpu_load_options *opts);

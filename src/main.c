@@ -976,40 +976,17 @@ done:
 
 /* ---- info --------------------------------------------------------------------------------- */
 
-/* The format by the file's first bytes (the loader reads by content too, whatever the
- * name says). TGA has no signature; it is what a successfully decoded file without one of
- * the others' signatures must be. */
-static const char *sniff_format(const char *path)
-{
-    unsigned char b[8] = {0};
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(b, 1, sizeof b, f) : 0;
-    if (f)
-        fclose(f);
-    if (n >= 8 && !memcmp(b, "\x89PNG\r\n\x1a\n", 8))
-        return "PNG";
-    if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF)
-        return "JPEG";
-    if (n >= 2 && b[0] == 'B' && b[1] == 'M')
-        return "BMP";
-    if (n >= 2 && b[0] == 'P' && b[1] >= '1' && b[1] <= '7')
-        return "PNM";
-    return "TGA";
-}
-
 static int cmd_info(const cli *c)
 {
     const char *path = c->pos[0];
-    imgpu_image *im = imgpu_image_load(path, &c->load);
+    /* Format and size from the bytes the loader read: a second open or stat of the path
+     * would hang on a FIFO, and a pipe (/dev/stdin) has neither by then. */
+    imgpu_format format;
+    uint64_t size;
+    imgpu_image *im = imgpu_image_load_info(path, &c->load, &format, &size);
     if (!im)
         return fail();
-    struct stat st;
-    if (stat(path, &st) < 0) {
-        imgpu_image_free(im);
-        imgpu_error("cannot stat '%s': %s", path, strerror(errno));
-        return fail();
-    }
-    const char *fmt = sniff_format(path);
+    const char *fmt = imgpu_format_name(format);
     imgpu_format by_name = imgpu_format_from_path(path);
     printf("file:       %s\n", path);
     if (by_name != IMGPU_FORMAT_UNKNOWN && strcmp(imgpu_format_name(by_name), fmt) &&
@@ -1021,11 +998,11 @@ static int cmd_info(const cli *c)
     printf("dimensions: %d x %d\n", im->width, im->height);
     printf("channels:   %d (%s)\n", im->channels, imgpu_image_layout_name(im->channels));
     printf("bit depth:  %d\n", im->depth);
-    printf("file size:  %lld bytes", (long long)st.st_size);
-    if (st.st_size >= 1024 * 1024)
-        printf(" (%.1f MiB)", (double)st.st_size / (1024.0 * 1024.0));
-    else if (st.st_size >= 1024)
-        printf(" (%.1f KiB)", (double)st.st_size / 1024.0);
+    printf("file size:  %llu bytes", (unsigned long long)size);
+    if (size >= 1024 * 1024)
+        printf(" (%.1f MiB)", (double)size / (1024.0 * 1024.0));
+    else if (size >= 1024)
+        printf(" (%.1f KiB)", (double)size / 1024.0);
     putchar('\n');
     imgpu_image_free(im);
     return finish_stdout();

@@ -34,3 +34,14 @@ else()
   add_test(NAME robust.bounds COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
 endif()
 set_tests_properties(robust.bounds PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 300)
+# robust.special  FIFOs (no writer, a writer, a stalled writer), pipes (/dev/stdin), /dev/zero,
+#                 sockets as inputs; an output FIFO with and without a reader; batch over a
+#                 folder holding a FIFO. Every run under a timeout: a hang fails the test.
+if(IMGPU_PYTHON3)
+  add_test(NAME robust.special
+           COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/robust_special.py $<TARGET_FILE:imgpu>
+                   ${IMGPU_ROBUST_TMP} ${IMGPU_ASSETS})
+else()
+  add_test(NAME robust.special COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+endif()
+set_tests_properties(robust.special PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 300)
