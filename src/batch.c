@@ -128,7 +128,7 @@ static int bad(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(s_usage, sizeof s_usage, fmt, ap);
+    imgpu_vformat_message(s_usage, sizeof s_usage, fmt, ap);   /* escaped: it quotes argv */
     va_end(ap);
     return -1;
 }
@@ -700,17 +700,17 @@ static int s_tty;
 
 static void report(const char *fmt, ...)
 {
+    char line[IMGPU_MESSAGE_MAX];   /* file names escaped, a long one shortened (error.h) */
     va_list ap;
+    va_start(ap, fmt);
+    imgpu_vformat_message(line, sizeof line, fmt, ap);
+    va_end(ap);
     pthread_mutex_lock(&s_report_lock);
     if (s_bar_shown) {
         fputs("\r\033[K", stderr);
         s_bar_shown = 0;
     }
-    fputs("imgpu: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
+    fprintf(stderr, "imgpu: %s\n", line);
     pthread_mutex_unlock(&s_report_lock);
 }
 
@@ -1455,6 +1455,7 @@ int imgpu_batch_main(int argc, char **argv)
     }
     int plan_failed = 0;
     B.st.skipped = l.special;
+    char in_shown[4096], out_shown[4096];   /* dry-run lines: names escaped (error.h) */
     for (size_t i = 0; i < l.n; i++) {
         bjob *j = &l.v[i];
         if (j->why) {
@@ -1463,11 +1464,13 @@ int imgpu_batch_main(int argc, char **argv)
         } else if (j->skip) {
             B.st.skipped++;
             if (o.dry_run)
-                printf("skip %s -> %s (exists)\n", j->in, j->out);
+                printf("skip %s -> %s (exists)\n", imgpu_escape(j->in, in_shown, sizeof in_shown),
+                       imgpu_escape(j->out, out_shown, sizeof out_shown));
         } else {
             B.todo[B.ntodo++] = j;
             if (o.dry_run)
-                printf("%s -> %s\n", j->in, j->out);
+                printf("%s -> %s\n", imgpu_escape(j->in, in_shown, sizeof in_shown),
+                       imgpu_escape(j->out, out_shown, sizeof out_shown));
         }
     }
     atomic_init(&B.st.failed, plan_failed + l.input_errors);

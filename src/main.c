@@ -302,7 +302,7 @@ static int bad(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(s_usage, sizeof s_usage, fmt, ap);
+    imgpu_vformat_message(s_usage, sizeof s_usage, fmt, ap);   /* escaped: it quotes argv */
     va_end(ap);
     return -1;
 }
@@ -765,7 +765,9 @@ static void print_table(const char *path, const imgpu_image *im, const imgpu_his
 {
     hist_column cols[6];
     int n = hist_columns(h, cols);
-    printf("%s: %dx%d %s, %" PRIu64 " pixels (computed on the %s)\n\n", path, im->width,
+    char shown[4096];
+    printf("%s: %dx%d %s, %" PRIu64 " pixels (computed on the %s)\n\n",
+           imgpu_escape(path, shown, sizeof shown), im->width,
            im->height, imgpu_image_layout_name(im->channels), (uint64_t)im->width * (uint64_t)im->height,
            used == IMGPU_DEVICE_CUDA ? "GPU" : "CPU");
     printf("%-8s %5s %5s %9s %9s %7s\n", "channel", "min", "max", "mean", "stddev", "median");
@@ -892,7 +894,9 @@ static int histogram_binned(const cli *c, const imgpu_image *in)
             putchar('\n');
         }
     } else {
-        printf("%s: %dx%d %s, %d-bit, %" PRIu64 " pixels (computed on the %s)\n\n", c->pos[0], in->width,
+        char shown[4096];
+        printf("%s: %dx%d %s, %d-bit, %" PRIu64 " pixels (computed on the %s)\n\n",
+               imgpu_escape(c->pos[0], shown, sizeof shown), in->width,
                in->height, imgpu_image_layout_name(in->channels), in->depth,
                (uint64_t)in->width * (uint64_t)in->height, used == IMGPU_DEVICE_CUDA ? "GPU" : "CPU");
         printf("%-8s %6s %6s %11s %11s %7s\n", "channel", "min", "max", "mean", "stddev", "median");
@@ -988,7 +992,8 @@ static int cmd_info(const cli *c)
         return fail();
     const char *fmt = imgpu_format_name(format);
     imgpu_format by_name = imgpu_format_from_path(path);
-    printf("file:       %s\n", path);
+    char shown[4096];
+    printf("file:       %s\n", imgpu_escape(path, shown, sizeof shown));
     if (by_name != IMGPU_FORMAT_UNKNOWN && strcmp(imgpu_format_name(by_name), fmt) &&
         !(by_name == IMGPU_FORMAT_JPEG && !strcmp(fmt, "JPEG")))
         printf("format:     %s (by content; the name says %s)\n", fmt,
@@ -1046,8 +1051,10 @@ done:
         printf("PSNR:                %.2f dB\n", r.psnr);
     printf("differing pixels:    %" PRIu64 " of %" PRIu64 " (%.4f%%)\n", r.differing_pixels,
            r.pixels, 100.0 * (double)r.differing_pixels / (double)r.pixels);
+    char shown[4096];
     if (c->diff)
-        printf("diff image:          %s (|A-B| x %d)\n", c->diff, gain);
+        printf("diff image:          %s (|A-B| x %d)\n", imgpu_escape(c->diff, shown, sizeof shown),
+               gain);
     int rc = finish_stdout();
     if (rc == EXIT_OK && c->have_max_abs && r.max_abs > c->max_abs) {
         imgpu_error("'%s' and '%s' differ by up to %d, more than --max-abs %ld", c->pos[0],

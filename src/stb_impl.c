@@ -418,6 +418,36 @@ static unsigned char *imgpu__zlib_compress(unsigned char *data, int data_len, in
 
 /* ---- the interface io.c uses ---------------------------------------------------------- */
 
+/* stb's reason for the failure of a call on buf, or NULL when it gave none of its own.
+ * stb sets its reason only on failure and never clears it (each call below clears it
+ * first), and one call tries several formats: stbi_load tests PNG and BMP before JPEG,
+ * stbi_info asks JPEG, PNG and BMP before PNM and TGA, stbi_is_16_bit asks PNG. Those probes
+ * leave their rejection behind ("no SOI", "bad png sig", "not BMP"), and a later failure
+ * that sets no reason (stb's inflate on a reserved block type, a JPEG scan naming a
+ * component the frame lacks) would report another format's complaint: "corrupt PNG data
+ * (no SOI)". A probe's reason counts only when buf really is that format. "unknown image
+ * type" (every probe said no, the format's own reason overwritten by the later probes)
+ * would call a file io.c has identified unknown; it is said as what it means. */
+static const char *stb_reason(const unsigned char *buf, size_t len)
+{
+    static const unsigned char png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+    const char *r = stbi__g_failure_reason;
+    if (!r)
+        return NULL;
+    if (strcmp(r, "no SOI") == 0 && !(len >= 2 && buf[0] == 0xff && buf[1] == 0xd8))
+        return NULL;
+    if (strcmp(r, "bad png sig") == 0 && !(len >= 8 && memcmp(buf, png_sig, 8) == 0))
+        return NULL;
+    if (strcmp(r, "not BMP") == 0 && !(len >= 2 && buf[0] == 'B' && buf[1] == 'M'))
+        return NULL;
+    if (strcmp(r, "unknown image type") == 0)
+        return "the decoder did not accept its header";
+    return r;
+}
+
+/* What io.c shows in the parentheses when stb gave no reason of its own. */
+#define STB_NO_REASON "the decoder gave no reason"
+
 /* Header only: no pixel memory. stb's JPEG probe allocates its ~20 KB decoder state. */
 int imgpu__stb_info(const unsigned char *buf, size_t len, int *w, int *h, int *c, int *is16,
                     const char **why)
@@ -427,10 +457,12 @@ int imgpu__stb_info(const unsigned char *buf, size_t len, int *w, int *h, int *c
         return -1;
     }
     budget_begin((size_t)1 << 20);
+    stbi__g_failure_reason = NULL;
     int ok = stbi_info_from_memory(buf, (int)len, w, h, c);
+    const char *own = ok ? NULL : stb_reason(buf, len);
     if (ok)
         *is16 = stbi_is_16_bit_from_memory(buf, (int)len);
-    const char *reason = budget_end(ok ? NULL : stbi_failure_reason());
+    const char *reason = budget_end(ok ? NULL : own ? own : STB_NO_REASON);
     if (!ok) {
         *why = reason;
         return -1;
@@ -577,10 +609,12 @@ unsigned char *imgpu__stb_decode(const unsigned char *buf, size_t len, size_t bu
     /* req_comp = 0: the file's own channels. stb's channel conversion is where its 16-bit
      * PNM heap overflow lives, and imgpu keeps what the file has anyway. */
     const load_args a = { buf, (int)len, 0, &x, &y, &n };
+    stbi__g_failure_reason = NULL;
     unsigned char *p = load_bounded(&a, &cut);
     if (cut)
         return abandoned(clean, why);
-    const char *reason = budget_end(p ? NULL : stbi_failure_reason());
+    const char *own = p ? NULL : stb_reason(buf, len);
+    const char *reason = budget_end(p ? NULL : own ? own : STB_NO_REASON);
     free(clean);
     if (!p) {
         *why = reason;
@@ -622,10 +656,12 @@ unsigned char *imgpu__stb_decode16(const unsigned char *buf, size_t len, size_t 
     int cut = 0;
     /* req_comp = 0 (as for 8 bits); samples come back native-endian */
     const load_args a = { buf, (int)len, 1, &x, &y, &n };
+    stbi__g_failure_reason = NULL;
     stbi_us *p = load_bounded(&a, &cut);
     if (cut)
         return abandoned(clean, why);
-    const char *reason = budget_end(p ? NULL : stbi_failure_reason());
+    const char *own = p ? NULL : stb_reason(buf, len);
+    const char *reason = budget_end(p ? NULL : own ? own : STB_NO_REASON);
     free(clean);
     if (!p) {
         *why = reason;

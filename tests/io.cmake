@@ -20,3 +20,8 @@ endif()
 #   stb, and every kind of file it must leave to stb.
 imgpu_add_unit_test(test_png_decode png_decode.c)
 set_tests_properties(test_png_decode PROPERTIES LABELS "unit;io" TIMEOUT 120)
+
+# test_error: messages (src/error.c) escape what must not reach a terminal and, too long,
+#   lose the middle of their path, never the reason.
+imgpu_add_unit_test(test_error test_error.c)
+set_tests_properties(test_error PROPERTIES LABELS "unit;io" TIMEOUT 60)

@@ -116,9 +116,9 @@ typedef struct viewer {
 
 static int usage(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "imgpu: view: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\ntry 'imgpu view --help'\n");
+    char line[IMGPU_MESSAGE_MAX];
+    imgpu_format_message(line, sizeof line, fmt, arg);   /* arg comes from argv: escaped */
+    fprintf(stderr, "imgpu: view: %s\ntry 'imgpu view --help'\n", line);
     return EXIT_USAGE;
 }
 
@@ -380,7 +380,9 @@ static void update_title(viewer *v)
     vw_app_describe(&v->app, ops, sizeof ops);
     const char *name = strrchr(v->app.path, '/');
     name = name ? name + 1 : v->app.path;
-    snprintf(v->title, sizeof v->title, "%s  %dx%d %s  |  %s  |  %.2f ms %s (%s)", name, v->app.src_w,
+    char shown[512];
+    snprintf(v->title, sizeof v->title, "%s  %dx%d %s  |  %s  |  %.2f ms %s (%s)",
+             imgpu_escape(name, shown, sizeof shown), v->app.src_w,
              v->app.src_h, imgpu_image_layout_name(v->app.src_c), ops, v->app.gpu_ms,
              vw_display_path(v->disp) == VW_PATH_UPLOAD_CPU ? "CPU" : "GPU",
              vw_display_path_name(vw_display_path(v->disp)));
@@ -491,7 +493,8 @@ static void copy_command(viewer *v)
     else
         snprintf(out, sizeof out, "%s.view.png", stem);
     vw_app_command_line(&v->app, out, line, sizeof line);
-    printf("%s\n", line);
+    char shown[sizeof line];
+    printf("%s\n", imgpu_escape(line, shown, sizeof shown));
     fflush(stdout);
     if (v->ctx.window)
         glfwSetClipboardString(v->ctx.window, line);
