@@ -216,14 +216,17 @@ static const char s_help_compare[] =
     "Compare two images of the same size and channels, over all channels (alpha too):\n"
     "max and mean absolute difference, PSNR in dB (inf when identical), and the number of\n"
     "pixels that differ. Different sizes or channel counts are an error (exit 1).\n"
+    "16-bit images are compared in 16-bit levels (PSNR against 65535); an 8-bit image against\n"
+    "a 16-bit one is scaled by 257 (0..255 onto 0..65535) first, and a note says so.\n"
     "\n"
     "options:\n"
     "  --diff OUT           write |A-B| as an opaque image (gray, or RGB for color inputs;\n"
     "                       an alpha difference shows in every color channel), amplified\n"
     "                       by the gain 255 / max-difference rounded down, so the largest\n"
     "                       difference is near white and a 1-level one is plainly visible;\n"
-    "                       the gain used is printed\n"
-    "  --max-abs N          exit 1 when the max absolute difference exceeds N\n" HELP_LOAD
+    "                       the gain used is printed; 16-bit comparisons write a 16-bit image\n"
+    "  --max-abs N          exit 1 when the max absolute difference exceeds N (in the levels\n"
+    "                       of the comparison: 16-bit ones where an image is 16-bit)\n" HELP_LOAD
         HELP_SAVE HELP_QUIET HELP_TAIL;
 
 static int cmd_equalize(const cli *c);
@@ -416,8 +419,8 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         else c->diff = v;
         return 0;
     case OPT_MAX_ABS:
-        if (imgpu__parse_long(v, 0, 255, &c->max_abs) < 0)
-            return bad("invalid --max-abs '%s' (0..255)", v);
+        if (imgpu__parse_long(v, 0, 65535, &c->max_abs) < 0) /* 16-bit comparisons reach 65535 */
+            return bad("invalid --max-abs '%s' (0..65535)", v);
         c->have_max_abs = 1;
         return 0;
     case OPT_CLIP: {
@@ -1030,7 +1033,7 @@ static int cmd_compare(const cli *c)
     if (imgpu__compare(a, c->pos[0], b, c->pos[1], &r) < 0)
         goto done;
     if (c->diff) {
-        gain = imgpu__diff_gain(r.max_abs);
+        gain = imgpu__diff_gain(r.max_abs, r.depth);
         d = imgpu__diff_image(a, b, gain);
         if (!d || imgpu_image_save(d, c->diff, &c->save) < 0)
             goto done;
@@ -1043,12 +1046,19 @@ done:
     if (!ok)
         return fail();
 
-    printf("max abs difference:  %d\n", r.max_abs);
+    if (r.scaled)
+        printf("note:                '%s' is 8-bit, '%s' 16-bit: the 8-bit samples are scaled by 257 "
+               "(0..255 onto 0..65535) and the metrics are in 16-bit levels\n",
+               c->pos[r.scaled - 1], c->pos[2 - r.scaled]);
+    if (r.depth == 16)
+        printf("max abs difference:  %d (16-bit levels)\n", r.max_abs);
+    else
+        printf("max abs difference:  %d\n", r.max_abs);
     printf("mean abs difference: %.6f\n", r.mean_abs);
     if (isinf(r.psnr))
         printf("PSNR:                inf\n");
     else
-        printf("PSNR:                %.2f dB\n", r.psnr);
+        printf("PSNR:                %.2f dB%s\n", r.psnr, r.depth == 16 ? " (peak 65535)" : "");
     printf("differing pixels:    %" PRIu64 " of %" PRIu64 " (%.4f%%)\n", r.differing_pixels,
            r.pixels, 100.0 * (double)r.differing_pixels / (double)r.pixels);
     char shown[4096];

@@ -7,6 +7,7 @@
 #   cli_reports    histogram (table, --csv, --plot), info, compare (--diff, --max-abs)
 #   cli_messages   long paths keep the reason, hostile file names and bytes print escaped,
 #                  a decoder reason names the right format
+#   cli_compare16  compare on 16-bit images and 8 vs 16 bits, against numpy (needs numpy, cv2)
 # The Python scripts need /usr/bin/python3 (cv2 is optional there: without it a few pixel
 # checks fall back to `imgpu info`); without any python3 they report skipped (77).
 set(IMGPU_CLI_TMP ${CMAKE_CURRENT_BINARY_DIR}/cli_tmp)
@@ -14,7 +15,7 @@ set(IMGPU_CLI_TMP ${CMAKE_CURRENT_BINARY_DIR}/cli_tmp)
 add_test(NAME cli_usage
          COMMAND bash ${IMGPU_TESTS}/cli_usage.sh $<TARGET_FILE:imgpu> ${IMGPU_CLI_TMP} ${IMGPU_ASSETS})
 
-foreach(_imgpu_cli cli_bad_input cli_output cli_reports cli_messages)
+foreach(_imgpu_cli cli_bad_input cli_output cli_reports cli_messages cli_compare16)
   if(IMGPU_PYTHON3)
     add_test(NAME ${_imgpu_cli}
              COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/${_imgpu_cli}.py $<TARGET_FILE:imgpu>
@@ -24,5 +25,5 @@ foreach(_imgpu_cli cli_bad_input cli_output cli_reports cli_messages)
   endif()
 endforeach()
 
-set_tests_properties(cli_usage cli_bad_input cli_output cli_reports cli_messages PROPERTIES
+set_tests_properties(cli_usage cli_bad_input cli_output cli_reports cli_messages cli_compare16 PROPERTIES
                      LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 600)

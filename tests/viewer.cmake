@@ -5,6 +5,8 @@
 #   viewer_events          scripted keys and drags (--events): the printed command line, run, gives
 #                          the snapshot and S's files; headless, then in a window under Xvfb
 #   viewer_usage           option errors, missing input, `imgpu view --help`
+#   viewer_16bit           16-bit images through EGL: the auto window's full contrast, the keys,
+#                          views == the CLI's 16-bit output through the window (numpy, cv2)
 #   viewer_interop_egl     (label gpu) EGL + CUDA-GL interop, the snapshots and events again
 #   viewer_interop_window  (label gpu) a GLFW window on NVIDIA's GLX (__GLX_VENDOR_LIBRARY_NAME)
 # Without the display or the GPU they needs they exit 77: skipped, not passed.
@@ -25,4 +27,12 @@ if(TARGET imgpu-view)
       set_tests_properties(${_name} PROPERTIES LABELS viewer SKIP_RETURN_CODE 77 TIMEOUT 600)
     endif()
   endforeach()
+  if(IMGPU_PYTHON3)
+    add_test(NAME viewer_16bit
+             COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/viewer_16bit.py $<TARGET_FILE:imgpu>
+                     $<TARGET_FILE:imgpu-view> ${IMGPU_VIEWER_TMP} ${IMGPU_ASSETS})
+  else()
+    add_test(NAME viewer_16bit COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+  endif()
+  set_tests_properties(viewer_16bit PROPERTIES LABELS viewer SKIP_RETURN_CODE 77 TIMEOUT 600)
 endif()

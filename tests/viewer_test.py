@@ -148,6 +148,22 @@ def snapshots(ck, imgpu, view, tmp, assets, ctx, device_args, env=None, want_pat
         ck.check("320 x 200" in o, "--size 320x200 gives a 320x200 image", o + e)
 
 
+def view_glfw_vs_egl(ck, imgpu, view, tmp, assets):
+    """#18 item 1: a --size snapshot through the hidden GLFW window is the view of a WxH window
+    (it drew into the hidden window's 64x64 instead: a thumbnail in the corner); the same view
+    through EGL is the reference, pixel for pixel (both Mesa here)."""
+    coffee = os.path.join(assets, "coffee.png")
+    for size, extra in (("1280x800", ["--histogram"]), ("320x200", ["--equalize", "--rotate", "20"]),
+                        ("200x333", ["--clahe"])):
+        outs = {}
+        for ctx in ("glfw", "egl"):
+            outs[ctx] = os.path.join(tmp, f"view_{ctx}_{size}.png")
+            rc, o, e = run([view, coffee, "--snapshot", outs[ctx], "--size", size, "--context", ctx] + extra)
+            ck.check(rc == 0, f"--size {size} {' '.join(extra)} [{ctx}] exits 0", o + e)
+        rc, o, e = run([imgpu, "compare", outs["glfw"], outs["egl"], "--max-abs", "0"])
+        ck.check(rc == 0, f"--size {size} {' '.join(extra)}: the GLFW view equals the EGL view pixel for pixel", o + e)
+
+
 EVENTS = """# the scripted interaction: settings from keys and a right-button drag
 resize 960 720
 key e
@@ -285,10 +301,45 @@ def events(ck, imgpu, view, tmp, assets, ctx_args, env=None, window=False):
     ref = os.path.join(tmp, "nav_ref.png")
     if cli_output(ck, imgpu, c, [["rotate", "--angle", "-90"]], ref):
         same(ck, imgpu, snap, ref, "dropped file, key 9")
+    skip_unreadable(ck, imgpu, view, tmp, assets, ctx_args, env)
     # a bad events line is an error naming the line
     cc.write(ev, b"key e\nfrobnicate 3\n")
     rc, o, e = run([view, a, "--events", ev, "--snapshot", snap] + ctx_args, env=env)
     ck.check(rc == 1 and "events.txt:2" in e, "bad events line: exit 1 naming file:line", e)
+
+
+def skip_unreadable(ck, imgpu, view, tmp, assets, ctx_args, env=None):
+    """#18 item 2: N / P skip what cannot be shown (it retried the same corrupt file on every
+    press: the files after it were unreachable) and say so on stderr and in the view."""
+    d = os.path.join(tmp, "walk")
+    os.makedirs(d, exist_ok=True)
+    a, b, c, e, f = (os.path.join(d, n) for n in ("a.png", "b.jpg", "c.png", "e.png", "f.png"))
+    shutil.copy(os.path.join(assets, "camera.png"), a)
+    cc.write(b, b"\xff\xd8\xff\xe0 this is not a JPEG after all" + bytes(range(256)) * 4)  # corrupt JPEG
+    png = cc.read(os.path.join(assets, "horse.png"))
+    cc.write(c, png[:len(png) // 3])  # a truncated PNG
+    shutil.copy(os.path.join(assets, "horse.png"), e)
+    shutil.copy(os.path.join(assets, "brick.png"), f)
+    ev = os.path.join(tmp, "walk_events.txt")
+    # a -N-> e (skips b, c) -N-> f -P-> e -P-> a (skips c, b)
+    cc.write(ev, b"key ctrl+c\nkey n\nkey ctrl+c\nkey n\nkey ctrl+c\nkey p\nkey ctrl+c\nkey p\nkey ctrl+c\n")
+    snap = os.path.join(tmp, "walk.png")
+    rc, o, err = run([view, d, "--events", ev, "--snapshot", snap, "--size", "640x480"] + ctx_args, env=env)
+    names = [os.path.basename(l.split()[2]) for l in o.splitlines() if l.startswith("imgpu ")]
+    ck.check(rc == 0 and names == ["a.png", "e.png", "f.png", "e.png", "a.png"],
+             "N / P skip a corrupt JPEG and a truncated PNG, both ways", f"rc={rc} {names}\n{err}")
+    said = [l for l in err.splitlines() if l.startswith("imgpu: skipped: ")]
+    ck.check(len(said) == 4 and sum("b.jpg" in l for l in said) == 2 and sum("c.png" in l for l in said) == 2,
+             "each skipped file is named on stderr", err)
+    # the note is drawn in the view (bottom-left): the same view of a.png without it differs
+    plain = os.path.join(tmp, "walk_plain.png")
+    rc2, o2, e2 = run([view, a, "--snapshot", plain, "--size", "640x480"] + ctx_args, env=env)
+    if ck.check(rc == 0 and rc2 == 0, "view snapshots of a.png with and without the note", o2 + e2):
+        diff = os.path.join(tmp, "walk_diff.png")
+        rc3, o3, e3 = run([imgpu, "compare", snap, plain, "--diff", diff])
+        line = [l for l in o3.splitlines() if l.startswith("differing pixels:")]
+        n = int(line[0].split()[2]) if line else 0
+        ck.check(rc3 == 0 and 500 < n < 640 * 480 // 4, "the skip note shows in the view", o3 + e3)
 
 
 def usage(ck, imgpu, view, tmp, assets):
@@ -330,6 +381,7 @@ def main():
     ck = cc.Checker(f"viewer_test {kind}")
     if kind == "snapshot-glfw":
         snapshots(ck, imgpu, view, tmp, assets, "glfw", [])
+        view_glfw_vs_egl(ck, imgpu, view, tmp, assets)
     elif kind == "snapshot-egl":
         snapshots(ck, imgpu, view, tmp, assets, "egl", [])
     elif kind == "interop-egl":

@@ -12,6 +12,11 @@
  * may still be drawing the front one, then they swap. Textures only grow (a rotation by mouse
  * changes the result size every frame; re-registering with CUDA each time would cost ms), so
  * a texture holds the result in its top-left res_w x res_h texels.
+ * 16-bit images take the upload path whatever the GPU (the interop kernel writes RGBA8): the
+ * ops run through the pipeline API (on the CUDA backend where a session is open, else the CPU),
+ * the result goes into RGBA16 textures, and the shader maps a window of 16-bit levels (auto:
+ * the shown image's min..max) onto black..white. The 1:1 read-back reads RGBA16, so a 16-bit
+ * snapshot or save is the CLI's 16-bit output exactly; the window applies to the view only.
  * The histogram overlay's data (256 x 4 RGBA32F, see kernels/viewer.cu) is made by a kernel
  * into a registered texture too, or on the host on the upload path; the fragment shader draws
  * the bars and CDF curves from it. Unregister before deleting a GL object (cuda-samples rule).
@@ -44,10 +49,13 @@ struct vw_display {
     int cap_w, cap_h, front;
     GLuint tex_orig;        /* the source, orig_cap_w x orig_cap_h */
     int orig_cap_w, orig_cap_h;
-    GLuint tex_hist, tex_help;
-    int help_w, help_h;
+    GLuint tex_hist, tex_help, tex_note;
+    int help_w, help_h, note_w, note_h;
     int src_w, src_h, src_c;
     int res_w, res_h, res_c;
+    int depth;              /* the source's (and so the result's) depth: 8 or 16 */
+    int tex_depth, orig_depth; /* what the display and source textures were made for */
+    unsigned src_lo, src_hi, res_lo, res_hi; /* 16-bit: min and max color samples (auto window) */
     int have_result, hist_valid;
     imgpu_image *h_src;     /* upload path: the source on the host */
     unsigned char *rgba;    /* upload path: RGBA staging */
@@ -80,6 +88,8 @@ static const char *s_fs_img =
     "uniform int u_raw, u_show;\n"
     "uniform vec2 u_fb, u_o_proc, u_o_orig, u_size_proc, u_size_orig, u_cap_proc, u_cap_orig;\n"
     "uniform float u_zoom, u_split;\n"
+    "uniform int u_wl;\n"                            /* 1: 16-bit, map the window to black..white */
+    "uniform vec2 u_wl_proc, u_wl_orig;\n"           /* windows (lo, hi) as texel values 0..1 */
     "out vec4 o;\n"
     "vec4 fetch(sampler2D t, vec2 org, vec2 size, vec2 cap, vec2 p, out bool inside) {\n"
     "  vec2 uv = (p - org) / u_zoom;\n"
@@ -93,6 +103,10 @@ static const char *s_fs_img =
     "  bool inside;\n"
     "  vec4 c = orig ? fetch(u_orig, u_o_orig, u_size_orig, u_cap_orig, p, inside)\n"
     "                : fetch(u_proc, u_o_proc, u_size_proc, u_cap_proc, p, inside);\n"
+    "  if (u_wl == 1) {\n"
+    "    vec2 w = orig ? u_wl_orig : u_wl_proc;\n"
+    "    c.rgb = clamp((c.rgb - w.x) / (w.y - w.x), 0.0, 1.0);\n"
+    "  }\n"
     "  if (!inside) o = vec4(0.13, 0.13, 0.14, 1.0);\n"
     "  else {\n"
     "    float k = mod(floor(p.x / 8.0) + floor(p.y / 8.0), 2.0);\n" /* checkerboard under alpha */
@@ -326,6 +340,8 @@ static int ensure_capacity(vw_display *d, int w, int h)
     glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max);
     if (w > max || h > max)
         return imgpu_error("a %dx%d frame exceeds this OpenGL's largest texture (%d)", w, h, (int)max);
+    if (d->tex_depth != d->depth) /* another depth: new textures of the other format */
+        d->cap_w = d->cap_h = 0;
     if (w <= d->cap_w && h <= d->cap_h)
         return 0;
     int cw = w > d->cap_w ? w : d->cap_w, ch = h > d->cap_h ? h : d->cap_h;
@@ -339,14 +355,16 @@ static int ensure_capacity(vw_display *d, int w, int h)
 #endif
         if (d->tex[i])
             glDeleteTextures(1, &d->tex[i]);
-        d->tex[i] = new_texture(GL_RGBA8, cw, ch, GL_RGBA, GL_UNSIGNED_BYTE);
+        d->tex[i] = d->depth == 16 ? new_texture(GL_RGBA16, cw, ch, GL_RGBA, GL_UNSIGNED_SHORT)
+                                   : new_texture(GL_RGBA8, cw, ch, GL_RGBA, GL_UNSIGNED_BYTE);
     }
     d->cap_w = cw;
     d->cap_h = ch;
+    d->tex_depth = d->depth;
     if (gl_check("allocating the display textures") != 0)
         return -1;
 #ifdef IMGPU_HAVE_CUDA
-    if (d->path == VW_PATH_INTEROP)
+    if (d->path == VW_PATH_INTEROP && d->depth == 8)
         for (int i = 0; i < 2; i++)
             if (reg(d->tex[i], &d->res[i]) != 0)
                 return -1;
@@ -356,20 +374,22 @@ static int ensure_capacity(vw_display *d, int w, int h)
 
 static int ensure_orig(vw_display *d, int w, int h)
 {
-    if (d->tex_orig && w <= d->orig_cap_w && h <= d->orig_cap_h)
+    if (d->tex_orig && w <= d->orig_cap_w && h <= d->orig_cap_h && d->orig_depth == d->depth)
         return 0;
 #ifdef IMGPU_HAVE_CUDA
     unreg(&d->res_orig);
 #endif
     if (d->tex_orig)
         glDeleteTextures(1, &d->tex_orig);
-    d->tex_orig = new_texture(GL_RGBA8, w, h, GL_RGBA, GL_UNSIGNED_BYTE);
+    d->tex_orig = d->depth == 16 ? new_texture(GL_RGBA16, w, h, GL_RGBA, GL_UNSIGNED_SHORT)
+                                 : new_texture(GL_RGBA8, w, h, GL_RGBA, GL_UNSIGNED_BYTE);
     d->orig_cap_w = w;
     d->orig_cap_h = h;
+    d->orig_depth = d->depth;
     if (gl_check("allocating the source texture") != 0)
         return -1;
 #ifdef IMGPU_HAVE_CUDA
-    if (d->path == VW_PATH_INTEROP && reg(d->tex_orig, &d->res_orig) != 0)
+    if (d->path == VW_PATH_INTEROP && d->depth == 8 && reg(d->tex_orig, &d->res_orig) != 0)
         return -1;
 #endif
     return 0;
@@ -460,7 +480,7 @@ void vw_display_free(vw_display *d)
         cudaEventDestroy(d->ev1);
     imgpu_cuda_session_free(d->sess);
 #endif
-    GLuint texs[] = {d->tex[0], d->tex[1], d->tex_orig, d->tex_hist, d->tex_help};
+    GLuint texs[] = {d->tex[0], d->tex[1], d->tex_orig, d->tex_hist, d->tex_help, d->tex_note};
     for (size_t i = 0; i < sizeof texs / sizeof texs[0]; i++)
         if (texs[i])
             glDeleteTextures(1, &texs[i]);
@@ -490,9 +510,45 @@ const char *vw_display_path_name(vw_path p)
 
 /* ---- the upload path ------------------------------------------------------------------------ */
 
-/* Expand to RGBA (as the to_surface kernel does) and upload into texture t at (0, 0). */
+static int upload_rgba16(vw_display *d, GLuint t, const imgpu_image *im)
+{
+    size_t need = (size_t)im->width * im->height * 4 * sizeof(uint16_t);
+    if (need > d->rgba_bytes) {
+        unsigned char *p = realloc(d->rgba, need);
+        if (!p)
+            return imgpu_error("out of memory (%zu bytes of RGBA staging)", need);
+        d->rgba = p;
+        d->rgba_bytes = need;
+    }
+    uint16_t *o = (uint16_t *)(void *)d->rgba; /* malloc'ed: aligned for any type */
+    for (int y = 0; y < im->height; y++) {
+        const unsigned char *row = imgpu_image_row(im, y);
+        for (size_t x = 0; x < (size_t)im->width; x++, o += 4) {
+            const size_t i = x * im->channels;
+            switch (im->channels) {
+            case 1: o[0] = o[1] = o[2] = (uint16_t)imgpu_sample_get(row, 16, i), o[3] = 65535; break;
+            case 2:
+                o[0] = o[1] = o[2] = (uint16_t)imgpu_sample_get(row, 16, i);
+                o[3] = (uint16_t)imgpu_sample_get(row, 16, i + 1);
+                break;
+            default:
+                for (int k = 0; k < 4; k++)
+                    o[k] = k < im->channels ? (uint16_t)imgpu_sample_get(row, 16, i + k) : 65535;
+                break;
+            }
+        }
+    }
+    glBindTexture(GL_TEXTURE_2D, t);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, im->width, im->height, GL_RGBA, GL_UNSIGNED_SHORT, d->rgba);
+    return gl_check("glTexSubImage2D (16-bit)");
+}
+
+/* Expand to RGBA (as the to_surface kernel does) and upload into texture t at (0, 0); 16-bit
+ * images as RGBA16 (opaque alpha 65535). */
 static int upload_rgba(vw_display *d, GLuint t, const imgpu_image *im)
 {
+    if (im->depth == 16)
+        return upload_rgba16(d, t, im);
     size_t need = (size_t)im->width * im->height * 4;
     if (need > d->rgba_bytes) {
         unsigned char *p = realloc(d->rgba, need);
@@ -516,6 +572,45 @@ static int upload_rgba(vw_display *d, GLuint t, const imgpu_image *im)
     glBindTexture(GL_TEXTURE_2D, t);
     glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, im->width, im->height, GL_RGBA, GL_UNSIGNED_BYTE, d->rgba);
     return gl_check("glTexSubImage2D");
+}
+
+/* The smallest and largest color sample (alpha left out) of a 16-bit image: the auto window. */
+static void range16(const imgpu_image *im, unsigned *lo, unsigned *hi)
+{
+    const int c = im->channels, colors = imgpu_image_color_channels(im);
+    unsigned a = 65535, b = 0;
+    for (int y = 0; y < im->height; y++) {
+        const unsigned char *row = imgpu_image_row(im, y);
+        for (size_t x = 0; x < (size_t)im->width; x++)
+            for (int k = 0; k < colors; k++) {
+                unsigned v = imgpu_sample_get(row, 16, x * c + k);
+                a = v < a ? v : a;
+                b = v > b ? v : b;
+            }
+    }
+    *lo = a;
+    *hi = b;
+}
+
+/* The overlay's 256 bins of a 16-bit image: bin v >> 8, so the bars read as on an 8-bit one. */
+static void histogram16(const imgpu_image *im, imgpu_histogram *h)
+{
+    memset(h, 0, sizeof *h);
+    h->channels = im->channels;
+    for (int y = 0; y < im->height; y++) {
+        const unsigned char *row = imgpu_image_row(im, y);
+        for (size_t i = 0; i < (size_t)im->width * im->channels; i++)
+            h->bins[i % im->channels][imgpu_sample_get(row, 16, i) >> 8]++;
+    }
+}
+
+static int histogram_any(const imgpu_image *im, imgpu_device dev, imgpu_histogram *h)
+{
+    if (im->depth == 16) {
+        histogram16(im, h);
+        return 0;
+    }
+    return imgpu_histogram_compute(im, dev, h, NULL);
 }
 
 /* The same scaling as kernels/viewer.cu's hist_to_surface, on the host. */
@@ -557,7 +652,7 @@ static int upload_hist(vw_display *d, const imgpu_image *res)
     float cnt[3][256], cdf[3][256];
     static float tex[HIST_H * HIST_W * 4];
     imgpu_device dev = d->path == VW_PATH_UPLOAD_CUDA ? IMGPU_DEVICE_CUDA : IMGPU_DEVICE_CPU;
-    if (imgpu_histogram_compute(res, dev, &h, NULL) != 0)
+    if (histogram_any(res, dev, &h) != 0)
         return -1;
     normalise(&h, cnt, cdf);
     put_hist_rows(tex, 0, d->h_before, d->h_before_cdf);
@@ -571,8 +666,9 @@ static int upload_hist(vw_display *d, const imgpu_image *res)
 
 int vw_display_set_image(vw_display *d, const imgpu_image *src)
 {
-    if (src->depth != 8)
-        return imgpu_error("the viewer shows 8-bit images only");
+    if (src->depth != 8 && src->depth != 16)
+        return imgpu_error("the viewer shows 8- and 16-bit images, not %d-bit ones", src->depth);
+    d->depth = src->depth;
     d->src_w = src->width;
     d->src_h = src->height;
     d->src_c = src->channels;
@@ -581,7 +677,7 @@ int vw_display_set_image(vw_display *d, const imgpu_image *src)
     if (ensure_orig(d, src->width, src->height) != 0)
         return -1;
 #ifdef IMGPU_HAVE_CUDA
-    if (d->sess) {
+    if (d->sess && d->depth == 8) {
         if (imgpu_cuda_session_upload(d->sess, src) != 0)
             return -1;
         const unsigned char *d_src;
@@ -605,9 +701,11 @@ int vw_display_set_image(vw_display *d, const imgpu_image *src)
     if (!(d->h_src = imgpu_image_copy(src)))
         return -1;
     imgpu_histogram h;
-    if (imgpu_histogram_compute(src, IMGPU_DEVICE_CPU, &h, NULL) != 0)
+    if (histogram_any(src, IMGPU_DEVICE_CPU, &h) != 0)
         return -1;
     normalise(&h, d->h_before, d->h_before_cdf);
+    if (d->depth == 16)
+        range16(src, &d->src_lo, &d->src_hi);
     return upload_rgba(d, d->tex_orig, src);
 }
 
@@ -633,7 +731,7 @@ int vw_display_process(vw_display *d, const imgpu_op *ops, int n, int hist, doub
         return -1;
     const int back = d->have_result ? 1 - d->front : 0;
 #ifdef IMGPU_HAVE_CUDA
-    if (d->path == VW_PATH_INTEROP) {
+    if (d->path == VW_PATH_INTEROP && d->depth == 8) {
         cudaStream_t st = imgpu_cuda_session_stream(d->sess);
         const unsigned char *d_res;
         int c;
@@ -663,18 +761,23 @@ int vw_display_process(vw_display *d, const imgpu_op *ops, int n, int hist, doub
         imgpu_image *res = NULL;
         int rc = 0;
 #ifdef IMGPU_HAVE_CUDA
-        if (d->path == VW_PATH_UPLOAD_CUDA) {
+        if (d->path == VW_PATH_UPLOAD_CUDA && d->depth == 8) {
             if (imgpu_cuda_session_run(d->sess, ops, n, NULL, NULL, NULL, NULL) != 0 ||
                 imgpu_cuda_session_download(d->sess, &res) != 0)
                 return -1;
         }
 #endif
-        if (d->path == VW_PATH_UPLOAD_CPU && !(res = n ? imgpu_pipeline_run(d->h_src, ops, n, IMGPU_DEVICE_CPU, NULL)
-                                                       : imgpu_image_copy(d->h_src)))
+        /* the CPU path; and 16-bit images on any path, through the pipeline API on the GPU
+         * when the viewer has one (one upload and one download per frame) */
+        const imgpu_device dev = d->path == VW_PATH_UPLOAD_CPU ? IMGPU_DEVICE_CPU : IMGPU_DEVICE_CUDA;
+        if ((d->path == VW_PATH_UPLOAD_CPU || d->depth == 16) &&
+            !(res = n ? imgpu_pipeline_run(d->h_src, ops, n, dev, NULL) : imgpu_image_copy(d->h_src)))
             return -1;
         if (gpu_ms)
             *gpu_ms = now_ms() - t0;
         rc = upload_rgba(d, d->tex[back], res);
+        if (res->depth == 16)
+            range16(res, &d->res_lo, &d->res_hi);
         if (rc == 0 && hist)
             rc = upload_hist(d, res);
         d->res_c = res->channels;
@@ -701,6 +804,24 @@ static void set_filter(GLuint t, int linear)
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, linear ? GL_LINEAR : GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, linear ? GL_LINEAR : GL_NEAREST);
 }
+
+void vw_display_window(const vw_display *d, const vw_draw *v, double proc[2], double orig[2])
+{
+    if (v->wl_auto) {
+        proc[0] = d->res_lo, proc[1] = d->res_hi;
+        orig[0] = d->src_lo, orig[1] = d->src_hi;
+    } else {
+        proc[0] = orig[0] = v->wl_lo;
+        proc[1] = orig[1] = v->wl_hi;
+    }
+    /* a flat image (min == max) or a window narrowed to nothing: one level wide, no 0 / 0 */
+    if (proc[1] <= proc[0])
+        proc[1] = proc[0] + 1;
+    if (orig[1] <= orig[0])
+        orig[1] = orig[0] + 1;
+}
+
+int vw_display_depth(const vw_display *d) { return d->depth; }
 
 static void draw_image(vw_display *d, const vw_draw *v, int fb_w, int fb_h, int raw)
 {
@@ -730,6 +851,11 @@ static void draw_image(vw_display *d, const vw_draw *v, int fb_w, int fb_h, int 
         glUniform2f(glGetUniformLocation(p, "u_cap_orig"), (float)d->orig_cap_w, (float)d->orig_cap_h);
         glUniform1f(glGetUniformLocation(p, "u_zoom"), (float)v->zoom);
         glUniform1f(glGetUniformLocation(p, "u_split"), (float)v->split_x);
+        double wp[2], wo[2];
+        vw_display_window(d, v, wp, wo);
+        glUniform1i(glGetUniformLocation(p, "u_wl"), d->depth == 16);
+        glUniform2f(glGetUniformLocation(p, "u_wl_proc"), (float)(wp[0] / 65535.0), (float)(wp[1] / 65535.0));
+        glUniform2f(glGetUniformLocation(p, "u_wl_orig"), (float)(wo[0] / 65535.0), (float)(wo[1] / 65535.0));
     }
     glDisable(GL_BLEND);
     glDrawArrays(GL_TRIANGLES, 0, 3);
@@ -766,6 +892,9 @@ int vw_display_draw(vw_display *d, const vw_draw *v, int fb_w, int fb_h)
     }
     if (v->help && d->tex_help)
         draw_overlay(d, 1, d->tex_help, 10, 10, (float)d->help_w, (float)d->help_h, fb_w, fb_h);
+    if (d->tex_note)
+        draw_overlay(d, 1, d->tex_note, 10, (float)(fb_h - d->note_h - 10), (float)d->note_w, (float)d->note_h,
+                     fb_w, fb_h);
     return gl_check("drawing");
 }
 
@@ -780,13 +909,28 @@ int vw_display_set_help(vw_display *d, const imgpu_image *rgba)
     return gl_check("uploading the help text");
 }
 
+int vw_display_set_note(vw_display *d, const imgpu_image *rgba)
+{
+    if (d->tex_note)
+        glDeleteTextures(1, &d->tex_note);
+    d->tex_note = 0;
+    if (!rgba)
+        return 0;
+    d->tex_note = new_texture(GL_RGBA8, rgba->width, rgba->height, GL_RGBA, GL_UNSIGNED_BYTE);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, rgba->width, rgba->height, GL_RGBA, GL_UNSIGNED_BYTE, rgba->data);
+    d->note_w = rgba->width;
+    d->note_h = rgba->height;
+    return gl_check("uploading the note");
+}
+
 /* Render into a w x h framebuffer object and read it back (rows bottom-up as GL gives them). */
 static unsigned char *render_offscreen(vw_display *d, const vw_draw *v, int w, int h, int raw)
 {
     GLuint rb = 0;
     unsigned char *px = NULL;
     size_t bytes = 0;
-    if (imgpu_image_bytes(w, h, 4, 8, &bytes) != 0)
+    const int deep = raw && d->depth == 16; /* the 1:1 read-back of a 16-bit result: RGBA16 */
+    if (imgpu_image_bytes(w, h, 4, deep ? 16 : 8, &bytes) != 0)
         return NULL;
     if (!(px = malloc(bytes))) {
         imgpu_error("out of memory (%zu bytes for a read-back)", bytes);
@@ -794,7 +938,7 @@ static unsigned char *render_offscreen(vw_display *d, const vw_draw *v, int w, i
     }
     glGenRenderbuffers(1, &rb);
     glBindRenderbuffer(GL_RENDERBUFFER, rb);
-    glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, w, h);
+    glRenderbufferStorage(GL_RENDERBUFFER, deep ? GL_RGBA16 : GL_RGBA8, w, h);
     glBindFramebuffer(GL_FRAMEBUFFER, d->fbo);
     glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, rb);
     if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) {
@@ -807,7 +951,7 @@ static unsigned char *render_offscreen(vw_display *d, const vw_draw *v, int w, i
     else if (vw_display_draw(d, v, w, h) != 0)
         goto fail;
     glReadBuffer(GL_COLOR_ATTACHMENT0);
-    glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px);
+    glReadPixels(0, 0, w, h, GL_RGBA, deep ? GL_UNSIGNED_SHORT : GL_UNSIGNED_BYTE, px);
     if (gl_check("glReadPixels") != 0)
         goto fail;
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
@@ -829,19 +973,20 @@ imgpu_image *vw_display_read_raw(vw_display *d)
     vw_draw v;
     memset(&v, 0, sizeof v);
     unsigned char *px = render_offscreen(d, &v, d->res_w, d->res_h, 1);
-    imgpu_image *im = px ? imgpu_image_new(d->res_w, d->res_h, d->res_c, 8) : NULL;
+    imgpu_image *im = px ? imgpu_image_new(d->res_w, d->res_h, d->res_c, d->depth) : NULL;
     if (!im) {
         free(px);
         return NULL;
     }
     /* texel row y was drawn into framebuffer row y: no flip. Back to the image's channels. */
     static const int pick[5][4] = {{0}, {0}, {0, 3}, {0, 1, 2}, {0, 1, 2, 3}};
+    const size_t bps = d->depth == 16 ? 2 : 1;
     for (int y = 0; y < im->height; y++) {
-        const unsigned char *s = px + (size_t)y * im->width * 4;
+        const unsigned char *s = px + (size_t)y * im->width * 4 * bps;
         unsigned char *o = imgpu_image_row(im, y);
-        for (int x = 0; x < im->width; x++, s += 4, o += im->channels)
+        for (int x = 0; x < im->width; x++, s += 4 * bps, o += im->channels * bps)
             for (int c = 0; c < im->channels; c++)
-                o[c] = s[pick[im->channels][c]];
+                memcpy(o + c * bps, s + pick[im->channels][c] * bps, bps);
     }
     free(px);
     return im;
@@ -868,11 +1013,12 @@ imgpu_image *vw_display_read_view(vw_display *d, const vw_draw *v, int w, int h)
 imgpu_image *vw_display_result(vw_display *d)
 {
 #ifdef IMGPU_HAVE_CUDA
-    if (d->sess) {
+    if (d->sess && d->depth == 8) {
         imgpu_image *out = NULL;
         return imgpu_cuda_session_download(d->sess, &out) == 0 ? out : NULL;
     }
 #endif
-    /* CPU path: the display texture holds exactly the result (read_raw's contract) */
+    /* CPU path and 16-bit images: the display texture holds exactly the result (read_raw's
+     * contract) */
     return vw_display_read_raw(d);
 }

@@ -5,7 +5,8 @@
  *
  *   # comment                       blank lines and comments are skipped
  *   key [MOD+]...NAME               NAME: a..z, 0..9, left right up down home space escape
- *                                   f1 ? [ ] , . (or lbracket rbracket comma period);
+ *                                   f1 ? [ ] , . - = (or lbracket rbracket comma period
+ *                                   minus equal);
  *                                   MOD: shift ctrl alt. e.g. key shift+right, key ctrl+c
  *   move X Y                        the cursor moves
  *   down left|right|middle [X Y]    a button goes down (after moving to X Y)
@@ -35,7 +36,8 @@ static int key_code(const char *name)
         {"esc", GLFW_KEY_ESCAPE}, {"f1", GLFW_KEY_F1}, {"slash", GLFW_KEY_SLASH}, {"?", GLFW_KEY_SLASH},
         {"[", GLFW_KEY_LEFT_BRACKET}, {"lbracket", GLFW_KEY_LEFT_BRACKET}, {"]", GLFW_KEY_RIGHT_BRACKET},
         {"rbracket", GLFW_KEY_RIGHT_BRACKET}, {",", GLFW_KEY_COMMA}, {"comma", GLFW_KEY_COMMA},
-        {".", GLFW_KEY_PERIOD}, {"period", GLFW_KEY_PERIOD},
+        {".", GLFW_KEY_PERIOD}, {"period", GLFW_KEY_PERIOD}, {"-", GLFW_KEY_MINUS}, {"minus", GLFW_KEY_MINUS},
+        {"=", GLFW_KEY_EQUAL}, {"equal", GLFW_KEY_EQUAL},
     };
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
         if (!strcasecmp(name, named[i].n))

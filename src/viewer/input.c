@@ -136,6 +136,37 @@ static void set_angle(vw_app *a, long c)
     settings_changed(a, w, h);
 }
 
+/* Window / level keys (16-bit images): Up / Down move the window by a tenth of its width
+ * (Shift: a hundredth), = / - narrow / widen it by 1.25 about its centre, A goes back to auto. */
+enum { WL_MAX = 65535 };
+
+static void window_key(vw_app *a, int key, int shift)
+{
+    if (a->src_depth != 16)
+        return;
+    if (key == GLFW_KEY_A) {
+        a->wl_auto = 1;
+        a->dirty_view = 1;
+        return;
+    }
+    double lo = a->wl_auto ? a->wl_cur_lo : a->wl_lo, hi = a->wl_auto ? a->wl_cur_hi : a->wl_hi;
+    double w = hi - lo < 1 ? 1 : hi - lo, c = (lo + hi) / 2;
+    switch (key) {
+    case GLFW_KEY_UP: c += w / (shift ? 100 : 10); break;
+    case GLFW_KEY_DOWN: c -= w / (shift ? 100 : 10); break;
+    case GLFW_KEY_EQUAL: w /= 1.25; break;
+    case GLFW_KEY_MINUS: w *= 1.25; break;
+    default: return;
+    }
+    w = w < 1 ? 1 : w > 2.0 * WL_MAX ? 2.0 * WL_MAX : w;
+    c = c < 0 ? 0 : c > WL_MAX ? WL_MAX : c;
+    /* whole levels, so the title shows what is drawn */
+    a->wl_lo = floor(c - w / 2 + 0.5);
+    a->wl_hi = a->wl_lo + floor(w + 0.5);
+    a->wl_auto = 0;
+    a->dirty_view = 1;
+}
+
 void vw_app_reset(vw_app *a)
 {
     a->equalize = 0;
@@ -149,6 +180,7 @@ void vw_app_reset(vw_app *a)
     a->show = VW_SHOW_PROCESSED;
     a->split_frac = 0.5;
     a->hist = 0;
+    a->wl_auto = 1;
     a->dirty_ops = 1;
     vw_app_fit(a);
 }
@@ -236,6 +268,11 @@ void vw_app_key(vw_app *a, int key, int mods)
         a->help = !a->help;
         a->dirty_view = 1;
         break;
+    case GLFW_KEY_UP:
+    case GLFW_KEY_DOWN:
+    case GLFW_KEY_EQUAL:
+    case GLFW_KEY_MINUS:
+    case GLFW_KEY_A: window_key(a, key, shift); break;
     case GLFW_KEY_S: a->want_save = 1; break;
     case GLFW_KEY_N: a->open_delta = 1; break;
     case GLFW_KEY_P: a->open_delta = -1; break;
@@ -352,6 +389,9 @@ vw_draw vw_app_draw(const vw_app *a)
     d.split_x = a->split_frac * a->fb_w;
     d.hist = a->hist;
     d.help = a->help;
+    d.wl_auto = a->wl_auto;
+    d.wl_lo = a->wl_lo;
+    d.wl_hi = a->wl_hi;
     return d;
 }
 

@@ -48,6 +48,10 @@ static const char s_help[] =
     "  --rotate DEG         rotate counterclockwise (arrows, right drag, 9 / 0)\n"
     "  --filter nearest|bilinear|bicubic (F)       --expand | --crop (X)\n"
     "  --histogram          show the histogram overlay (H)\n"
+    "16-bit images are processed in 16 bits (saved and printed as such) and shown through a\n"
+    "window of levels, black..white: auto is the shown image's min..max (A); Up / Down move\n"
+    "it by a tenth of its width (Shift: a hundredth), = / - narrow / widen it by 1.25; the\n"
+    "title shows it, and view snapshots (--size) honour it.\n"
     "headless:\n"
     "  --snapshot OUT       render one frame offscreen and write it; without --size it is the\n"
     "                       processed image at 1:1, equal to the CLI's output\n"
@@ -78,6 +82,7 @@ static const char s_controls[] =
     "WHEEL  ZOOM   LEFT DRAG  PAN   HOME  FIT   1  1:1\n"
     "SPACE  ORIGINAL/PROCESSED   V  SPLIT VIEW (DRAG THE DIVIDER)\n"
     "H  HISTOGRAM (BEFORE / AFTER, CDF)\n"
+    "16-BIT: UP/DOWN  WINDOW LEVEL (SHIFT FINE)   = / -  NARROWER / WIDER   A  AUTO (MIN..MAX)\n"
     "S  SAVE   CTRL+C  PRINT THE IMGPU COMMAND LINE\n"
     "N / P  NEXT / PREVIOUS IMAGE   DROP A FILE TO OPEN IT\n"
     "?  THIS HELP   ESC / Q  QUIT";
@@ -108,6 +113,7 @@ typedef struct viewer {
     char **list; /* the images N / P walk through */
     int nlist, cur;
     char title[1024];
+    char note[1024]; /* what N / P / a drop skipped: in the title and the overlay until the next one */
     double *frame_ms;
     int nframe_ms, cap_frame_ms;
 } viewer;
@@ -381,12 +387,74 @@ static void update_title(viewer *v)
     const char *name = strrchr(v->app.path, '/');
     name = name ? name + 1 : v->app.path;
     char shown[512];
-    snprintf(v->title, sizeof v->title, "%s  %dx%d %s  |  %s  |  %.2f ms %s (%s)",
-             imgpu_escape(name, shown, sizeof shown), v->app.src_w,
-             v->app.src_h, imgpu_image_layout_name(v->app.src_c), ops, v->app.gpu_ms,
-             vw_display_path(v->disp) == VW_PATH_UPLOAD_CPU ? "CPU" : "GPU",
+    snprintf(v->title, sizeof v->title, "%s  %dx%d %s%s  |  %s  |  %.2f ms %s (%s)",
+             imgpu_escape(name, shown, sizeof shown), v->app.src_w, v->app.src_h,
+             imgpu_image_layout_name(v->app.src_c), v->app.src_depth == 16 ? " 16-bit" : "", ops,
+             v->app.gpu_ms, vw_display_path(v->disp) == VW_PATH_UPLOAD_CPU ? "CPU" : "GPU",
              vw_display_path_name(vw_display_path(v->disp)));
+    if (v->app.src_depth == 16) {
+        size_t k = strlen(v->title);
+        snprintf(v->title + k, sizeof v->title - k, "  |  window %.0f..%.0f%s", v->app.wl_cur_lo, v->app.wl_cur_hi,
+                 v->app.wl_auto ? " (auto)" : "");
+    }
+    if (v->note[0]) {
+        size_t k = strlen(v->title);
+        snprintf(v->title + k, sizeof v->title - k, "  |  %s", v->note);
+    }
     glfwSetWindowTitle(v->ctx.window, v->title);
+}
+
+/* The processed image's window of 16-bit levels now, for the keys and the title. */
+static void update_window(viewer *v)
+{
+    vw_draw d = vw_app_draw(&v->app);
+    double proc[2], orig[2];
+    vw_display_window(v->disp, &d, proc, orig);
+    v->app.wl_cur_lo = proc[0];
+    v->app.wl_cur_hi = proc[1];
+}
+
+/* The note ("" clears it): the title, and an overlay at the bottom-left of the view (lines of
+ * at most 100 characters, so a long path still fits a window). */
+static int set_note(viewer *v, const char *text)
+{
+    snprintf(v->note, sizeof v->note, "%s", text);
+    char wrapped[sizeof v->note + 16];
+    size_t k = 0;
+    int col = 0;
+    for (const char *p = v->note; *p && k + 2 < sizeof wrapped; p++) {
+        if (*p == '\n' || col == 100) {
+            wrapped[k++] = '\n';
+            col = 0;
+            if (*p == '\n')
+                continue;
+        }
+        wrapped[k++] = *p;
+        col++;
+    }
+    wrapped[k] = '\0';
+    imgpu_image *im = NULL;
+    if (v->note[0] && !(im = vw__text_image(wrapped, 2)))
+        return -1;
+    int rc = vw_display_set_note(v->disp, im);
+    imgpu_image_free(im);
+    update_title(v);
+    v->app.dirty_view = 1;
+    return rc;
+}
+
+/* Files N / P or a drop could not show (each already said so on stderr): say so in the
+ * window. msg: the last one's message. */
+static void note_skipped(viewer *v, int nskipped, const char *msg)
+{
+    char text[sizeof v->note];
+    int n = nskipped == 1 ? snprintf(text, sizeof text, "skipped: ")
+                          : snprintf(text, sizeof text, "skipped %d files, the last: ", nskipped);
+    snprintf(text + n, sizeof text - (size_t)n, "%.*s", (int)(sizeof text - (size_t)n - 1), msg);
+    if (set_note(v, text) != 0) { /* the note is a courtesy: the message went to stderr */
+        fprintf(stderr, "imgpu: %s\n", imgpu_error_message());
+        imgpu_error_clear();
+    }
 }
 
 static int process(viewer *v)
@@ -397,6 +465,7 @@ static int process(viewer *v)
     if (vw_display_process(v->disp, ops, n, v->app.hist, &ms) != 0)
         return -1;
     v->app.gpu_ms = ms;
+    update_window(v);
     v->app.dirty_ops = 0;
     v->app.dirty_view = 1;
     if (v->nframe_ms < v->cap_frame_ms)
@@ -414,10 +483,6 @@ static int open_image(viewer *v, int i)
     imgpu_image *img = imgpu_image_load(v->list[i], &lo);
     if (!img)
         return -1;
-    if (img->depth != 8) {
-        imgpu_image_free(img);
-        return imgpu_error("'%s': the viewer shows 8-bit images only", v->list[i]);
-    }
     if (vw_display_set_image(v->disp, img) != 0) {
         imgpu_image_free(img);
         return -1;
@@ -429,6 +494,7 @@ static int open_image(viewer *v, int i)
     v->app.src_w = img->width;
     v->app.src_h = img->height;
     v->app.src_c = img->channels;
+    v->app.src_depth = img->depth;
     if (v->ctx.window)
         glfwSetWindowAspectRatio(v->ctx.window, img->width, img->height);
     vw_app_fit(&v->app);
@@ -502,6 +568,12 @@ static void copy_command(viewer *v)
 
 static int draw(viewer *v)
 {
+    if (v->app.src_depth == 16) { /* the window keys change the view only: the title follows */
+        double lo = v->app.wl_cur_lo, hi = v->app.wl_cur_hi;
+        update_window(v);
+        if (lo != v->app.wl_cur_lo || hi != v->app.wl_cur_hi)
+            update_title(v);
+    }
     vw_draw d = vw_app_draw(&v->app);
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     if (vw_display_draw(v->disp, &d, v->app.fb_w, v->app.fb_h) != 0)
@@ -519,18 +591,36 @@ static int handle_requests(vw_app *a, void *user)
         char p[sizeof a->drop_path];
         memcpy(p, a->drop_path, sizeof p);
         a->drop_path[0] = '\0';
-        if (list_add(v, p) != 0 || open_image(v, v->nlist - 1) != 0) {
-            fprintf(stderr, "imgpu: %s\n", imgpu_error_message()); /* a bad drop is not fatal */
+        if (v->note[0] && set_note(v, "") != 0)
+            return -1;
+        if (list_add(v, p) != 0 || open_image(v, v->nlist - 1) != 0) { /* a bad drop is not fatal */
+            char msg[sizeof v->note];
+            snprintf(msg, sizeof msg, "%s", imgpu_error_message());
             imgpu_error_clear();
+            fprintf(stderr, "imgpu: skipped: %s\n", msg);
+            note_skipped(v, 1, msg);
         }
     }
     if (a->open_delta) {
-        int i = ((v->cur + a->open_delta) % v->nlist + v->nlist) % v->nlist;
+        /* N / P: the next file that opens; what cannot be shown (corrupt, unsupported) is
+         * skipped, not retried on every press, so the files after it stay reachable */
+        const int step = a->open_delta;
+        int skipped = 0;
+        char last[sizeof v->note] = "";
         a->open_delta = 0;
-        if (i != v->cur && open_image(v, i) != 0) {
-            fprintf(stderr, "imgpu: %s\n", imgpu_error_message());
+        if (v->note[0] && set_note(v, "") != 0)
+            return -1;
+        for (int k = 1; k < v->nlist; k++) {
+            int i = ((v->cur + step * k) % v->nlist + v->nlist) % v->nlist;
+            if (open_image(v, i) == 0)
+                break;
+            skipped++;
+            snprintf(last, sizeof last, "%s", imgpu_error_message());
+            fprintf(stderr, "imgpu: skipped: %s\n", last);
             imgpu_error_clear();
         }
+        if (skipped)
+            note_skipped(v, skipped, last);
     }
     if (a->dirty_ops && process(v) != 0)
         return -1;
@@ -612,6 +702,9 @@ static int run_snapshot(viewer *v)
                    v->frame_ms[v->nframe_ms / 2], v->frame_ms[0], v->frame_ms[v->nframe_ms - 1], wall);
         }
     }
+    update_window(v);
+    if (v->o.stats && v->app.src_depth == 16)
+        printf("window: %.0f..%.0f%s\n", v->app.wl_cur_lo, v->app.wl_cur_hi, v->app.wl_auto ? " (auto)" : "");
     imgpu_image *snap;
     if (v->o.size_w) {
         vw_draw d = vw_app_draw(&v->app);
@@ -709,7 +802,9 @@ int main(int argc, char **argv)
     v.cap_frame_ms = v.o.frames;
     if (open_context(&v) != 0)
         goto done;
-    if (v.ctx.window) {
+    if (v.ctx.window && !v.o.snapshot) {
+        /* a window shows its framebuffer; a snapshot's hidden window is only a context (64x64,
+         * never shown): the view keeps the --size (or default) frame it is rendered into */
         int fw, fh;
         glfwGetFramebufferSize(v.ctx.window, &fw, &fh);
         a->fb_w = fw;

@@ -52,6 +52,8 @@ typedef struct vw_draw {
     double split_x;    /* VW_SHOW_SPLIT: framebuffer x of the divider */
     int hist;          /* histogram overlay */
     int help;          /* help overlay */
+    int wl_auto;       /* 16-bit images: the window is each shown image's min..max */
+    double wl_lo, wl_hi; /* else this window of 16-bit levels is black..white */
 } vw_draw;
 
 typedef enum vw_path { VW_PATH_INTEROP = 0, VW_PATH_UPLOAD_CUDA, VW_PATH_UPLOAD_CPU } vw_path;
@@ -69,6 +71,11 @@ int vw_display_set_image(vw_display *d, const imgpu_image *src);
  * front one; also the "after" histogram when hist is set. *gpu_ms (may be NULL): GPU time of
  * the ops and the write into the texture (CUDA events), or the CPU time on the CPU path. */
 int vw_display_process(vw_display *d, const imgpu_op *ops, int n, int hist, double *gpu_ms);
+/* The source's depth (8 or 16); 16-bit images are drawn through a window (vw_draw's wl_*). */
+int vw_display_depth(const vw_display *d);
+/* The windows (lo, hi; 16-bit levels) that v gives the processed image and the original:
+ * with wl_auto each one's min..max of the color samples. */
+void vw_display_window(const vw_display *d, const vw_draw *v, double proc[2], double orig[2]);
 /* Draw into the current framebuffer (fb_w x fb_h). */
 int vw_display_draw(vw_display *d, const vw_draw *v, int fb_w, int fb_h);
 /* The processed image as displayed, read back through GL at 1:1 (a framebuffer object of the
@@ -81,6 +88,8 @@ imgpu_image *vw_display_read_view(vw_display *d, const vw_draw *v, int w, int h)
 imgpu_image *vw_display_result(vw_display *d);
 /* The help overlay: an RGBA image, drawn at the top-left (the display keeps a texture). */
 int vw_display_set_help(vw_display *d, const imgpu_image *rgba);
+/* A note (what N / P skipped): an RGBA image drawn at the bottom-left; NULL removes it. */
+int vw_display_set_note(vw_display *d, const imgpu_image *rgba);
 
 /* ---- text.c ------------------------------------------------------------------------------- */
 /* RGBA image of `text` (lines split at '\n') in a 5x7 font at `scale`, white on translucent
@@ -103,6 +112,13 @@ typedef struct vw_app {
     int crop;
     /* the image */
     int src_w, src_h, src_c; /* 0 when none is loaded */
+    int src_depth;           /* 8 or 16 */
+    /* the window of 16-bit levels shown black..white (16-bit images only; a view setting, the
+     * saved and printed results keep every level): auto is each image's min..max */
+    int wl_auto;
+    double wl_lo, wl_hi;     /* the window when not auto */
+    double wl_cur_lo, wl_cur_hi; /* the processed image's window now (set by the main loop):
+                              * where the keys start from auto */
     const char *path;
     /* the view */
     int fb_w, fb_h;
