@@ -82,14 +82,15 @@ static uint64_t nice_step(double x, int allow_2_5)
     return 10 * p;
 }
 
-/* Counts as tick labels: 2500, 12.5K, 3M, 1G (at most 5 characters for any uint32 sum). */
+/* Counts as tick labels: 2500, 12.5K, 137.5K, 1M, 4.3G. Below 1000 of a unit, %.4g never
+ * switches to exponent notation for these tick values. */
 static void format_count(uint64_t v, char buf[16])
 {
     if (v < 10000)
         snprintf(buf, 16, "%llu", (unsigned long long)v);
-    else if (v < 10000000)
+    else if (v < 1000000)
         snprintf(buf, 16, "%.4gK", (double)v / 1e3);
-    else if (v < 10000000000ull)
+    else if (v < 1000000000)
         snprintf(buf, 16, "%.4gM", (double)v / 1e6);
     else
         snprintf(buf, 16, "%.4gG", (double)v / 1e9);
