@@ -55,6 +55,7 @@ typedef enum opt_id {
     OPT_MODE, OPT_ANGLE, OPT_FILTER, OPT_EXPAND, OPT_CROP, OPT_BACKGROUND,
     OPT_CSV, OPT_PLOT, OPT_DIFF, OPT_MAX_ABS,
     OPT_CLIP, OPT_TILES, OPT_FORMULA, OPT_DEPTH, OPT_BINS, OPT_RANGE,
+    OPT_LOG, OPT_CDF,
 } opt_id;
 
 typedef struct opt_spec {
@@ -90,6 +91,8 @@ static const opt_spec s_options[] = {
     {"depth", OPT_DEPTH, 1, C_EQ | C_ROT | C_CLAHE},
     {"bins", OPT_BINS, 1, C_HIST},
     {"range", OPT_RANGE, 1, C_HIST},
+    {"log", OPT_LOG, 0, C_HIST},
+    {"cdf", OPT_CDF, 0, C_HIST},
 };
 
 /* Everything one invocation asked for, validated. */
@@ -117,6 +120,7 @@ typedef struct cli {
     long bins;              /* 0: default */
     int have_range;
     long range_lo, range_hi;
+    int log_y, cdf;         /* --log, --cdf: how --plot draws */
 } cli;
 
 typedef struct command {
@@ -198,8 +202,14 @@ static const char s_help_histogram[] =
     "options:\n"
     "  --csv                print 'value,<channels>' and 256 rows of counts instead\n"
     "                       (columns: gray | R,G,B; then alpha; then Y)\n"
-    "  --plot OUT           also draw a bar chart (one panel per channel, Y for color\n"
-    "                       images) and save it to OUT\n"
+    "  --plot OUT           also draw the histogram as a chart and save it to OUT: a title\n"
+    "                       (file, channels, depth, bins, range), one panel per column of\n"
+    "                       --csv; x in the image's levels, y in pixels per bin. Each bin\n"
+    "                       asked for is one bar; over 640 bins, a pixel column shows the\n"
+    "                       tallest of its ceil(N/640) bins\n"
+    "  --log                plot y on a log10 scale (decades from 1; needs --plot)\n"
+    "  --cdf                plot the cumulative share of the range's pixels too, on a\n"
+    "                       0..100% axis at the right (needs --plot)\n"
     "  --bins N             count into N equal bins (default: 256, or fewer levels)\n"
     "  --range LO:HI        only levels LO..HI (default: the image's whole range, 0..255\n"
     "                       or 0..65535); 16-bit images always take this binned form\n" HELP_DEVICE HELP_LOAD HELP_SAVE
@@ -476,6 +486,8 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         c->have_range = 1;
         return 0;
     }
+    case OPT_LOG: c->log_y = 1; return 0;
+    case OPT_CDF: c->cdf = 1; return 0;
     }
     return bad("internal: unhandled option --%s", o->name);
 }
@@ -618,7 +630,10 @@ static int validate(cli *c)
     case CMD_EQUALIZE:
     case CMD_ROTATE:
     case CMD_CLAHE: return check_output(c, c->pos[1], c->pos[0], NULL);
-    case CMD_HISTOGRAM: return c->plot ? check_output(c, c->plot, c->pos[0], NULL) : 0;
+    case CMD_HISTOGRAM:
+        if (!c->plot && (c->log_y || c->cdf))
+            return bad("--%s draws into the plot: add --plot OUT", c->log_y ? "log" : "cdf");
+        return c->plot ? check_output(c, c->plot, c->pos[0], NULL) : 0;
     case CMD_COMPARE: return c->diff ? check_output(c, c->diff, c->pos[0], c->pos[1]) : 0;
     default: return 0;
     }
@@ -823,15 +838,36 @@ static void print_table(const char *path, const imgpu_image *im, const imgpu_his
     }
 }
 
+/* Draw and save --plot: `n` series of `nb` bins over levels lo..hi. */
+static int save_plot(const cli *c, int depth, long lo, long hi, long nb, int n, const char *const names[],
+                     const uint32_t *const counts[])
+{
+    imgpu_histogram_plot_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.file = c->pos[0];
+    spec.depth = depth;
+    spec.lo = lo;
+    spec.hi = hi;
+    spec.bins = nb;
+    spec.log_y = c->log_y;
+    spec.cdf = c->cdf;
+    spec.nseries = n;
+    for (int k = 0; k < n; k++)
+        spec.series[k] = (imgpu_plot_series){names[k], counts[k]};
+    imgpu_image *plot = imgpu__histogram_plot(&spec);
+    int rc = plot ? imgpu_image_save(plot, c->plot, &c->save) : -1;
+    imgpu_image_free(plot);
+    return rc;
+}
+
 /* 16-bit images, --bins and --range: full-resolution histograms (256 or 65536 levels)
  * computed by the backend, counted into `bins` equal bins over [lo, hi] here: level v in
  * range goes to bin (v - lo) * bins / (hi - lo + 1); levels outside the range are not counted.
- * Statistics are over every pixel at full resolution. The plot draws 256 bins over the range. */
+ * Statistics are over every pixel at full resolution. The plot draws the same bins. */
 static int histogram_binned(const cli *c, const imgpu_image *in)
 {
     imgpu_histogram_full f;
     imgpu_device used = IMGPU_DEVICE_CPU;
-    imgpu_image *plot = NULL;
     uint32_t *binned = NULL;
     int ok = 0;
     memset(&f, 0, sizeof f);
@@ -871,17 +907,10 @@ static int histogram_binned(const cli *c, const imgpu_image *in)
         for (long v = lo; v <= hi; v++)
             binned[(size_t)k * nb + (size_t)((uint64_t)(v - lo) * (uint64_t)nb / (uint64_t)width)] += planes[k][v];
     if (c->plot) {
-        imgpu_histogram h;
-        memset(&h, 0, sizeof h);
-        h.channels = f.channels;
-        h.has_luma = f.has_luma;
-        for (int k = 0; k < n; k++) {
-            uint32_t *dst = (f.has_luma && k == n - 1) ? h.luma : h.bins[k];
-            for (long v = lo; v <= hi; v++)
-                dst[(uint64_t)(v - lo) * 256 / (uint64_t)width] += planes[k][v];
-        }
-        plot = imgpu__histogram_plot(&h);
-        if (!plot || imgpu_image_save(plot, c->plot, &c->save) < 0)
+        const uint32_t *series[5];
+        for (int k = 0; k < n; k++)
+            series[k] = binned + (size_t)k * nb;
+        if (save_plot(c, in->depth, lo, hi, nb, n, names, series) < 0)
             goto done;
     }
     if (c->csv) {
@@ -941,14 +970,13 @@ static int histogram_binned(const cli *c, const imgpu_image *in)
     ok = 1;
 done:
     imgpu_histogram_full_free(&f);
-    imgpu_image_free(plot);
     free(binned);
     return ok ? finish_stdout() : fail();
 }
 
 static int cmd_histogram(const cli *c)
 {
-    imgpu_image *in = NULL, *plot = NULL;
+    imgpu_image *in = NULL;
     imgpu_histogram h;
     imgpu_device used = IMGPU_DEVICE_CPU;
     int ok = 0;
@@ -966,8 +994,15 @@ static int cmd_histogram(const cli *c)
         goto done;
     if (c->plot) {
         /* Write the plot before printing, so a failed save leaves no half report. */
-        plot = imgpu__histogram_plot(&h);
-        if (!plot || imgpu_image_save(plot, c->plot, &c->save) < 0)
+        hist_column cols[6];
+        const char *names[6];
+        const uint32_t *series[6];
+        const int n = hist_columns(&h, cols);
+        for (int k = 0; k < n; k++) {
+            names[k] = cols[k].name;
+            series[k] = cols[k].bins;
+        }
+        if (save_plot(c, 8, 0, 255, 256, n, names, series) < 0)
             goto done;
     }
     if (c->csv)
@@ -977,7 +1012,6 @@ static int cmd_histogram(const cli *c)
     ok = 1;
 done:
     imgpu_image_free(in);
-    imgpu_image_free(plot);
     return ok ? finish_stdout() : fail();
 }
 

@@ -8,6 +8,8 @@
 #   cli_messages   long paths keep the reason, hostile file names and bytes print escaped,
 #                  a decoder reason names the right format
 #   cli_compare16  compare on 16-bit images and 8 vs 16 bits, against numpy (needs numpy, cv2)
+#   cli_plot       histogram --plot read back as pixels: bins, range, x/y ticks, --log, --cdf
+#                  (needs cv2 and numpy: skipped, 77, without them)
 # The Python scripts need /usr/bin/python3 (cv2 is optional there: without it a few pixel
 # checks fall back to `imgpu info`); without any python3 they report skipped (77).
 set(IMGPU_CLI_TMP ${CMAKE_CURRENT_BINARY_DIR}/cli_tmp)
@@ -15,7 +17,7 @@ set(IMGPU_CLI_TMP ${CMAKE_CURRENT_BINARY_DIR}/cli_tmp)
 add_test(NAME cli_usage
          COMMAND bash ${IMGPU_TESTS}/cli_usage.sh $<TARGET_FILE:imgpu> ${IMGPU_CLI_TMP} ${IMGPU_ASSETS})
 
-foreach(_imgpu_cli cli_bad_input cli_output cli_reports cli_messages cli_compare16)
+foreach(_imgpu_cli cli_bad_input cli_output cli_reports cli_messages cli_compare16 cli_plot)
   if(IMGPU_PYTHON3)
     add_test(NAME ${_imgpu_cli}
              COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/${_imgpu_cli}.py $<TARGET_FILE:imgpu>
@@ -25,5 +27,5 @@ foreach(_imgpu_cli cli_bad_input cli_output cli_reports cli_messages cli_compare
   endif()
 endforeach()
 
-set_tests_properties(cli_usage cli_bad_input cli_output cli_reports cli_messages cli_compare16 PROPERTIES
+set_tests_properties(cli_usage cli_bad_input cli_output cli_reports cli_messages cli_compare16 cli_plot PROPERTIES
                      LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 600)

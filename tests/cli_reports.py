@@ -113,9 +113,12 @@ def main():
                 f"histogram --plot {name}: a decodable PNG (imgpu info)", str(r2))
         plots[name] = (panels, decode(binary, out))
     if all(p[1] is not None for p in plots.values()):
+        # A title strip, then one panel per channel: the height grows by one panel a channel.
         base_w, base_h = plots["camera.png"][1][:2]
+        panel_h = (plots["astronaut.png"][1][1] - base_h) / 3
+        t.check(0 < panel_h < base_h, "--plot: a title above the panels", f"panel {panel_h}, gray plot {base_h}")
         for name, (panels, (w, h, px)) in plots.items():
-            t.check(w == base_w and h == panels * base_h,
+            t.check(w == base_w and h == base_h + (panels - 1) * panel_h,
                     f"--plot {name}: {panels} panel(s) of equal size", f"{w}x{h}, gray plot {base_w}x{base_h}")
         px = plots["astronaut.png"][1][2]
         for label, test in (("red", lambda p: p[0] > 150 and p[1] < 90 and p[2] < 90),
