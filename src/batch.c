@@ -103,7 +103,7 @@ static const char s_help[] =
     "  --png-level N, --quality N   as for single images\n"
     "pipeline:\n"
     "  --jobs N             decode threads and encode threads (default: the cores)\n"
-    "  --device auto|cpu|cuda  backend of the op stage (default auto)\n"
+    "  --device auto|cpu|cuda  backend of the op stage (default auto, or IMGPU_DEVICE)\n"
     "  --devices 0,1,...    spread the GPU stage over these GPUs (implies --device cuda\n"
     "                       unless --device is given; an id may repeat). Each id gets\n"
     "                       jobs/(8 x ids) workers, 1 to 4, each with two CUDA streams\n"
@@ -1373,6 +1373,11 @@ int imgpu_batch_main(int argc, char **argv)
     }
     if (o.ndevices && !explicit_device)
         o.device = IMGPU_DEVICE_CUDA;
+    else if (!explicit_device && imgpu_device_from_env(&o.device) < 0) {   /* IMGPU_DEVICE */
+        fprintf(stderr, "imgpu: %s\ntry 'imgpu batch --help'\n", imgpu_error_message());
+        free(o.inputs);
+        return EXIT_USAGE;
+    }
     if (o.ndevices && o.device == IMGPU_DEVICE_CPU) {
         fprintf(stderr, "imgpu: --devices contradicts --device cpu\ntry 'imgpu batch --help'\n");
         free(o.inputs);
@@ -1543,6 +1548,10 @@ fail:
 done:
     free_jobs(&l);
     free(o.inputs);
-    imgpu_backend_shutdown();
+    if (imgpu_backend_shutdown()) {   /* CUDA still starting, unused: do not wait for it */
+        fflush(stdout);
+        fflush(stderr);
+        _exit(rc);
+    }
     return rc;
 }

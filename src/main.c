@@ -101,6 +101,7 @@ typedef struct cli {
     const char *pos[2];
     int npos;
     imgpu_device device;
+    int device_given;       /* --device was on the command line (it wins over IMGPU_DEVICE) */
     imgpu_load_options load;
     uint64_t max_memory;    /* --max-memory; 0: IMGPU_MAX_MEMORY or the default */
     int quiet;
@@ -135,8 +136,10 @@ typedef struct command {
 /* ---- help ------------------------------------------------------------------------------ */
 
 #define HELP_DEVICE                                                                         \
-    "  --device auto|cpu|cuda  backend (default auto: CUDA when a usable GPU is present,\n" \
-    "                       else the CPU with a one-line notice; cuda without a GPU fails)\n"
+    "  --device auto|cpu|cuda  backend (default auto: the CPU for jobs it finishes before\n" \
+    "                       CUDA could start, else CUDA when a usable GPU is present, else the\n" \
+    "                       CPU with a one-line notice; cuda without a GPU fails; the default\n" \
+    "                       comes from IMGPU_DEVICE when set: IMGPU_DEVICE=cpu silences GPUs)\n"
 #define HELP_LOAD                                                                           \
     "  --max-pixels N       refuse inputs, and results of an op, larger than N pixels\n"      \
     "                       (default 268435456 = 2^28)\n"                                      \
@@ -363,6 +366,7 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         else if (!strcmp(v, "cpu")) c->device = IMGPU_DEVICE_CPU;
         else if (!strcmp(v, "cuda")) c->device = IMGPU_DEVICE_CUDA;
         else return bad("invalid --device '%s' (use auto, cpu or cuda)", v);
+        c->device_given = 1;
         return 0;
     case OPT_MAX_PIXELS:
         if (imgpu__parse_u64(v, &c->load.max_pixels) < 0 || c->load.max_pixels == 0)
@@ -1212,6 +1216,11 @@ int main(int argc, char **argv)
     c.clahe = imgpu_op_clahe(40.0, 8, 8, IMGPU_MODE_LUMINANCE);
     if (parse_args(argc - 2, argv + 2, &c) < 0 || validate(&c) < 0)
         return usage_exit(cmd->name);
+    /* IMGPU_DEVICE: the default of --device, which wins over it */
+    if (!c.device_given && imgpu_device_from_env(&c.device) < 0) {
+        bad("%s", imgpu_error_message());
+        return usage_exit(cmd->name);
+    }
     /* IMGPU_MAX_* fill in the limits no option set; a malformed one is a usage error. */
     if (imgpu_load_options_from_env(&c.load) < 0) {
         bad("%s", imgpu_error_message());
@@ -1231,6 +1240,12 @@ int main(int argc, char **argv)
     imgpu_set_quiet(c.quiet);
     imgpu_set_limits(&lim);
     int rc = cmd->run(&c);
-    imgpu_backend_shutdown();
+    if (imgpu_backend_shutdown()) {
+        /* CUDA is still starting and nothing ran on it (`auto` took the CPU, or the input
+         * failed): leave now instead of waiting for it. stdout was checked by the command. */
+        fflush(stdout);
+        fflush(stderr);
+        _exit(rc);
+    }
     return rc;
 }

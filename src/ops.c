@@ -316,11 +316,29 @@ void imgpu_backend_prepare(imgpu_device requested)
 #endif
 }
 
-void imgpu_backend_shutdown(void)
+int imgpu_backend_shutdown(void)
 {
 #ifdef IMGPU_HAVE_CUDA
-    imgpu_cuda_shutdown();
+    return imgpu_cuda_shutdown();
+#else
+    return 0;
 #endif
+}
+
+int imgpu_device_from_env(imgpu_device *d)
+{
+    const char *v = getenv("IMGPU_DEVICE");
+    if (!v || !*v)
+        return 0;
+    if (!strcmp(v, "auto"))
+        *d = IMGPU_DEVICE_AUTO;
+    else if (!strcmp(v, "cpu"))
+        *d = IMGPU_DEVICE_CPU;
+    else if (!strcmp(v, "cuda"))
+        *d = IMGPU_DEVICE_CUDA;
+    else
+        return imgpu_error("invalid IMGPU_DEVICE '%s' (use auto, cpu or cuda)", v);
+    return 0;
 }
 
 const char *imgpu_device_name(imgpu_device d)
@@ -405,6 +423,86 @@ static int cpu_takes_over(int rc, imgpu_device requested)
 
 #endif
 
+/* ---- auto: run each job where it will finish first ------------------------------------------
+ * CUDA's start-up (the context creation imgpu_backend_prepare starts on a background thread)
+ * costs about 300 ms on an H100 machine, seconds when many processes start at once; a small
+ * job is done on the CPU long before. So `auto` estimates both and takes the smaller:
+ *   CPU   sum over the ops of (samples or output pixels) x a cost per sample or pixel;
+ *   CUDA  what is left of the start-up (0 once it is done; 300 ms minus the time since it
+ *         began while it runs, at least 50 ms) + 10 ms of first-use cost (allocation, module
+ *         load) + the bytes in and out x 0.4 ns (pinned staging copy and PCIe) + kernels (the
+ *         kernels take microseconds: bench/RESULTS.md).
+ * The CPU costs are one core's, measured on this project's CPU machine with 4K images
+ * (2026-11-23; `imgpu OP --device cpu` minus a plain copy); being off by a factor of two moves
+ * the break-even a little, never a 16x16 image onto the GPU or an 8K rotation onto the CPU.
+ * Without a GPU (the probe said no), or once a GPU fault made it unusable, the answer is the
+ * CPU, as before. */
+#define IMGPU_CUDA_START_MS 300.0
+#define IMGPU_CUDA_FIRST_USE_MS 10.0
+#define IMGPU_CUDA_NS_PER_BYTE 0.4
+
+static double cpu_cost_ms(const imgpu_image *in, const imgpu_op *ops, int n)
+{
+    double w = in->width, h = in->height, c = in->channels, ns = 0;
+    const double depth_f = in->depth == 16 ? 1.3 : 1.0;
+    for (int i = 0; i < n; i++) {
+        const imgpu_op *op = &ops[i];
+        const int color = c >= 3;
+        switch (op->kind) {
+        case IMGPU_OP_EQUALIZE:
+            ns += w * h * (3.0 * c + (color && op->u.equalize.mode == IMGPU_MODE_LUMINANCE ? 8.0 : 0.0));
+            break;
+        case IMGPU_OP_CLAHE:
+            ns += w * h * (6.0 * c + (color && op->u.clahe.mode == IMGPU_MODE_LUMINANCE ? 8.0 : 0.0));
+            break;
+        case IMGPU_OP_ROTATE: {
+            int ow, oh;
+            imgpu_rotate_output_size((int)w, (int)h, &op->u.rotate, &ow, &oh);
+            double a = fmod(fabs(op->u.rotate.angle), 90.0);
+            double per = a == 0.0 ? 2.0 * c   /* quarter turns: a permutation */
+                       : (op->u.rotate.filter == IMGPU_FILTER_NEAREST ? 9.0
+                          : op->u.rotate.filter == IMGPU_FILTER_BICUBIC ? 26.0 : 18.0) + 4.0 * (c - 1);
+            ns += (double)ow * oh * per;
+            w = ow;
+            h = oh;
+            break;
+        }
+        }
+    }
+    return ns * depth_f / 1e6;
+}
+
+static double cuda_cost_ms(double start_left_ms, size_t bytes)
+{
+    return start_left_ms + IMGPU_CUDA_FIRST_USE_MS + (double)bytes * IMGPU_CUDA_NS_PER_BYTE / 1e6;
+}
+
+/* 1 when `auto` should run this job on the CPU without waiting for CUDA. */
+static int auto_prefers_cpu(const imgpu_image *in, double cpu_ms, size_t gpu_bytes)
+{
+    (void)in;
+#ifdef IMGPU_HAVE_CUDA
+    /* Decided on cost alone, whatever the probe found, so that the outcome does not depend on
+     * how far it got: a job the CPU wins runs there silently; one that would go to the GPU
+     * goes on to imgpu_device_resolve, which says once if there is none. */
+    double since = 0;
+    int st = imgpu_cuda_state(&since);
+    double left = 0;
+    if (st == 0)
+        left = since < IMGPU_CUDA_START_MS - 50.0 ? IMGPU_CUDA_START_MS - since : 50.0;
+    return cpu_ms <= cuda_cost_ms(left, gpu_bytes);
+#else
+    (void)cpu_ms;
+    (void)gpu_bytes;
+    return 1;
+#endif
+}
+
+static size_t image_bytes(const imgpu_image *im)
+{
+    return (size_t)im->width * im->height * im->channels * (size_t)(im->depth / 8);
+}
+
 imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int n,
                                 imgpu_device device, imgpu_device *used)
 {
@@ -415,9 +513,14 @@ imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int 
     }
     /* the bounds first, before either backend allocates anything (front ends check the same
      * plan earlier, with the file's name; this is the check no caller can skip) */
-    if (imgpu_pipeline_plan(in->width, in->height, in->channels, in->depth, ops, n, NULL, NULL, NULL) < 0)
+    imgpu_plan plan;
+    if (imgpu_pipeline_plan(in->width, in->height, in->channels, in->depth, ops, n, NULL, NULL, &plan) < 0)
         return NULL;
-    if (imgpu_device_resolve(device, &d) < 0)
+    size_t out_bytes = (size_t)plan.out_w * plan.out_h * plan.channels * (size_t)(plan.depth / 8);
+    if (device == IMGPU_DEVICE_AUTO &&
+        auto_prefers_cpu(in, cpu_cost_ms(in, ops, n), image_bytes(in) + out_bytes))
+        d = IMGPU_DEVICE_CPU;
+    else if (imgpu_device_resolve(device, &d) < 0)
         return NULL;
 #ifdef IMGPU_HAVE_CUDA
     if (d == IMGPU_DEVICE_CUDA) { /* the CUDA backend runs every op at 8 and 16 bits */
@@ -444,7 +547,11 @@ int imgpu_histogram_compute(const imgpu_image *in, imgpu_device device, imgpu_hi
     imgpu_device d;
     if (in->depth != 8)
         return imgpu_error("%d-bit images are not supported yet", in->depth);
-    if (imgpu_device_resolve(device, &d) < 0)
+    /* a histogram: about 1.5 ns a sample on one core, against the upload of the image */
+    if (device == IMGPU_DEVICE_AUTO &&
+        auto_prefers_cpu(in, 1.5e-6 * (double)image_bytes(in), image_bytes(in)))
+        d = IMGPU_DEVICE_CPU;
+    else if (imgpu_device_resolve(device, &d) < 0)
         return -1;
 #ifdef IMGPU_HAVE_CUDA
     if (d == IMGPU_DEVICE_CUDA) {
@@ -478,7 +585,10 @@ int imgpu_histogram_full_compute(const imgpu_image *in, imgpu_device device, img
     imgpu_device d;
     if (in->depth != 8 && in->depth != 16)
         return imgpu_error("%d-bit images are not supported", in->depth);
-    if (imgpu_device_resolve(device, &d) < 0)
+    if (device == IMGPU_DEVICE_AUTO &&
+        auto_prefers_cpu(in, 1.5e-6 * (double)image_bytes(in), image_bytes(in)))
+        d = IMGPU_DEVICE_CPU;
+    else if (imgpu_device_resolve(device, &d) < 0)
         return -1;
 #ifdef IMGPU_HAVE_CUDA
     if (d == IMGPU_DEVICE_CUDA) {

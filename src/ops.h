@@ -28,7 +28,10 @@ extern "C" {
 #endif
 
 typedef enum imgpu_device {
-    IMGPU_DEVICE_AUTO = 0,  /* CUDA when a usable GPU is present, else CPU with a notice */
+    IMGPU_DEVICE_AUTO = 0,  /* where the job finishes first: the CPU for jobs smaller than
+                             * what is left of CUDA's start-up plus the transfers (ops.c states
+                             * the rule), else CUDA when a usable GPU is present; the CPU with
+                             * a notice when none is */
     IMGPU_DEVICE_CPU,
     IMGPU_DEVICE_CUDA,
 } imgpu_device;
@@ -180,10 +183,17 @@ int imgpu_histogram_compute(const imgpu_image *in, imgpu_device device, imgpu_hi
  * notice once). Returns -1 with an error when `cuda` is asked for and unavailable. */
 int imgpu_device_resolve(imgpu_device requested, imgpu_device *resolved);
 const char *imgpu_device_name(imgpu_device d);
+/* The default of --device from IMGPU_DEVICE (auto, cpu or cuda), for every front end: sets *d
+ * when the variable is set; an option given on the command line wins. -1 with an error
+ * naming the variable when it holds anything else; 0 otherwise. */
+int imgpu_device_from_env(imgpu_device *d);
 /* Optional: start backend initialization early (CUDA context creation on a background
  * thread) so it overlaps decoding; and release cached backend resources at the end. */
 void imgpu_backend_prepare(imgpu_device requested);
-void imgpu_backend_shutdown(void);
+/* Returns 1 when CUDA is still starting (nothing ran on it): the caller should then end the
+ * process with _exit() after flushing its output, instead of waiting for the start-up it
+ * no longer needs; 0 when everything was released. */
+int imgpu_backend_shutdown(void);
 
 #ifdef __cplusplus
 }

@@ -64,9 +64,10 @@ def cleanup(tmp, failed):
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def run(binary, args, cwd=None, timeout=TIMEOUT):
+def run(binary, args, cwd=None, timeout=TIMEOUT, env=None):
     try:
-        p = subprocess.run([binary] + list(args), cwd=cwd, capture_output=True, timeout=timeout)
+        p = subprocess.run([binary] + list(args), cwd=cwd, capture_output=True, timeout=timeout,
+                           env=env)
         return Result(list(args), p.returncode, p.stdout.decode("utf-8", "replace"),
                       p.stderr.decode("utf-8", "replace"), False)
     except subprocess.TimeoutExpired as e:

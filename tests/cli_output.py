@@ -134,9 +134,21 @@ def main():
     t.check(r.rc == 0 and os.path.isfile(out), "--device auto (default): exit 0", str(r))
     cuda_built = "CUDA support: yes" in cc.run(binary, ["--version"]).out
     if cuda_built and not have_gpu():
+        # a 512x512 equalize is done on the CPU before CUDA could start: nothing to say
+        t.check(r.err == "", "--device auto, small job without a GPU: silent (the CPU wins)", str(r))
+        # a job big enough for the GPU (a 3000x3000 image rotated bicubic: ~17 Mpixels out)
+        # says once that there is none, and runs on the CPU
+        big = os.path.join(os.path.dirname(out), "big.png")
+        cc.write(big, cc.png_bytes(3000, 3000, 1, bytes(3000 * 3000)))
+        r = cc.run(binary, ["rotate", big, out, "--angle", "30", "--filter", "bicubic", "--force",
+                            "--png-level", "0"], timeout=120)
         lines = r.err.strip().splitlines()
-        t.check(len(lines) == 1 and lines[0].startswith("imgpu: "),
-                "--device auto without a GPU: one notice line", str(r))
+        t.check(r.rc == 0 and len(lines) == 1 and lines[0].startswith("imgpu: ")
+                and "GPU" in lines[0], "--device auto, big job without a GPU: one notice line", str(r))
+        r = cc.run(binary, ["rotate", big, out, "--angle", "30", "--filter", "bicubic", "--force",
+                            "--png-level", "0"], timeout=120, env=dict(os.environ, IMGPU_DEVICE="cpu"))
+        t.check(r.rc == 0 and r.err == "", "IMGPU_DEVICE=cpu: nothing about GPUs", str(r))
+        os.unlink(big)
         r = cc.run(binary, ["equalize", camera, out, "--quiet", "--force"])
         t.check(r.rc == 0 and r.err == "", "--device auto --quiet: no notice", str(r))
     elif not cuda_built:

@@ -92,6 +92,17 @@ for v in --version -V -v; do
     [[ "$first" =~ ^imgpu\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "$v: first line '$first'"
     case "$out" in *CUDA*) ;; *) fail "$v does not say whether CUDA is built in: $out" ;; esac
 done
+# IMGPU_DEVICE sets --device's default: a bad value is a usage error naming the variable, an
+# option wins over it
+checks=$((checks + 1))
+IMGPU_DEVICE=gpu timeout 20 "$IMGPU" equalize in.png dev_out.png >out.txt 2>err.txt; rc=$?
+err=$(cat err.txt); rm -f out.txt err.txt
+[ "$rc" = 2 ] && [ ! -e dev_out.png ] && case "$err" in *IMGPU_DEVICE*) true ;; *) false ;; esac ||
+    fail "IMGPU_DEVICE=gpu: exit $rc, want 2 naming the variable: $err"
+checks=$((checks + 1))
+IMGPU_DEVICE=gpu timeout 20 "$IMGPU" equalize in.png dev_out.png --device cpu >/dev/null 2>err.txt; rc=$?
+[ "$rc" = 0 ] && [ -e dev_out.png ] || fail "IMGPU_DEVICE=gpu with --device cpu: the option wins (exit $rc: $(cat err.txt))"
+rm -f dev_out.png err.txt
 # the top-level help must not call PNM 8-bit only (16-bit PNG and PNM load and save)
 run --help
 checks=$((checks + 1))

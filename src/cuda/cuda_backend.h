@@ -27,8 +27,15 @@ extern "C" {
 int imgpu_cuda_available(void);
 /* Starts the probe (and so CUDA's context creation) on a background thread; returns at once. */
 void imgpu_cuda_prepare(void);
-/* Frees the backend's cached device and pinned memory (safe to call when nothing is held). */
-void imgpu_cuda_shutdown(void);
+/* Where the probe stands, without waiting: 1 usable, -1 not usable (no device, no driver, a
+ * sticky fault), 0 still starting or never started. *started_ms (may be NULL): milliseconds
+ * since the probe started (0 when it has not). `auto`'s cost rule (ops.c) reads it. */
+int imgpu_cuda_state(double *started_ms);
+/* Frees the backend's cached device and pinned memory (safe to call when nothing is held).
+ * Returns 1, freeing nothing, when the probe is still creating CUDA's context: nothing was
+ * run on the GPU then, and the caller should leave with _exit() rather than wait for (or
+ * race) a start-up it no longer needs. 0 otherwise. */
+int imgpu_cuda_shutdown(void);
 
 int imgpu_cuda_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int n, imgpu_image **out);
 int imgpu_cuda_histogram(const imgpu_image *in, imgpu_histogram *out);

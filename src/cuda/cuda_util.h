@@ -27,6 +27,8 @@ int imgpu__cuda_fail(cudaError_t e, const char *what);
 /* Waits for a probe thread started by imgpu_cuda_prepare (the process must not exit while
  * that thread is inside the CUDA runtime: exit's teardown would crash it). */
 void imgpu__cuda_join_probe(void);
+/* 1 while the background probe thread has been started and not yet joined. */
+int imgpu__cuda_probe_running(void);
 
 /* Checks that `bytes` more device memory fit: under the free memory the driver reports and
  * under IMGPU_CUDA_MEM_LIMIT (bytes, or with a K/M/G suffix) when that variable is set, counting

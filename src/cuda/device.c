@@ -8,15 +8,21 @@
 #include "kernels.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t s_thread;
 static int s_thread_started, s_probed, s_usable;
+/* Read without the lock by imgpu_cuda_state: set once, when the probe has finished, after
+ * s_usable and s_why. s_start_ns: when the probe started (0: not yet). */
+static atomic_int s_done;
+static _Atomic uint64_t s_start_ns;
 static char s_why[512];
 
 static int s_lost;            /* a sticky error happened: the context is unusable */
@@ -106,6 +112,14 @@ static void probe(void)
     s_usable = 1;
 done:
     s_probed = 1;
+    atomic_store(&s_done, 1);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
 }
 
 static void *probe_thread(void *arg)
@@ -117,8 +131,19 @@ static void *probe_thread(void *arg)
 
 static void start_thread(void)
 {
+    atomic_store(&s_start_ns, mono_ns());
     if (pthread_create(&s_thread, NULL, probe_thread, NULL) == 0)
         s_thread_started = 1;
+}
+
+int imgpu_cuda_state(double *started_ms)
+{
+    uint64_t t0 = atomic_load(&s_start_ns);
+    if (started_ms)
+        *started_ms = t0 ? (double)(mono_ns() - t0) / 1e6 : 0.0;
+    if (!atomic_load(&s_done))
+        return 0;
+    return s_usable && !s_lost ? 1 : -1;
 }
 
 void imgpu_cuda_prepare(void)
@@ -145,6 +170,14 @@ int imgpu_cuda_available(void)
     if (!s_usable)
         imgpu_error("no usable GPU: %s", s_why);
     return s_usable;
+}
+
+int imgpu__cuda_probe_running(void)
+{
+    pthread_mutex_lock(&s_lock);
+    int r = s_thread_started;
+    pthread_mutex_unlock(&s_lock);
+    return r;
 }
 
 void imgpu__cuda_join_probe(void)

@@ -63,7 +63,8 @@ static const char s_help[] =
     "other:\n"
     "  --screenshot OUT     window: on quitting, write what the window shows (its framebuffer)\n"
     "  --save-dir DIR       where S saves (default: next to the input; never overwrites)\n"
-    "  --device auto|cpu|cuda   --no-interop (force the glTexSubImage2D upload path)\n"
+    "  --device auto|cpu|cuda (default auto, or IMGPU_DEVICE)\n"
+    "  --no-interop         force the glTexSubImage2D upload path\n"
     "  --context auto|egl|glfw  GL context for snapshots (auto: EGL when a GPU is usable,\n"
     "                       else a hidden GLFW window when $DISPLAY is set, else EGL)\n"
     "  --window WxH         initial window size (default 1280x800)\n"
@@ -150,6 +151,7 @@ static int parse_options(int argc, char **argv, options *o)
     o->mode = IMGPU_MODE_LUMINANCE;
     o->filter = IMGPU_FILTER_BILINEAR;
     o->device = IMGPU_DEVICE_AUTO;
+    int device_given = 0;
     o->interop = 1;
     o->win_w = 1280;
     o->win_h = 800;
@@ -250,6 +252,7 @@ static int parse_options(int argc, char **argv, options *o)
             else if (!strcmp(val, "cpu")) o->device = IMGPU_DEVICE_CPU;
             else if (!strcmp(val, "cuda")) o->device = IMGPU_DEVICE_CUDA;
             else return usage("--device: '%s' is not auto, cpu or cuda", val);
+            device_given = 1;
         } else if (!strcmp(name, "--context")) {
             if (!strcmp(val, "auto")) o->context = CTX_AUTO;
             else if (!strcmp(val, "egl")) o->context = CTX_EGL;
@@ -277,6 +280,8 @@ static int parse_options(int argc, char **argv, options *o)
         return usage("%s", imgpu_error_message());
     o->max_pixels = lim.max_pixels;
     imgpu_set_limits(&lim);
+    if (!device_given && imgpu_device_from_env(&o->device) < 0)   /* IMGPU_DEVICE; --device wins */
+        return usage("%s", imgpu_error_message());
     if (o->equalize && o->clahe)
         return usage("%s", "--equalize and --clahe exclude each other (E and C switch between them)");
     if ((o->have_clip || o->have_tiles) && !o->clahe)
