@@ -19,7 +19,7 @@ GPU (skipped, 77, without a usable GPU; every check needs a CUDA build on a GPU 
   IMGPU_FAULT_INJECT=kernel (a sticky fault): --device cuda fails with a clear message,
   auto falls back to the CPU with a notice and writes the CPU's exact bytes.
 """
-import os, resource, shutil, signal, stat, subprocess, sys, tempfile, time
+import os, resource, shutil, signal, stat, struct, subprocess, sys, tempfile, time, zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cli_common as cc  # noqa: E402
@@ -214,14 +214,31 @@ if has_cuda:
 if not gpu:
     print("GPU part skipped: no CUDA build or no usable GPU")
 else:
+    # `auto` sends only jobs the GPU finishes first to CUDA (ops.c's cost rule): a 512x512
+    # equalize stays on the CPU, so the fallback is exercised with a job auto gives the GPU,
+    # a 3000x3000 image rotated 30 degrees bicubic (~17 Mpixels out), against its CPU bytes
+    big = os.path.join(tmp, "big.png")
+    ramp = bytes(range(256)) * 13   # 3328 bytes: every 3000-byte window of it fits
+    raw = b"".join(b"\0" + ramp[y % 256:y % 256 + 3000] for y in range(3000))
+    with open(big, "wb") as f:
+        def chunk(k, b):
+            return struct.pack(">I", len(b)) + k + b + struct.pack(">I", zlib.crc32(k + b) & 0xFFFFFFFF)
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 3000, 3000, 8, 0, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(raw, 1)) + chunk(b"IEND", b""))
+    big_ref = os.path.join(tmp, "big_ref.png")
+    rot = ["--angle", "30", "--filter", "bicubic", "--png-level", "1"]
+    rc, _, err, _, _ = run(["rotate", big, big_ref, "--device", "cpu"] + rot)
+    t.check(rc == 0, "CPU reference of the big rotation", err)
+    big_ref_bytes = read(big_ref) if rc == 0 else b""
+
     def cuda_case(name, env, want_err):
         o = os.path.join(tmp, f"{name}.cuda.png")
         rc, _, err, _, _ = run(["equalize", src, o, "--device", "cuda", "--png-level", "9"], env=env)
         t.check(rc == 1 and err.startswith("imgpu: ") and want_err in err and not os.path.exists(o),
                 f"{name}: --device cuda fails clearly", f"rc={rc} {err}")
         o = os.path.join(tmp, f"{name}.auto.png")
-        rc, _, err, _, _ = run(["equalize", src, o, "--png-level", "9"], env=env)
-        t.check(rc == 0 and "running on the CPU" in err and os.path.exists(o) and read(o) == ref_bytes,
+        rc, _, err, _, _ = run(["rotate", big, o] + rot, env=env)
+        t.check(rc == 0 and "running on the CPU" in err and os.path.exists(o) and read(o) == big_ref_bytes,
                 f"{name}: auto falls back to the CPU, same bytes", f"rc={rc} {err}")
     cuda_case("no-device", {"CUDA_VISIBLE_DEVICES": ""}, "no usable GPU")
     cuda_case("mem-limit", {"IMGPU_CUDA_MEM_LIMIT": "4K"}, "IMGPU_CUDA_MEM_LIMIT")
