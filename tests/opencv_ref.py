@@ -8,6 +8,7 @@ RGBA), not OpenCV's BGR: read() and write() convert at the boundary.
 import subprocess
 import tempfile
 import os
+import shutil
 
 import cv2
 import numpy as np
@@ -147,3 +148,29 @@ def run_imgpu(imgpu, args, device):
             raise NoGPU(msg)
         raise RuntimeError(f"{' '.join(cmd)} exited with {p.returncode}: {msg}")
     return p
+
+
+def run_batch(imgpu, outdir, inputs, ops, device):
+    """Run `imgpu batch OPS --device DEVICE -o OUTDIR --overwrite INPUTS...` (one process, so
+    one CUDA context, for many cases) into a fresh OUTDIR, and return {input: expected output
+    path} (the default naming, {stem}.png: every input here is a PNG with its own stem).
+    Raises NoGPU as run_imgpu does, RuntimeError when the batch as a whole failed or its
+    summary does not say that the ops ran on the requested backend. A single file that failed
+    is no error here: its output is missing and the caller fails that case (the reason is in
+    the returned process's stderr)."""
+    stems = [os.path.splitext(os.path.basename(p))[0] for p in inputs]
+    if len(set(stems)) != len(stems):
+        raise ValueError("batch inputs must have distinct names")
+    shutil.rmtree(outdir, ignore_errors=True)  # no stale output may pass for a new one
+    os.makedirs(os.path.dirname(os.path.abspath(outdir)), exist_ok=True)
+    cmd = [imgpu, "batch"] + list(ops) + ["--device", device, "-o", outdir, "--overwrite",
+                                          "--format", "png"] + list(inputs)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    msg = (p.stdout + p.stderr).strip()
+    if p.returncode != 0 and device == "cuda" and p.returncode == 1 and any(s in msg for s in NO_GPU):
+        raise NoGPU(msg)
+    where = "ops on the GPU" if device == "cuda" else "ops on the CPU"
+    if p.returncode not in (0, 1) or where not in p.stderr:
+        raise RuntimeError(f"{' '.join(cmd)} exited with {p.returncode} without '{where}': {msg}")
+    outs = {path: os.path.join(outdir, stem + ".png") for path, stem in zip(inputs, stems)}
+    return outs, p

@@ -14,9 +14,13 @@ KIND:
                   window when an X server (or xvfb-run) is there
   usage           option errors (exit 2), missing files (exit 1), `imgpu view --help`
 Every snapshot without --size is compared with the CLI's output for the same settings with
-`imgpu compare --max-abs 0`: pixel for pixel. Exit 77 (skipped) where the needed display or GPU
+`imgpu compare --max-abs 0`'s rule: pixel for pixel (in Python with cv2 + numpy where this python3
+has them, else by `imgpu compare`). The CLI's references run on the CPU (--device cpu: the
+reference backend, and no CUDA start-up per reference on a GPU machine), each (input, steps)
+once, cached under TMP_ROOT for the other viewer tests of the same imgpu binary. Exit 77 (skipped) where the needed display or GPU
 is missing; /usr/bin/python3 only (no modules beyond the standard library).
 """
+import hashlib
 import os
 import shutil
 import subprocess
@@ -99,19 +103,83 @@ CASES = [
 ]
 
 
+REF_CACHE = None  # set by main(): a folder of CLI references shared by the viewer tests
+
+
+def ref_cache_dir(imgpu, tmp_root):
+    """The reference cache of this imgpu binary (its size and mtime name the folder, so a rebuilt
+    imgpu never reuses an old binary's references; other binaries' folders are removed)."""
+    st = os.stat(imgpu)
+    name = f"ref_cache.{st.st_size}_{st.st_mtime_ns}"
+    for old in os.listdir(tmp_root):
+        if old.startswith("ref_cache.") and old != name:
+            shutil.rmtree(os.path.join(tmp_root, old), ignore_errors=True)
+    d = os.path.join(tmp_root, name)
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
 def cli_output(ck, imgpu, inp, steps, out):
+    """The CLI's result of STEPS on INP, in OUT, computed on the CPU (the reference backend);
+    taken from REF_CACHE when another case or viewer test already computed it."""
+    key = None
+    if REF_CACHE:
+        h = hashlib.sha256(repr(steps).encode())
+        h.update(cc.read(inp))
+        key = os.path.join(REF_CACHE, h.hexdigest() + os.path.splitext(out)[1])
+        if os.path.isfile(key):
+            shutil.copyfile(key, out)
+            return True
     src = inp
     for s in steps:
-        rc, o, e = run([imgpu, s[0], src, out] + s[1:] + ["--quiet"])
+        rc, o, e = run([imgpu, s[0], src, out] + s[1:] + ["--device", "cpu", "--quiet"])
         if not ck.check(rc == 0, f"CLI {s} on {inp}", e):
             return False
         src = out
+    if key:
+        part = f"{key}.{os.getpid()}.part"  # viewer tests run in parallel: publish atomically
+        shutil.copyfile(out, part)
+        os.replace(part, key)
     return True
 
 
-def same(ck, imgpu, a, b, what):
+def png_layout(path):
+    """(bit depth, color type) from a PNG's IHDR, None for anything else."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(29)
+    except OSError:
+        return None
+    if len(head) < 29 or head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        return None
+    return head[24], head[25]
+
+
+def equal_images(imgpu, a, b):
+    """`imgpu compare A B --max-abs 0` (same size, same channels, every sample equal, 8-bit
+    samples scaled by 257 against 16-bit ones): in Python with cv2 + numpy when this python3
+    has them and both files are PNGs of one color type (cv2 would turn gray+alpha into BGRA
+    and hide a layout difference), else one `imgpu compare` process. Returns (equal, detail)."""
+    cv2 = cc.try_cv2()
+    la, lb = png_layout(a), png_layout(b)
+    if cv2 is not None and la and lb and la[1] == lb[1]:
+        import numpy as np
+        pa, pb = cv2.imread(a, cv2.IMREAD_UNCHANGED), cv2.imread(b, cv2.IMREAD_UNCHANGED)
+        if pa is not None and pb is not None:
+            if pa.shape != pb.shape:
+                return False, f"{a} is {pa.shape}, {b} is {pb.shape}"
+            va, vb = pa.astype(np.int64), pb.astype(np.int64)
+            if pa.dtype != pb.dtype:  # 8 vs 16 bits: compare in 16-bit levels, as imgpu compare
+                va, vb = (va * 257 if pa.dtype == np.uint8 else va), (vb * 257 if pb.dtype == np.uint8 else vb)
+            d = np.abs(va - vb)
+            return bool(d.max() == 0), f"cv2: {int(np.count_nonzero(d))} samples differ, max |diff| {int(d.max())}"
     rc, o, e = run([imgpu, "compare", a, b, "--max-abs", "0"])
-    return ck.check(rc == 0, f"{what}: snapshot equals the CLI's output pixel for pixel", o + e)
+    return rc == 0, o + e
+
+
+def same(ck, imgpu, a, b, what):
+    ok, detail = equal_images(imgpu, a, b)
+    return ck.check(ok, f"{what}: snapshot equals the CLI's output pixel for pixel", detail)
 
 
 def gpu_or_skip(view, inp, tmp, extra, env=None):
@@ -160,8 +228,8 @@ def view_glfw_vs_egl(ck, imgpu, view, tmp, assets):
             outs[ctx] = os.path.join(tmp, f"view_{ctx}_{size}.png")
             rc, o, e = run([view, coffee, "--snapshot", outs[ctx], "--size", size, "--context", ctx] + extra)
             ck.check(rc == 0, f"--size {size} {' '.join(extra)} [{ctx}] exits 0", o + e)
-        rc, o, e = run([imgpu, "compare", outs["glfw"], outs["egl"], "--max-abs", "0"])
-        ck.check(rc == 0, f"--size {size} {' '.join(extra)}: the GLFW view equals the EGL view pixel for pixel", o + e)
+        ok, detail = equal_images(imgpu, outs["glfw"], outs["egl"])
+        ck.check(ok, f"--size {size} {' '.join(extra)}: the GLFW view equals the EGL view pixel for pixel", detail)
 
 
 EVENTS = """# the scripted interaction: settings from keys and a right-button drag
@@ -378,6 +446,9 @@ def main():
     if kind in ("snapshot-glfw", "interop-window"):
         ensure_display()
     tmp = tempfile.mkdtemp(prefix=f"viewer_{kind}.", dir=tmp_root)
+    if kind in ("snapshot-glfw", "snapshot-egl", "interop-egl", "interop-window"):
+        global REF_CACHE
+        REF_CACHE = ref_cache_dir(imgpu, tmp_root)
     ck = cc.Checker(f"viewer_test {kind}")
     if kind == "snapshot-glfw":
         snapshots(ck, imgpu, view, tmp, assets, "glfw", [])
