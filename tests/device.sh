@@ -5,7 +5,9 @@
 # Unpacks the carried packages (GLFW, GLEW, stb, libdeflate, Xvfb + Mesa), builds build-gpu with
 # the machine's python3 (cv2) for the Python-driven tests, starts Xvfb for the window tests, runs
 # the whole suite (ctest -j, default settings) DEVICE_ROUNDS times (default 1), and, with
-# DEVICE_SANITIZE=1, the compute-sanitizer runs of tests/robust_gpu.sh, timed apart. Logs go to
+# DEVICE_SANITIZE=1, the compute-sanitizer runs of tests/robust_gpu.sh and of the viewer's interop
+# and 16-bit display paths (DEVICE_SANITIZE=viewer: the viewer's only), timed apart, and with
+# DEVICE_FLAKE=N, viewer_events N times while GPU tests load the same GPU. Logs go to
 # $OUT (default /tmp/device-out): build.log, suite.log (every round, per-test times), slow.txt
 # (the 15 slowest tests of the last round), sanitize.log. The last line is the one summary:
 #   device.sh: <gpu>: round 1 <P>/<N> passed <S> skipped in <T> s; ... sanitize <rc>
@@ -45,12 +47,49 @@ for round in $(seq 1 "${DEVICE_ROUNDS:-1}"); do
     > "$OUT/slow.txt"
   grep -E "\*\*\*Failed|Timeout|\(Failed\)" "$OUT/round.log" | head -20
 done
-if [ "${DEVICE_SANITIZE:-0}" = 1 ]; then
+if [ "${DEVICE_SANITIZE:-0}" != 0 ]; then
+  # compute-sanitizer: the GPU tests and an imgpu run (robust_gpu.sh; DEVICE_SANITIZE=1), and the
+  # viewer's CUDA-GL interop path (8-bit) and its 16-bit display path, each under memcheck,
+  # racecheck, synccheck and initcheck (DEVICE_SANITIZE=viewer: the viewer only)
   t0=$SECONDS
-  (cd build-gpu && bash ../tests/robust_gpu.sh "$OUT/sanitize") > "$OUT/sanitize.log" 2>&1
-  rc=$?
-  [ "$rc" = 0 ] || fail=1
-  summary="$summary sanitize rc $rc in $((SECONDS - t0)) s;"
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+  src=0
+  if [ "${DEVICE_SANITIZE}" = 1 ]; then
+    (cd build-gpu && bash ../tests/robust_gpu.sh /tmp/sanitize) > "$OUT/sanitize.log" 2>&1 || src=1
+  fi
+  python3 -c "
+import cv2, numpy as np
+g = np.clip(np.linspace(3160, 10760, 320 * 200).reshape(200, 320), 0, 65535).astype(np.uint16)
+cv2.imwrite('/tmp/g16.png', g)"
+  for tool in memcheck racecheck synccheck initcheck; do
+    for k in interop 16bit; do
+      if [ $k = interop ]; then args=(assets/coffee.png --equalize --rotate 17 --histogram);
+      else args=(/tmp/g16.png --clahe --rotate 30 --histogram); fi
+      timeout 120 "$cs" --tool $tool --error-exitcode 99 build-gpu/imgpu-view "${args[@]}" \
+        --snapshot /tmp/cs_$k.png --size 640x400 --context egl --device cuda --frames 3 --stats \
+        > /tmp/cs_${tool}_$k.log 2>&1
+      r=$?
+      [ $r = 0 ] || src=1
+      echo "viewer $k $tool: rc=$r $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|display:' /tmp/cs_${tool}_$k.log | tr '\n' ' ')" \
+        >> "$OUT/sanitize.log"
+    done
+  done
+  [ "$src" = 0 ] || fail=1
+  summary="$summary sanitize rc $src in $((SECONDS - t0)) s;"
+fi
+if [ "${DEVICE_FLAKE:-0}" -gt 0 ]; then
+  # issue 18's flake: viewer_events repeatedly while GPU tests load the same GPU; a failing
+  # run keeps its folder (IMGPU_KEEP_TMP) and its log lands in $OUT/flake.log
+  t0=$SECONDS
+  ( for i in $(seq 1 6); do build-gpu/tests/test_gpu_ops > /dev/null 2>&1; done ) &
+  ( for i in $(seq 1 6); do build-gpu/tests/test_gpu_clahe > /dev/null 2>&1; done ) &
+  nf=0
+  for i in $(seq 1 "$DEVICE_FLAKE"); do
+    IMGPU_KEEP_TMP=1 ctest --test-dir build-gpu -R '^viewer_events$' --output-on-failure > /tmp/flake_$i.log 2>&1 ||
+      { nf=$((nf + 1)); cat /tmp/flake_$i.log >> "$OUT/flake.log"; }
+  done
+  kill %1 %2 2>/dev/null; wait 2>/dev/null
+  summary="$summary flake $nf/$DEVICE_FLAKE failed in $((SECONDS - t0)) s;"
 fi
 echo "$summary total $((SECONDS - start)) s"
 exit $fail
