@@ -7,6 +7,9 @@
 #   viewer_usage           option errors, missing input, `imgpu view --help`
 #   viewer_16bit           16-bit images through EGL: the auto window's full contrast, the keys,
 #                          views == the CLI's 16-bit output through the window (numpy, cv2)
+#   viewer_overlay         the histogram overlay through EGL: H's corners (bounding boxes of
+#                          the pixels it changes), the margins, the free corners, the BEFORE /
+#                          AFTER labels and the legend against the bitmap font
 #   viewer_interop_egl     (label gpu) EGL + CUDA-GL interop, the snapshots and events again
 #   viewer_interop_window  (label gpu) a GLFW window on NVIDIA's GLX (__GLX_VENDOR_LIBRARY_NAME)
 # Without the display or the GPU they needs they exit 77: skipped, not passed.
@@ -35,4 +38,12 @@ if(TARGET imgpu-view)
     add_test(NAME viewer_16bit COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
   endif()
   set_tests_properties(viewer_16bit PROPERTIES LABELS viewer SKIP_RETURN_CODE 77 TIMEOUT 600)
+  if(IMGPU_PYTHON3)
+    add_test(NAME viewer_overlay
+             COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/viewer_overlay.py $<TARGET_FILE:imgpu>
+                     $<TARGET_FILE:imgpu-view> ${IMGPU_VIEWER_TMP} ${IMGPU_ASSETS})
+  else()
+    add_test(NAME viewer_overlay COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+  endif()
+  set_tests_properties(viewer_overlay PROPERTIES LABELS viewer SKIP_RETURN_CODE 77 TIMEOUT 600)
 endif()

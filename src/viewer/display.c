@@ -19,7 +19,9 @@
  * snapshot or save is the CLI's 16-bit output exactly; the window applies to the view only.
  * The histogram overlay's data (256 x 4 RGBA32F, see kernels/viewer.cu) is made by a kernel
  * into a registered texture too, or on the host on the upload path; the fragment shader draws
- * the bars and CDF curves from it. Unregister before deleting a GL object (cuda-samples rule).
+ * the bars and CDF curves from it. Its labels (BEFORE, AFTER, the colour legend) are small
+ * RGBA textures made once from the bitmap font and drawn over it by GL, the same on both paths.
+ * Unregister before deleting a GL object (cuda-samples rule).
  */
 #include "viewer.h"
 #include "error.h"
@@ -41,6 +43,8 @@
 #include <time.h>
 
 enum { HIST_W = 256, HIST_H = 4, CAP_ROUND = 64 };
+/* the histogram overlay's labels, each at scale 1 (small overlays) and 2 */
+enum { LAB_BEFORE = 0, LAB_AFTER, LAB_LEGEND_RGB, LAB_LEGEND_GRAY, LAB_KINDS, LAB_PAD = 2 };
 
 struct vw_display {
     vw_path path;
@@ -51,6 +55,7 @@ struct vw_display {
     int orig_cap_w, orig_cap_h;
     GLuint tex_hist, tex_help, tex_note;
     int help_w, help_h, note_w, note_h;
+    struct { GLuint tex; int w, h; } lab[LAB_KINDS][2];
     int src_w, src_h, src_c;
     int res_w, res_h, res_c;
     int depth;              /* the source's (and so the result's) depth: 8 or 16 */
@@ -397,6 +402,29 @@ static int ensure_orig(vw_display *d, int w, int h)
 
 /* ---- create / destroy ----------------------------------------------------------------------- */
 
+/* The histogram overlay's labels; the legend's colours are the shader's curve colours. */
+static int make_labels(vw_display *d)
+{
+    static const struct { const char *text, *colors; } lab[LAB_KINDS] = {
+        [LAB_BEFORE] = {"BEFORE", NULL},
+        [LAB_AFTER] = {"AFTER", NULL},
+        [LAB_LEGEND_RGB] = {"R G B", "rwgwb"},
+        [LAB_LEGEND_GRAY] = {"CDF", "yyy"},
+    };
+    for (int k = 0; k < LAB_KINDS; k++)
+        for (int s = 0; s < 2; s++) {
+            imgpu_image *im = vw__label_image(lab[k].text, lab[k].colors, s + 1, LAB_PAD);
+            if (!im)
+                return -1;
+            d->lab[k][s].tex = new_texture(GL_RGBA8, im->width, im->height, GL_RGBA, GL_UNSIGNED_BYTE);
+            glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, im->width, im->height, GL_RGBA, GL_UNSIGNED_BYTE, im->data);
+            d->lab[k][s].w = im->width;
+            d->lab[k][s].h = im->height;
+            imgpu_image_free(im);
+        }
+    return gl_check("uploading the histogram labels");
+}
+
 vw_display *vw_display_new(imgpu_device device, int interop)
 {
     vw_display *d = calloc(1, sizeof *d);
@@ -412,7 +440,7 @@ vw_display *vw_display_new(imgpu_device device, int interop)
     glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
     glPixelStorei(GL_PACK_ALIGNMENT, 1);
     d->tex_hist = new_texture(GL_RGBA32F, HIST_W, HIST_H, GL_RGBA, GL_FLOAT);
-    if (gl_check("creating the viewer's GL objects") != 0)
+    if (gl_check("creating the viewer's GL objects") != 0 || make_labels(d) != 0)
         goto fail;
 
     const char *gl_vendor = (const char *)glGetString(GL_VENDOR);
@@ -484,6 +512,10 @@ void vw_display_free(vw_display *d)
     for (size_t i = 0; i < sizeof texs / sizeof texs[0]; i++)
         if (texs[i])
             glDeleteTextures(1, &texs[i]);
+    for (int k = 0; k < LAB_KINDS; k++)
+        for (int s = 0; s < 2; s++)
+            if (d->lab[k][s].tex)
+                glDeleteTextures(1, &d->lab[k][s].tex);
     if (d->fbo)
         glDeleteFramebuffers(1, &d->fbo);
     if (d->vao)
@@ -879,17 +911,50 @@ static void draw_overlay(vw_display *d, int kind, GLuint tex, float x, float y, 
     glDisable(GL_BLEND);
 }
 
+/* The histogram overlay in a corner: at most 512 x 256, and at most half the framebuffer's width
+ * and height less the margins, so that whichever corner it is in, the opposite corners stay
+ * visible (H moves it away from what it covers). Labels go top-left in each panel, the colour
+ * legend after BEFORE (where the CDF curves are low; they all end top-right), where they fit. */
+static void draw_histogram(vw_display *d, vw_hist_pos pos, int fb_w, int fb_h)
+{
+    enum { MARGIN = 10 };
+    float w = 512.0f;
+    if (w > fb_w / 2.0f - 1.5f * MARGIN)
+        w = floorf(fb_w / 2.0f - 1.5f * MARGIN);
+    if (w > 2.0f * floorf(fb_h / 2.0f - 1.5f * MARGIN))
+        w = 2.0f * floorf(fb_h / 2.0f - 1.5f * MARGIN);
+    const float h = floorf(w / 2), ph = floorf(h / 2); /* ph: the shader's panel height, h / 2 */
+    if (w < 64)
+        return;
+    const int right = pos == VW_HIST_LOWER_RIGHT || pos == VW_HIST_TOP_RIGHT;
+    const int top = pos == VW_HIST_TOP_RIGHT || pos == VW_HIST_TOP_LEFT;
+    const float x = right ? fb_w - w - MARGIN : MARGIN;
+    float y = top ? MARGIN : fb_h - h - MARGIN;
+    if (!top && !right && d->tex_note && y > d->note_h + 2 * MARGIN + h) /* above N / P's note */
+        y -= d->note_h + MARGIN;
+    draw_overlay(d, 0, d->tex_hist, x, y, w, h, fb_w, fb_h);
+    const int s = w >= 240 ? 1 : 0; /* label scale 2, or 1 on small overlays */
+    const int legend = d->src_c >= 3 ? LAB_LEGEND_RGB : LAB_LEGEND_GRAY;
+    const float lx = x + 4 + d->lab[LAB_BEFORE][s].w + 8 * (s + 1); /* the legend's x */
+    if (d->lab[LAB_BEFORE][s].h * 2 > ph || lx + d->lab[legend][s].w > x + w / 2)
+        return; /* too small to label without hiding the bars */
+    for (int panel = 0; panel < 2; panel++) {
+        const int k = panel == 0 ? LAB_BEFORE : LAB_AFTER;
+        draw_overlay(d, 1, d->lab[k][s].tex, x + 4, y + panel * ph + 3, (float)d->lab[k][s].w,
+                     (float)d->lab[k][s].h, fb_w, fb_h);
+    }
+    draw_overlay(d, 1, d->lab[legend][s].tex, lx, y + 3, (float)d->lab[legend][s].w,
+                 (float)d->lab[legend][s].h, fb_w, fb_h);
+}
+
 int vw_display_draw(vw_display *d, const vw_draw *v, int fb_w, int fb_h)
 {
     if (!d->have_result)
         return imgpu_error("nothing to draw yet");
     glViewport(0, 0, fb_w, fb_h);
     draw_image(d, v, fb_w, fb_h, 0);
-    if (v->hist && d->hist_valid) {
-        float w = fb_w - 20 < 512 ? (float)(fb_w - 20) : 512.0f, h = w / 2;
-        if (w > 64)
-            draw_overlay(d, 0, d->tex_hist, (float)fb_w - w - 10, (float)fb_h - h - 10, w, h, fb_w, fb_h);
-    }
+    if (v->hist != VW_HIST_OFF && d->hist_valid)
+        draw_histogram(d, (vw_hist_pos)v->hist, fb_w, fb_h);
     if (v->help && d->tex_help)
         draw_overlay(d, 1, d->tex_help, 10, 10, (float)d->help_w, (float)d->help_h, fb_w, fb_h);
     if (d->tex_note)

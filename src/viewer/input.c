@@ -258,9 +258,10 @@ void vw_app_key(vw_app *a, int key, int mods)
         a->show = a->show == VW_SHOW_SPLIT ? VW_SHOW_PROCESSED : VW_SHOW_SPLIT;
         a->dirty_view = 1;
         break;
-    case GLFW_KEY_H:
-        a->hist = !a->hist;
-        a->dirty_ops = a->hist; /* the "after" histogram is computed with the frame */
+    case GLFW_KEY_H: /* off -> lower right -> lower left -> top right -> top left -> off */
+        a->hist = (a->hist + 1) % VW_HIST_STATES;
+        if (a->hist == VW_HIST_LOWER_RIGHT)
+            a->dirty_ops = 1; /* the "after" histogram is computed with the frame; it stays valid while moved */
         a->dirty_view = 1;
         break;
     case GLFW_KEY_SLASH: /* '?' is Shift+/ on US layouts; F1 works everywhere */

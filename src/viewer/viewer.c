@@ -47,7 +47,8 @@ static const char s_help[] =
     "                       default clip 40, tiles 8x8; not with --equalize\n"
     "  --rotate DEG         rotate counterclockwise (arrows, right drag, 9 / 0)\n"
     "  --filter nearest|bilinear|bicubic (F)       --expand | --crop (X)\n"
-    "  --histogram          show the histogram overlay (H)\n"
+    "  --histogram          show the histogram overlay (labelled BEFORE / AFTER) at the lower\n"
+    "                       right; H steps it: lower right, lower left, top right, top left, off\n"
     "16-bit images are processed in 16 bits (saved and printed as such) and shown through a\n"
     "window of levels, black..white: auto is the shown image's min..max (A); Up / Down move\n"
     "it by a tenth of its width (Shift: a hundredth), = / - narrow / widen it by 1.25; the\n"
@@ -82,7 +83,7 @@ static const char s_controls[] =
     "9 / 0  -90 / +90   F  FILTER   X  EXPAND/CROP   R  RESET\n"
     "WHEEL  ZOOM   LEFT DRAG  PAN   HOME  FIT   1  1:1\n"
     "SPACE  ORIGINAL/PROCESSED   V  SPLIT VIEW (DRAG THE DIVIDER)\n"
-    "H  HISTOGRAM (BEFORE / AFTER, CDF)\n"
+    "H  HISTOGRAM (BEFORE / AFTER, CDF): LOWER RIGHT > LOWER LEFT > TOP RIGHT > TOP LEFT > OFF\n"
     "16-BIT: UP/DOWN  WINDOW LEVEL (SHIFT FINE)   = / -  NARROWER / WIDER   A  AUTO (MIN..MAX)\n"
     "S  SAVE   CTRL+C  PRINT THE IMGPU COMMAND LINE\n"
     "N / P  NEXT / PREVIOUS IMAGE   DROP A FILE TO OPEN IT\n"
@@ -467,7 +468,7 @@ static int process(viewer *v)
     imgpu_op ops[2];
     int n = vw_app_ops(&v->app, ops);
     double ms = 0;
-    if (vw_display_process(v->disp, ops, n, v->app.hist, &ms) != 0)
+    if (vw_display_process(v->disp, ops, n, v->app.hist != VW_HIST_OFF, &ms) != 0)
         return -1;
     v->app.gpu_ms = ms;
     update_window(v);
@@ -789,7 +790,7 @@ int main(int argc, char **argv)
     a->mode = v.o.mode;
     a->filter = v.o.filter;
     a->crop = v.o.crop;
-    a->hist = v.o.histogram;
+    a->hist = v.o.histogram ? VW_HIST_LOWER_RIGHT : VW_HIST_OFF;
     if (v.o.have_rotate) {
         /* to hundredths of a degree, wrapped to (-180, 180] as the controls keep it */
         double c = fmod(round(v.o.rotate * 100.0), 36000.0);

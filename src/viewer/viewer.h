@@ -50,11 +50,21 @@ typedef struct vw_draw {
     double ox, oy;     /* framebuffer position of the processed image's top-left corner */
     vw_show show;
     double split_x;    /* VW_SHOW_SPLIT: framebuffer x of the divider */
-    int hist;          /* histogram overlay */
+    int hist;          /* histogram overlay: a vw_hist_pos (VW_HIST_OFF: none) */
     int help;          /* help overlay */
     int wl_auto;       /* 16-bit images: the window is each shown image's min..max */
     double wl_lo, wl_hi; /* else this window of 16-bit levels is black..white */
 } vw_draw;
+
+/* Where the histogram overlay is: H steps through these in order, back to off. */
+typedef enum vw_hist_pos {
+    VW_HIST_OFF = 0,
+    VW_HIST_LOWER_RIGHT, /* --histogram */
+    VW_HIST_LOWER_LEFT,
+    VW_HIST_TOP_RIGHT,
+    VW_HIST_TOP_LEFT,
+    VW_HIST_STATES
+} vw_hist_pos;
 
 typedef enum vw_path { VW_PATH_INTEROP = 0, VW_PATH_UPLOAD_CUDA, VW_PATH_UPLOAD_CPU } vw_path;
 
@@ -95,6 +105,10 @@ int vw_display_set_note(vw_display *d, const imgpu_image *rgba);
 /* RGBA image of `text` (lines split at '\n') in a 5x7 font at `scale`, white on translucent
  * black. NULL with a message on failure. */
 imgpu_image *vw__text_image(const char *text, int scale);
+/* One line of text, tight: glyphs at `scale` with `pad` pixels of translucent black around
+ * them. colors: NULL (white) or one code per character: 'w' white, 'r' 'g' 'b' 'y' the
+ * histogram overlay's curve colours. NULL with a message on failure. */
+imgpu_image *vw__label_image(const char *text, const char *colors, int scale, int pad);
 
 /* ---- the application state and the controls (input.c) ------------------------------------ */
 enum { VW_DRAG_NONE = 0, VW_DRAG_PAN, VW_DRAG_ROTATE, VW_DRAG_DIVIDER };
@@ -127,7 +141,8 @@ typedef struct vw_app {
     int fit;                 /* refit on resize and on size changes */
     vw_show show, show_before_space;
     double split_frac;       /* divider position as a share of the framebuffer width */
-    int hist, help;
+    int hist;                /* a vw_hist_pos: H cycles it */
+    int help;
     /* pointer state */
     double cx, cy;
     int drag;
