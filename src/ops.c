@@ -1,21 +1,149 @@
-/* ops.c — the operations API: op constructors, rotation geometry, and the dispatcher that
- * runs a pipeline on the CPU or CUDA backend (see ops.h for the conventions). */
+/* ops.c — the dispatcher (ops.h): a table of backends (the CPU, and CUDA when built with it),
+ * `auto`'s cost rule that picks one per job, and the one fall-back rule that hands a job the
+ * GPU could not finish to the CPU. What the ops mean lives in the op floor, op.{h,c}. */
 #include "ops.h"
 #include "error.h"
-#include "io.h"
 #include "cpu/cpu.h"
 #ifdef IMGPU_HAVE_CUDA
 #include "cuda/cuda_backend.h"
 #endif
 
-#include <errno.h>
-#include <inttypes.h>
-#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- the backends ---------------------------------------------------------------------------
+ * One entry per backend, GLFW's platform table: what the dispatcher may ask of a backend.
+ * Each function returns 0, or -1 with a message recorded; the CUDA backend also returns
+ * IMGPU_CUDA_OOM or IMGPU_CUDA_STICKY (cuda_backend.h), which `auto` answers on the CPU
+ * (run_job). A pipeline writes *out only on success. The CPU entry comes first: it is the
+ * reference, always available, and the one that takes over. */
+typedef struct imgpu_backend {
+    const char *name;
+    imgpu_device device;
+    int (*available)(void); /* 1, or 0 with the reason recorded as the error */
+    int (*pipeline)(const imgpu_image *in, const imgpu_op *ops, int n, imgpu_image **out);
+    int (*histogram)(const imgpu_image *in, imgpu_histogram *out);
+    int (*histogram_full)(const imgpu_image *in, imgpu_histogram_full *out);
+} imgpu_backend;
+
+static imgpu_image *cpu_run_op(const imgpu_image *in, const imgpu_op *op)
+{
+    switch (op->kind) {
+    case IMGPU_OP_EQUALIZE:
+        if (in->depth == 8 && op->u.equalize.formula == IMGPU_FORMULA_OPENCV)
+            return imgpu_cpu_equalize(in, &op->u.equalize);
+        return imgpu_cpu_equalize_full(in, &op->u.equalize);
+    case IMGPU_OP_ROTATE: return imgpu_cpu_rotate(in, &op->u.rotate);
+    case IMGPU_OP_CLAHE: return imgpu_cpu_clahe(in, &op->u.clahe);
+    }
+    imgpu_error("unknown operation %d", (int)op->kind);
+    return NULL;
+}
+
+static int cpu_pipeline(const imgpu_image *in, const imgpu_op *ops, int n, imgpu_image **out)
+{
+    imgpu_image *cur;
+    if (n == 0) {
+        cur = imgpu_image_copy(in);
+    } else {
+        /* the first op reads the caller's image itself (ops never write their input): no
+         * copy, so a stage holds input + result + working memory, as imgpu_pipeline_plan
+         * counts it */
+        cur = cpu_run_op(in, &ops[0]);
+        for (int i = 1; cur && i < n; i++) {
+            imgpu_image *next = cpu_run_op(cur, &ops[i]);
+            imgpu_image_free(cur);
+            cur = next;
+        }
+    }
+    if (!cur)
+        return -1;
+    *out = cur;
+    return 0;
+}
+
+static int cpu_available(void) { return 1; }
+
+static const imgpu_backend s_backends[] = {
+    {"cpu", IMGPU_DEVICE_CPU, cpu_available, cpu_pipeline, imgpu_cpu_histogram, imgpu_cpu_histogram_full},
+#ifdef IMGPU_HAVE_CUDA
+    {"cuda", IMGPU_DEVICE_CUDA, imgpu_cuda_available, imgpu_cuda_pipeline_run, imgpu_cuda_histogram,
+     imgpu_cuda_histogram_full},
+#endif
+};
+#define CPU_BACKEND (&s_backends[0])
+
+/* The entry of a concrete device; NULL when this build has none (CUDA without the toolkit). */
+static const imgpu_backend *backend_for(imgpu_device d)
+{
+    for (size_t i = 0; i < sizeof s_backends / sizeof s_backends[0]; i++)
+        if (s_backends[i].device == d)
+            return &s_backends[i];
+    return NULL;
+}
+
+/* One job for a backend: a pipeline or one of the histograms, with where its result goes. */
+typedef struct job {
+    enum { JOB_PIPELINE, JOB_HISTOGRAM, JOB_HISTOGRAM_FULL } kind;
+    const imgpu_image *in;
+    const imgpu_op *ops;
+    int n;
+    imgpu_image **image;
+    imgpu_histogram *hist;
+    imgpu_histogram_full *hist_full;
+} job;
+
+static int job_call(const imgpu_backend *b, const job *j)
+{
+    switch (j->kind) {
+    case JOB_PIPELINE: return b->pipeline(j->in, j->ops, j->n, j->image);
+    case JOB_HISTOGRAM: return b->histogram(j->in, j->hist);
+    case JOB_HISTOGRAM_FULL: return b->histogram_full(j->in, j->hist_full);
+    }
+    return imgpu_error("unknown job %d", (int)j->kind);
+}
+
+/* After a failed run on a GPU backend: 1 when the CPU should run the job instead — `auto`
+ * after running out of device memory or a sticky fault (the GPU is gone for this process,
+ * see IMGPU_CUDA_STICKY), with a one-line notice; 0 when the error stands. */
+static int cpu_takes_over(int rc, imgpu_device requested)
+{
+#ifdef IMGPU_HAVE_CUDA
+    if ((rc != IMGPU_CUDA_OOM && rc != IMGPU_CUDA_STICKY) || requested == IMGPU_DEVICE_CUDA)
+        return 0;
+    imgpu_notice("%s; running on the CPU", imgpu_error_message());
+    imgpu_error_clear();
+    return 1;
+#else
+    (void)rc;
+    (void)requested;
+    return 0;
+#endif
+}
+
+/* Run j on the backend of `d` (already resolved from `requested`), the fall-back rule
+ * written once for every job: a GPU backend's result, or its error unless cpu_takes_over;
+ * then the CPU. *used (may be NULL) is set when the GPU succeeded, and before the CPU runs. */
+static int run_job(const job *j, imgpu_device requested, imgpu_device d, imgpu_device *used)
+{
+    const imgpu_backend *b = backend_for(d);
+    if (b && b != CPU_BACKEND) {
+        int rc = job_call(b, j);
+        if (rc == 0) {
+            if (used)
+                *used = b->device;
+            return 0;
+        }
+        if (!cpu_takes_over(rc, requested))
+            return -1;
+    }
+    if (used)
+        *used = IMGPU_DEVICE_CPU;
+    return job_call(CPU_BACKEND, j);
+}
 
 void imgpu_backend_prepare(imgpu_device requested)
 {
@@ -67,13 +195,19 @@ int imgpu_device_resolve(imgpu_device requested, imgpu_device *resolved)
         *resolved = IMGPU_DEVICE_CPU;
         return 0;
     }
-#ifdef IMGPU_HAVE_CUDA
-    if (imgpu_cuda_available()) {
+    const imgpu_backend *gpu = backend_for(IMGPU_DEVICE_CUDA);
+    if (!gpu) {
+        if (requested == IMGPU_DEVICE_CUDA)
+            return imgpu_error("--device cuda: this imgpu was built without CUDA support");
+        *resolved = IMGPU_DEVICE_CPU;
+        return 0;
+    }
+    if (gpu->available()) {
         *resolved = IMGPU_DEVICE_CUDA;
         return 0;
     }
     if (requested == IMGPU_DEVICE_CUDA)
-        return -1; /* imgpu_cuda_available recorded why */
+        return -1; /* available() recorded why */
     static int noticed;
     if (!noticed) {
         noticed = 1;
@@ -82,57 +216,7 @@ int imgpu_device_resolve(imgpu_device requested, imgpu_device *resolved)
     imgpu_error_clear();
     *resolved = IMGPU_DEVICE_CPU;
     return 0;
-#else
-    if (requested == IMGPU_DEVICE_CUDA)
-        return imgpu_error("--device cuda: this imgpu was built without CUDA support");
-    *resolved = IMGPU_DEVICE_CPU;
-    return 0;
-#endif
 }
-
-static imgpu_image *cpu_run_op(const imgpu_image *in, const imgpu_op *op)
-{
-    switch (op->kind) {
-    case IMGPU_OP_EQUALIZE:
-        if (in->depth == 8 && op->u.equalize.formula == IMGPU_FORMULA_OPENCV)
-            return imgpu_cpu_equalize(in, &op->u.equalize);
-        return imgpu_cpu_equalize_full(in, &op->u.equalize);
-    case IMGPU_OP_ROTATE: return imgpu_cpu_rotate(in, &op->u.rotate);
-    case IMGPU_OP_CLAHE: return imgpu_cpu_clahe(in, &op->u.clahe);
-    }
-    imgpu_error("unknown operation %d", (int)op->kind);
-    return NULL;
-}
-
-static imgpu_image *cpu_pipeline(const imgpu_image *in, const imgpu_op *ops, int n)
-{
-    if (n == 0)
-        return imgpu_image_copy(in);
-    /* the first op reads the caller's image itself (ops never write their input): no copy,
-     * so a stage holds input + result + working memory, as imgpu_pipeline_plan counts it */
-    imgpu_image *cur = cpu_run_op(in, &ops[0]);
-    for (int i = 1; cur && i < n; i++) {
-        imgpu_image *next = cpu_run_op(cur, &ops[i]);
-        imgpu_image_free(cur);
-        cur = next;
-    }
-    return cur;
-}
-
-#ifdef IMGPU_HAVE_CUDA
-/* After a failed CUDA run: 1 when the CPU should run the op instead — `auto` after running out
- * of device memory or a sticky fault (the GPU is gone for this process, see
- * IMGPU_CUDA_STICKY), with a one-line notice; 0 when the error stands. */
-static int cpu_takes_over(int rc, imgpu_device requested)
-{
-    if ((rc != IMGPU_CUDA_OOM && rc != IMGPU_CUDA_STICKY) || requested == IMGPU_DEVICE_CUDA)
-        return 0;
-    imgpu_notice("%s; running on the CPU", imgpu_error_message());
-    imgpu_error_clear();
-    return 1;
-}
-
-#endif
 
 /* ---- auto: run each job where it will finish first ------------------------------------------
  * CUDA's start-up (the context creation imgpu_backend_prepare starts on a background thread)
@@ -183,10 +267,12 @@ static double cpu_cost_ms(const imgpu_image *in, const imgpu_op *ops, int n)
     return ns * depth_f / 1e6;
 }
 
+#ifdef IMGPU_HAVE_CUDA
 static double cuda_cost_ms(double start_left_ms, size_t bytes)
 {
     return start_left_ms + IMGPU_CUDA_FIRST_USE_MS + (double)bytes * IMGPU_CUDA_NS_PER_BYTE / 1e6;
 }
+#endif
 
 /* 1 when `auto` should run this job on the CPU without waiting for CUDA. */
 static int auto_prefers_cpu(const imgpu_image *in, double cpu_ms, size_t gpu_bytes)
@@ -233,23 +319,9 @@ imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int 
         d = IMGPU_DEVICE_CPU;
     else if (imgpu_device_resolve(device, &d) < 0)
         return NULL;
-#ifdef IMGPU_HAVE_CUDA
-    if (d == IMGPU_DEVICE_CUDA) { /* the CUDA backend runs every op at 8 and 16 bits */
-        imgpu_image *out = NULL;
-        int rc = imgpu_cuda_pipeline_run(in, ops, n, &out);
-        if (rc == 0) {
-            if (used)
-                *used = d;
-            return out;
-        }
-        if (!cpu_takes_over(rc, device))
-            return NULL;
-        d = IMGPU_DEVICE_CPU;
-    }
-#endif
-    if (used)
-        *used = d;
-    return cpu_pipeline(in, ops, n);
+    imgpu_image *out = NULL; /* every backend runs every op at 8 and 16 bits */
+    const job j = {JOB_PIPELINE, in, ops, n, &out, NULL, NULL};
+    return run_job(&j, device, d, used) == 0 ? out : NULL;
 }
 
 int imgpu_histogram_compute(const imgpu_image *in, imgpu_device device, imgpu_histogram *out,
@@ -264,22 +336,8 @@ int imgpu_histogram_compute(const imgpu_image *in, imgpu_device device, imgpu_hi
         d = IMGPU_DEVICE_CPU;
     else if (imgpu_device_resolve(device, &d) < 0)
         return -1;
-#ifdef IMGPU_HAVE_CUDA
-    if (d == IMGPU_DEVICE_CUDA) {
-        int rc = imgpu_cuda_histogram(in, out);
-        if (rc == 0) {
-            if (used)
-                *used = d;
-            return 0;
-        }
-        if (!cpu_takes_over(rc, device))
-            return -1;
-        d = IMGPU_DEVICE_CPU;
-    }
-#endif
-    if (used)
-        *used = d;
-    return imgpu_cpu_histogram(in, out);
+    const job j = {JOB_HISTOGRAM, in, NULL, 0, NULL, out, NULL};
+    return run_job(&j, device, d, used);
 }
 
 int imgpu_histogram_full_compute(const imgpu_image *in, imgpu_device device, imgpu_histogram_full *out,
@@ -293,19 +351,6 @@ int imgpu_histogram_full_compute(const imgpu_image *in, imgpu_device device, img
         d = IMGPU_DEVICE_CPU;
     else if (imgpu_device_resolve(device, &d) < 0)
         return -1;
-#ifdef IMGPU_HAVE_CUDA
-    if (d == IMGPU_DEVICE_CUDA) {
-        int rc = imgpu_cuda_histogram_full(in, out);
-        if (rc == 0) {
-            if (used)
-                *used = d;
-            return 0;
-        }
-        if (!cpu_takes_over(rc, device))
-            return -1;
-    }
-#endif
-    if (used)
-        *used = IMGPU_DEVICE_CPU;
-    return imgpu_cpu_histogram_full(in, out);
+    const job j = {JOB_HISTOGRAM_FULL, in, NULL, 0, NULL, NULL, out};
+    return run_job(&j, device, d, used);
 }
