@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "bench_full.h"
-#include "cuda/ops_full.h"
+#include "cuda/scratch_ops.h"
 #include "error.h"
 #include "timing.h"
 #include "io.h"

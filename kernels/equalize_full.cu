@@ -6,6 +6,7 @@
  * src/cpu/equalize_formula.c is the reference: every float/double operation below is the
  * CPU's, in the CPU's order, with explicit round-to-nearest intrinsics so nothing is fused. */
 #include "kernels.h"
+#include "op.h" /* imgpu_eq_formula: the `formula` ints compared below */
 #include "tuning.h"
 #include "per_device.cuh"
 #include "scan.cuh"
@@ -392,10 +393,10 @@ __device__ __forceinline__ lut_formula lut_formula_make(int formula, int levels,
     f.maxv = levels - 1;
     f.i0 = i0;
     f.black = black;
-    if (formula == 1) { /* pil: total of the non-empty bins minus the last one, // maxv */
+    if (formula == IMGPU_FORMULA_PIL) { /* pil: total of the non-empty bins minus the last one, // maxv */
         f.step = i0 < il ? ((unsigned long long)total - hl) / (unsigned long long)f.maxv : 0ull;
         f.identity = f.step == 0;
-    } else if (formula == 2) { /* imagemagick: black = count of level 0, white = n, in double */
+    } else if (formula == IMGPU_FORMULA_IMAGEMAGICK) { /* imagemagick: black = count of level 0, white = n, in double */
         f.identity = black == n;
         if (!f.identity)
             f.den = (double)(n - black);
@@ -415,11 +416,11 @@ __device__ __forceinline__ unsigned lut_entry(const lut_formula &f, int i, uint3
 {
     if (f.identity)
         return (unsigned)i;
-    if (f.formula == 1) {
+    if (f.formula == IMGPU_FORMULA_PIL) {
         const unsigned long long v = (f.step / 2 + c) / f.step;
         return (unsigned)(v > (unsigned long long)f.maxv ? f.maxv : v);
     }
-    if (f.formula == 2) {
+    if (f.formula == IMGPU_FORMULA_IMAGEMAGICK) {
         const double q = __ddiv_rn(__dmul_rn(65535.0, (double)((unsigned long long)c - f.black)), f.den);
         const unsigned Q = q <= 0.0 ? 0u : q >= 65535.0 ? 65535u : __double2uint_rz(__dadd_rn(q, 0.5));
         return f.levels == 256 ? ((Q + 128) - ((Q + 128) >> 8)) >> 8 : Q;
@@ -451,17 +452,17 @@ static __global__ void __launch_bounds__(IMGPU_LUTF_LUT_THREADS)
     for (int e = 0; e < E; e++) {
         const int i = first + e * T + t;
         h[e] = i < levels ? hist[i] : 0u;
-        c[e] = i >= levels ? 0u : formula == 1 ? (i ? cdf[i - 1] : 0u) : cdf[i];
+        c[e] = i >= levels ? 0u : formula == IMGPU_FORMULA_PIL ? (i ? cdf[i - 1] : 0u) : cdf[i];
     }
-    const unsigned long long black = formula == 2 ? hist[0] : 0u; /* imagemagick: count of level 0 */
-    if (formula != 2 && warp == 0) {
+    const unsigned long long black = formula == IMGPU_FORMULA_IMAGEMAGICK ? hist[0] : 0u; /* imagemagick: count of level 0 */
+    if (formula != IMGPU_FORMULA_IMAGEMAGICK && warp == 0) {
         uint32_t before, at;
         const int i0 = cdf_search(cdf, levels, 0u, [](uint32_t v) { return v > 0u; }, &before, &at);
         if (t == 0) {
             s_i0 = i0;
             s_h0 = at; /* cdf[i0] = hist[i0]: nothing before i0 */
         }
-    } else if (formula == 1 && warp == 1) {
+    } else if (formula == IMGPU_FORMULA_PIL && warp == 1) {
         const uint32_t total = cdf[levels - 1];
         uint32_t before, at;
         const int il = cdf_search(cdf, levels - 1, total, [total](uint32_t v) { return v == total; }, &before, &at);
@@ -472,7 +473,7 @@ static __global__ void __launch_bounds__(IMGPU_LUTF_LUT_THREADS)
         }
     }
     __syncthreads();
-    const bool pil = formula == 1, near = formula != 2; /* what the searches above set */
+    const bool pil = formula == IMGPU_FORMULA_PIL, near = formula != IMGPU_FORMULA_IMAGEMAGICK; /* what the searches above set */
     const lut_formula f = lut_formula_make(formula, levels, n, near ? s_i0 : 0, near ? s_h0 : 0u, pil ? s_il : 0,
                                            pil ? s_hl : 0u, pil ? s_total : 0u, black);
     bool ch = false;
@@ -574,14 +575,14 @@ static __global__ void __launch_bounds__(1024)
         }
     }
     cl.sync(); /* no block leaves while another still reads its part */
-    const unsigned long long black = formula == 2 ? __ldg(hist) : 0u;
+    const unsigned long long black = formula == IMGPU_FORMULA_IMAGEMAGICK ? __ldg(hist) : 0u;
     const lut_formula f = lut_formula_make(formula, 65536, n, first, h0, last, hl, total, black);
     bool ch = false;
     uint32_t out[E / 2]; /* two entries per word, the lower level in the low half */
 #pragma unroll
     for (int j = 0; j < E; j++) {
         const uint32_t cdf = below + before_thread + c[j];
-        const unsigned v = lut_entry(f, i0 + j, formula == 1 ? cdf - h[j] : cdf);
+        const unsigned v = lut_entry(f, i0 + j, formula == IMGPU_FORMULA_PIL ? cdf - h[j] : cdf);
         out[j / 2] = j & 1 ? out[j / 2] | v << 16 : v;
         ch |= h[j] != 0u && v != (unsigned)(i0 + j);
     }

@@ -309,7 +309,8 @@ static int parse_args(int argc, char **argv, bopts *b)
             if (add_op(b, imgpu_op_equalize(IMGPU_MODE_LUMINANCE)) < 0)
                 return -1;
         } else if (!strcmp(name, "clahe")) {
-            if (add_op(b, imgpu_op_clahe(40.0, 8, 8, IMGPU_MODE_LUMINANCE)) < 0)
+            if (add_op(b, imgpu_op_clahe(IMGPU_CLAHE_DEFAULT_CLIP, IMGPU_CLAHE_DEFAULT_TILES,
+                                          IMGPU_CLAHE_DEFAULT_TILES, IMGPU_MODE_LUMINANCE)) < 0)
                 return -1;
         } else if (!strcmp(name, "mode")) {
             imgpu_eq_mode m;
@@ -341,7 +342,8 @@ static int parse_args(int argc, char **argv, bopts *b)
             if (strlen(v) >= sizeof tb || !(xp = strchr(strcpy(tb, v), 'x')))
                 return bad("invalid --tiles '%s' (WxH, e.g. 8x8)", v);
             *xp = '\0';
-            if (imgpu__parse_long(tb, 1, 256, &tw) < 0 || imgpu__parse_long(xp + 1, 1, 256, &th) < 0)
+            if (imgpu__parse_long(tb, 1, IMGPU_CLAHE_MAX_TILES, &tw) < 0 ||
+                imgpu__parse_long(xp + 1, 1, IMGPU_CLAHE_MAX_TILES, &th) < 0)
                 return bad("invalid --tiles '%s' (WxH, each 1..256)", v);
             op->u.clahe.tiles_x = (int)tw;
             op->u.clahe.tiles_y = (int)th;

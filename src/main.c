@@ -454,7 +454,8 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         if (!xp)
             return bad("invalid --tiles '%s' (WxH, e.g. 8x8)", v);
         *xp = '\0';
-        if (imgpu__parse_long(buf, 1, 256, &tw) < 0 || imgpu__parse_long(xp + 1, 1, 256, &th) < 0)
+        if (imgpu__parse_long(buf, 1, IMGPU_CLAHE_MAX_TILES, &tw) < 0 ||
+            imgpu__parse_long(xp + 1, 1, IMGPU_CLAHE_MAX_TILES, &th) < 0)
             return bad("invalid --tiles '%s' (WxH, each 1..256)", v);
         c->clahe.u.clahe.tiles_x = (int)tw;
         c->clahe.u.clahe.tiles_y = (int)th;
@@ -1213,7 +1214,8 @@ int main(int argc, char **argv)
     c.save.quality = 95;
     c.save.png_level = -1;
     c.rotate = imgpu_op_rotate(0.0);
-    c.clahe = imgpu_op_clahe(40.0, 8, 8, IMGPU_MODE_LUMINANCE);
+    c.clahe = imgpu_op_clahe(IMGPU_CLAHE_DEFAULT_CLIP, IMGPU_CLAHE_DEFAULT_TILES, IMGPU_CLAHE_DEFAULT_TILES,
+                           IMGPU_MODE_LUMINANCE);
     if (parse_args(argc - 2, argv + 2, &c) < 0 || validate(&c) < 0)
         return usage_exit(cmd->name);
     /* IMGPU_DEVICE: the default of --device, which wins over it */

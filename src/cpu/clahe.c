@@ -3,7 +3,8 @@
  * (65536 bins) planes. The CUDA kernels (kernels/clahe.cu) follow this file step for step and
  * are held to it bit for bit.
  *
- * Geometry (imgpu_cpu_clahe_geometry), for a w x h plane and a tiles_x x tiles_y grid:
+ * Geometry (imgpu_clahe_geometry in the op floor, op.c, shared with the CUDA host side), for
+ * a w x h plane and a tiles_x x tiles_y grid:
  *   - when w % tiles_x == 0 and h % tiles_y == 0 the tiles are w/tiles_x x h/tiles_y pixels;
  *     otherwise the histograms are taken from the image padded at the bottom by
  *     tiles_y - h % tiles_y rows and at the right by tiles_x - w % tiles_x columns (note: a
@@ -44,44 +45,6 @@ int imgpu_cpu_reflect101(int p, int len)
             p = 2 * (len - 1) - p;
     }
     return p;
-}
-
-int imgpu_cpu_clahe_geometry(int w, int h, int depth, const imgpu_clahe_params *p, imgpu_clahe_geom *g)
-{
-    if (p->tiles_x < 1 || p->tiles_y < 1 || p->tiles_x > 256 || p->tiles_y > 256)
-        return imgpu_error("clahe: tile grid %dx%d out of range (1..256 each)", p->tiles_x, p->tiles_y);
-    if (!(p->clip == p->clip) || p->clip > 1e9) /* NaN or absurd */
-        return imgpu_error("clahe: invalid clip limit");
-    if (depth != 8 && depth != 16)
-        return imgpu_error("clahe: %d-bit images are not supported", depth);
-    imgpu_clahe_geom r;
-    memset(&r, 0, sizeof r);
-    r.w = w;
-    r.h = h;
-    r.tiles_x = p->tiles_x;
-    r.tiles_y = p->tiles_y;
-    r.bins = depth == 16 ? 65536 : 256;
-    if (w % p->tiles_x == 0 && h % p->tiles_y == 0) {
-        r.ext_w = w;
-        r.ext_h = h;
-    } else {
-        r.ext_w = w + p->tiles_x - w % p->tiles_x;
-        r.ext_h = h + p->tiles_y - h % p->tiles_y;
-    }
-    r.tile_w = r.ext_w / p->tiles_x;
-    r.tile_h = r.ext_h / p->tiles_y;
-    const int64_t area = (int64_t)r.tile_w * r.tile_h;
-    if (area > INT32_MAX / 2)
-        return imgpu_error("clahe: tiles of %dx%d pixels are too large", r.tile_w, r.tile_h);
-    r.lut_scale = (float)(r.bins - 1) / (float)area;
-    if (p->clip > 0.0) {
-        const int c = (int)(p->clip * (double)area / r.bins);
-        r.clip_limit = c < 1 ? 1 : c;
-    }
-    r.inv_tw = 1.0f / (float)r.tile_w;
-    r.inv_th = 1.0f / (float)r.tile_h;
-    *g = r;
-    return 0;
 }
 
 void imgpu_cpu_clahe_tile_lut(uint32_t *hist, const imgpu_clahe_geom *g, uint16_t *lut)
@@ -175,7 +138,7 @@ int imgpu_cpu_clahe_plane(const uint16_t *src, const imgpu_clahe_geom *g, uint16
 imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p)
 {
     imgpu_clahe_geom g;
-    if (imgpu_cpu_clahe_geometry(in->width, in->height, in->depth, p, &g) < 0)
+    if (imgpu_clahe_geometry(in->width, in->height, in->depth, p, &g) < 0)
         return NULL;
     if (p->mode != IMGPU_MODE_LUMINANCE && p->mode != IMGPU_MODE_PER_CHANNEL) {
         imgpu_error("clahe: unknown mode %d", (int)p->mode);

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "../image.h"
-#include "../ops.h"
+#include "../op.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,15 +20,6 @@ void imgpu_cpu_equalize_lut(const uint32_t hist[256], uint64_t n, uint8_t lut[25
 imgpu_image *imgpu_cpu_equalize(const imgpu_image *in, const imgpu_equalize_params *p);
 imgpu_image *imgpu_cpu_rotate(const imgpu_image *in, const imgpu_rotate_params *p);
 
-/* Rotation pieces shared with the CUDA host side and the tests; rotate.c states the exact
- * convention (coordinates, float operation order, weights, rounding, 90-degree crop rule). */
-/* Counterclockwise quarter turns 0..3 when fmod(angle, 360) (made non-negative) is exactly
- * 0, 90, 180 or 270 — the same test imgpu_rotate_output_size uses — else -1. */
-int imgpu_cpu_rotate_quarter(double angle);
-/* cos and sin of the angle reduced to [0, 360), computed in double, rounded to float. */
-void imgpu_cpu_rotate_trig(double angle, float *cos_t, float *sin_t);
-/* The background in the image's own channel order (gray: R; gray+alpha: R, A; RGB; RGBA). */
-void imgpu_cpu_rotate_background(const imgpu_rotate_params *p, int channels, uint8_t bg[4]);
 /* One output pixel: `in` (8- or 16-bit) sampled at the continuous point (sx, sy), pixel (i, j)
  * covering [i, i+1) x [j, j+1); taps outside the image read bg, the 8-bit background above
  * (bg * 257 at 16 bits). Writes in->channels samples of in->depth bits: bytes at 8 bits,
@@ -55,25 +46,10 @@ void imgpu_cpu_equalize_lut_full(const uint32_t *hist, int levels, uint64_t n,
                                  imgpu_eq_formula formula, uint16_t *lut);
 /* Any depth, any formula (imgpu_cpu_equalize handles 8-bit OpenCV; this everything). */
 imgpu_image *imgpu_cpu_equalize_full(const imgpu_image *in, const imgpu_equalize_params *p);
-/* Full-resolution histograms (see imgpu_histogram_full in ops.h). */
+/* Full-resolution histograms (see imgpu_histogram_full in op.h). */
 int imgpu_cpu_histogram_full(const imgpu_image *in, imgpu_histogram_full *out);
 
-/* ---- CLAHE (clahe.c) --------------------------------------------------------------------- */
-/* Everything the tile LUTs and the interpolation need, computed once per image (OpenCV's
- * CLAHE_Impl::apply): the image is padded at the bottom and right to ext_w x ext_h, a
- * multiple of the grid, by reflect-101 when (and only when) w or h is not a multiple. */
-typedef struct imgpu_clahe_geom {
-    int w, h;               /* image */
-    int tiles_x, tiles_y;
-    int tile_w, tile_h;     /* ext_w / tiles_x, ext_h / tiles_y */
-    int ext_w, ext_h;
-    int bins;               /* 256 or 65536 */
-    int clip_limit;         /* 0: no clipping */
-    float lut_scale;        /* (bins - 1) / (tile_w * tile_h), in float */
-    float inv_tw, inv_th;   /* 1.0f / tile_w, 1.0f / tile_h */
-} imgpu_clahe_geom;
-int imgpu_cpu_clahe_geometry(int w, int h, int depth, const imgpu_clahe_params *p,
-                             imgpu_clahe_geom *g);
+/* ---- CLAHE (clahe.c); the geometry (imgpu_clahe_geom) is the floor's, op.h --------------- */
 /* OpenCV borderInterpolate(BORDER_REFLECT_101) of p into 0..len-1. */
 int imgpu_cpu_reflect101(int p, int len);
 /* Clip and redistribute hist[0..bins) in place, then write the tile's LUT. */
@@ -81,6 +57,25 @@ void imgpu_cpu_clahe_tile_lut(uint32_t *hist, const imgpu_clahe_geom *g, uint16_
 /* One plane (w x h samples, tight) through CLAHE; luts: tiles_y * tiles_x * bins scratch. */
 int imgpu_cpu_clahe_plane(const uint16_t *src, const imgpu_clahe_geom *g, uint16_t *dst);
 imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p);
+
+/* ---- the floor's geometry under its former CPU names -------------------------------------
+ * These rules used to live here and the CUDA host side borrowed them; they are the op floor's
+ * now (op.h). The old names stay as aliases for the tests and benchmarks written against them;
+ * new code calls the op.h names. */
+static inline int imgpu_cpu_rotate_quarter(double angle) { return imgpu_rotate_quarter(angle); }
+static inline void imgpu_cpu_rotate_trig(double angle, float *cos_t, float *sin_t)
+{
+    imgpu_rotate_trig(angle, cos_t, sin_t);
+}
+static inline void imgpu_cpu_rotate_background(const imgpu_rotate_params *p, int channels, uint8_t bg[4])
+{
+    imgpu_rotate_background(p, channels, bg);
+}
+static inline int imgpu_cpu_clahe_geometry(int w, int h, int depth, const imgpu_clahe_params *p,
+                                           imgpu_clahe_geom *g)
+{
+    return imgpu_clahe_geometry(w, h, depth, p, g);
+}
 
 #ifdef __cplusplus
 }

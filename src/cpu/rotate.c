@@ -6,9 +6,9 @@
  *
  * Geometry (continuous coordinates, y down, as seen on screen):
  *   - angle in degrees, counterclockwise positive on screen. It is first reduced to
- *     a in [0, 360) by fmod (+360 when negative) — the same reduction imgpu_rotate_output_size
- *     uses — and cos/sin of a * pi / 180 are computed in double once per image and rounded to
- *     float: c, s (imgpu_cpu_rotate_trig).
+ *     a in [0, 360) by fmod (+360 when negative) (imgpu_rotate_reduce_angle, op.c) — the same
+ *     reduction imgpu_rotate_output_size uses — and cos/sin of a * pi / 180 are computed in double once per image and rounded to
+ *     float: c, s (imgpu_rotate_trig, op.c).
  *   - pixel (i, j) covers [i, i+1) x [j, j+1); its centre is (i + 0.5, j + 0.5). The input's
  *     centre is (w/2, h/2); the output canvas W' x H' comes from imgpu_rotate_output_size
  *     (expand: the bounding box; crop: w x h) and its centre is (W'/2, H'/2).
@@ -53,13 +53,13 @@
  *     exact operation order with no FMA contraction (w3 = ((1 - w0) - w1) - w2, rows summed
  *     left to right starting from 0); any other order may differ by 1.
  *
- * Background (imgpu_cpu_rotate_background): has_background picks background[] = R, G, B, A
+ * Background (imgpu_rotate_background, op.c): has_background picks background[] = R, G, B, A
  * (gray uses R; gray+alpha uses R and A); without it, all zero: transparent where the image
  * has alpha, else black. 16 bits: each background sample is bg * 257 (#ff -> 65535), so a
  * nearest or quarter-turn rotation of an image of samples v * 257 is exactly the 8-bit
  * rotation of v times 257, background included.
  *
- * Multiples of 90 degrees (imgpu_cpu_rotate_quarter >= 0) are exact pixel permutations
+ * Multiples of 90 degrees (imgpu_rotate_quarter >= 0, op.c) are exact pixel permutations
  * whatever the filter; q counterclockwise quarter turns map turned pixel (u, v) to input
  *     q = 0: (u, v)   q = 1: (w-1-v, u)   q = 2: (w-1-u, h-1-v)   q = 3: (v, h-1-u)
  * (q = 1 and 3 give an h x w image; these are what the general formula gives at exact angles).
@@ -78,60 +78,10 @@
 #include <math.h>
 #include <string.h>
 
-static double reduce_angle(double angle)
-{
-    double a = fmod(angle, 360.0);
-    if (a < 0)
-        a += 360.0;
-    return a;
-}
-
-int imgpu_cpu_rotate_quarter(double angle)
-{
-    double a = reduce_angle(angle);
-    if (a == 0.0)
-        return 0;
-    if (a == 90.0)
-        return 1;
-    if (a == 180.0)
-        return 2;
-    if (a == 270.0)
-        return 3;
-    return -1;
-}
-
-void imgpu_cpu_rotate_trig(double angle, float *cos_t, float *sin_t)
-{
-    double r = reduce_angle(angle) * (M_PI / 180.0);
-    *cos_t = (float)cos(r);
-    *sin_t = (float)sin(r);
-}
-
-void imgpu_cpu_rotate_background(const imgpu_rotate_params *p, int channels, uint8_t bg[4])
-{
-    memset(bg, 0, 4);
-    if (!p->has_background)
-        return; /* transparent (alpha images) or black */
-    switch (channels) {
-    case 1: bg[0] = p->background[0]; break;
-    case 2: bg[0] = p->background[0]; bg[1] = p->background[3]; break;
-    case 3: memcpy(bg, p->background, 3); break;
-    default: memcpy(bg, p->background, 4); break;
-    }
-}
-
 /* Bytes of one pixel. */
 static size_t pixel_bytes(const imgpu_image *im)
 {
     return (size_t)im->channels * (size_t)imgpu_image_sample_bytes(im);
-}
-
-/* The 8-bit background (imgpu_cpu_rotate_background) as one pixel of the image's depth:
- * bg8 * 257 at 16 bits (#ff -> 65535), so taps outside read it like any other pixel. */
-static void background_pixel(const uint8_t bg8[4], int depth, uint8_t px[8])
-{
-    for (int k = 0; k < 4; k++)
-        imgpu_sample_put(px, depth, k, depth == 16 ? bg8[k] * 257u : bg8[k]);
 }
 
 /* Pointer to pixel (i, j), or NULL when it lies outside the image. */
@@ -149,7 +99,7 @@ static uint32_t round_clamp(float v, float maxv)
     return r < 0.0f ? 0u : r > maxv ? (uint32_t)maxv : (uint32_t)r;
 }
 
-/* bg below is one pixel at the image's depth (background_pixel). */
+/* bg below is one pixel at the image's depth (imgpu_rotate_background_pixel). */
 static void sample_nearest(const imgpu_image *in, float sx, float sy, const uint8_t *bg,
                            uint8_t *out)
 {
@@ -264,7 +214,7 @@ void imgpu_cpu_rotate_sample(const imgpu_image *in, imgpu_filter filter, float s
                              const uint8_t bg[4], uint8_t *out)
 {
     uint8_t bgpx[8];
-    background_pixel(bg, in->depth, bgpx);
+    imgpu_rotate_background_pixel(bg, in->depth, bgpx);
     sample(in, filter, sx, sy, bgpx, out);
 }
 
@@ -299,7 +249,7 @@ static void rotate_general(const imgpu_image *in, imgpu_image *out, const imgpu_
                            const uint8_t *bg)
 {
     float c, s;
-    imgpu_cpu_rotate_trig(p->angle, &c, &s);
+    imgpu_rotate_trig(p->angle, &c, &s);
     const float ocx = 0.5f * (float)out->width, ocy = 0.5f * (float)out->height;
     const float icx = 0.5f * (float)in->width, icy = 0.5f * (float)in->height;
     const size_t pb = pixel_bytes(out);
@@ -338,9 +288,9 @@ imgpu_image *imgpu_cpu_rotate(const imgpu_image *in, const imgpu_rotate_params *
     if (!out)
         return NULL;
     uint8_t bg8[4], bg[8];
-    imgpu_cpu_rotate_background(p, in->channels, bg8);
-    background_pixel(bg8, in->depth, bg);
-    const int q = imgpu_cpu_rotate_quarter(p->angle);
+    imgpu_rotate_background(p, in->channels, bg8);
+    imgpu_rotate_background_pixel(bg8, in->depth, bg);
+    const int q = imgpu_rotate_quarter(p->angle);
     if (q >= 0)
         rotate_quarter(in, out, q, bg);
     else

@@ -1,13 +1,13 @@
-/* clahe.c — host side of CLAHE on the GPU: the geometry comes from the CPU reference's own
- * function (imgpu_cpu_clahe_geometry, so tile sizes, clip limit and the float scales are the
- * same numbers), then three launches on the session's stream (kernels/clahe.cu): tile
+/* clahe.c — host side of CLAHE on the GPU: the geometry comes from the op floor
+ * (imgpu_clahe_geometry, op.h, the function the CPU reference uses too, so tile sizes, clip
+ * limit and the float scales are the same numbers), then three launches on the session's stream (kernels/clahe.cu): tile
  * histograms, tile LUTs, interpolation. Histograms and LUTs live in the session's scratch:
  * planes x tiles x bins counters and entries (16-bit with a large grid is big: 8x8 tiles of a
  * 16-bit RGB image per channel take 3 x 64 x 65536 x 6 bytes = 75 MB; the budget check turns
  * an impossible size into IMGPU_CUDA_OOM, which `auto` answers on the CPU). */
 #include "cuda_util.h"
-#include "ops_full.h"
-#include "../cpu/cpu.h"
+#include "scratch_ops.h"
+#include "../op.h"
 #include "../error.h"
 #include "kernels.h"
 
@@ -18,7 +18,7 @@ int imgpu__cuda_clahe(imgpu__cuda_scratch *s, size_t *held, cudaStream_t st, con
 {
     int rc = 0;
     imgpu_clahe_geom g;
-    if (imgpu_cpu_clahe_geometry(w, h, depth, p, &g) < 0)
+    if (imgpu_clahe_geometry(w, h, depth, p, &g) < 0)
         return -1;
     if (p->mode != IMGPU_MODE_LUMINANCE && p->mode != IMGPU_MODE_PER_CHANNEL)
         return imgpu_error("clahe: unknown mode %d", (int)p->mode);

@@ -1,5 +1,6 @@
 /* cuda_backend.h — the CUDA backend's host-side entry points (src/cuda/).
- * Compiled only when CMake found a CUDA toolkit (IMGPU_HAVE_CUDA); ops.c dispatches here.
+ * Compiled only when CMake found a CUDA toolkit (IMGPU_HAVE_CUDA); ops.c dispatches here
+ * (its CUDA entry in the backend table). Includes the op floor (op.h), never the dispatcher.
  * Status codes: 0 success; -1 error (message recorded); IMGPU_CUDA_OOM out of device memory
  * (message recorded, the sticky state cleared), which `--device auto` answers by falling
  * back to the CPU. */
@@ -9,7 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include "../image.h"
-#include "../ops.h"
+#include "../op.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,7 +40,7 @@ int imgpu_cuda_shutdown(void);
 
 int imgpu_cuda_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int n, imgpu_image **out);
 int imgpu_cuda_histogram(const imgpu_image *in, imgpu_histogram *out);
-/* 8- or 16-bit full-resolution histograms (ops.h imgpu_histogram_full; counts malloc'ed). */
+/* 8- or 16-bit full-resolution histograms (op.h imgpu_histogram_full; counts malloc'ed). */
 int imgpu_cuda_histogram_full(const imgpu_image *in, imgpu_histogram_full *out);
 
 /* Sessions: a stream, pinned staging and device buffers of one's own, for front ends that

@@ -4,9 +4,9 @@
  * imgpu_launch_block_scan, the LUT built on the device with the CPU's formula (at 16 bits on
  * sm_90 the CDF and the LUT are one cluster launch), then one vectorized apply. Nothing waits
  * for the device: a chain of ops stays queued on the stream.
- * Also the session's growable scratch (ops_full.h). */
+ * Also the session's growable scratch (scratch_ops.h). */
 #include "cuda_util.h"
-#include "ops_full.h"
+#include "scratch_ops.h"
 #include "../error.h"
 #include "kernels.h"
 #include "tuning.h"

@@ -13,9 +13,9 @@
  */
 #include "cuda_util.h"
 #include "../error.h"
-#include "../cpu/cpu.h"
+#include "../op.h"
 #include "kernels.h"
-#include "ops_full.h"
+#include "scratch_ops.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -45,7 +45,7 @@ struct imgpu_cuda_session {
     size_t held;        /* device bytes this session holds, for the budget */
     int src_w, src_h, src_c;         /* shape of d_src */
     int src_b, res_b;                /* bytes per sample of d_src and of the result: 1 or 2 */
-    imgpu__cuda_scratch scratch;     /* CLAHE / 16-bit / formula ops (ops_full.h) */
+    imgpu__cuda_scratch scratch;     /* CLAHE / 16-bit / formula ops (scratch_ops.h) */
     const unsigned char *d_result;   /* the last run's result (d_src, d_buf[0] or d_buf[1]) */
     int res_w, res_h, res_c;
 };
@@ -233,8 +233,8 @@ static int run_rotate(ctx *c, const unsigned char *d_in, unsigned char *d_out, s
 {
     int rc = 0;
     uint8_t bg[4];
-    imgpu_cpu_rotate_background(p, s.c, bg); /* the reference's own geometry helpers */
-    const int q = imgpu_cpu_rotate_quarter(p->angle);
+    imgpu_rotate_background(p, s.c, bg); /* the op floor's geometry, as the CPU reference */
+    const int q = imgpu_rotate_quarter(p->angle);
     if (q >= 0) {
         int rw = q & 1 ? s.h : s.w, rh = q & 1 ? s.w : s.h, ox, oy;
         imgpu_rotate_quarter_offset(o.w, o.h, rw, rh, &ox, &oy);
@@ -256,7 +256,7 @@ static int run_rotate(ctx *c, const unsigned char *d_in, unsigned char *d_out, s
     g.out_h = o.h;
     g.channels = s.c;
     g.filter = (int)p->filter;
-    imgpu_cpu_rotate_trig(p->angle, &g.cos_t, &g.sin_t);
+    imgpu_rotate_trig(p->angle, &g.cos_t, &g.sin_t);
     g.in_cx = s.w / 2.0f;
     g.in_cy = s.h / 2.0f;
     g.out_cx = o.w / 2.0f;
@@ -331,7 +331,7 @@ static int run_ops(ctx *c, const imgpu_op *ops, int n)
         unsigned char *dst = c->d_buf[i & 1];
         switch (ops[i].kind) {
         case IMGPU_OP_EQUALIZE:
-            if (s.b == 2 || ops[i].u.equalize.formula != IMGPU_FORMULA_OPENCV) /* ops_full.h */
+            if (s.b == 2 || ops[i].u.equalize.formula != IMGPU_FORMULA_OPENCV) /* scratch_ops.h */
                 rc = imgpu__cuda_equalize_full(&c->scratch, &c->held, c->stream, src, dst, s.w, s.h, s.c, 8 * s.b,
                                                &ops[i].u.equalize);
             else
@@ -433,7 +433,7 @@ int imgpu_cuda_histogram(const imgpu_image *in, imgpu_histogram *out)
     return rc;
 }
 
-/* Full-resolution histograms (8 or 16 bits; ops.h's imgpu_histogram_full layout). */
+/* Full-resolution histograms (8 or 16 bits; op.h's imgpu_histogram_full layout). */
 static int histogram_full_locked(ctx *c, const imgpu_image *in, imgpu_histogram_full *out)
 {
     int rc = 0, planes = 0;

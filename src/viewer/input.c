@@ -171,8 +171,8 @@ void vw_app_reset(vw_app *a)
 {
     a->equalize = 0;
     a->clahe = 0;
-    a->clip = 40.0;
-    a->tiles_x = a->tiles_y = 8;
+    a->clip = IMGPU_CLAHE_DEFAULT_CLIP;
+    a->tiles_x = a->tiles_y = IMGPU_CLAHE_DEFAULT_TILES;
     a->mode = IMGPU_MODE_LUMINANCE;
     a->angle_c = 0;
     a->filter = IMGPU_FILTER_BILINEAR;

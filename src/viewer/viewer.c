@@ -205,8 +205,8 @@ static int parse_options(int argc, char **argv, options *o)
                 return usage("--clip: '%s' is not a number 0..1000000", val);
             o->have_clip = 1;
         } else if (!strcmp(name, "--tiles")) {
-            if (!strchr(val, 'x') || parse_size(val, &o->tiles_x, &o->tiles_y) || o->tiles_x > 256 ||
-                o->tiles_y > 256)
+            if (!strchr(val, 'x') || parse_size(val, &o->tiles_x, &o->tiles_y) || o->tiles_x > IMGPU_CLAHE_MAX_TILES ||
+                o->tiles_y > IMGPU_CLAHE_MAX_TILES)
                 return usage("--tiles: '%s' is not WxH (1..256 each)", val);
             o->have_tiles = 1;
         }

@@ -1,17 +1,18 @@
-/* ops_full.h — the CUDA backend's issue-6 ops, called by pipeline.c: CLAHE (clahe.c) and
- * equalization at 16 bits or with a non-OpenCV formula, full-resolution histograms
- * (equalize_full.c). They run on a session's stream between its ping-pong buffers and take
- * their histograms, CDFs and LUTs from a growable device scratch the session owns.
+/* scratch_ops.h — the CUDA ops that work through a session's growable device scratch, and
+ * that scratch: CLAHE (clahe.c), equalization at 16 bits or with a non-OpenCV formula and
+ * full-resolution histograms (equalize_full.c), all called by pipeline.c. They run on a
+ * session's stream between its ping-pong buffers and take their histograms, CDFs and LUTs
+ * from the scratch (imgpu__cuda_scratch, grown and freed in equalize_full.c).
  * Return 0, -1 or IMGPU_CUDA_OOM with a message (cuda_backend.h). */
-#ifndef IMGPU_CUDA_OPS_FULL_H
-#define IMGPU_CUDA_OPS_FULL_H
+#ifndef IMGPU_CUDA_SCRATCH_OPS_H
+#define IMGPU_CUDA_SCRATCH_OPS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include <cuda_runtime_api.h>
 
-#include "../ops.h"
+#include "../op.h"
 
 typedef struct imgpu__cuda_scratch {
     unsigned char *d;
@@ -29,8 +30,8 @@ int imgpu__cuda_equalize_full(imgpu__cuda_scratch *s, size_t *held, cudaStream_t
                               int w, int h, int c, int depth, const imgpu_equalize_params *p);
 int imgpu__cuda_clahe(imgpu__cuda_scratch *s, size_t *held, cudaStream_t st, const void *d_in, void *d_out, int w,
                       int h, int c, int depth, const imgpu_clahe_params *p);
-/* Histograms like imgpu_cpu_histogram_full (planes 0..c-1 the channels, then luma when c >= 3,
- * `levels` = 2^depth counters each) into the scratch: *d_counts points there (valid until the
+/* Histograms laid out as imgpu_histogram_full (op.h): planes 0..c-1 the channels, then luma
+ * when c >= 3, `levels` = 2^depth counters each, into the scratch: *d_counts points there (valid until the
  * scratch is next used). */
 int imgpu__cuda_histogram_full(imgpu__cuda_scratch *s, size_t *held, cudaStream_t st, const void *d_in, int w, int h,
                                int c, int depth, const uint32_t **d_counts, int *planes);

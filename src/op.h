@@ -1,0 +1,216 @@
+/* op.h — the op floor: what an operation means, below both backends and every front end.
+ *
+ * An imgpu_op is a kind plus its parameters; a pipeline is an array of them. This header
+ * holds the kinds and parameter structs, their constructors and defaults, the validation of
+ * parameters (with its message), the shapes of the results the backends produce
+ * (histograms), and every piece of geometry a backend or a front end needs: rotation output
+ * sizes, quarter turns and their offsets, the reduced angle's cos/sin, the background in an
+ * image's channel order and depth, CLAHE's tile geometry, and the plan of a pipeline (each
+ * stage's result and memory) against the process-wide limits. The CPU backend (src/cpu/)
+ * and the CUDA backend (src/cuda/, kernels/) both include it and neither includes the other;
+ * the dispatcher that runs a pipeline on one of them is ops.h.
+ *
+ * Conventions (stated once here, implemented in src/cpu/ and kernels/):
+ *  - equalize, 8-bit: OpenCV equalizeHist. The first non-empty bin i0 maps to 0;
+ *    scale = 255.0f / (N - hist[i0]) in single precision; bin i > i0 maps to
+ *    round_half_even(cum(i0+1..i) * scale), saturated to 255; a constant image is returned
+ *    unchanged.
+ *  - luminance mode: Y of full-range BT.601 YCbCr (JPEG / OpenCV YCrCb, OpenCV's 14-bit
+ *    fixed-point coefficients) is equalized and converted back; per-channel mode equalizes
+ *    R, G and B independently. Alpha always passes through untouched.
+ *  - rotate: angle in degrees, counterclockwise positive as seen on screen, about the
+ *    image's geometric centre (w/2, h/2) with pixel centres at (x + 0.5, y + 0.5).
+ *    Multiples of 90 degrees are exact pixel permutations whatever the filter.
+ */
+#ifndef IMGPU_OP_H
+#define IMGPU_OP_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum imgpu_eq_mode {
+    IMGPU_MODE_LUMINANCE = 0,
+    IMGPU_MODE_PER_CHANNEL,
+} imgpu_eq_mode;
+
+typedef enum imgpu_filter {
+    IMGPU_FILTER_NEAREST = 0,
+    IMGPU_FILTER_BILINEAR,
+    IMGPU_FILTER_BICUBIC,
+} imgpu_filter;
+
+typedef enum imgpu_op_kind {
+    IMGPU_OP_EQUALIZE = 0,
+    IMGPU_OP_ROTATE,
+    IMGPU_OP_CLAHE,
+} imgpu_op_kind;
+
+/* Equalization LUT formulas (--formula); src/cpu/equalize_formula.c states each exactly.
+ * The kernels receive the value as an int (kernels/kernels.h) and compare it with these names. */
+typedef enum imgpu_eq_formula {
+    IMGPU_FORMULA_OPENCV = 0, /* cv::equalizeHist (the default) */
+    IMGPU_FORMULA_PIL,        /* PIL ImageOps.equalize / torchvision equalize: the step scheme */
+    IMGPU_FORMULA_IMAGEMAGICK,/* ImageMagick 6 Q16 -equalize (black = count of level 0) */
+} imgpu_eq_formula;
+
+typedef struct imgpu_equalize_params {
+    imgpu_eq_mode mode;
+    imgpu_eq_formula formula; /* default IMGPU_FORMULA_OPENCV */
+} imgpu_equalize_params;
+
+/* CLAHE defaults (OpenCV's createCLAHE defaults are 40 and 8x8 too) and the grid's bound. */
+#define IMGPU_CLAHE_DEFAULT_CLIP 40.0
+#define IMGPU_CLAHE_DEFAULT_TILES 8   /* tiles_x and tiles_y */
+#define IMGPU_CLAHE_MAX_TILES 256     /* each of tiles_x, tiles_y */
+
+/* CLAHE, OpenCV createCLAHE(clip, (tiles_x, tiles_y)) semantics (src/cpu/clahe.c states them):
+ * 8-bit: 256 bins, 16-bit: 65536 bins. Color images: luminance (Y of BT.601 YCbCr, as for
+ * equalize) or each of R, G, B; alpha passes through. */
+typedef struct imgpu_clahe_params {
+    double clip;            /* OpenCV clipLimit (default IMGPU_CLAHE_DEFAULT_CLIP); <= 0: no clipping */
+    int tiles_x, tiles_y;   /* tile grid (default IMGPU_CLAHE_DEFAULT_TILES each), 1..IMGPU_CLAHE_MAX_TILES */
+    imgpu_eq_mode mode;
+} imgpu_clahe_params;
+
+typedef struct imgpu_rotate_params {
+    double angle;           /* degrees, counterclockwise positive */
+    imgpu_filter filter;    /* default bilinear */
+    int crop;               /* 0: expand canvas to the rotated bounding box (default); 1: keep size */
+    int has_background;     /* 0: transparent where the image has alpha, else black */
+    uint8_t background[4];  /* R, G, B, A (gray images use R); used when has_background;
+                             * 16-bit images get each value * 257 (0xff -> 65535) */
+} imgpu_rotate_params;
+
+typedef struct imgpu_op {
+    imgpu_op_kind kind;
+    union {
+        imgpu_equalize_params equalize;
+        imgpu_rotate_params rotate;
+        imgpu_clahe_params clahe;
+    } u;
+} imgpu_op;
+
+/* Constructors: the given parameters, every other one at its default. */
+imgpu_op imgpu_op_equalize(imgpu_eq_mode mode);
+imgpu_op imgpu_op_rotate(double angle);
+imgpu_op imgpu_op_clahe(double clip, int tiles_x, int tiles_y, imgpu_eq_mode mode);
+
+/* ---- validation: 0, or -1 with the message recorded (imgpu_error) ---------------------------- */
+/* "clahe: tile grid WxH out of range (1..256 each)" */
+int imgpu_clahe_check_tiles(int tiles_x, int tiles_y);
+/* The tile grid as above, then the clip limit: "clahe: invalid clip limit" (NaN or over 1e9). */
+int imgpu_clahe_check(const imgpu_clahe_params *p);
+
+/* ---- results the backends produce ---------------------------------------------------------- */
+/* Histogram: 256 bins per channel (alpha included), plus luminance for color images. */
+typedef struct imgpu_histogram {
+    int channels;           /* channels of the image */
+    int has_luma;           /* 1 for 3/4-channel images: luma[] is filled */
+    uint32_t bins[4][256];  /* bins[c][v]: pixels whose channel c equals v */
+    uint32_t luma[256];     /* Y (BT.601 full range, the same Y that equalize uses) */
+} imgpu_histogram;
+
+/* Full-resolution histograms of an 8- or 16-bit image: `levels` = 256 or 65536 counters per
+ * plane; planes 0..channels-1 are the channels (alpha included), plane `channels` is luma
+ * (BT.601 Y at the image's depth) for 3/4-channel images. counts is malloc'ed
+ * (planes * levels uint32), freed by imgpu_histogram_full_free (accepts NULL). */
+typedef struct imgpu_histogram_full {
+    int channels, has_luma, levels, planes;
+    uint32_t *counts;       /* counts[p * levels + v] */
+} imgpu_histogram_full;
+void imgpu_histogram_full_free(imgpu_histogram_full *h);
+
+/* ---- rotation geometry (src/cpu/rotate.c states the whole convention) ------------------------ */
+/* The angle reduced to [0, 360): fmod, + 360 when negative. Every rule below starts from it. */
+double imgpu_rotate_reduce_angle(double angle);
+/* Counterclockwise quarter turns 0..3 when the reduced angle is exactly 0, 90, 180 or 270 —
+ * the same test imgpu_rotate_output_size uses — else -1. */
+int imgpu_rotate_quarter(double angle);
+/* cos and sin of the reduced angle, computed in double, rounded to float. */
+void imgpu_rotate_trig(double angle, float *cos_t, float *sin_t);
+
+/* Output size of a rotation (expand: bounding box; crop: the input size). Multiples of 90
+ * degrees give exact sizes (w,h or h,w). */
+void imgpu_rotate_output_size(int w, int h, const imgpu_rotate_params *p, int *out_w, int *out_h);
+
+/* Where a quarter turn's rw x rh result sits in the out_w x out_h canvas: offsets
+ * floor((out_w - rw) / 2), floor((out_h - rh) / 2) (0 when expanding; may be negative with
+ * --crop on a non-square image, which then cuts). */
+void imgpu_rotate_quarter_offset(int out_w, int out_h, int rw, int rh, int *ox, int *oy);
+
+/* The 8-bit background in the image's own channel order (gray: R; gray+alpha: R, A; RGB;
+ * RGBA); all zero without has_background (transparent where there is alpha, else black). */
+void imgpu_rotate_background(const imgpu_rotate_params *p, int channels, uint8_t bg[4]);
+/* That 8-bit background as one pixel of `depth` bits (8: the bytes; 16: each value * 257,
+ * #ff -> 65535, native-endian uint16_t as image.h lays samples out); px holds 4 samples of up
+ * to 16 bits. The kernels apply the same * 257 to the 8-bit background themselves. */
+void imgpu_rotate_background_pixel(const uint8_t bg8[4], int depth, uint8_t px[8]);
+
+/* ---- CLAHE geometry --------------------------------------------------------------------------
+ * Everything the tile LUTs and the interpolation need, computed once per image (OpenCV's
+ * CLAHE_Impl::apply): the image is padded at the bottom and right to ext_w x ext_h, a
+ * multiple of the grid, by reflect-101 when (and only when) w or h is not a multiple.
+ * src/cpu/clahe.c states the rules; the CUDA host side passes these numbers to the kernels. */
+typedef struct imgpu_clahe_geom {
+    int w, h;               /* image */
+    int tiles_x, tiles_y;
+    int tile_w, tile_h;     /* ext_w / tiles_x, ext_h / tiles_y */
+    int ext_w, ext_h;
+    int bins;               /* 256 or 65536 */
+    int clip_limit;         /* 0: no clipping */
+    float lut_scale;        /* (bins - 1) / (tile_w * tile_h), in float */
+    float inv_tw, inv_th;   /* 1.0f / tile_w, 1.0f / tile_h */
+} imgpu_clahe_geom;
+/* 0 and *g, or -1 with a message (imgpu_clahe_check's, an unsupported depth, tiles too large). */
+int imgpu_clahe_geometry(int w, int h, int depth, const imgpu_clahe_params *p, imgpu_clahe_geom *g);
+
+/* ---- bounds: what a pipeline will need, known before anything is allocated ----
+ * Limits every run obeys (--max-pixels, --max-memory; 0 means the default):
+ *  - max_pixels bounds every stage's result, not only the input (a 100000x1 strip turned
+ *    by 33 degrees is an 83867x54463 result);
+ *  - max_memory bounds the host memory of the worst stage: the caller's input (held for the
+ *    whole run) + the stage's input + its result + its working buffers (CLAHE: one LUT of
+ *    256 or 65536 entries per tile, planes of the image; equalize: histograms), and for the
+ *    CUDA backend the input + its pinned staging + the result. The default, 8 GiB, lets the
+ *    largest image the default --max-pixels admits (2^28 RGBA 16-bit pixels = 2 GiB) run any
+ *    one op whose result also fits: CLAHE's peak there is 6 GiB; a 16-bit CLAHE with a
+ *    256x256 tile grid needs 8 GiB of LUTs by itself and is refused. The CUDA backend's device
+ *    memory is held to the same number (over it, `auto` runs on the CPU). */
+#define IMGPU_DEFAULT_MAX_MEMORY (UINT64_C(8) << 30)
+typedef struct imgpu_limits {
+    uint64_t max_pixels;      /* 0: IMGPU_DEFAULT_MAX_PIXELS (io.h, 2^28) */
+    uint64_t max_memory;      /* bytes; 0: IMGPU_DEFAULT_MAX_MEMORY */
+} imgpu_limits;
+
+/* Fill each limit still 0 from IMGPU_MAX_PIXELS (a count) and IMGPU_MAX_MEMORY (bytes, K/M/G
+ * suffixes as --max-file-size). -1 with an error naming the variable when one is malformed. */
+int imgpu_limits_from_env(imgpu_limits *l);
+/* The process-wide limits imgpu_pipeline_run (and the CUDA sessions) enforce. Set them once,
+ * before starting threads that run pipelines; unset, they are the defaults. */
+void imgpu_set_limits(const imgpu_limits *l);
+void imgpu_get_limits(imgpu_limits *l); /* resolved: no field is 0 */
+
+typedef struct imgpu_plan {
+    int out_w, out_h, channels, depth; /* the final result */
+    uint64_t peak_bytes;      /* host memory of the worst stage (see above) */
+    uint64_t device_bytes;    /* device memory of a CUDA run */
+    int peak_stage;           /* index of that stage (-1 when n == 0) */
+} imgpu_plan;
+
+/* Walk ops[0..n) over a w x h image of `channels` and `depth` bits: each stage's result shape
+ * (computed in double, so a result too large for int is refused, not wrapped) and memory.
+ * A pure function of shapes and parameters (allocates nothing). `lim` NULL: the process-wide
+ * limits. `name` (may be NULL) names the input in messages. 0 and *out, or -1 with a message
+ * naming the op, the size it would need and how to raise the limit, e.g.
+ *   cannot rotate 'in.png': the 83867x54463 result (4.57 Gpixels) is over --max-pixels
+ *   268435456 (raise it with --max-pixels or IMGPU_MAX_PIXELS) */
+int imgpu_pipeline_plan(int w, int h, int channels, int depth, const imgpu_op *ops, int n,
+                        const imgpu_limits *lim, const char *name, imgpu_plan *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
