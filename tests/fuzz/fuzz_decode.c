@@ -16,6 +16,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     imgpu_load_options opts = { 0 };
     opts.max_pixels = (uint64_t)1 << 22;
+    /* well under libFuzzer's 10 s timeout, even under ASan: a decoder kept busy by a hostile
+     * file (a progressive JPEG of hundreds of scans) must be stopped by imgpu's watchdog, and
+     * a timeout here means the watchdog failed */
+    opts.max_decode_ms = 2000;
     imgpu_image *im = imgpu_image_load_memory(data, size, "fuzz-input", &opts);
     if (im) {
         if (im->width < 1 || im->height < 1 || im->channels < 1 || im->channels > 4 ||

@@ -88,6 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     imgpu_load_options lo = { 0 };
     lo.max_pixels = (uint64_t)1 << 16;
+    lo.max_decode_ms = 2000;   /* as fuzz_decode: the watchdog, not libFuzzer, stops slow decodes */
     imgpu_image *im = imgpu_image_load_memory(data, size, "fuzz-input", &lo);
     if (!im) {
         imgpu_error_clear();
