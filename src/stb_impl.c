@@ -585,8 +585,14 @@ static unsigned char *abandoned(unsigned char *clean, const char **why)
     return NULL;
 }
 
-unsigned char *imgpu__stb_decode(const unsigned char *buf, size_t len, size_t budget, int *w,
-                                 int *h, int *c, const char **why)
+/* Both depths: the PNG rewrite (png_for_stb: empty IDATs dropped — a first one of length 0
+ * reached stb's memcpy(NULL, .., 0) on either path, UBSan, tests/fuzz-regress/decode/ — and
+ * short palettes padded), stb's loader under the budget and the watchdog, then the checks on
+ * what it returned. req_comp = 0: the file's own channels (stb's channel conversion is where
+ * its 16-bit PNM heap overflow lives, and imgpu keeps what the file has anyway); 16-bit
+ * samples come back native-endian. */
+static unsigned char *decode_depth(const unsigned char *buf, size_t len, size_t budget, int is16,
+                                   int *w, int *h, int *c, const char **why)
 {
     if (len > INT_MAX) {
         *why = "file too large for the decoder";
@@ -606,9 +612,7 @@ unsigned char *imgpu__stb_decode(const unsigned char *buf, size_t len, size_t bu
     budget_begin(budget);
     int x = 0, y = 0, n = 0;
     int cut = 0;
-    /* req_comp = 0: the file's own channels. stb's channel conversion is where its 16-bit
-     * PNM heap overflow lives, and imgpu keeps what the file has anyway. */
-    const load_args a = { buf, (int)len, 0, &x, &y, &n };
+    const load_args a = { buf, (int)len, is16, &x, &y, &n };
     stbi__g_failure_reason = NULL;
     unsigned char *p = load_bounded(&a, &cut);
     if (cut)
@@ -628,54 +632,19 @@ unsigned char *imgpu__stb_decode(const unsigned char *buf, size_t len, size_t bu
     *w = x;
     *h = y;
     *c = n;
-    return stb_detach(p, (size_t)x * (size_t)y * (size_t)n);
+    return stb_detach(p, (size_t)x * (size_t)y * (size_t)n * (is16 ? 2 : 1));
+}
+
+unsigned char *imgpu__stb_decode(const unsigned char *buf, size_t len, size_t budget, int *w,
+                                 int *h, int *c, const char **why)
+{
+    return decode_depth(buf, len, budget, 0, w, h, c, why);
 }
 
 unsigned char *imgpu__stb_decode16(const unsigned char *buf, size_t len, size_t budget, int *w,
                                    int *h, int *c, const char **why)
 {
-    if (len > INT_MAX) {
-        *why = "file too large for the decoder";
-        return NULL;
-    }
-    /* The same rewrite as for 8 bits: a first IDAT of length 0 reached stb's
-     * memcpy(NULL, .., 0) on this path too (UBSan, tests/fuzz-regress/decode/). */
-    size_t clean_len = 0;
-    unsigned char *clean = png_for_stb(buf, len, &clean_len);
-    if (clean) {
-        buf = clean;
-        len = clean_len;
-        if (len > INT_MAX) {   /* padding PLTEs can grow the file */
-            free(clean);
-            *why = "file too large for the decoder";
-            return NULL;
-        }
-    }
-    budget_begin(budget);
-    int x = 0, y = 0, n = 0;
-    int cut = 0;
-    /* req_comp = 0 (as for 8 bits); samples come back native-endian */
-    const load_args a = { buf, (int)len, 1, &x, &y, &n };
-    stbi__g_failure_reason = NULL;
-    stbi_us *p = load_bounded(&a, &cut);
-    if (cut)
-        return abandoned(clean, why);
-    const char *own = p ? NULL : stb_reason(buf, len);
-    const char *reason = budget_end(p ? NULL : own ? own : STB_NO_REASON);
-    free(clean);
-    if (!p) {
-        *why = reason;
-        return NULL;
-    }
-    if (x < 1 || y < 1 || n < 1 || n > 4) {
-        stb_free(p);
-        *why = "decoder returned an invalid image";
-        return NULL;
-    }
-    *w = x;
-    *h = y;
-    *c = n;
-    return stb_detach(p, (size_t)x * (size_t)y * (size_t)n * 2);
+    return decode_depth(buf, len, budget, 1, w, h, c, why);
 }
 
 /* The encoders write through this into one growing malloc() buffer; a failed allocation is

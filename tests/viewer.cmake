@@ -30,20 +30,15 @@ if(TARGET imgpu-view)
       set_tests_properties(${_name} PROPERTIES LABELS viewer SKIP_RETURN_CODE 77 TIMEOUT 600)
     endif()
   endforeach()
-  if(IMGPU_PYTHON3)
-    add_test(NAME viewer_16bit
-             COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/viewer_16bit.py $<TARGET_FILE:imgpu>
-                     $<TARGET_FILE:imgpu-view> ${IMGPU_VIEWER_TMP} ${IMGPU_ASSETS})
-  else()
-    add_test(NAME viewer_16bit COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
-  endif()
-  set_tests_properties(viewer_16bit PROPERTIES LABELS viewer SKIP_RETURN_CODE 77 TIMEOUT 600)
-  if(IMGPU_PYTHON3)
-    add_test(NAME viewer_overlay
-             COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/viewer_overlay.py $<TARGET_FILE:imgpu>
-                     $<TARGET_FILE:imgpu-view> ${IMGPU_VIEWER_TMP} ${IMGPU_ASSETS})
-  else()
-    add_test(NAME viewer_overlay COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
-  endif()
-  set_tests_properties(viewer_overlay PROPERTIES LABELS viewer SKIP_RETURN_CODE 77 TIMEOUT 600)
+  # scripts of their own (same arguments as viewer_test.py, no KIND)
+  foreach(_name viewer_16bit viewer_overlay)
+    if(IMGPU_PYTHON3)
+      add_test(NAME ${_name}
+               COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/${_name}.py $<TARGET_FILE:imgpu>
+                       $<TARGET_FILE:imgpu-view> ${IMGPU_VIEWER_TMP} ${IMGPU_ASSETS})
+    else()
+      add_test(NAME ${_name} COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+    endif()
+    set_tests_properties(${_name} PROPERTIES LABELS viewer SKIP_RETURN_CODE 77 TIMEOUT 600)
+  endforeach()
 endif()
