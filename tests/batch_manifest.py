@@ -39,6 +39,8 @@ def outputs(d):
 def manifest_lines(out):
     """(header, records, bad): records as dicts; bad = lines that are neither."""
     path = os.path.join(out, MANIFEST)
+    if not os.path.isfile(path):
+        return None, [], ["(no manifest)"]
     with open(path, "rb") as f:
         data = f.read()
     text = data.decode("utf-8")
@@ -95,9 +97,6 @@ def main():
     C.check(r.rc == 0, "equalize run: exit 0", str(r))
     C.check(outputs(out) == rels, "equalize run: every output", str(outputs(out)))
     C.check(os.path.isfile(os.path.join(out, MANIFEST)), "a manifest in OUTDIR")
-    if not os.path.isfile(os.path.join(out, MANIFEST)):
-        cc.cleanup(tmp, True)
-        return C.end()
     header, recs, bad = manifest_lines(out)
     C.check(header is not None and not bad, "manifest: a header and intact lines", str(bad))
     for rel in sorted(rels):
@@ -208,7 +207,8 @@ def main():
     old = os.path.join(tmp, "old")
     n_old = len(outputs(src))   # here OUTDIR is elsewhere: src/out/ is walked as inputs too
     r = imgpu("batch", "--device", "cpu", "--equalize", "-o", old, src)
-    os.unlink(os.path.join(old, MANIFEST))
+    if os.path.exists(os.path.join(old, MANIFEST)):
+        os.unlink(os.path.join(old, MANIFEST))
     old_snap = cc.snapshot(old)
     r = imgpu("batch", "--device", "cpu", *cl, "-o", old, src)
     C.check(r.rc == 0 and f"0 done, {n_old} skipped, 0 failed in" in r.err,
@@ -266,14 +266,12 @@ def main():
         p.wait()
         made = outputs(kout) if os.path.isdir(kout) else set()
         print(f"SIGKILL {attempt}: killed with {len(made)} of {n_kill} outputs written")
-        if os.path.isfile(os.path.join(kout, MANIFEST)):
+        if made:
             _, recs, bad = manifest_lines(kout)
             C.check(not bad, f"SIGKILL {attempt}: manifest intact", str(bad))
             undescribed = [m for m in made if described(kout, m, recs) is None]
             C.check(not undescribed, f"SIGKILL {attempt}: every output in OUTDIR has its line "
                     f"({len(made)} written)", str(undescribed))
-        else:
-            C.check(not made, f"SIGKILL {attempt}: no output without a manifest", str(made))
         r = imgpu(*cmd[1:], timeout=120)
         C.check(r.rc == 0, f"SIGKILL {attempt}: the re-run exits 0", str(r))
         m = re.search(r"(\d+) done, (\d+) skipped, 0 failed in", r.err)
