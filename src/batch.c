@@ -423,7 +423,7 @@ typedef struct bjob {
     int skip;       /* output exists (no --overwrite) */
     off_t in_size;
     long long in_mtime; /* ns; with in_size, the input's identity in the manifest */
-    char *settings; /* what makes this output (batch_manifest.h), for the manifest */
+    const char *settings; /* what makes this output (batch_manifest.h): joblist's, by format */
     int stale;      /* an imgpu_manifest_state: the existing output was made otherwise */
     const char *recorded; /* its recorded settings (IMGPU_MANIFEST_OTHER_SETTINGS) */
 } bjob;
@@ -434,6 +434,7 @@ typedef struct joblist {
     int input_errors;   /* inputs that did not exist or could not be read */
     int special;        /* FIFOs, devices, sockets with an image name in a folder: skipped */
     int quiet;
+    char *settings[8];  /* the manifest's settings string, by output format (imgpu_format) */
 } joblist;
 
 static int add_job(joblist *l, const char *path, const char *rel)
@@ -716,8 +717,13 @@ static int manifest_plan(const bopts *b, joblist *l, imgpu_manifest *mf, int *le
         bjob *j = &l->v[i];
         if (j->why || !j->out)
             continue;
-        if (!(j->settings = imgpu_manifest_settings(b->ops, b->stage_copy ? 0 : b->nops, &b->save, j->out)))
+        /* one string per output format, shared by the jobs */
+        imgpu_format f = imgpu_format_from_path(j->out);
+        size_t fi = (size_t)f < sizeof l->settings / sizeof *l->settings ? (size_t)f : 0;
+        if (!l->settings[fi] &&
+            !(l->settings[fi] = imgpu_manifest_settings(b->ops, b->stage_copy ? 0 : b->nops, &b->save, j->out)))
             return imgpu_error("out of memory");
+        j->settings = l->settings[fi];
         if (!j->skip)
             continue;
         struct stat in, out;
@@ -1392,9 +1398,10 @@ static void free_jobs(joblist *l)
         free(l->v[i].rel);
         free(l->v[i].out);
         free(l->v[i].why_buf);
-        free(l->v[i].settings);
     }
     free(l->v);
+    for (size_t i = 0; i < sizeof l->settings / sizeof *l->settings; i++)
+        free(l->settings[i]);
 }
 
 static int cores(void)
