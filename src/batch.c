@@ -20,11 +20,14 @@
  * component is refused, and the resolved parent folder must still be under OUTDIR, so a
  * symbolic link inside OUTDIR cannot lead out); an input is never overwritten; writes are
  * atomic (io.c); an existing output is skipped unless --overwrite, which is what makes a
- * re-run resume an interrupted batch; a failing file is reported and the batch goes on.
+ * re-run resume an interrupted batch, but only when OUTDIR's manifest says it was made with
+ * this run's settings from this input (batch_manifest.h): one made otherwise is "stale",
+ * reported and kept, and the batch exits 1; a failing file is reported and the batch goes on.
  * A GPU error fails the file it was reported for; the worker then rebuilds its sessions, and
  * when that fails too it goes on on the CPU.
  */
 #include "batch.h"
+#include "batch_manifest.h"
 #include "cli_values.h"
 #include "error.h"
 #include "image.h"
@@ -419,6 +422,10 @@ typedef struct bjob {
     char *why_buf;
     int skip;       /* output exists (no --overwrite) */
     off_t in_size;
+    long long in_mtime; /* ns; with in_size, the input's identity in the manifest */
+    const char *settings; /* what makes this output (batch_manifest.h): joblist's, by format */
+    int stale;      /* an imgpu_manifest_state: the existing output was made otherwise */
+    const char *recorded; /* its recorded settings (IMGPU_MANIFEST_OTHER_SETTINGS) */
 } bjob;
 
 typedef struct joblist {
@@ -427,6 +434,7 @@ typedef struct joblist {
     int input_errors;   /* inputs that did not exist or could not be read */
     int special;        /* FIFOs, devices, sockets with an image name in a folder: skipped */
     int quiet;
+    char *settings[8];  /* the manifest's settings string, by output format (imgpu_format) */
 } joblist;
 
 static int add_job(joblist *l, const char *path, const char *rel)
@@ -641,6 +649,7 @@ static int plan(const bopts *b, joblist *l)
         if (stat(l->v[i].in, &st) == 0) {
             ids[nids++] = (devino){st.st_dev, st.st_ino};
             l->v[i].in_size = st.st_size;
+            l->v[i].in_mtime = imgpu_manifest_mtime_ns(&st);
         }
     }
     if (nids) /* qsort(NULL, 0, ...) is undefined */
@@ -691,6 +700,50 @@ static int plan(const bopts *b, joblist *l)
     }
     free(ids);
     free(byout);
+    return 0;
+}
+
+/* What OUTDIR's manifest says of each existing output plan() would skip (batch_manifest.h):
+ * made with this run's settings from this input: skipped; made otherwise (other settings, a
+ * changed input, or no line describes the file): j->stale, neither skipped nor written. In a
+ * folder with no manifest yet, existing outputs are skipped as before; unless this is a dry
+ * run each gets a line with unknown settings, so later runs keep treating them so.
+ * *legacy counts those. Also fills j->settings for every output this run may write. */
+static int manifest_plan(const bopts *b, joblist *l, imgpu_manifest *mf, int *legacy)
+{
+    size_t olen = strlen(b->outdir) + 1;
+    *legacy = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        bjob *j = &l->v[i];
+        if (j->why || !j->out)
+            continue;
+        /* one string per output format, shared by the jobs */
+        imgpu_format f = imgpu_format_from_path(j->out);
+        size_t fi = (size_t)f < sizeof l->settings / sizeof *l->settings ? (size_t)f : 0;
+        if (!l->settings[fi] &&
+            !(l->settings[fi] = imgpu_manifest_settings(b->ops, b->stage_copy ? 0 : b->nops, &b->save, j->out)))
+            return imgpu_error("out of memory");
+        j->settings = l->settings[fi];
+        if (!j->skip)
+            continue;
+        struct stat in, out;
+        if (stat(j->in, &in) != 0 || stat(j->out, &out) != 0)
+            continue;   /* gone meanwhile: the pipeline reports it / writes it */
+        const char *rel = j->out + olen;
+        imgpu_manifest_state s = imgpu_manifest_check(mf, rel, j->settings, &in, &out, &j->recorded);
+        if (s == IMGPU_MANIFEST_MATCH)
+            continue;
+        if (s == IMGPU_MANIFEST_LEGACY) {
+            (*legacy)++;
+            if (!imgpu_manifest_found(mf) && !b->dry_run &&
+                imgpu_manifest_add(mf, rel, IMGPU_MANIFEST_UNKNOWN_SETTINGS, -1, -1, (long long)out.st_size,
+                                   imgpu_manifest_mtime_ns(&out)) < 0)
+                return -1;
+            continue;
+        }
+        j->skip = 0;
+        j->stale = (int)s;
+    }
     return 0;
 }
 
@@ -827,6 +880,7 @@ typedef struct batch {
     atomic_int busy_encoders;
     atomic_int sticky_seen;  /* a sticky GPU fault was reported (one file failed for it) */
     int jobs;
+    imgpu_manifest *mf;      /* OUTDIR's manifest: each output's line goes in before its rename */
 } batch;
 
 /* The ops for one image: a rotation background on a gray image is the color's luma, as in
@@ -1001,6 +1055,19 @@ done:
     return rc;
 }
 
+/* io.c's before_rename: the output's manifest line, written before the output is in place */
+typedef struct record_ctx {
+    batch *B;
+    const bjob *job;
+} record_ctx;
+
+static int record_output(void *ctx, long long size, long long mtime_ns)
+{
+    const record_ctx *c = ctx;
+    return imgpu_manifest_add(c->B->mf, c->job->out + strlen(c->B->o->outdir) + 1, c->job->settings,
+                              (long long)c->job->in_size, c->job->in_mtime, size, mtime_ns);
+}
+
 static void *encode_thread(void *arg)
 {
     batch *B = arg;
@@ -1011,8 +1078,10 @@ static void *encode_thread(void *arg)
          * or a batch of a few large images) */
         int busy = atomic_fetch_add(&B->busy_encoders, 1) + 1;
         int png_threads = B->jobs / busy > 1 ? B->jobs / busy : 1;
+        record_ctx rec = {B, it->job};
         int ok = mkdirs_under(B->o->outdir, it->job->out) == 0 &&
-                 imgpu_image_save_threads(it->out, it->job->out, &B->o->save, png_threads) == 0;
+                 imgpu_image_save_recorded(it->out, it->job->out, &B->o->save, png_threads,
+                                           record_output, &rec) == 0;
         atomic_fetch_sub(&B->busy_encoders, 1);
         if (!ok) {
             fail_item(B, it, imgpu_error_message());
@@ -1331,6 +1400,8 @@ static void free_jobs(joblist *l)
         free(l->v[i].why_buf);
     }
     free(l->v);
+    for (size_t i = 0; i < sizeof l->settings / sizeof *l->settings; i++)
+        free(l->settings[i]);
 }
 
 static int cores(void)
@@ -1343,7 +1414,8 @@ int imgpu_batch_main(int argc, char **argv)
 {
     bopts o;
     joblist l;
-    int rc = EXIT_FAIL, explicit_device = 0;
+    imgpu_manifest *mf = NULL;
+    int rc = EXIT_FAIL, explicit_device = 0, legacy = 0, stale = 0;
     memset(&o, 0, sizeof o);
     memset(&l, 0, sizeof l);
     o.device = IMGPU_DEVICE_AUTO;
@@ -1446,11 +1518,19 @@ int imgpu_batch_main(int argc, char **argv)
     }
     if (plan(&o, &l) < 0)
         goto fail;
+    if (!(mf = imgpu_manifest_open(o.outdir)) || manifest_plan(&o, &l, mf, &legacy) < 0)
+        goto fail;
+    if (legacy)
+        imgpu_notice("%d existing output%s in '%s' %s made before imgpu recorded what made its "
+                     "outputs (%s): skipped as before, whatever their settings; --overwrite "
+                     "remakes them", legacy, legacy == 1 ? "" : "s", o.outdir,
+                     legacy == 1 ? "was" : "were", IMGPU_MANIFEST_NAME);
 
     batch B;
     memset(&B, 0, sizeof B);
     B.o = &o;
     B.jobs = o.jobs;
+    B.mf = mf;
     B.st.quiet = o.quiet;
     B.st.interval = 5.0;
     const char *iv = getenv("IMGPU_PROGRESS_INTERVAL");
@@ -1468,6 +1548,22 @@ int imgpu_batch_main(int argc, char **argv)
         if (j->why) {
             report("failed '%s': %s", j->in, j->why);
             plan_failed++;
+        } else if (j->stale) {
+            stale++;
+            if (j->stale == IMGPU_MANIFEST_OTHER_SETTINGS)
+                report("'%s' was made with other settings (%s); use --overwrite to replace it",
+                       j->out, j->recorded);
+            else if (j->stale == IMGPU_MANIFEST_INPUT_CHANGED)
+                report("'%s' was made from an earlier version of '%s' (its size or time changed); "
+                       "use --overwrite to replace it", j->out, j->in);
+            else
+                report("'%s' has no record of what made it (changed since it was written, or "
+                       "written by another program); use --overwrite to replace it", j->out);
+            if (o.dry_run)
+                printf("stale %s -> %s (%s)\n", imgpu_escape(j->in, in_shown, sizeof in_shown),
+                       imgpu_escape(j->out, out_shown, sizeof out_shown),
+                       j->stale == IMGPU_MANIFEST_OTHER_SETTINGS ? "other settings"
+                       : j->stale == IMGPU_MANIFEST_INPUT_CHANGED ? "input changed" : "unknown origin");
         } else if (j->skip) {
             B.st.skipped++;
             if (o.dry_run)
@@ -1483,13 +1579,17 @@ int imgpu_batch_main(int argc, char **argv)
     atomic_init(&B.st.failed, plan_failed + l.input_errors);
     B.st.failed_before = plan_failed + l.input_errors;
     B.st.total = (int)B.ntodo;
+    char stale_s[96] = "";   /* in the summaries only when some are */
+    if (stale)
+        snprintf(stale_s, sizeof stale_s, ", %d stale (made otherwise; --overwrite replaces them)",
+                 stale);
     if (o.dry_run) {
         if (!o.quiet)
-            fprintf(stderr, "imgpu batch: dry run: %zu to write, %d skipped (%s), %d failed\n",
+            fprintf(stderr, "imgpu batch: dry run: %zu to write, %d skipped (%s), %d failed%s\n",
                     B.ntodo, B.st.skipped, l.special ? "exist, or not regular files" : "exist",
-                    atomic_load(&B.st.failed));
+                    atomic_load(&B.st.failed), stale_s);
         free(B.todo);
-        rc = fflush(stdout) == 0 && atomic_load(&B.st.failed) == 0 ? EXIT_OK : EXIT_FAIL;
+        rc = fflush(stdout) == 0 && atomic_load(&B.st.failed) == 0 && !stale ? EXIT_OK : EXIT_FAIL;
         goto done;
     }
 
@@ -1534,20 +1634,26 @@ int imgpu_batch_main(int argc, char **argv)
     }
     if (!o.quiet) {
         double mb = (double)atomic_load(&B.st.in_bytes) / 1e6;
-        fprintf(stderr, "imgpu batch: %d done, %d skipped, %d failed in %.2f s: %.2f images/s, %.1f MB/s "
-                "(%.1f MB read, %.1f MB written; %s)\n", done_n, B.st.skipped, failed_n, el,
+        fprintf(stderr, "imgpu batch: %d done, %d skipped, %d failed%s in %.2f s: %.2f images/s, "
+                "%.1f MB/s (%.1f MB read, %.1f MB written; %s)\n", done_n, B.st.skipped, failed_n,
+                stale_s, el,
                 el > 0 ? done_n / el : 0.0, el > 0 ? mb / el : 0.0, mb,
                 (double)atomic_load(&B.st.out_bytes) / 1e6,
                 B.ntodo == 0 ? "nothing to run" : o.stage_copy ? "stage: plain copy"
                 : B.use_gpu_stage ? "ops on the GPU" : "ops on the CPU");
     }
     free(B.todo);
-    rc = failed_n ? EXIT_FAIL : EXIT_OK;
+    rc = failed_n || stale ? EXIT_FAIL : EXIT_OK;
     goto done;
 fail:
     report("%s", imgpu_error_message());
     rc = EXIT_FAIL;
 done:
+    if (imgpu_manifest_close(mf) < 0) {
+        report("%s", imgpu_error_message());
+        if (rc == EXIT_OK)
+            rc = EXIT_FAIL;
+    }
     free_jobs(&l);
     free(o.inputs);
     if (imgpu_backend_shutdown()) {   /* CUDA still starting, unused: do not wait for it */

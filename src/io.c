@@ -1225,6 +1225,9 @@ int imgpu_format_check_size(imgpu_format f, int w, int h, int channels, int dept
 
 /* Set by imgpu_image_save_threads for the duration of one save on this thread. */
 static _Thread_local int s_png_threads;
+/* imgpu_image_save_recorded's callback, for write_atomic (this thread's save only) */
+static _Thread_local int (*s_before_rename)(void *, long long, long long);
+static _Thread_local void *s_before_rename_ctx;
 
 /* `path` only for messages (NULL from imgpu_image_encode). */
 static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_options *opts,
@@ -1479,6 +1482,16 @@ static int write_atomic(const char *path, const unsigned char *buf, size_t len, 
         imgpu_error("cannot write '%s': %s", path, strerror(err));
         goto done;
     }
+    if (s_before_rename) {
+        struct stat tst;
+        if (lstat(tmp, &tst) != 0) {
+            imgpu_error("cannot write '%s': %s", path, strerror(errno));
+            goto done;
+        }
+        if (s_before_rename(s_before_rename_ctx, (long long)tst.st_size,
+                            (long long)tst.st_mtim.tv_sec * 1000000000LL + tst.st_mtim.tv_nsec) != 0)
+            goto done;
+    }
     if (rename(tmp, target) != 0) {
         imgpu_error("cannot write '%s': %s", path, strerror(errno));
         goto done;
@@ -1509,6 +1522,19 @@ int imgpu_image_save_threads(const imgpu_image *im, const char *path,
     s_png_threads = png_threads;
     int rc = imgpu_image_save(im, path, opts);
     s_png_threads = 0;
+    return rc;
+}
+
+int imgpu_image_save_recorded(const imgpu_image *im, const char *path,
+                              const imgpu_save_options *opts, int png_threads,
+                              int (*before_rename)(void *ctx, long long size, long long mtime_ns),
+                              void *ctx)
+{
+    s_before_rename = before_rename;
+    s_before_rename_ctx = ctx;
+    int rc = imgpu_image_save_threads(im, path, opts, png_threads);
+    s_before_rename = NULL;
+    s_before_rename_ctx = NULL;
     return rc;
 }
 

@@ -127,6 +127,17 @@ int imgpu_image_save(const imgpu_image *im, const char *path, const imgpu_save_o
  * uses it; the single-image commands keep stb's writer. */
 int imgpu_image_save_threads(const imgpu_image *im, const char *path,
                              const imgpu_save_options *opts, int png_threads);
+/* imgpu_image_save_threads, and once the temp file is written whole and synced, just before
+ * it is renamed over the target, before_rename(ctx, size, mtime_ns) with the new file's size
+ * and modification time (ns since the epoch; rename keeps both). Nonzero from it fails the
+ * save (its message recorded by the callback): the temp file is removed, the target left as
+ * it was. Not called for a device or FIFO target (written in place, no rename). Batch records
+ * each output in OUTDIR's manifest there (src/batch_manifest.h), so no output is ever in place
+ * without its record. */
+int imgpu_image_save_recorded(const imgpu_image *im, const char *path,
+                              const imgpu_save_options *opts, int png_threads,
+                              int (*before_rename)(void *ctx, long long size, long long mtime_ns),
+                              void *ctx);
 /* Encode into a malloc'ed buffer (*out, *out_len); the caller frees *out. */
 int imgpu_image_encode(const imgpu_image *im, imgpu_format f, const imgpu_save_options *opts,
                        unsigned char **out, size_t *out_len);

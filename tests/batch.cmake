@@ -14,11 +14,17 @@ if(IMGPU_PYTHON3)
   add_test(NAME batch_interrupt
            COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/batch_interrupt.py $<TARGET_FILE:imgpu>
                    ${IMGPU_BATCH_TMP} ${IMGPU_ASSETS})
+  # issue 15: OUTDIR/.imgpu-batch, what made each output; stale outputs are not skipped
+  add_test(NAME batch_manifest
+           COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/batch_manifest.py $<TARGET_FILE:imgpu>
+                   ${IMGPU_BATCH_TMP} ${IMGPU_ASSETS})
 else()
   add_test(NAME batch_cli COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
   add_test(NAME batch_gpu COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
   add_test(NAME batch_interrupt COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+  add_test(NAME batch_manifest COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
 endif()
 set_tests_properties(batch_cli PROPERTIES LABELS "cli;opencv" SKIP_RETURN_CODE 77 TIMEOUT 600)
 set_tests_properties(batch_interrupt PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+set_tests_properties(batch_manifest PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
 set_tests_properties(batch_gpu PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)

@@ -51,6 +51,8 @@ def mtimes(d):
     out = {}
     for root, _, files in os.walk(d):
         for f in files:
+            if f == cc.BATCH_MANIFEST:
+                continue
             p = os.path.join(root, f)
             out[os.path.relpath(p, d)] = os.stat(p).st_mtime_ns
     return out
@@ -60,6 +62,8 @@ def files_under(d):
     out = set()
     for root, _, files in os.walk(d):
         for f in files:
+            if f == cc.BATCH_MANIFEST:
+                continue
             out.add(os.path.relpath(os.path.join(root, f), d))
     return out
 
@@ -143,7 +147,7 @@ C.check(files_under(out_bad) == {"brick.png", "camera.png", "horse.png"},
 C.check("c_corrupt.png" in r.err and "d_garbage.jpg" in r.err,
         "each failure is reported with its file", r.err)
 C.check(re.search(r"3 done, 0 skipped, 2 failed", r.err) is not None, "summary counts", r.err)
-C.check(not any(n.startswith(".") for n in os.listdir(out_bad)), "no temp files left behind")
+C.check(not any(n.startswith(".") for n in cc.listdir_outputs(out_bad)), "no temp files left behind")
 
 # --device cuda where there is no usable GPU: the decode threads start before CUDA's start-up
 # answers (batch.c, stage_decide), yet the batch stops with the reason alone: nothing written,

@@ -78,7 +78,8 @@ for i in range(12):
 def rels(d):
     out = []
     for root, _, files in os.walk(d):
-        out += [os.path.relpath(os.path.join(root, f), d) for f in files]
+        out += [os.path.relpath(os.path.join(root, f), d) for f in files
+                if f != cc.BATCH_MANIFEST]
     return sorted(out)
 
 

@@ -51,7 +51,7 @@ def main():
                       r"(\d+) not started; run the same command again", err)
         ck.check(m is not None and m.group(1) == name, f"{name}: summary with counts and how to resume",
                  repr(err))
-        files = sorted(os.listdir(out)) if os.path.isdir(out) else []
+        files = sorted(cc.listdir_outputs(out)) if os.path.isdir(out) else []
         ck.check(not [f for f in files if f.startswith(".")], f"{name}: no temp file left", str(files))
         if m:
             done, not_started = int(m.group(2)), int(m.group(5))

@@ -90,6 +90,16 @@ def snapshot(directory):
     return out
 
 
+# imgpu batch's record of what made each output (src/batch_manifest.h): a hidden file that
+# every batch OUTDIR has; listings of outputs leave it out.
+BATCH_MANIFEST = ".imgpu-batch"
+
+
+def listdir_outputs(d):
+    """os.listdir(d) without batch's manifest."""
+    return [n for n in os.listdir(d) if n != BATCH_MANIFEST]
+
+
 def read(path):
     with open(path, "rb") as f:
         return f.read()

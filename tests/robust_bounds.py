@@ -158,14 +158,14 @@ rc, err, sec = run(["batch", "--rotate", "33", "-o", bout, "--jobs", "2", bin_])
 t.check(rc == 1 and sec < 5, "batch rotate 33: exit 1, fast", f"rc={rc} {sec:.2f}s {err!r}")
 t.check("failed '%s'" % os.path.join(bin_, "a_strip.png") in err and "--max-pixels" in err,
         "batch: the strip fails with its file and reason", err)
-t.check(sorted(os.listdir(bout)) == ["b_small.png", "c_px16.png"], "batch: the others are written",
+t.check(sorted(cc.listdir_outputs(bout)) == ["b_small.png", "c_px16.png"], "batch: the others are written",
         str(os.listdir(bout) if os.path.isdir(bout) else None))
 bout2 = os.path.join(tmp, "bout2")
 rc, err, sec = run(["batch", "--clahe", "--tiles", "256x256", "-o", bout2, "--jobs", "2",
                     os.path.join(bin_, "b_small.png"), os.path.join(bin_, "c_px16.png")])
 t.check(rc == 1 and sec < 5 and "c_px16.png" in err and "--max-memory" in err,
         "batch clahe 256x256: the 16-bit image fails alone", f"rc={rc} {sec:.2f}s {err!r}")
-t.check(os.path.isdir(bout2) and os.listdir(bout2) == ["b_small.png"], "batch clahe: the 8-bit image is written")
+t.check(os.path.isdir(bout2) and cc.listdir_outputs(bout2) == ["b_small.png"], "batch clahe: the 8-bit image is written")
 bout3 = os.path.join(tmp, "bout3")
 rc, err, _ = run(["batch", "--clahe", "--tiles", "32x32", "--max-memory", "100M", "-o", bout3,
                   os.path.join(bin_, "c_px16.png")])
