@@ -175,7 +175,9 @@ static const char s_help_rotate[] =
     "                       #RGBA, #RRGGBB, #RRGGBBAA or R,G,B[,A] in decimal 0..255\n"
     "                       (default: transparent when the image has alpha, else black;\n"
     "                       gray images get the color's luma; without an alpha channel\n"
-    "                       the color's alpha is ignored)\n" HELP_DEVICE HELP_LOAD HELP_MEMORY HELP_SAVE
+    "                       the color's alpha is ignored)\n"
+    "  --depth 8            write a 16-bit result as 8 bits (default: keep the depth)\n"
+        HELP_DEVICE HELP_LOAD HELP_MEMORY HELP_SAVE
         HELP_QUIET HELP_TAIL;
 
 static const char s_help_histogram[] =

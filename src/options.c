@@ -227,10 +227,10 @@ const imgpu_opt imgpu_opt_table[] = {
      "a positive whole number", "refuse inputs, and results of an op, larger than N pixels"},
     {"max-memory", IMGPU_OPT_ID_MAX_MEMORY, "N", IMGPU_OPT_RUN, F_ALL, p_size, HINT_SIZE,
      "refuse an op that would need more than N bytes of memory"},
-    {"max-file-size", IMGPU_OPT_ID_MAX_FILE_SIZE, "N", IMGPU_OPT_RUN | IMGPU_OPT_LOAD, F_CLI | F_BATCH,
+    {"max-file-size", IMGPU_OPT_ID_MAX_FILE_SIZE, "N", IMGPU_OPT_RUN | IMGPU_OPT_LOAD, F_ALL,
      p_size, HINT_SIZE, "refuse input files over N bytes"},
     {"max-decode-time", IMGPU_OPT_ID_MAX_DECODE_TIME, "S", IMGPU_OPT_RUN | IMGPU_OPT_LOAD,
-     F_CLI | F_BATCH, p_seconds, "a positive number of seconds", "give up decoding after S seconds"},
+     F_ALL, p_seconds, "a positive number of seconds", "give up decoding after S seconds"},
 };
 const size_t imgpu_opt_count = sizeof imgpu_opt_table / sizeof imgpu_opt_table[0];
 
