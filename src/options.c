@@ -91,12 +91,11 @@ static int p_formula(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_
 }
 
 /* A clip limit is a plain number, not an angle: 0..1000000 (0: no clipping). */
-#define CLIP_MAX 1e6
 static int p_clip(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
 {
     (void)run;
     double x;
-    if (imgpu__parse_double(v, 0.0, CLIP_MAX, &x) < 0)
+    if (imgpu__parse_double(v, 0.0, IMGPU_OPT_CLIP_MAX, &x) < 0)
         return invalid(o, v);
     op->u.clahe.clip = x;
     return 0;

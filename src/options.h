@@ -20,6 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* --clip's bound (the viewer's [ / ] keys stop there too). */
+#define IMGPU_OPT_CLIP_MAX 1e6
+
 /* What an option writes into besides an op: the limits and the output depth of a run. */
 typedef struct imgpu_run_options {
     imgpu_load_options load;  /* --max-pixels, --max-file-size, --max-decode-time */
