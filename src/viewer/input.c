@@ -5,7 +5,6 @@
  * request flags (dirty_ops, want_save, ...) and acts on them.
  */
 #include "viewer.h"
-#include "options.h"
 
 #include <GLFW/glfw3.h>
 

@@ -11,7 +11,6 @@
 #include "viewer.h"
 #include "error.h"
 #include "io.h"
-#include "options.h"
 
 #include <GL/glew.h>
 #include <GLFW/glfw3.h>
