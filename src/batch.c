@@ -33,6 +33,7 @@
 #include "image.h"
 #include "io.h"
 #include "ops.h"
+#include "options.h"
 #ifdef IMGPU_HAVE_CUDA
 #include "cuda/cuda_backend.h"
 #include "cuda/devices.h"
@@ -73,8 +74,7 @@ typedef struct bopts {
     int shard_k, shard_n;    /* 1-based K of N; N = 1: everything */
     imgpu_device device;
     int devices[MAX_DEVICES], ndevices;
-    imgpu_load_options load;
-    uint64_t max_memory;     /* --max-memory; 0: IMGPU_MAX_MEMORY or the default */
+    imgpu_run_options run;   /* limits (--max-*) and --depth, from options.h's table */
     imgpu_save_options save;
     char **inputs;
     int ninputs;
@@ -89,7 +89,8 @@ static const char s_help[] =
     "kept under OUTDIR) or quoted globs ('photos/*.png') that imgpu expands.\n"
     "\n"
     "operations, applied in the order given (each option after an op sets that op):\n"
-    "  --equalize           histogram equalization; --mode luminance|per-channel\n"
+    "  --equalize           histogram equalization; --mode luminance|per-channel,\n"
+    "                       --formula opencv|pil|imagemagick (as 'imgpu equalize')\n"
     "  --clahe              CLAHE (as 'imgpu clahe'); --clip X, --tiles WxH, --mode\n"
     "  --rotate DEG         rotation; --filter nearest|bilinear|bicubic, --expand|--crop,\n"
     "                       --background COLOR (as for 'imgpu rotate')\n"
@@ -104,6 +105,7 @@ static const char s_help[] =
     "                       command resumes it)\n"
     "  --dry-run            list what would be written, write nothing\n"
     "  --png-level N, --quality N   as for single images\n"
+    "  --depth 8            write 16-bit results as 8 bits (default: keep the depth)\n"
     "pipeline:\n"
     "  --jobs N             decode threads and encode threads (default: the cores)\n"
     "  --device auto|cpu|cuda  backend of the op stage (default auto, or IMGPU_DEVICE)\n"
@@ -116,6 +118,10 @@ static const char s_help[] =
     "  --max-pixels N       refuse inputs, and results of an op, larger than N pixels\n"
     "  --max-memory N       refuse an image whose ops would need more than N bytes of\n"
     "                       memory (K, M, G suffixes; default 8G; env IMGPU_MAX_MEMORY)\n"
+    "  --max-file-size N    refuse input files over N bytes (K, M, G suffixes; default 1G)\n"
+    "  --max-decode-time S  give up decoding a file after S seconds (default 30)\n"
+    "                       (each limit fails the file alone; environment: IMGPU_MAX_PIXELS,\n"
+    "                       IMGPU_MAX_FILE_SIZE, IMGPU_MAX_DECODE_TIME; an option wins)\n"
     "  --quiet              no progress and no summary (errors are still printed)\n"
     "  -h, --help           this help\n"
     "A file that fails is reported with its reason and the batch goes on; the summary gives\n"
@@ -124,25 +130,26 @@ static const char s_help[] =
     "(a second Ctrl-C stops at once). Exit status: 0 all done or skipped, 1 any file failed,\n"
     "2 usage error, 130 (143) interrupted by Ctrl-C (SIGTERM).\n";
 
-static char s_usage[512];
+/* A usage problem found while parsing (options.h's one helper). */
+#define bad imgpu_usage_bad
 
-static int bad(const char *fmt, ...) IMGPU_PRINTF(1, 2);
-static int bad(const char *fmt, ...)
+/* The op an option of options.h's table sets: the latest op of a kind it names (--mode: the
+ * latest of --equalize and --clahe), so an op's options follow it. */
+static imgpu_op *last_op(bopts *b, const imgpu_opt *o)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    imgpu_vformat_message(s_usage, sizeof s_usage, fmt, ap);   /* escaped: it quotes argv */
-    va_end(ap);
-    return -1;
-}
-
-/* The last op of `kind`, for the options that set an op's parameters. */
-static imgpu_op *last_op(bopts *b, imgpu_op_kind kind, const char *opt, const char *op_name)
-{
+    static const char *const names[] = {[IMGPU_OP_EQUALIZE] = "equalize", [IMGPU_OP_ROTATE] = "rotate",
+                                        [IMGPU_OP_CLAHE] = "clahe"};
     for (int i = b->nops - 1; i >= 0; i--)
-        if (b->ops[i].kind == kind)
+        if (o->sets & IMGPU_OPT_OP(b->ops[i].kind))
             return &b->ops[i];
-    bad("--%s must follow --%s", opt, op_name);
+    char follow[64] = "";
+    for (int k = 0; k < 3; k++) {
+        if (!(o->sets & IMGPU_OPT_OP(k)))
+            continue;
+        size_t n = strlen(follow);
+        snprintf(follow + n, sizeof follow - n, "%s--%s", n ? " or " : "", names[k]);
+    }
+    bad("--%s must follow %s", o->name, follow);
     return NULL;
 }
 
@@ -253,11 +260,12 @@ static int parse_args(int argc, char **argv, bopts *b)
             memcpy(name, a + 2, n);
             name[n] = '\0';
         }
+        /* batch's own options with a value; the op options and limits are the table's */
         static const char *with_value[] = {
-            "output", "format", "name", "jobs", "device", "devices", "shard", "mode", "rotate",
-            "filter", "background", "png-level", "quality", "max-pixels", "max-memory", "clip", "tiles",
+            "output", "format", "name", "jobs", "device", "devices", "shard", "png-level", "quality",
         };
-        int takes = 0;
+        const imgpu_opt *so = imgpu_opt_find(name, strlen(name), IMGPU_FRONT_BATCH);
+        int takes = so && so->metavar;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
             takes |= !strcmp(name, with_value[k]);
         if (takes) {
@@ -271,8 +279,19 @@ static int parse_args(int argc, char **argv, bopts *b)
             return bad("option '--%s' takes no value", name);
         }
         long n;
-        imgpu_op *op;
-        if (!strcmp(name, "output")) {
+        if (so) {
+            /* an op option: a new op (--equalize, --clahe, --rotate DEG), the latest op's
+             * parameter, or a limit / --depth */
+            imgpu_op fresh, *op = NULL;
+            if (so->sets & IMGPU_OPT_ADD)
+                op = &fresh;
+            else if (!(so->sets & IMGPU_OPT_RUN) && !(op = last_op(b, so)))
+                return -1;
+            if (imgpu_opt_apply(so, v, op, &b->run) < 0)
+                return -1;
+            if ((so->sets & IMGPU_OPT_ADD) && add_op(b, fresh) < 0)
+                return -1;
+        } else if (!strcmp(name, "output")) {
             if (!*v)
                 return bad("-o needs a folder");
             b->outdir = v;
@@ -308,73 +327,6 @@ static int parse_args(int argc, char **argv, bopts *b)
                 return bad("invalid --shard '%s' (K/N with 1 <= K <= N)", v);
             b->shard_k = (int)k;
             b->shard_n = (int)nn;
-        } else if (!strcmp(name, "equalize")) {
-            if (add_op(b, imgpu_op_equalize(IMGPU_MODE_LUMINANCE)) < 0)
-                return -1;
-        } else if (!strcmp(name, "clahe")) {
-            if (add_op(b, imgpu_op_clahe(IMGPU_CLAHE_DEFAULT_CLIP, IMGPU_CLAHE_DEFAULT_TILES,
-                                          IMGPU_CLAHE_DEFAULT_TILES, IMGPU_MODE_LUMINANCE)) < 0)
-                return -1;
-        } else if (!strcmp(name, "mode")) {
-            imgpu_eq_mode m;
-            if (!strcmp(v, "luminance")) m = IMGPU_MODE_LUMINANCE;
-            else if (!strcmp(v, "per-channel")) m = IMGPU_MODE_PER_CHANNEL;
-            else return bad("invalid --mode '%s' (use luminance or per-channel)", v);
-            /* the latest of --equalize and --clahe */
-            int k = b->nops - 1;
-            while (k >= 0 && b->ops[k].kind != IMGPU_OP_EQUALIZE && b->ops[k].kind != IMGPU_OP_CLAHE)
-                k--;
-            if (k < 0)
-                return bad("--mode must follow --equalize or --clahe");
-            if (b->ops[k].kind == IMGPU_OP_EQUALIZE)
-                b->ops[k].u.equalize.mode = m;
-            else
-                b->ops[k].u.clahe.mode = m;
-        } else if (!strcmp(name, "clip")) {
-            double x;
-            if (!(op = last_op(b, IMGPU_OP_CLAHE, "clip", "clahe")))
-                return -1;
-            if (imgpu__parse_angle(v, &x) < 0 || x < 0 || x > 1e6)
-                return bad("invalid --clip '%s' (a number 0..1000000; 0 disables clipping)", v);
-            op->u.clahe.clip = x;
-        } else if (!strcmp(name, "tiles")) {
-            char tb[32], *xp;
-            long tw, th;
-            if (!(op = last_op(b, IMGPU_OP_CLAHE, "tiles", "clahe")))
-                return -1;
-            if (strlen(v) >= sizeof tb || !(xp = strchr(strcpy(tb, v), 'x')))
-                return bad("invalid --tiles '%s' (WxH, e.g. 8x8)", v);
-            *xp = '\0';
-            if (imgpu__parse_long(tb, 1, IMGPU_CLAHE_MAX_TILES, &tw) < 0 ||
-                imgpu__parse_long(xp + 1, 1, IMGPU_CLAHE_MAX_TILES, &th) < 0)
-                return bad("invalid --tiles '%s' (WxH, each 1..256)", v);
-            op->u.clahe.tiles_x = (int)tw;
-            op->u.clahe.tiles_y = (int)th;
-        } else if (!strcmp(name, "rotate")) {
-            double deg;
-            if (imgpu__parse_angle(v, &deg) < 0)
-                return bad("invalid --rotate '%s' (degrees, e.g. 30 or -12.5)", v);
-            if (add_op(b, imgpu_op_rotate(deg)) < 0)
-                return -1;
-        } else if (!strcmp(name, "filter")) {
-            if (!(op = last_op(b, IMGPU_OP_ROTATE, "filter", "rotate")))
-                return -1;
-            imgpu_filter *f = &op->u.rotate.filter;
-            if (!strcmp(v, "nearest")) *f = IMGPU_FILTER_NEAREST;
-            else if (!strcmp(v, "bilinear")) *f = IMGPU_FILTER_BILINEAR;
-            else if (!strcmp(v, "bicubic")) *f = IMGPU_FILTER_BICUBIC;
-            else return bad("invalid --filter '%s' (use nearest, bilinear or bicubic)", v);
-        } else if (!strcmp(name, "expand") || !strcmp(name, "crop")) {
-            if (!(op = last_op(b, IMGPU_OP_ROTATE, name, "rotate")))
-                return -1;
-            op->u.rotate.crop = !strcmp(name, "crop");
-        } else if (!strcmp(name, "background")) {
-            if (!(op = last_op(b, IMGPU_OP_ROTATE, "background", "rotate")))
-                return -1;
-            if (imgpu__parse_color(v, op->u.rotate.background) < 0)
-                return bad("invalid --background '%s' (black, white, transparent, #RRGGBB, "
-                           "#RRGGBBAA or R,G,B[,A])", v);
-            op->u.rotate.has_background = 1;
         } else if (!strcmp(name, "png-level")) {
             if (imgpu__parse_long(v, 0, 9, &n) < 0)
                 return bad("invalid --png-level '%s' (0..9)", v);
@@ -383,14 +335,6 @@ static int parse_args(int argc, char **argv, bopts *b)
             if (imgpu__parse_long(v, 1, 100, &n) < 0)
                 return bad("invalid --quality '%s' (1..100)", v);
             b->save.quality = (int)n;
-        } else if (!strcmp(name, "max-pixels")) {
-            if (imgpu__parse_long(v, 1, LONG_MAX, &n) < 0)
-                return bad("invalid --max-pixels '%s' (a positive whole number)", v);
-            b->load.max_pixels = (uint64_t)n;
-        } else if (!strcmp(name, "max-memory")) {
-            if (imgpu_parse_size(v, &b->max_memory) < 0)
-                return bad("invalid --max-memory '%s' (a positive number of bytes, optionally "
-                           "with K, M or G)", v);
         } else if (!strcmp(name, "overwrite")) {
             b->overwrite = 1;
         } else if (!strcmp(name, "dry-run")) {
@@ -721,7 +665,8 @@ static int manifest_plan(const bopts *b, joblist *l, imgpu_manifest *mf, int *le
         imgpu_format f = imgpu_format_from_path(j->out);
         size_t fi = (size_t)f < sizeof l->settings / sizeof *l->settings ? (size_t)f : 0;
         if (!l->settings[fi] &&
-            !(l->settings[fi] = imgpu_manifest_settings(b->ops, b->stage_copy ? 0 : b->nops, &b->save, j->out)))
+            !(l->settings[fi] = imgpu_manifest_settings(b->ops, b->stage_copy ? 0 : b->nops, &b->save, j->out,
+                                                          b->run.out_depth)))
             return imgpu_error("out of memory");
         j->settings = l->settings[fi];
         if (!j->skip)
@@ -884,16 +829,11 @@ typedef struct batch {
 } batch;
 
 /* The ops for one image: a rotation background on a gray image is the color's luma, as in
- * `imgpu rotate` (main.c), so that batch output equals the single-image command's. */
+ * `imgpu rotate` (op.h's one rule), so that batch output equals the single-image command's. */
 static void ops_for(const bopts *o, const imgpu_image *in, imgpu_op *ops)
 {
     memcpy(ops, o->ops, (size_t)o->nops * sizeof *ops);
-    for (int i = 0; i < o->nops; i++) {
-        imgpu_rotate_params *p = &ops[i].u.rotate;
-        if (ops[i].kind == IMGPU_OP_ROTATE && p->has_background && imgpu_image_color_channels(in) == 1)
-            p->background[0] = (uint8_t)lround(0.299 * p->background[0] + 0.587 * p->background[1] +
-                                               0.114 * p->background[2]);
-    }
+    imgpu_ops_for_image(ops, o->nops, imgpu_image_color_channels(in));
 }
 
 static void fail_item(batch *B, item *it, const char *msg)
@@ -972,7 +912,7 @@ static int refuse_early(batch *B, item *it)
                             NULL, it->job->in, &plan) < 0)
         return -1;
     if (imgpu_format_check_size(imgpu_format_from_path(it->job->out), plan.out_w, plan.out_h, plan.channels,
-                                plan.depth, why, sizeof why) < 0)
+                                B->o->run.out_depth == 8 ? 8 : plan.depth, why, sizeof why) < 0)
         return imgpu_error("cannot write '%s': %s", it->job->out, why);
     return 0;
 }
@@ -996,7 +936,7 @@ static void *decode_thread(void *arg)
         }
         it->job = B->todo[i];
         imgpu_error_clear();
-        it->in = imgpu_image_load(it->job->in, &B->o->load);
+        it->in = imgpu_image_load(it->job->in, &B->o->run.load);
         if (!stage_wait(B)) {
             imgpu_image_free(it->in);
             free(it);
@@ -1079,9 +1019,19 @@ static void *encode_thread(void *arg)
         int busy = atomic_fetch_add(&B->busy_encoders, 1) + 1;
         int png_threads = B->jobs / busy > 1 ? B->jobs / busy : 1;
         record_ctx rec = {B, it->job};
-        int ok = mkdirs_under(B->o->outdir, it->job->out) == 0 &&
-                 imgpu_image_save_recorded(it->out, it->job->out, &B->o->save, png_threads,
-                                           record_output, &rec) == 0;
+        int ok = 1;
+        if (B->o->run.out_depth == 8 && it->out->depth == 16) {
+            /* --depth 8, as the single-image commands do it: after the ops, before the write */
+            imgpu_image *o8 = imgpu_image_to_depth(it->out, 8);
+            ok = o8 != NULL;
+            if (ok) {
+                imgpu_image_free(it->out);
+                it->out = o8;
+            }
+        }
+        ok = ok && mkdirs_under(B->o->outdir, it->job->out) == 0 &&
+             imgpu_image_save_recorded(it->out, it->job->out, &B->o->save, png_threads,
+                                       record_output, &rec) == 0;
         atomic_fetch_sub(&B->busy_encoders, 1);
         if (!ok) {
             fail_item(B, it, imgpu_error_message());
@@ -1434,13 +1384,13 @@ int imgpu_batch_main(int argc, char **argv)
             explicit_device = 1;
     }
     if (parse_args(argc - 1, argv + 1, &o) < 0) {
-        fprintf(stderr, "imgpu: %s\ntry 'imgpu batch --help'\n", s_usage);
+        fprintf(stderr, "imgpu: %s\ntry 'imgpu batch --help'\n", imgpu_usage_message());
         free(o.inputs);
         return EXIT_USAGE;
     }
     /* IMGPU_MAX_* fill in the limits no option set, as for the single-image commands (batch
      * ignored them: IMGPU_MAX_DECODE_TIME did not bound a batch's decodes). */
-    if (imgpu_load_options_from_env(&o.load) < 0) {
+    if (imgpu_load_options_from_env(&o.run.load) < 0) {
         fprintf(stderr, "imgpu: %s\ntry 'imgpu batch --help'\n", imgpu_error_message());
         free(o.inputs);
         return EXIT_USAGE;
@@ -1457,7 +1407,7 @@ int imgpu_batch_main(int argc, char **argv)
         free(o.inputs);
         return EXIT_USAGE;
     }
-    imgpu_limits lim = {o.load.max_pixels, o.max_memory};
+    imgpu_limits lim = {o.run.load.max_pixels, o.run.max_memory};
     if (imgpu_limits_from_env(&lim) < 0) {
         fprintf(stderr, "imgpu: %s\ntry 'imgpu batch --help'\n", imgpu_error_message());
         free(o.inputs);

@@ -271,7 +271,7 @@ static const char *filter_name(imgpu_filter f)
 }
 
 char *imgpu_manifest_settings(const imgpu_op *ops, int nops, const imgpu_save_options *save,
-                              const char *out_path)
+                              const char *out_path, int out_depth)
 {
     size_t cap = 128 + (size_t)nops * 160;
     char *s = malloc(cap);
@@ -316,6 +316,8 @@ char *imgpu_manifest_settings(const imgpu_op *ops, int nops, const imgpu_save_op
     for (char *c = fname; *c; c++)
         *c = (char)tolower((unsigned char)*c);
     PUT(" ; format=%s", fname);
+    if (out_depth == 8)   /* --depth 8: 16-bit results written as 8 bits */
+        PUT(" depth=8");
     if (f == IMGPU_FORMAT_JPEG)
         PUT(" quality=%d", save && save->quality > 0 ? save->quality : 95);
     else if (f == IMGPU_FORMAT_PNG)

@@ -51,9 +51,9 @@ int imgpu_manifest_found(const imgpu_manifest *m);
 int imgpu_manifest_close(imgpu_manifest *m);
 
 /* The canonical settings string of an output at out_path (its extension gives the format),
- * malloc'ed; NULL when out of memory. */
+ * and out_depth (8: --depth 8, recorded as depth=8), malloc'ed; NULL when out of memory. */
 char *imgpu_manifest_settings(const imgpu_op *ops, int nops, const imgpu_save_options *save,
-                              const char *out_path);
+                              const char *out_path, int out_depth);
 
 typedef enum imgpu_manifest_state {
     IMGPU_MANIFEST_MATCH = 0,     /* made with these settings from this input: skip it */

@@ -40,18 +40,23 @@ int imgpu__parse_u64(const char *s, uint64_t *out)
     return 0;
 }
 
-int imgpu__parse_angle(const char *s, double *out)
+int imgpu__parse_double(const char *s, double lo, double hi, double *out)
 {
     if (!*s || isspace((unsigned char)*s))
         return -1;
     errno = 0;
     char *end;
     double v = strtod(s, &end);
-    /* strtod accepts "nan" and "inf"; neither is an angle. */
-    if (errno || *end || !isfinite(v))
+    /* strtod accepts "nan" and "inf"; neither is a value of any option. */
+    if (errno || *end || !isfinite(v) || v < lo || v > hi)
         return -1;
     *out = v;
     return 0;
+}
+
+int imgpu__parse_angle(const char *s, double *out)
+{
+    return imgpu__parse_double(s, -HUGE_VAL, HUGE_VAL, out);
 }
 
 static int hex_digit(int ch)

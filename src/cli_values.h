@@ -10,6 +10,8 @@
 int imgpu__parse_long(const char *s, long lo, long hi, long *out);
 /* Unsigned 64-bit, digits only ("-1" is refused, not wrapped). */
 int imgpu__parse_u64(const char *s, uint64_t *out);
+/* A finite decimal number in [lo, hi] (strtod's grammar; no leading blanks, no junk). */
+int imgpu__parse_double(const char *s, double lo, double hi, double *out);
 /* A finite number of degrees. */
 int imgpu__parse_angle(const char *s, double *out);
 /* COLOR: black | white | transparent | #RGB | #RGBA | #RRGGBB | #RRGGBBAA | R,G,B[,A] (0..255). */

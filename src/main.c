@@ -14,6 +14,7 @@
 #include "image.h"
 #include "io.h"
 #include "ops.h"
+#include "options.h"
 #include "plot.h"
 
 #include <ctype.h>
@@ -50,11 +51,11 @@ enum { CMD_EQUALIZE, CMD_ROTATE, CMD_HISTOGRAM, CMD_INFO, CMD_COMPARE, CMD_CLAHE
 #define C_SAVE (C_EQ | C_ROT | C_HIST | C_CMP | C_CLAHE) /* may write an image (--plot, --diff) */
 #define C_ALL (C_PROC | C_INFO | C_CMP)
 
+/* The options of the commands themselves; the op options and limits are options.h's table. */
 typedef enum opt_id {
-    OPT_DEVICE, OPT_MAX_PIXELS, OPT_MAX_MEMORY, OPT_MAX_FILE_SIZE, OPT_MAX_DECODE_TIME, OPT_QUIET, OPT_QUALITY, OPT_PNG_LEVEL, OPT_FORCE,
-    OPT_MODE, OPT_ANGLE, OPT_FILTER, OPT_EXPAND, OPT_CROP, OPT_BACKGROUND,
+    OPT_DEVICE, OPT_QUIET, OPT_QUALITY, OPT_PNG_LEVEL, OPT_FORCE,
     OPT_CSV, OPT_PLOT, OPT_DIFF, OPT_MAX_ABS,
-    OPT_CLIP, OPT_TILES, OPT_FORMULA, OPT_DEPTH, OPT_BINS, OPT_RANGE,
+    OPT_BINS, OPT_RANGE,
     OPT_LOG, OPT_CDF,
 } opt_id;
 
@@ -67,28 +68,14 @@ typedef struct opt_spec {
 
 static const opt_spec s_options[] = {
     {"device", OPT_DEVICE, 1, C_PROC},
-    {"max-pixels", OPT_MAX_PIXELS, 1, C_ALL},
-    {"max-memory", OPT_MAX_MEMORY, 1, C_EQ | C_ROT | C_CLAHE},
-    {"max-file-size", OPT_MAX_FILE_SIZE, 1, C_ALL},
-    {"max-decode-time", OPT_MAX_DECODE_TIME, 1, C_ALL},
     {"quiet", OPT_QUIET, 0, C_ALL},
     {"quality", OPT_QUALITY, 1, C_SAVE},
     {"png-level", OPT_PNG_LEVEL, 1, C_SAVE},
     {"force", OPT_FORCE, 0, C_SAVE},
-    {"mode", OPT_MODE, 1, C_EQ | C_CLAHE},
-    {"angle", OPT_ANGLE, 1, C_ROT},
-    {"filter", OPT_FILTER, 1, C_ROT},
-    {"expand", OPT_EXPAND, 0, C_ROT},
-    {"crop", OPT_CROP, 0, C_ROT},
-    {"background", OPT_BACKGROUND, 1, C_ROT},
     {"csv", OPT_CSV, 0, C_HIST},
     {"plot", OPT_PLOT, 1, C_HIST},
     {"diff", OPT_DIFF, 1, C_CMP},
     {"max-abs", OPT_MAX_ABS, 1, C_CMP},
-    {"clip", OPT_CLIP, 1, C_CLAHE},
-    {"tiles", OPT_TILES, 1, C_CLAHE},
-    {"formula", OPT_FORMULA, 1, C_EQ},
-    {"depth", OPT_DEPTH, 1, C_EQ | C_ROT | C_CLAHE},
     {"bins", OPT_BINS, 1, C_HIST},
     {"range", OPT_RANGE, 1, C_HIST},
     {"log", OPT_LOG, 0, C_HIST},
@@ -102,22 +89,17 @@ typedef struct cli {
     int npos;
     imgpu_device device;
     int device_given;       /* --device was on the command line (it wins over IMGPU_DEVICE) */
-    imgpu_load_options load;
-    uint64_t max_memory;    /* --max-memory; 0: IMGPU_MAX_MEMORY or the default */
+    imgpu_run_options run;  /* limits (--max-*) and --depth, from options.h's table */
     int quiet;
     imgpu_save_options save;
     int force;
-    imgpu_eq_mode mode;
+    imgpu_op op;            /* equalize, clahe, rotate: the command's op, set by the table */
     int have_angle, saw_expand, saw_crop;
-    imgpu_op rotate;
     int csv;
     const char *plot;
     const char *diff;
     int have_max_abs;
     long max_abs;
-    imgpu_op clahe;         /* clip, tiles (mode is taken from `mode`) */
-    imgpu_eq_formula formula;
-    int out_depth;          /* 0: keep the image's depth; 8: convert on output */
     long bins;              /* 0: default */
     int have_range;
     long range_lo, range_hi;
@@ -193,7 +175,9 @@ static const char s_help_rotate[] =
     "                       #RGBA, #RRGGBB, #RRGGBBAA or R,G,B[,A] in decimal 0..255\n"
     "                       (default: transparent when the image has alpha, else black;\n"
     "                       gray images get the color's luma; without an alpha channel\n"
-    "                       the color's alpha is ignored)\n" HELP_DEVICE HELP_LOAD HELP_MEMORY HELP_SAVE
+    "                       the color's alpha is ignored)\n"
+    "  --depth 8            write a 16-bit result as 8 bits (default: keep the depth)\n"
+        HELP_DEVICE HELP_LOAD HELP_MEMORY HELP_SAVE
         HELP_QUIET HELP_TAIL;
 
 static const char s_help_histogram[] =
@@ -310,22 +294,12 @@ static void print_command_help(const command *cmd)
 
 /* ---- error reporting ------------------------------------------------------------------- */
 
-/* A usage problem found while parsing; printed by the caller with the --help hint. */
-static char s_usage[512];
-
-static int bad(const char *fmt, ...) IMGPU_PRINTF(1, 2);
-static int bad(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    imgpu_vformat_message(s_usage, sizeof s_usage, fmt, ap);   /* escaped: it quotes argv */
-    va_end(ap);
-    return -1;
-}
+/* A usage problem found while parsing (options.h's one helper); printed with the --help hint. */
+#define bad imgpu_usage_bad
 
 static int usage_exit(const char *cmd_name)
 {
-    fprintf(stderr, "imgpu: %s\n", s_usage);
+    fprintf(stderr, "imgpu: %s\n", imgpu_usage_message());
     if (cmd_name)
         fprintf(stderr, "try 'imgpu %s --help'\n", cmd_name);
     else
@@ -368,24 +342,6 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         else return bad("invalid --device '%s' (use auto, cpu or cuda)", v);
         c->device_given = 1;
         return 0;
-    case OPT_MAX_PIXELS:
-        if (imgpu__parse_u64(v, &c->load.max_pixels) < 0 || c->load.max_pixels == 0)
-            return bad("invalid --max-pixels '%s' (a positive whole number)", v);
-        return 0;
-    case OPT_MAX_MEMORY:
-        if (imgpu_parse_size(v, &c->max_memory) < 0)
-            return bad("invalid --max-memory '%s' (a positive number of bytes, optionally "
-                       "with K, M or G)", v);
-        return 0;
-    case OPT_MAX_FILE_SIZE:
-        if (imgpu_parse_size(v, &c->load.max_file_bytes) < 0)
-            return bad("invalid --max-file-size '%s' (a positive number of bytes, optionally "
-                       "with K, M or G)", v);
-        return 0;
-    case OPT_MAX_DECODE_TIME:
-        if (imgpu_parse_seconds(v, &c->load.max_decode_ms) < 0)
-            return bad("invalid --max-decode-time '%s' (a positive number of seconds)", v);
-        return 0;
     case OPT_QUIET: c->quiet = 1; return 0;
     case OPT_QUALITY:
         if (imgpu__parse_long(v, 1, 100, &n) < 0)
@@ -398,32 +354,6 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         c->save.png_level = (int)n;
         return 0;
     case OPT_FORCE: c->force = 1; return 0;
-    case OPT_MODE:
-        if (!strcmp(v, "luminance")) c->mode = IMGPU_MODE_LUMINANCE;
-        else if (!strcmp(v, "per-channel")) c->mode = IMGPU_MODE_PER_CHANNEL;
-        else return bad("invalid --mode '%s' (use luminance or per-channel)", v);
-        return 0;
-    case OPT_ANGLE:
-        if (imgpu__parse_angle(v, &c->rotate.u.rotate.angle) < 0)
-            return bad("invalid --angle '%s' (degrees, e.g. 30 or -12.5)", v);
-        c->have_angle = 1;
-        return 0;
-    case OPT_FILTER: {
-        imgpu_filter *f = &c->rotate.u.rotate.filter;
-        if (!strcmp(v, "nearest")) *f = IMGPU_FILTER_NEAREST;
-        else if (!strcmp(v, "bilinear")) *f = IMGPU_FILTER_BILINEAR;
-        else if (!strcmp(v, "bicubic")) *f = IMGPU_FILTER_BICUBIC;
-        else return bad("invalid --filter '%s' (use nearest, bilinear or bicubic)", v);
-        return 0;
-    }
-    case OPT_EXPAND: c->saw_expand = 1; c->rotate.u.rotate.crop = 0; return 0;
-    case OPT_CROP: c->saw_crop = 1; c->rotate.u.rotate.crop = 1; return 0;
-    case OPT_BACKGROUND:
-        if (imgpu__parse_color(v, c->rotate.u.rotate.background) < 0)
-            return bad("invalid --background '%s' (black, white, transparent, #RRGGBB, "
-                       "#RRGGBBAA or R,G,B[,A])", v);
-        c->rotate.u.rotate.has_background = 1;
-        return 0;
     case OPT_CSV: c->csv = 1; return 0;
     case OPT_PLOT:
     case OPT_DIFF:
@@ -436,41 +366,6 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         if (imgpu__parse_long(v, 0, 65535, &c->max_abs) < 0) /* 16-bit comparisons reach 65535 */
             return bad("invalid --max-abs '%s' (0..65535)", v);
         c->have_max_abs = 1;
-        return 0;
-    case OPT_CLIP: {
-        double x;
-        if (imgpu__parse_angle(v, &x) < 0 || x < 0 || x > 1e6)
-            return bad("invalid --clip '%s' (a number 0..1000000; 0 disables clipping)", v);
-        c->clahe.u.clahe.clip = x;
-        return 0;
-    }
-    case OPT_TILES: {
-        char buf[32], *xp;
-        long tw, th;
-        if (strlen(v) >= sizeof buf)
-            return bad("invalid --tiles '%s' (WxH, e.g. 8x8)", v);
-        strcpy(buf, v);
-        xp = strchr(buf, 'x');
-        if (!xp)
-            return bad("invalid --tiles '%s' (WxH, e.g. 8x8)", v);
-        *xp = '\0';
-        if (imgpu__parse_long(buf, 1, IMGPU_CLAHE_MAX_TILES, &tw) < 0 ||
-            imgpu__parse_long(xp + 1, 1, IMGPU_CLAHE_MAX_TILES, &th) < 0)
-            return bad("invalid --tiles '%s' (WxH, each 1..256)", v);
-        c->clahe.u.clahe.tiles_x = (int)tw;
-        c->clahe.u.clahe.tiles_y = (int)th;
-        return 0;
-    }
-    case OPT_FORMULA:
-        if (!strcmp(v, "opencv")) c->formula = IMGPU_FORMULA_OPENCV;
-        else if (!strcmp(v, "pil")) c->formula = IMGPU_FORMULA_PIL;
-        else if (!strcmp(v, "imagemagick")) c->formula = IMGPU_FORMULA_IMAGEMAGICK;
-        else return bad("invalid --formula '%s' (use opencv, pil or imagemagick)", v);
-        return 0;
-    case OPT_DEPTH:
-        if (strcmp(v, "8") && strcmp(v, "16"))
-            return bad("invalid --depth '%s' (8, or 16 to keep 16-bit images)", v);
-        c->out_depth = !strcmp(v, "8") ? 8 : 0;
         return 0;
     case OPT_BINS:
         if (imgpu__parse_long(v, 1, 65536, &c->bins) < 0)
@@ -505,6 +400,37 @@ static const opt_spec *find_option(const char *name, size_t len)
     return NULL;
 }
 
+/* The op a command runs (equalize, clahe, rotate), or -1 for the read-only commands. */
+static int cmd_op_kind(int cmd)
+{
+    return cmd == CMD_EQUALIZE ? IMGPU_OP_EQUALIZE : cmd == CMD_ROTATE ? IMGPU_OP_ROTATE
+         : cmd == CMD_CLAHE ? IMGPU_OP_CLAHE : -1;
+}
+
+/* Whether an entry of options.h's table applies to the command: op options to the command of
+ * their op, --depth and --max-memory to the commands that run an op, the load limits to all. */
+static int shared_applies(const imgpu_opt *o, int cmd)
+{
+    int kind = cmd_op_kind(cmd);
+    if (o->sets & IMGPU_OPT_LOAD)
+        return 1;
+    if (o->sets & IMGPU_OPT_RUN)
+        return kind >= 0;
+    return kind >= 0 && (o->sets & IMGPU_OPT_OP(kind));
+}
+
+/* An option of options.h's table, applied to the command's op or to the run options. */
+static int apply_shared(cli *c, const imgpu_opt *o, const char *v)
+{
+    if (o->id == IMGPU_OPT_ID_ANGLE)
+        c->have_angle = 1;
+    else if (o->id == IMGPU_OPT_ID_EXPAND)
+        c->saw_expand = 1;
+    else if (o->id == IMGPU_OPT_ID_CROP)
+        c->saw_crop = 1;
+    return imgpu_opt_apply(o, v, (o->sets & IMGPU_OPT_RUN) ? NULL : &c->op, &c->run);
+}
+
 static int parse_args(int argc, char **argv, cli *c)
 {
     const command *cmd = &s_commands[c->cmd];
@@ -529,23 +455,25 @@ static int parse_args(int argc, char **argv, cli *c)
         const char *name = a + 2, *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         const opt_spec *o = find_option(name, len);
-        if (!o)
+        const imgpu_opt *so = o ? NULL : imgpu_opt_find(name, len, IMGPU_FRONT_CLI);
+        if (!o && !so)
             return bad("unknown option '--%.*s'", (int)len, name);
-        if (!(o->cmds & mask))
-            return bad("option '--%s' does not apply to '%s'", o->name, cmd->name);
+        if (o ? !(o->cmds & mask) : !shared_applies(so, c->cmd))
+            return bad("option '--%s' does not apply to '%s'", o ? o->name : so->name, cmd->name);
+        const char *oname = o ? o->name : so->name;
         const char *value = NULL;
-        if (o->takes_value) {
+        if (o ? o->takes_value : so->metavar != NULL) {
             /* The next word is the value even when it starts with '-': --angle -30. */
             if (eq)
                 value = eq + 1;
             else if (i + 1 < argc)
                 value = argv[++i];
             else
-                return bad("option '--%s' needs a value", o->name);
+                return bad("option '--%s' needs a value", oname);
         } else if (eq) {
-            return bad("option '--%s' takes no value", o->name);
+            return bad("option '--%s' takes no value", oname);
         }
-        if (apply_option(c, o, value) < 0)
+        if ((o ? apply_option(c, o, value) : apply_shared(c, so, value)) < 0)
             return -1;
     }
     if (c->npos < cmd->npos)
@@ -664,7 +592,7 @@ static imgpu_image *load_input(const cli *c)
     imgpu_backend_prepare(c->device);
     if (c->device == IMGPU_DEVICE_CUDA && check_device(c) < 0)
         return NULL;
-    return imgpu_image_load(c->pos[0], &c->load);
+    return imgpu_image_load(c->pos[0], &c->run.load);
 }
 
 /* Run one op on the input file and save the result. */
@@ -676,15 +604,10 @@ static int process_one(const cli *c, imgpu_op *op)
     in = load_input(c);
     if (!in)
         goto done;
+    /* a gray image's rotation background is the color's luma (op.h) */
+    imgpu_ops_for_image(op, 1, imgpu_image_color_channels(in));
     if (op->kind == IMGPU_OP_ROTATE && op->u.rotate.has_background) {
-        imgpu_rotate_params *p = &op->u.rotate;
-        if (imgpu_image_color_channels(in) == 1) {
-            /* The API reads R for gray images; give it the color's BT.601 luma so that
-             * "#FF0000" on a gray image is the gray red would turn into, not white. */
-            p->background[0] = (uint8_t)lround(0.299 * p->background[0] +
-                                               0.587 * p->background[1] +
-                                               0.114 * p->background[2]);
-        }
+        const imgpu_rotate_params *p = &op->u.rotate;
         if (!imgpu_image_has_alpha(in) && p->background[3] != 255)
             imgpu_notice("'%s' has no alpha channel: the background's alpha is ignored",
                          c->pos[0]);
@@ -696,14 +619,14 @@ static int process_one(const cli *c, imgpu_op *op)
     if (imgpu_pipeline_plan(in->width, in->height, in->channels, in->depth, op, 1, NULL, c->pos[0], &plan) < 0)
         goto done;
     if (imgpu_format_check_size(imgpu_format_from_path(c->pos[1]), plan.out_w, plan.out_h, plan.channels,
-                                c->out_depth == 8 ? 8 : plan.depth, why, sizeof why) < 0) {
+                                c->run.out_depth == 8 ? 8 : plan.depth, why, sizeof why) < 0) {
         imgpu_error("cannot write '%s': %s", c->pos[1], why);
         goto done;
     }
     out = imgpu_pipeline_run(in, op, 1, c->device, NULL);
     if (!out)
         goto done;
-    if (c->out_depth == 8 && out->depth == 16) {
+    if (c->run.out_depth == 8 && out->depth == 16) {
         imgpu_image *o8 = imgpu_image_to_depth(out, 8);
         if (!o8)
             goto done;
@@ -721,25 +644,16 @@ done:
 
 /* ---- equalize / rotate -------------------------------------------------------------------- */
 
+/* equalize, clahe and rotate: the op the table's options set (c->op) */
 static int cmd_equalize(const cli *c)
 {
-    imgpu_op op = imgpu_op_equalize(c->mode);
-    op.u.equalize.formula = c->formula;
+    imgpu_op op = c->op;
     return process_one(c, &op);
 }
 
-static int cmd_clahe(const cli *c)
-{
-    imgpu_op op = c->clahe;
-    op.u.clahe.mode = c->mode;
-    return process_one(c, &op);
-}
+static int cmd_clahe(const cli *c) { return cmd_equalize(c); }
 
-static int cmd_rotate(const cli *c)
-{
-    imgpu_op op = c->rotate;
-    return process_one(c, &op);
-}
+static int cmd_rotate(const cli *c) { return cmd_equalize(c); }
 
 /* ---- histogram ---------------------------------------------------------------------------- */
 
@@ -1029,7 +943,7 @@ static int cmd_info(const cli *c)
      * would hang on a FIFO, and a pipe (/dev/stdin) has neither by then. */
     imgpu_format format;
     uint64_t size;
-    imgpu_image *im = imgpu_image_load_info(path, &c->load, &format, &size);
+    imgpu_image *im = imgpu_image_load_info(path, &c->run.load, &format, &size);
     if (!im)
         return fail();
     const char *fmt = imgpu_format_name(format);
@@ -1063,10 +977,10 @@ static int cmd_compare(const cli *c)
     imgpu__compare_result r;
     int ok = 0, gain = 1;
 
-    a = imgpu_image_load(c->pos[0], &c->load);
+    a = imgpu_image_load(c->pos[0], &c->run.load);
     if (!a)
         goto done;
-    b = imgpu_image_load(c->pos[1], &c->load);
+    b = imgpu_image_load(c->pos[1], &c->run.load);
     if (!b)
         goto done;
     if (imgpu__compare(a, c->pos[0], b, c->pos[1], &r) < 0)
@@ -1210,12 +1124,10 @@ int main(int argc, char **argv)
     }
 
     c.device = IMGPU_DEVICE_AUTO;
-    c.mode = IMGPU_MODE_LUMINANCE;
     c.save.quality = 95;
     c.save.png_level = -1;
-    c.rotate = imgpu_op_rotate(0.0);
-    c.clahe = imgpu_op_clahe(IMGPU_CLAHE_DEFAULT_CLIP, IMGPU_CLAHE_DEFAULT_TILES, IMGPU_CLAHE_DEFAULT_TILES,
-                           IMGPU_MODE_LUMINANCE);
+    if (cmd_op_kind(c.cmd) >= 0)
+        c.op = imgpu_opt_default_op((imgpu_op_kind)cmd_op_kind(c.cmd));
     if (parse_args(argc - 2, argv + 2, &c) < 0 || validate(&c) < 0)
         return usage_exit(cmd->name);
     /* IMGPU_DEVICE: the default of --device, which wins over it */
@@ -1224,11 +1136,11 @@ int main(int argc, char **argv)
         return usage_exit(cmd->name);
     }
     /* IMGPU_MAX_* fill in the limits no option set; a malformed one is a usage error. */
-    if (imgpu_load_options_from_env(&c.load) < 0) {
+    if (imgpu_load_options_from_env(&c.run.load) < 0) {
         bad("%s", imgpu_error_message());
         return usage_exit(cmd->name);
     }
-    imgpu_limits lim = {c.load.max_pixels, c.max_memory};
+    imgpu_limits lim = {c.run.load.max_pixels, c.run.max_memory};
     if (imgpu_limits_from_env(&lim) < 0) {
         bad("%s", imgpu_error_message());
         return usage_exit(cmd->name);

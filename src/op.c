@@ -415,3 +415,13 @@ int imgpu_pipeline_plan(int w, int h, int channels, int depth, const imgpu_op *o
     }
     return 0;
 }
+
+void imgpu_ops_for_image(imgpu_op *ops, int n, int color_channels)
+{
+    for (int i = 0; i < n; i++) {
+        imgpu_rotate_params *p = &ops[i].u.rotate;
+        if (ops[i].kind == IMGPU_OP_ROTATE && p->has_background && color_channels == 1)
+            p->background[0] = (uint8_t)lround(0.299 * p->background[0] + 0.587 * p->background[1] +
+                                               0.114 * p->background[2]);
+    }
+}

@@ -144,6 +144,11 @@ void imgpu_rotate_quarter_offset(int out_w, int out_h, int rw, int rh, int *ox, 
 /* The 8-bit background in the image's own channel order (gray: R; gray+alpha: R, A; RGB;
  * RGBA); all zero without has_background (transparent where there is alpha, else black). */
 void imgpu_rotate_background(const imgpu_rotate_params *p, int channels, uint8_t bg[4]);
+/* The ops as they run on an image whose color channels are `color_channels` (1: gray, 3:
+ * color; imgpu_image_color_channels): a rotation's background on a gray image becomes the
+ * color's BT.601 luma in R (lround(0.299 R + 0.587 G + 0.114 B)), so "#FF0000" on a gray image
+ * is the gray red would turn into, not white. Every front end calls it once per image. */
+void imgpu_ops_for_image(imgpu_op *ops, int n, int color_channels);
 /* That 8-bit background as one pixel of `depth` bits (8: the bytes; 16: each value * 257,
  * #ff -> 65535, native-endian uint16_t as image.h lays samples out); px holds 4 samples of up
  * to 16 bits. The kernels apply the same * 257 to the 8-bit background themselves. */

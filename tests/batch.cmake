@@ -28,3 +28,14 @@ set_tests_properties(batch_cli PROPERTIES LABELS "cli;opencv" SKIP_RETURN_CODE 7
 set_tests_properties(batch_interrupt PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
 set_tests_properties(batch_manifest PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
 set_tests_properties(batch_gpu PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
+
+# issue 15 (one option table): every single-image option works in batch, equal to the single
+# command with it (--formula, --depth, --max-file-size, --max-decode-time), one error wording.
+if(IMGPU_PYTHON3)
+  add_test(NAME batch_options
+           COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/batch_options.py $<TARGET_FILE:imgpu>
+                   ${IMGPU_BATCH_TMP} ${IMGPU_ASSETS})
+else()
+  add_test(NAME batch_options COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+endif()
+set_tests_properties(batch_options PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)

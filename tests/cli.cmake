@@ -29,3 +29,22 @@ endforeach()
 
 set_tests_properties(cli_usage cli_bad_input cli_output cli_reports cli_messages cli_compare16 cli_plot PROPERTIES
                      LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 600)
+
+# options_help (issue 15): every front end's --help against options.h's one option table
+# (each entry a front end accepts is in its help; nothing in a help names an option that
+# front end does not parse). options_table prints the table.
+add_executable(options_table options_table.c)
+target_link_libraries(options_table PRIVATE imgpu_core)
+if(IMGPU_PYTHON3)
+  if(TARGET imgpu-view)
+    set(_imgpu_view_arg $<TARGET_FILE:imgpu-view>)
+  else()
+    set(_imgpu_view_arg -)
+  endif()
+  add_test(NAME options_help
+           COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/options_help.py $<TARGET_FILE:options_table>
+                   $<TARGET_FILE:imgpu> ${_imgpu_view_arg})
+else()
+  add_test(NAME options_help COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+endif()
+set_tests_properties(options_help PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)

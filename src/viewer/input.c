@@ -171,12 +171,15 @@ void vw_app_reset(vw_app *a)
 {
     a->equalize = 0;
     a->clahe = 0;
-    a->clip = IMGPU_CLAHE_DEFAULT_CLIP;
-    a->tiles_x = a->tiles_y = IMGPU_CLAHE_DEFAULT_TILES;
-    a->mode = IMGPU_MODE_LUMINANCE;
+    /* the op floor's defaults, as every front end starts from them (options.h) */
+    const imgpu_op clahe = imgpu_opt_default_op(IMGPU_OP_CLAHE), rot = imgpu_opt_default_op(IMGPU_OP_ROTATE);
+    a->clip = clahe.u.clahe.clip;
+    a->tiles_x = clahe.u.clahe.tiles_x;
+    a->tiles_y = clahe.u.clahe.tiles_y;
+    a->mode = clahe.u.clahe.mode;
     a->angle_c = 0;
-    a->filter = IMGPU_FILTER_BILINEAR;
-    a->crop = 0;
+    a->filter = rot.u.rotate.filter;
+    a->crop = rot.u.rotate.crop;
     a->show = VW_SHOW_PROCESSED;
     a->split_frac = 0.5;
     a->hist = 0;

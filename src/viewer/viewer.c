@@ -72,6 +72,9 @@ static const char s_help[] =
     "  --max-pixels N       refuse images, and results of the ops, larger than N pixels\n"
     "  --max-memory N       refuse ops that would need more than N bytes of memory (K, M, G;\n"
     "                       default 8G; environment: IMGPU_MAX_PIXELS, IMGPU_MAX_MEMORY)\n"
+    "  --max-file-size N    refuse files over N bytes (K, M, G; default 1G)\n"
+    "  --max-decode-time S  give up decoding a file after S seconds (default 30; environment:\n"
+    "                       IMGPU_MAX_FILE_SIZE, IMGPU_MAX_DECODE_TIME)\n"
     "  --quiet  -h, --help\n"
     "\n"
     "controls: see '?' in the window, or README.md.\n";
@@ -95,15 +98,13 @@ typedef struct options {
     const char *snapshot, *events, *save_dir, *screenshot;
     int size_w, size_h, win_w, win_h;
     int frames, stats, histogram, quiet, interop, context;
-    int equalize, have_rotate, crop;
-    int clahe, have_clip, have_tiles, tiles_x, tiles_y;
-    double clip;
-    imgpu_eq_mode mode;
-    double rotate;
-    imgpu_filter filter;
+    int equalize, clahe, have_rotate, have_clip, have_tiles;
+    /* The settings options.h's table writes: CLAHE's clip, tiles and the mode (equalize's
+     * too: the viewer has one mode), the rotation's angle, filter and canvas. Not chained as
+     * in batch: a setting may come before or after its --equalize / --clahe / --rotate. */
+    imgpu_op clahe_op, rotate_op;
     imgpu_device device;
-    uint64_t max_pixels;
-    uint64_t max_memory;    /* --max-memory; 0: IMGPU_MAX_MEMORY or the default */
+    imgpu_run_options run;  /* limits (--max-*) */
 } options;
 
 typedef struct viewer {
@@ -130,6 +131,13 @@ static int usage(const char *fmt, const char *arg)
     return EXIT_USAGE;
 }
 
+/* A usage error recorded by options.h's parsers (already escaped). */
+static int usage_recorded(void)
+{
+    fprintf(stderr, "imgpu: view: %s\ntry 'imgpu view --help'\n", imgpu_usage_message());
+    return EXIT_USAGE;
+}
+
 static int parse_size(const char *s, int *w, int *h)
 {
     char *end;
@@ -149,8 +157,8 @@ static int parse_size(const char *s, int *w, int *h)
 static int parse_options(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
-    o->mode = IMGPU_MODE_LUMINANCE;
-    o->filter = IMGPU_FILTER_BILINEAR;
+    o->clahe_op = imgpu_opt_default_op(IMGPU_OP_CLAHE);
+    o->rotate_op = imgpu_opt_default_op(IMGPU_OP_ROTATE);
     o->device = IMGPU_DEVICE_AUTO;
     int device_given = 0;
     o->interop = 1;
@@ -182,9 +190,10 @@ static int parse_options(int argc, char **argv, options *o)
         } else {
             snprintf(name, sizeof name, "%s", a);
         }
-        static const char *flags[] = {"--equalize", "--clahe", "--histogram", "--stats", "--quiet", "--no-interop",
-                                      "--crop", "--expand"};
-        int is_flag = 0;
+        /* the viewer's own flags; the op options and limits are options.h's table */
+        static const char *flags[] = {"--histogram", "--stats", "--quiet", "--no-interop"};
+        const imgpu_opt *so = !strncmp(name, "--", 2) ? imgpu_opt_find(name + 2, strlen(name + 2), IMGPU_FRONT_VIEW) : NULL;
+        int is_flag = so && !so->metavar;
         for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
             is_flag |= !strcmp(name, flags[k]);
         if (is_flag && val)
@@ -194,49 +203,33 @@ static int parse_options(int argc, char **argv, options *o)
                 return usage("option '%s' needs a value", name);
             val = argv[++i];
         }
-        if (!strcmp(name, "--equalize")) o->equalize = 1;
-        else if (!strcmp(name, "--clahe")) o->clahe = 1;
-        else if (!strcmp(name, "--clip")) {
-            char *end;
-            errno = 0;
-            o->clip = strtod(val, &end);
-            if (errno || end == val || *end || isspace((unsigned char)*val) || !isfinite(o->clip) ||
-                o->clip < 0 || o->clip > VW_CLAHE_CLIP_MAX)
-                return usage("--clip: '%s' is not a number 0..1000000", val);
-            o->have_clip = 1;
-        } else if (!strcmp(name, "--tiles")) {
-            if (!strchr(val, 'x') || parse_size(val, &o->tiles_x, &o->tiles_y) || o->tiles_x > IMGPU_CLAHE_MAX_TILES ||
-                o->tiles_y > IMGPU_CLAHE_MAX_TILES)
-                return usage("--tiles: '%s' is not WxH (1..256 each)", val);
-            o->have_tiles = 1;
+        if (so) {
+            imgpu_op fresh, *op = &fresh;
+            if (!(so->sets & IMGPU_OPT_ADD))
+                op = (so->sets & IMGPU_OPT_ROT) ? &o->rotate_op : &o->clahe_op;
+            if (imgpu_opt_apply(so, val, (so->sets & IMGPU_OPT_RUN) ? NULL : op, &o->run) < 0)
+                return usage_recorded();
+            switch (so->id) {
+            case IMGPU_OPT_ID_EQUALIZE: o->equalize = 1; break;
+            case IMGPU_OPT_ID_CLAHE: o->clahe = 1; break;
+            case IMGPU_OPT_ID_ROTATE:
+                o->rotate_op.u.rotate.angle = fresh.u.rotate.angle;
+                o->have_rotate = 1;
+                break;
+            case IMGPU_OPT_ID_CLIP: o->have_clip = 1; break;
+            case IMGPU_OPT_ID_TILES: o->have_tiles = 1; break;
+            default: break;
+            }
         }
         else if (!strcmp(name, "--histogram")) o->histogram = 1;
         else if (!strcmp(name, "--stats")) o->stats = 1;
         else if (!strcmp(name, "--quiet")) o->quiet = 1;
         else if (!strcmp(name, "--no-interop")) o->interop = 0;
-        else if (!strcmp(name, "--crop")) o->crop = 1;
-        else if (!strcmp(name, "--expand")) o->crop = 0;
         else if (!strcmp(name, "--snapshot")) o->snapshot = val;
         else if (!strcmp(name, "--events")) o->events = val;
         else if (!strcmp(name, "--save-dir")) o->save_dir = val;
         else if (!strcmp(name, "--screenshot")) o->screenshot = val;
-        else if (!strcmp(name, "--mode")) {
-            if (!strcmp(val, "luminance")) o->mode = IMGPU_MODE_LUMINANCE;
-            else if (!strcmp(val, "per-channel")) o->mode = IMGPU_MODE_PER_CHANNEL;
-            else return usage("--mode: '%s' is not luminance or per-channel", val);
-        } else if (!strcmp(name, "--rotate")) {
-            char *end;
-            errno = 0;
-            o->rotate = strtod(val, &end);
-            if (errno || end == val || *end || !isfinite(o->rotate))
-                return usage("--rotate: '%s' is not an angle in degrees", val);
-            o->have_rotate = 1;
-        } else if (!strcmp(name, "--filter")) {
-            if (!strcmp(val, "nearest")) o->filter = IMGPU_FILTER_NEAREST;
-            else if (!strcmp(val, "bilinear")) o->filter = IMGPU_FILTER_BILINEAR;
-            else if (!strcmp(val, "bicubic")) o->filter = IMGPU_FILTER_BICUBIC;
-            else return usage("--filter: '%s' is not nearest, bilinear or bicubic", val);
-        } else if (!strcmp(name, "--size")) {
+        else if (!strcmp(name, "--size")) {
             if (parse_size(val, &o->size_w, &o->size_h))
                 return usage("--size: '%s' is not WxH (1..16384 each)", val);
         } else if (!strcmp(name, "--window")) {
@@ -259,16 +252,6 @@ static int parse_options(int argc, char **argv, options *o)
             else if (!strcmp(val, "egl")) o->context = CTX_EGL;
             else if (!strcmp(val, "glfw")) o->context = CTX_GLFW;
             else return usage("--context: '%s' is not auto, egl or glfw", val);
-        } else if (!strcmp(name, "--max-pixels")) {
-            char *end;
-            errno = 0;
-            unsigned long long n = strtoull(val, &end, 10);
-            if (errno || end == val || *end || val[0] == '-' || n == 0)
-                return usage("--max-pixels: '%s' is not a positive count", val);
-            o->max_pixels = n;
-        } else if (!strcmp(name, "--max-memory")) {
-            if (imgpu_parse_size(val, &o->max_memory) < 0)
-                return usage("--max-memory: '%s' is not a positive number of bytes (K, M or G allowed)", val);
         } else {
             return usage("unknown option '%s'", name);
         }
@@ -276,10 +259,11 @@ static int parse_options(int argc, char **argv, options *o)
     if (o->nfiles == 0)
         return usage("%s", "no image given");
     /* the bounds every pipeline obeys (imgpu_pipeline_plan): options first, then IMGPU_MAX_* */
-    imgpu_limits lim = {o->max_pixels, o->max_memory};
+    if (imgpu_load_options_from_env(&o->run.load) < 0)
+        return usage("%s", imgpu_error_message());
+    imgpu_limits lim = {o->run.load.max_pixels, o->run.max_memory};
     if (imgpu_limits_from_env(&lim) < 0)
         return usage("%s", imgpu_error_message());
-    o->max_pixels = lim.max_pixels;
     imgpu_set_limits(&lim);
     if (!device_given && imgpu_device_from_env(&o->device) < 0)   /* IMGPU_DEVICE; --device wins */
         return usage("%s", imgpu_error_message());
@@ -483,10 +467,7 @@ static int process(viewer *v)
 /* Load list[i] and make it the current image (settings stay; the view refits). */
 static int open_image(viewer *v, int i)
 {
-    imgpu_load_options lo;
-    memset(&lo, 0, sizeof lo);
-    lo.max_pixels = v->o.max_pixels;
-    imgpu_image *img = imgpu_image_load(v->list[i], &lo);
+    imgpu_image *img = imgpu_image_load(v->list[i], &v->o.run.load);
     if (!img)
         return -1;
     if (vw_display_set_image(v->disp, img) != 0) {
@@ -782,23 +763,23 @@ int main(int argc, char **argv)
     a->equalize = v.o.equalize;
     a->clahe = v.o.clahe;
     if (v.o.have_clip)
-        a->clip = v.o.clip;
+        a->clip = v.o.clahe_op.u.clahe.clip;
     if (v.o.have_tiles) {
-        a->tiles_x = v.o.tiles_x;
-        a->tiles_y = v.o.tiles_y;
+        a->tiles_x = v.o.clahe_op.u.clahe.tiles_x;
+        a->tiles_y = v.o.clahe_op.u.clahe.tiles_y;
     }
-    a->mode = v.o.mode;
-    a->filter = v.o.filter;
-    a->crop = v.o.crop;
+    a->mode = v.o.clahe_op.u.clahe.mode;
+    a->filter = v.o.rotate_op.u.rotate.filter;
+    a->crop = v.o.rotate_op.u.rotate.crop;
     a->hist = v.o.histogram ? VW_HIST_LOWER_RIGHT : VW_HIST_OFF;
     if (v.o.have_rotate) {
         /* to hundredths of a degree, wrapped to (-180, 180] as the controls keep it */
-        double c = fmod(round(v.o.rotate * 100.0), 36000.0);
+        double c = fmod(round(v.o.rotate_op.u.rotate.angle * 100.0), 36000.0);
         if (c > 18000) c -= 36000;
         if (c <= -18000) c += 36000;
         a->angle_c = (long)c;
-        if (fabs(round(v.o.rotate * 100.0) - v.o.rotate * 100.0) > 1e-6)
-            imgpu_notice("view: --rotate %g is rounded to hundredths of a degree", v.o.rotate);
+        if (fabs(round(v.o.rotate_op.u.rotate.angle * 100.0) - v.o.rotate_op.u.rotate.angle * 100.0) > 1e-6)
+            imgpu_notice("view: --rotate %g is rounded to hundredths of a degree", v.o.rotate_op.u.rotate.angle);
     }
     a->fb_w = v.o.snapshot ? (v.o.size_w ? v.o.size_w : 960) : v.o.win_w;
     a->fb_h = v.o.snapshot ? (v.o.size_h ? v.o.size_h : 720) : v.o.win_h;

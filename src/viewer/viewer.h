@@ -16,6 +16,7 @@
 
 #include "image.h"
 #include "ops.h"
+#include "options.h"
 
 /* ---- GL contexts ------------------------------------------------------------------------- */
 typedef enum vw_context_kind { VW_CTX_EGL = 0, VW_CTX_GLFW } vw_context_kind;
@@ -180,7 +181,7 @@ void vw_angle_string(long angle_c, char *buf, size_t n);
  * (%.17g where no plain decimal of up to 17 places does). */
 void vw_number_string(double x, char *buf, size_t n);
 enum { VW_CLAHE_TILES_MAX = 64 }; /* the keys' square grids: 1..64 */
-#define VW_CLAHE_CLIP_MAX 1e6     /* as the CLI's --clip */
+#define VW_CLAHE_CLIP_MAX IMGPU_OPT_CLIP_MAX /* as --clip (options.h) */
 
 /* ---- events.c ----------------------------------------------------------------------------- */
 /* Reads FILE's events (see events.c for the format) and feeds them to the app one by one,
