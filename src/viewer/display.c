@@ -546,9 +546,9 @@ const char *vw_display_path_name(vw_path p)
 
 /* ---- the upload path ------------------------------------------------------------------------ */
 
-static int upload_rgba16(vw_display *d, GLuint t, const imgpu_image *im)
+/* The RGBA staging buffer (host memory the uploads expand into) grown to `need` bytes. */
+static int ensure_staging(vw_display *d, size_t need)
 {
-    size_t need = (size_t)im->width * im->height * 4 * sizeof(uint16_t);
     if (need > d->rgba_bytes) {
         unsigned char *p = realloc(d->rgba, need);
         if (!p)
@@ -556,6 +556,14 @@ static int upload_rgba16(vw_display *d, GLuint t, const imgpu_image *im)
         d->rgba = p;
         d->rgba_bytes = need;
     }
+    return 0;
+}
+
+static int upload_rgba16(vw_display *d, GLuint t, const imgpu_image *im)
+{
+    size_t need = (size_t)im->width * im->height * 4 * sizeof(uint16_t);
+    if (ensure_staging(d, need) != 0)
+        return -1;
     uint16_t *o = (uint16_t *)(void *)d->rgba; /* malloc'ed: aligned for any type */
     for (int y = 0; y < im->height; y++) {
         const unsigned char *row = imgpu_image_row(im, y);
@@ -586,13 +594,8 @@ static int upload_rgba(vw_display *d, GLuint t, const imgpu_image *im)
     if (im->depth == 16)
         return upload_rgba16(d, t, im);
     size_t need = (size_t)im->width * im->height * 4;
-    if (need > d->rgba_bytes) {
-        unsigned char *p = realloc(d->rgba, need);
-        if (!p)
-            return imgpu_error("out of memory (%zu bytes of RGBA staging)", need);
-        d->rgba = p;
-        d->rgba_bytes = need;
-    }
+    if (ensure_staging(d, need) != 0)
+        return -1;
     for (int y = 0; y < im->height; y++) {
         const unsigned char *s = imgpu_image_row(im, y);
         unsigned char *o = d->rgba + (size_t)y * im->width * 4;
