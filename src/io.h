@@ -12,8 +12,8 @@
  *    The write is atomic: a temp file in the target directory, flushed and fsync'ed, then
  *    renamed over the target. A failed save leaves no partial file and never touches an
  *    existing one.
- *  - 16-bit images save as 16-bit PNG (io.c's own encoder: zlib deflate, big-endian samples)
- *    and 16-bit PNM (maxval 65535, big-endian); JPEG, BMP and TGA store 8 bits, so a 16-bit
+ *  - 16-bit images save as 16-bit PNG (codec_png.c's own encoder: zlib deflate, big-endian
+ *    samples) and 16-bit PNM (maxval 65535, big-endian); JPEG, BMP and TGA store 8 bits, so a 16-bit
  *    image is converted (imgpu_image_to_depth) with a notice.
  *  - What each format keeps on save:
  *      PNG, TGA  every channel count, exactly.
@@ -142,10 +142,11 @@ int imgpu_image_save_recorded(const imgpu_image *im, const char *path,
 int imgpu_image_encode(const imgpu_image *im, imgpu_format f, const imgpu_save_options *opts,
                        unsigned char **out, size_t *out_len);
 
-/* ---- internal: the interface between io.c and stb_impl.c, not for other callers ----
- * stb_impl.c is the only file that compiles stb; io.c does the file handling and the checks
- * stb lacks. Failures return a reason (a static or thread-local string, valid until the next
- * call on this thread) for io.c to put into its message; they record no error themselves. */
+/* ---- internal: the interface between the io files and stb_impl.c, not for other callers ----
+ * stb_impl.c is the only file that compiles stb; io.c, io_read.c and the codec files
+ * (codec.h) do the file handling and the checks stb lacks. Failures return a reason (a static
+ * or thread-local string, valid until the next call on this thread) for them to put into
+ * their messages; they record no error themselves. */
 int imgpu__stb_info(const unsigned char *buf, size_t len, int *w, int *h, int *c, int *is16,
                     const char **why);
 /* Decodes with the file's own channel count; every allocation of the decoder is charged to a

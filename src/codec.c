@@ -1,0 +1,212 @@
+/* codec.c — the codec table (see codec.h) and what is shared by its entries: the lookups by
+ * format, by a path's extension and by content (the magic bytes of the supported formats,
+ * and of the formats recognised only to be refused by name), the format names, the check of
+ * what a format can store (imgpu_format_check_size), and the stb-backed encode and 16-bit
+ * decode that several entries use.
+ */
+#include "codec.h"
+#include "error.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Sniffing tries the entries in this order (weak_magic ones after the refused formats). */
+static const imgpu__codec *const s_codecs[] = {
+    &imgpu__codec_png, &imgpu__codec_jpeg, &imgpu__codec_bmp, &imgpu__codec_tga,
+    &imgpu__codec_pnm,
+};
+#define IMGPU_NCODECS (sizeof s_codecs / sizeof s_codecs[0])
+
+const imgpu__codec *imgpu__codec_of(imgpu_format f)
+{
+    for (size_t i = 0; i < IMGPU_NCODECS; i++)
+        if (f != IMGPU_FORMAT_UNKNOWN && s_codecs[i]->format == f)
+            return s_codecs[i];
+    return NULL;
+}
+
+/* ---- format names ---------------------------------------------------------------------- */
+
+imgpu_format imgpu_format_from_path(const char *path)
+{
+    if (!path)
+        return IMGPU_FORMAT_UNKNOWN;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base)   /* "png" and ".png" are names, not extensions */
+        return IMGPU_FORMAT_UNKNOWN;
+    for (size_t i = 0; i < IMGPU_NCODECS; i++)
+        for (const char *const *e = s_codecs[i]->extensions; *e; e++)
+            if (strcasecmp(dot + 1, *e) == 0)
+                return s_codecs[i]->format;
+    return IMGPU_FORMAT_UNKNOWN;
+}
+
+const char *imgpu_format_name(imgpu_format f)
+{
+    const imgpu__codec *k = imgpu__codec_of(f);
+    return k ? k->name : "unknown";
+}
+
+/* ---- sniffing ------------------------------------------------------------------------ */
+
+/* Formats that are recognised only to be refused by name. */
+static const struct {
+    size_t off, len;
+    const char *magic;
+    const char *name;
+} s_refused_formats[] = {
+    { 0, 10, "#?RADIANCE", "Radiance HDR" },
+    { 0, 6, "#?RGBE", "Radiance HDR" },
+    { 0, 6, "GIF87a", "GIF" },
+    { 0, 6, "GIF89a", "GIF" },
+    { 0, 4, "8BPS", "PSD" },
+    { 0, 4, "\x53\x80\xf6\x34", "Softimage PIC" },
+    { 0, 4, "II*\0", "TIFF" },
+    { 0, 4, "MM\0*", "TIFF" },
+    { 8, 4, "WEBP", "WebP" },
+    { 0, 4, "qoif", "QOI" },
+    { 0, 4, "\x76\x2f\x31\x01", "OpenEXR" },
+    { 0, 4, "\xff\x4f\xff\x51", "JPEG 2000" },
+    { 4, 8, "jP  \r\n\x87\n", "JPEG 2000" },
+    { 0, 2, "\xff\x0a", "JPEG XL" },
+    { 4, 8, "JXL \r\n\x87\n", "JPEG XL" },
+    { 4, 8, "ftypavif", "AVIF" },
+    { 4, 8, "ftypavis", "AVIF" },
+    { 4, 8, "ftypheic", "HEIF" },
+    { 4, 8, "ftypheix", "HEIF" },
+    { 4, 8, "ftypmif1", "HEIF" },
+    { 0, 4, "DDS ", "DDS" },
+    { 0, 4, "\0\0\1\0", "ICO" },
+    { 0, 2, "P1", "ASCII PNM (P1)" },
+    { 0, 2, "P2", "ASCII PNM (P2)" },
+    { 0, 2, "P3", "ASCII PNM (P3)" },
+    { 0, 2, "P4", "1-bit PBM (P4)" },
+    { 0, 2, "P7", "PAM (P7)" },
+    { 0, 2, "PF", "PFM" },
+    { 0, 2, "Pf", "PFM" },
+};
+
+imgpu_format imgpu__codec_sniff(const unsigned char *b, size_t n, const char **refused)
+{
+    *refused = NULL;
+    for (size_t i = 0; i < IMGPU_NCODECS; i++)
+        if (!s_codecs[i]->weak_magic && s_codecs[i]->sniff(b, n))
+            return s_codecs[i]->format;
+    for (size_t i = 0; i < sizeof s_refused_formats / sizeof s_refused_formats[0]; i++) {
+        size_t off = s_refused_formats[i].off, len = s_refused_formats[i].len;
+        if (n >= off + len && memcmp(b + off, s_refused_formats[i].magic, len) == 0 &&
+            (off != 8 || memcmp(b, "RIFF", 4) == 0)) {
+            *refused = s_refused_formats[i].name;
+            return IMGPU_FORMAT_UNKNOWN;
+        }
+    }
+    for (size_t i = 0; i < IMGPU_NCODECS; i++)
+        if (s_codecs[i]->weak_magic && s_codecs[i]->sniff(b, n))
+            return s_codecs[i]->format;
+    return IMGPU_FORMAT_UNKNOWN;
+}
+
+int imgpu__codec_sniff_checked(const char *name, const unsigned char *b, size_t n,
+                               imgpu_format *f)
+{
+    const char *refused;
+    *f = imgpu__codec_sniff(b, n, &refused);
+    if (refused)
+        return imgpu_error("cannot read '%s': %s images are not supported", name, refused);
+    if (*f == IMGPU_FORMAT_UNKNOWN)
+        return imgpu_error("cannot read '%s': unknown image format", name);
+    return 0;
+}
+
+/* ---- what a format can store ------------------------------------------------------------ */
+
+int imgpu_format_check_size(imgpu_format f, int w, int h, int channels, int depth, char *why,
+                            size_t n)
+{
+    const imgpu__codec *k = imgpu__codec_of(f);
+    if (w < 1 || h < 1 || channels < 1 || channels > 4 || (depth != 8 && depth != 16)) {
+        snprintf(why, n, "invalid image");
+        return -1;
+    }
+    if (k && !k->stores_alpha && (channels == 2 || channels == 4)) {
+        snprintf(why, n, "%s cannot store alpha (the image has %d channels; save "
+                 "as .png or .tga to keep it)", k->name, channels);
+        return -1;
+    }
+    if (k && k->max_side && (w > k->max_side || h > k->max_side)) {
+        snprintf(why, n, "%s cannot store images wider or taller than %d pixels (this one is "
+                 "%dx%d)", k->name, k->max_side, w, h);
+        return -1;
+    }
+    /* stb_image_write indexes pixels and sizes its headers with int arithmetic; 4 bytes per
+     * pixel (BMP's widest) plus a pad per row must stay within int. */
+    if (((uint64_t)w * 4 + 4) * (uint64_t)h + 4096 > (uint64_t)INT_MAX) {
+        snprintf(why, n, "image of %dx%d is too large to encode (limit: 2 GiB of "
+                 "pixel data)", w, h);
+        return -1;
+    }
+    if (k && k->check_size)
+        return k->check_size(w, h, channels, depth, why, n);
+    return 0;
+}
+
+/* ---- stb-backed encode and 16-bit decode ------------------------------------------------ */
+
+int imgpu__encode_stb_pixels(imgpu_format f, const unsigned char *px, int w, int h, int c,
+                             size_t stride, const imgpu__encode_args *a, unsigned char **out,
+                             size_t *out_len, char *why, size_t n)
+{
+    const char *reason;
+    if (imgpu__stb_encode(f, px, w, h, c, stride, a->quality, a->level, out, out_len,
+                          &reason) < 0) {
+        snprintf(why, n, "%s encoding failed: %s", imgpu_format_name(f), reason);
+        return -1;
+    }
+    return 0;
+}
+
+int imgpu__encode_stb(imgpu_format f, const imgpu_image *im, const imgpu__encode_args *a,
+                      unsigned char **out, size_t *out_len, char *why, size_t n)
+{
+    const int w = im->width, h = im->height, c = im->channels;
+    const size_t row = (size_t)w * (size_t)c;
+    if (f == IMGPU_FORMAT_PNG || im->stride == row)
+        return imgpu__encode_stb_pixels(f, im->data, w, h, c, f == IMGPU_FORMAT_PNG ? im->stride
+                                                                                    : row,
+                                        a, out, out_len, why, n);
+    /* stb's writers other than PNG take tight rows only. */
+    unsigned char *tight = malloc(row * (size_t)h);
+    if (!tight) {
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    for (int y = 0; y < h; y++)
+        memcpy(tight + (size_t)y * row, imgpu_image_row(im, y), row);
+    int rc = imgpu__encode_stb_pixels(f, tight, w, h, c, row, a, out, out_len, why, n);
+    free(tight);
+    return rc;
+}
+
+imgpu_image *imgpu__load16_stb(const unsigned char *b, size_t n, const char *name,
+                               const imgpu__scan *s, size_t budget, imgpu_format f)
+{
+    int w, h, c;
+    const char *why;
+    unsigned char *px = imgpu__stb_decode16(b, n, budget, &w, &h, &c, &why);
+    if (!px) {
+        imgpu_error("cannot read '%s': corrupt %s data (%s)", name, imgpu_format_name(f), why);
+        return NULL;
+    }
+    if ((uint64_t)w != s->w || (uint64_t)h != s->h) {
+        free(px);
+        imgpu_error("cannot read '%s': corrupt %s data", name, imgpu_format_name(f));
+        return NULL;
+    }
+    return imgpu__adopt_pixels(name, px, w, h, c, 16);
+}

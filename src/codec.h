@@ -1,0 +1,127 @@
+/* codec.h — the codec table behind io.c: one entry per image format, each filled in by the
+ * file of its family (codec_png.c, codec_jpeg.c, codec_bmp_tga.c, codec_pnm.c). An entry says
+ * what the format is called, which extensions name it, how its magic bytes are recognised,
+ * how its structure is walked before any decoder runs (dimensions, and proof that the pixel
+ * data is all there), how it decodes at 8 and 16 bits, how it encodes, and what it can store.
+ * io.c's load and save do every format-independent step and call the entry for the rest;
+ * codec.c holds the table itself and the lookups (by format, by extension, by content).
+ * Internal to imgpu_core: callers outside io use io.h.
+ *
+ * Adding a codec: write src/codec_NAME.c with its `const imgpu__codec imgpu__codec_NAME`,
+ * add an imgpu_format value in io.h, list the entry in codec.c's table and the file in
+ * CMakeLists.txt's imgpu_core.
+ */
+#ifndef IMGPU_CODEC_H
+#define IMGPU_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io.h"
+
+/* What a structure scan learns. A header error (returned by scan) is reported at once; a
+ * data error is kept and reported after the size and depth checks, so a huge header gets
+ * the clearer "--max-pixels" message rather than "truncated". */
+typedef struct imgpu__scan {
+    uint64_t w, h;
+    const char *data_error;
+    int pnm_maxval;     /* PNM: the header's maximum sample value */
+    size_t pnm_data;    /* PNM: offset of the first sample */
+    char buf[96];       /* room for a data_error or a returned message that is formatted */
+} imgpu__scan;
+
+/* What one encode is asked for: io.c has validated these (quality 1..100, level 0..9). */
+typedef struct imgpu__encode_args {
+    int quality;        /* JPEG */
+    int level;          /* PNG zlib level */
+    int png_threads;    /* > 0: PNG through png_parallel.c's strip encoder */
+} imgpu__encode_args;
+
+typedef struct imgpu__codec {
+    imgpu_format format;
+    const char *name;                 /* in messages: "PNG" */
+    const char *const *extensions;    /* lower case, no dot, NULL-terminated */
+    /* Whether b[0..n) starts with this format's magic bytes. A format with no magic (TGA)
+     * sets weak_magic: it is tried only after every magic format and every refused one. */
+    int (*sniff)(const unsigned char *b, size_t n);
+    int weak_magic;
+    /* Walks the file's structure: NULL, or a header error (a static string or s->buf). */
+    const char *(*scan)(const unsigned char *b, size_t n, imgpu__scan *s);
+    /* 8-bit decode into a malloc()'ed w*h*c buffer, or NULL with *why; NULL: stb's. */
+    unsigned char *(*decode8)(const unsigned char *b, size_t n, const imgpu__scan *s,
+                              size_t budget, int *w, int *h, int *c, const char **why);
+    /* 16-bit load of a file whose scan passed; the image, or NULL with the error recorded
+     * (the messages name `name`). NULL: stb's 16-bit decode (imgpu__load16_stb). */
+    imgpu_image *(*load16)(const unsigned char *b, size_t n, const char *name,
+                           const imgpu__scan *s, size_t budget);
+    /* What save can keep: alpha at all, sides up to max_side (0: no limit of its own), and
+     * check_size for anything else (after the common checks; NULL: nothing more). */
+    int stores_alpha;
+    int max_side;
+    int (*check_size)(int w, int h, int channels, int depth, char *why, size_t n);
+    /* Encodes an 8-bit image (depth 8, stride checked) into a malloc()'ed buffer: 0, or -1
+     * with the reason in why[0..n) for "cannot write 'PATH': WHY". */
+    int (*encode8)(const imgpu_image *im, const imgpu__encode_args *a, unsigned char **out,
+                   size_t *out_len, char *why, size_t n);
+    /* The same for a 16-bit image; NULL: the format stores 8 bits, and io.c converts. */
+    int (*encode16)(const imgpu_image *im, const imgpu__encode_args *a, unsigned char **out,
+                    size_t *out_len, char *why, size_t n);
+} imgpu__codec;
+
+extern const imgpu__codec imgpu__codec_png;
+extern const imgpu__codec imgpu__codec_jpeg;
+extern const imgpu__codec imgpu__codec_bmp;
+extern const imgpu__codec imgpu__codec_tga;
+extern const imgpu__codec imgpu__codec_pnm;
+
+/* codec.c: the entry of format f, or NULL for UNKNOWN and anything not in the table. */
+const imgpu__codec *imgpu__codec_of(imgpu_format f);
+/* The format of b[0..n) by content. *refused is the name of a format recognised only to be
+ * refused ("GIF"), with UNKNOWN; NULL otherwise. */
+imgpu_format imgpu__codec_sniff(const unsigned char *b, size_t n, const char **refused);
+/* The same, or -1 with the refusal recorded: "cannot read 'NAME': ...". */
+int imgpu__codec_sniff_checked(const char *name, const unsigned char *b, size_t n,
+                               imgpu_format *f);
+
+/* Shared by the stb-backed entries (codec.c). */
+/* stb's encoder for format f on an 8-bit image: rows copied tight first where stb needs them
+ * so (every format but PNG). */
+int imgpu__encode_stb(imgpu_format f, const imgpu_image *im, const imgpu__encode_args *a,
+                      unsigned char **out, size_t *out_len, char *why, size_t n);
+/* stb's encoder on pixels already laid out: the "%s encoding failed: %s" message. */
+int imgpu__encode_stb_pixels(imgpu_format f, const unsigned char *px, int w, int h, int c,
+                             size_t stride, const imgpu__encode_args *a, unsigned char **out,
+                             size_t *out_len, char *why, size_t n);
+/* stb's 16-bit decode, checked against the scan, as an image. */
+imgpu_image *imgpu__load16_stb(const unsigned char *b, size_t n, const char *name,
+                               const imgpu__scan *s, size_t budget, imgpu_format f);
+
+/* io.c: a tight w x h x c image of `depth` bits that owns the decoder's malloc()'ed px
+ * (freed when the image cannot be made; the error names `name`). */
+imgpu_image *imgpu__adopt_pixels(const char *name, void *px, int w, int h, int c, int depth);
+
+/* io_read.c: the input read whole, once (see imgpu_image_load in io.h). */
+int imgpu__read_input(const char *path, const imgpu_load_options *opts, unsigned char **out,
+                      size_t *out_len);
+/* Largest file accepted: --max-file-size, and never beyond stb's int lengths. */
+uint64_t imgpu__max_file_bytes(const imgpu_load_options *opts);
+
+/* io_write.c: buf written to path atomically (see imgpu_image_save_recorded in io.h);
+ * before_rename may be NULL. */
+int imgpu__write_atomic(const char *path, const unsigned char *buf, size_t len, int no_follow,
+                        int (*before_rename)(void *ctx, long long size, long long mtime_ns),
+                        void *ctx);
+
+/* Byte readers for the structure scans. */
+static inline uint32_t imgpu__be16(const unsigned char *p) { return (uint32_t)p[0] << 8 | p[1]; }
+static inline uint32_t imgpu__le16(const unsigned char *p) { return (uint32_t)p[1] << 8 | p[0]; }
+static inline uint32_t imgpu__be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline uint32_t imgpu__le32(const unsigned char *p)
+{
+    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+#endif

@@ -1,0 +1,258 @@
+/* codec_png.c — the PNG entry of the codec table: the signature, the structure scan (every
+ * chunk's length against the bytes really there, the CRC of every critical chunk, chunks
+ * allowed once, unknown critical chunks refused), decoding through png_decode.c's fast path
+ * with stb behind it (stb for 16-bit files), and encoding: 8-bit through stb_image_write or
+ * png_parallel.c's strip encoder, 16-bit through imgpu's own encoder and chunk writer (stb
+ * has no 16-bit writer).
+ */
+#include "codec.h"
+#include "png_decode.h"
+#include "png_parallel.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+static int png_sniff(const unsigned char *b, size_t n)
+{
+    return n >= 8 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0;
+}
+
+/* Chunks the PNG specification allows at most once. A repeat is refused as libpng refuses
+ * it: a decoder that sizes a buffer from the first PLTE must never meet a second one (two
+ * PLTE chunks once overflowed a heap buffer here, tests/fuzz-regress/decode/). */
+static const char s_png_once[][5] = {
+    "IHDR", "PLTE", "tRNS", "cHRM", "gAMA", "iCCP", "sBIT", "sRGB", "cICP", "mDCV",
+    "cLLI", "bKGD", "hIST", "pHYs", "tIME", "eXIf", "acTL",
+};
+#define IMGPU_PNG_ONCE (sizeof s_png_once / sizeof s_png_once[0])
+
+static const char *scan_png(const unsigned char *b, size_t n, imgpu__scan *s)
+{
+    size_t pos = 8;
+    int have_ihdr = 0;
+    unsigned char seen[IMGPU_PNG_ONCE] = { 0 };
+    for (;;) {
+        if (n - pos < 8) {
+            s->data_error = "truncated PNG data";
+            break;
+        }
+        uint32_t len = imgpu__be32(b + pos);
+        const unsigned char *type = b + pos + 4;
+        if (len > 0x7fffffffu) {
+            s->data_error = "corrupt PNG data (bad chunk length)";
+            break;
+        }
+        /* Checking every length against the bytes that are really there is what keeps stb
+         * from reallocating its IDAT buffer to whatever a chunk header claims. */
+        if (n - pos - 8 < (size_t)len + 4) {
+            s->data_error = "truncated PNG data";
+            break;
+        }
+        int critical = !(type[0] & 0x20);
+        if (critical) {
+            uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), type, len + 4);
+            if (crc != imgpu__be32(b + pos + 8 + len)) {
+                snprintf(s->buf, sizeof s->buf, "corrupt PNG data (CRC error in %.4s chunk)",
+                         (const char *)type);
+                s->data_error = s->buf;
+                break;
+            }
+        }
+        for (size_t i = 0; i < IMGPU_PNG_ONCE; i++) {
+            if (memcmp(type, s_png_once[i], 4) != 0)
+                continue;
+            if (seen[i]++ && i > 0) {
+                snprintf(s->buf, sizeof s->buf, "corrupt PNG data (more than one %.4s chunk)",
+                         (const char *)type);
+                s->data_error = s->buf;
+            }
+            break;
+        }
+        if (s->data_error)
+            break;
+        if (memcmp(type, "PLTE", 4) == 0 && (len == 0 || len > 768 || len % 3 != 0)) {
+            s->data_error = "corrupt PNG data (bad PLTE length)";
+            break;
+        }
+        if (memcmp(type, "IHDR", 4) == 0) {
+            if (len != 13 || have_ihdr)
+                return "corrupt PNG header";
+            have_ihdr = 1;
+            s->w = imgpu__be32(b + pos + 8);
+            s->h = imgpu__be32(b + pos + 12);
+        } else if (memcmp(type, "IEND", 4) == 0) {
+            break;
+        } else if (critical && memcmp(type, "PLTE", 4) != 0 && memcmp(type, "IDAT", 4) != 0 &&
+                   memcmp(type, "CgBI", 4) != 0) {
+            snprintf(s->buf, sizeof s->buf, "unsupported PNG chunk '%.4s'", (const char *)type);
+            s->data_error = s->buf;
+            break;
+        }
+        pos += 12 + (size_t)len;
+    }
+    if (!have_ihdr)
+        return s->data_error && strncmp(s->data_error, "trunc", 5) == 0 ? "truncated PNG header"
+                                                                        : "corrupt PNG header";
+    return NULL;
+}
+
+/* png_decode.c's fast path where it applies, stb for everything else. */
+static unsigned char *png_decode8(const unsigned char *b, size_t n, const imgpu__scan *s,
+                                  size_t budget, int *w, int *h, int *c, const char **why)
+{
+    (void)s;
+    unsigned char *px = NULL;
+    if (imgpu__png_decode_fast_enabled())
+        px = imgpu__png_decode_fast(b, n, budget, w, h, c);
+    if (!px)
+        px = imgpu__stb_decode(b, n, budget, w, h, c, why);
+    return px;
+}
+
+static int png_encode8(const imgpu_image *im, const imgpu__encode_args *a, unsigned char **out,
+                       size_t *out_len, char *why, size_t n)
+{
+    if (a->png_threads > 0) {
+        const char *reason;
+        if (imgpu__png_encode_parallel(im->data, im->width, im->height, im->channels,
+                                       im->stride, a->level, a->png_threads, out, out_len,
+                                       &reason) < 0) {
+            snprintf(why, n, "PNG encoding failed: %s", reason);
+            return -1;
+        }
+        return 0;
+    }
+    return imgpu__encode_stb(IMGPU_FORMAT_PNG, im, a, out, out_len, why, n);
+}
+
+static void put_be32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24), p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8), p[3] = (unsigned char)v;
+}
+
+/* Appends one PNG chunk (length, type, data, CRC over type + data) at *pos. */
+static void png_chunk(unsigned char *out, size_t *pos, const char *type, const unsigned char *data,
+                      uint32_t n)
+{
+    unsigned char *p = out + *pos;
+    put_be32(p, n);
+    memcpy(p + 4, type, 4);
+    if (n)
+        memcpy(p + 8, data, n);
+    uLong crc = crc32(0L, Z_NULL, 0);
+    crc = crc32(crc, p + 4, 4);
+    if (n)
+        crc = crc32(crc, data, n);
+    put_be32(p + 8 + n, (uint32_t)crc);
+    *pos += 12 + (size_t)n;
+}
+
+/* 16-bit PNG: stb_image_write has no 16-bit path. Rows are filtered with Sub (type 1:
+ * each byte minus the byte one pixel to the left, mod 256), samples big-endian as PNG
+ * requires; one zlib stream split into IDAT chunks of at most 1 GiB. */
+static int encode_png16(const imgpu_image *im, int level, unsigned char **out, size_t *out_len)
+{
+    static const unsigned char color_type[5] = {0, 0, 4, 2, 6};
+    const int w = im->width, h = im->height, c = im->channels, bpp = 2 * c;
+    const size_t rowb = (size_t)w * (size_t)bpp, raw_len = (rowb + 1) * (size_t)h;
+    unsigned char *raw = NULL, *z = NULL, *o = NULL;
+    if (raw_len > (size_t)UINT32_MAX) /* zlib's uLong is 64-bit here, but stay conservative */
+        return -2;
+    raw = malloc(raw_len);
+    if (!raw)
+        goto oom;
+    for (int y = 0; y < h; y++) {
+        const uint16_t *s = (const uint16_t *)(const void *)imgpu_image_row(im, y);
+        unsigned char *d = raw + (size_t)y * (rowb + 1);
+        d[0] = 1; /* Sub */
+        unsigned char *px = d + 1;
+        for (size_t i = 0; i < (size_t)w * (size_t)c; i++) {
+            px[2 * i] = (unsigned char)(s[i] >> 8);
+            px[2 * i + 1] = (unsigned char)s[i];
+        }
+        for (size_t i = rowb; i-- > (size_t)bpp;) /* right to left: the left byte is still raw */
+            px[i] = (unsigned char)(px[i] - px[i - (size_t)bpp]);
+    }
+    uLongf zn = compressBound((uLong)raw_len);
+    z = malloc(zn);
+    if (!z)
+        goto oom;
+    if (imgpu__png_compress(z, &zn, raw, (uLong)raw_len, level) != Z_OK)
+        goto oom;
+    free(raw);
+    raw = NULL;
+    const size_t max_chunk = (size_t)1 << 30, nchunks = zn / max_chunk + 1;
+    const size_t total = 8 + 25 + (size_t)zn + 12 * nchunks + 12;
+    o = malloc(total);
+    if (!o)
+        goto oom;
+    size_t pos = 8;
+    memcpy(o, "\x89PNG\r\n\x1a\n", 8);
+    unsigned char ihdr[13];
+    put_be32(ihdr, (uint32_t)w);
+    put_be32(ihdr + 4, (uint32_t)h);
+    ihdr[8] = 16;
+    ihdr[9] = color_type[c];
+    ihdr[10] = ihdr[11] = ihdr[12] = 0; /* deflate, adaptive filtering, no interlace */
+    png_chunk(o, &pos, "IHDR", ihdr, 13);
+    for (size_t off = 0; off < (size_t)zn || off == 0; off += max_chunk) {
+        const size_t n = (size_t)zn - off < max_chunk ? (size_t)zn - off : max_chunk;
+        png_chunk(o, &pos, "IDAT", z + off, (uint32_t)n);
+        if (n < max_chunk)
+            break;
+    }
+    png_chunk(o, &pos, "IEND", NULL, 0);
+    free(z);
+    *out = o;
+    *out_len = pos;
+    return 0;
+oom:
+    free(raw);
+    free(z);
+    free(o);
+    return -1;
+}
+
+static const char s_png16_too_large[] =
+    "image too large for imgpu's 16-bit PNG encoder (4 GiB of rows)";
+
+static int png_encode16(const imgpu_image *im, const imgpu__encode_args *a, unsigned char **out,
+                        size_t *out_len, char *why, size_t n)
+{
+    int r = encode_png16(im, a->level, out, out_len);
+    if (r < 0)
+        snprintf(why, n, "%s", r == -2 ? s_png16_too_large : "out of memory");
+    return r < 0 ? -1 : 0;
+}
+
+/* encode_png16: the filtered rows (a filter byte + 2 bytes a sample) within 4 GiB */
+static int png_check_size(int w, int h, int channels, int depth, char *why, size_t n)
+{
+    if (depth == 16 &&
+        ((uint64_t)w * 2 * (uint64_t)channels + 1) * (uint64_t)h > (uint64_t)UINT32_MAX) {
+        snprintf(why, n, "%s", s_png16_too_large);
+        return -1;
+    }
+    return 0;
+}
+
+static const char *const s_png_ext[] = { "png", NULL };
+
+const imgpu__codec imgpu__codec_png = {
+    .format = IMGPU_FORMAT_PNG,
+    .name = "PNG",
+    .extensions = s_png_ext,
+    .sniff = png_sniff,
+    .scan = scan_png,
+    .decode8 = png_decode8,
+    .load16 = NULL, /* stb */
+    .stores_alpha = 1,
+    .check_size = png_check_size,
+    .encode8 = png_encode8,
+    .encode16 = png_encode16,
+};
