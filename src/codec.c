@@ -23,8 +23,8 @@ static const imgpu__codec *const s_codecs[] = {
 
 const imgpu__codec *imgpu__codec_of(imgpu_format f)
 {
-    for (size_t i = 0; i < IMGPU_NCODECS; i++)
-        if (f != IMGPU_FORMAT_UNKNOWN && s_codecs[i]->format == f)
+    for (size_t i = 0; f != IMGPU_FORMAT_UNKNOWN && i < IMGPU_NCODECS; i++)
+        if (s_codecs[i]->format == f)
             return s_codecs[i];
     return NULL;
 }
@@ -129,7 +129,7 @@ int imgpu__codec_sniff_checked(const char *name, const unsigned char *b, size_t 
 int imgpu_format_check_size(imgpu_format f, int w, int h, int channels, int depth, char *why,
                             size_t n)
 {
-    const imgpu__codec *k = imgpu__codec_of(f);
+    const imgpu__codec *k = imgpu__codec_of(f);   /* NULL: only the common checks */
     if (w < 1 || h < 1 || channels < 1 || channels > 4 || (depth != 8 && depth != 16)) {
         snprintf(why, n, "invalid image");
         return -1;

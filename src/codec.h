@@ -60,7 +60,8 @@ typedef struct imgpu__codec {
     int max_side;
     int (*check_size)(int w, int h, int channels, int depth, char *why, size_t n);
     /* Encodes an 8-bit image (depth 8, stride checked) into a malloc()'ed buffer: 0, or -1
-     * with the reason in why[0..n) for "cannot write 'PATH': WHY". */
+     * with the reason in why[0..n) for "cannot write 'PATH': WHY". NULL: stb's
+     * (imgpu__encode_stb). */
     int (*encode8)(const imgpu_image *im, const imgpu__encode_args *a, unsigned char **out,
                    size_t *out_len, char *why, size_t n);
     /* The same for a 16-bit image; NULL: the format stores 8 bits, and io.c converts. */

@@ -204,12 +204,6 @@ static const char *scan_tga(const unsigned char *b, size_t n, imgpu__scan *s)
     return NULL;
 }
 
-static int tga_encode8(const imgpu_image *im, const imgpu__encode_args *a, unsigned char **out,
-                       size_t *out_len, char *why, size_t n)
-{
-    return imgpu__encode_stb(IMGPU_FORMAT_TGA, im, a, out, out_len, why, n);
-}
-
 static const char *const s_tga_ext[] = { "tga", NULL };
 
 const imgpu__codec imgpu__codec_tga = {
@@ -221,6 +215,6 @@ const imgpu__codec imgpu__codec_tga = {
     .scan = scan_tga,
     .stores_alpha = 1,
     .max_side = 65535, /* 16-bit sides in the header */
-    .encode8 = tga_encode8,
+    .encode8 = NULL,   /* stb */
     .encode16 = NULL,  /* 8 bits: io.c converts */
 };

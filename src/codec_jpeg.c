@@ -146,12 +146,6 @@ static const char *scan_jpeg(const unsigned char *b, size_t n, imgpu__scan *s)
     return NULL;
 }
 
-static int jpeg_encode8(const imgpu_image *im, const imgpu__encode_args *a, unsigned char **out,
-                        size_t *out_len, char *why, size_t n)
-{
-    return imgpu__encode_stb(IMGPU_FORMAT_JPEG, im, a, out, out_len, why, n);
-}
-
 static const char *const s_jpeg_ext[] = { "jpg", "jpeg", "jpe", NULL };
 
 const imgpu__codec imgpu__codec_jpeg = {
@@ -164,6 +158,6 @@ const imgpu__codec imgpu__codec_jpeg = {
     .load16 = NULL,    /* never: stb reports no 16-bit JPEG */
     .stores_alpha = 0, /* stb's encoder writes YCbCr only */
     .max_side = 65535,
-    .encode8 = jpeg_encode8,
+    .encode8 = NULL,   /* stb */
     .encode16 = NULL,  /* 8 bits: io.c converts */
 };

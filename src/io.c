@@ -254,7 +254,9 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
         imgpu_image_free(im8);
         return rc;
     }
-    return k->encode8(im, &args, out, out_len, why, sizeof why) < 0 ? save_fail(path, why) : 0;
+    int rc = k->encode8 ? k->encode8(im, &args, out, out_len, why, sizeof why)
+                        : imgpu__encode_stb(f, im, &args, out, out_len, why, sizeof why);
+    return rc < 0 ? save_fail(path, why) : 0;
 }
 
 int imgpu_image_encode(const imgpu_image *im, imgpu_format f, const imgpu_save_options *opts,
