@@ -170,7 +170,6 @@ imgpu_image *imgpu_image_load(const char *path, const imgpu_load_options *opts)
     return imgpu_image_load_info(path, opts, NULL, NULL);
 }
 
-
 /* ---- encode ---------------------------------------------------------------------------- */
 
 static int save_fail(const char *path, const char *why)
@@ -179,7 +178,6 @@ static int save_fail(const char *path, const char *why)
         return imgpu_error("cannot write '%s': %s", path, why);
     return imgpu_error("cannot encode image: %s", why);
 }
-
 
 imgpu_image *imgpu_image_to_depth(const imgpu_image *im, int depth)
 {
@@ -209,8 +207,6 @@ imgpu_image *imgpu_image_to_depth(const imgpu_image *im, int depth)
     return o;
 }
 
-
-
 /* `path` only for messages (NULL from imgpu_image_encode). Every check that is not the
  * format's own, in the order the messages promise; then the codec's encoder. */
 static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_options *opts,
@@ -239,12 +235,12 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
     if (imgpu_format_check_size(f, w, h, c, im->depth, why, sizeof why) < 0)
         return save_fail(path, why);
 
-    const imgpu__encode_args args = { quality, level, f == IMGPU_FORMAT_PNG ? png_threads : 0 };
+    const imgpu__encode_args args = { quality, level, png_threads };
     if (im->depth == 16) {
         if (k->encode16)
             return k->encode16(im, &args, out, out_len, why, sizeof why) < 0 ? save_fail(path, why)
                                                                              : 0;
-        /* JPEG, BMP, TGA: 8 bits per sample */
+        /* no encode16 (JPEG, BMP, TGA): 8 bits per sample */
         imgpu_notice("%s%s%s%s stores 8 bits per sample: converting the 16-bit image", path ? "'" : "",
                      path ? path : "", path ? "': " : "", imgpu_format_name(f));
         imgpu_image *im8 = imgpu_image_to_depth(im, 8);
