@@ -3,7 +3,7 @@
 # (issue 17), against OpenCV's CPU functions, on a 4K photo (gray and RGB): builds
 # bench/cpu_ops.c against each build tree's libimgpu_core.a, then runs, one after another,
 # the old library, the new one with IMGPU_CPU_THREADS=1, the new one on every core, and
-# bench/cpu_opencv.py (OpenCV on every core, then on one thread). Inputs: build-bench/
+# bench/cpu_opencv.py (OpenCV on every core, setNumThreads(nproc), then on one thread). Inputs: build-bench/
 # coffee_4k.png (bench/make_4k.py) and its gray version (cv2 BGR2GRAY).
 set -eu
 before=${1:?usage: cpu_threads.sh BEFORE_BUILD AFTER_BUILD [N]} after=${2:?} n=${3:-7}
@@ -21,5 +21,5 @@ done
 echo "## before ($before)";                  "$before/cpu_ops" "$gray" "$rgb" "$n"
 echo "## after, IMGPU_CPU_THREADS=1";        IMGPU_CPU_THREADS=1 "$after/cpu_ops" "$gray" "$rgb" "$n"
 echo "## after, all cores ($(nproc))";       "$after/cpu_ops" "$gray" "$rgb" "$n"
-echo "## OpenCV $($py -c 'import cv2; print(cv2.__version__)'), cv2.setNumThreads(0)"; $py "$here/cpu_opencv.py" "$gray" "$rgb" "$n" 0
+echo "## OpenCV $($py -c 'import cv2; print(cv2.__version__)'), cv2.setNumThreads($(nproc))"; $py "$here/cpu_opencv.py" "$gray" "$rgb" "$n" "$(nproc)"
 echo "## OpenCV, cv2.setNumThreads(1)";      $py "$here/cpu_opencv.py" "$gray" "$rgb" "$n" 1
