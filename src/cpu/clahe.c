@@ -87,6 +87,10 @@ typedef struct plane_job {
     uint16_t *dst, *luts;
     uint32_t *hist; /* one bins-long scratch histogram per part */
     const int *colx;
+    /* per output column, the x half of the blend, computed once per plane by the same
+     * statements the pixel loop used to evaluate per pixel (so the same values) */
+    const int *tx1s, *tx2s;
+    const float *xas, *xa1s;
 } plane_job;
 
 /* 1. one LUT per tile, from the (padded) tile's histogram: tile rows j0..j1-1 */
@@ -118,6 +122,7 @@ static void interp_rows(void *ctx, int part, int y0, int y1)
     const uint16_t *src = jb->src, *luts = jb->luts;
     uint16_t *dst = jb->dst;
     const long maxv = bins - 1;
+    (void)tx;
     for (int y = y0; y < y1; y++) {
         const float tyf = (float)y * g->inv_th - 0.5f;
         int ty1 = (int)floorf(tyf);
@@ -127,12 +132,8 @@ static void interp_rows(void *ctx, int part, int y0, int y1)
         ty2 = ty2 > ty - 1 ? ty - 1 : ty2;
         const uint16_t *p1 = luts + (size_t)ty1 * tx * bins, *p2 = luts + (size_t)ty2 * tx * bins;
         for (int x = 0; x < g->w; x++) {
-            const float txf = (float)x * g->inv_tw - 0.5f;
-            int tx1 = (int)floorf(txf);
-            const float xa = txf - (float)tx1, xa1 = 1.0f - xa;
-            int tx2 = tx1 + 1;
-            tx1 = tx1 < 0 ? 0 : tx1;
-            tx2 = tx2 > tx - 1 ? tx - 1 : tx2;
+            const int tx1 = jb->tx1s[x], tx2 = jb->tx2s[x];
+            const float xa = jb->xas[x], xa1 = jb->xa1s[x];
             const int v = src[(size_t)y * g->w + x];
             const size_t i1 = (size_t)tx1 * bins + v, i2 = (size_t)tx2 * bins + v;
             const float top = (float)p1[i1] * xa1 + (float)p1[i2] * xa;
@@ -153,20 +154,41 @@ int imgpu_cpu_clahe_plane(const uint16_t *src, const imgpu_clahe_geom *g, uint16
     uint16_t *luts = malloc(nluts * bins * sizeof *luts);
     uint32_t *hist = malloc((size_t)tparts * bins * sizeof *hist);
     int *colx = malloc((size_t)g->ext_w * sizeof *colx);
-    if (!luts || !hist || !colx) {
+    int *tx1s = malloc((size_t)g->w * 2 * sizeof *tx1s);
+    float *xas = malloc((size_t)g->w * 2 * sizeof *xas);
+    if (!luts || !hist || !colx || !tx1s || !xas) {
         free(luts);
         free(hist);
         free(colx);
+        free(tx1s);
+        free(xas);
         return imgpu_error("clahe: out of memory");
     }
     for (int x = 0; x < g->ext_w; x++)
         colx[x] = imgpu_cpu_reflect101(x, g->w);
-    plane_job jb = {.src = src, .g = g, .dst = dst, .luts = luts, .hist = hist, .colx = colx};
+    int *tx2s = tx1s + g->w;
+    float *xa1s = xas + g->w;
+    for (int x = 0; x < g->w; x++) {
+        const float txf = (float)x * g->inv_tw - 0.5f;
+        int tx1 = (int)floorf(txf);
+        const float xa = txf - (float)tx1, xa1 = 1.0f - xa;
+        int tx2 = tx1 + 1;
+        tx1 = tx1 < 0 ? 0 : tx1;
+        tx2 = tx2 > tx - 1 ? tx - 1 : tx2;
+        tx1s[x] = tx1;
+        tx2s[x] = tx2;
+        xas[x] = xa;
+        xa1s[x] = xa1;
+    }
+    plane_job jb = {.src = src, .g = g, .dst = dst, .luts = luts, .hist = hist, .colx = colx,
+                    .tx1s = tx1s, .tx2s = tx2s, .xas = xas, .xa1s = xa1s};
     imgpu__cpu_parallel_rows(ty, tparts, tile_lut_rows, &jb);
     imgpu__cpu_parallel_rows(g->h, imgpu__cpu_parts(g->h, (size_t)g->w, 0), interp_rows, &jb);
     free(luts);
     free(hist);
     free(colx);
+    free(tx1s);
+    free(xas);
     return 0;
 }
 
