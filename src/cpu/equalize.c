@@ -83,9 +83,11 @@ static void channel_hist_rows(void *ctx, int part, int y0, int y1)
     const eq_job *j = ctx;
     const imgpu_image *in = j->in;
     uint32_t *hist = j->hist[part];
+    /* locals, not in->...: a store to hist may alias them, which would reload them per pixel */
+    const int w = in->width, c = in->channels, k = j->k;
     for (int y = y0; y < y1; y++) {
-        const uint8_t *p = imgpu_image_row(in, y) + j->k;
-        for (int x = 0; x < in->width; x++, p += in->channels)
+        const uint8_t *p = imgpu_image_row(in, y) + k;
+        for (int x = 0; x < w; x++, p += c)
             hist[*p]++;
     }
 }
@@ -96,11 +98,13 @@ static void channel_map_rows(void *ctx, int part, int y0, int y1)
     (void)part;
     const eq_job *j = ctx;
     const imgpu_image *in = j->in;
+    const int w = in->width, c = in->channels, k = j->k;
+    const uint8_t *lut = j->lut;
     for (int y = y0; y < y1; y++) {
-        const uint8_t *p = imgpu_image_row(in, y) + j->k;
-        uint8_t *q = imgpu_image_row(j->out, y) + j->k;
-        for (int x = 0; x < in->width; x++, p += in->channels, q += in->channels)
-            *q = j->lut[*p];
+        const uint8_t *p = imgpu_image_row(in, y) + k;
+        uint8_t *q = imgpu_image_row(j->out, y) + k;
+        for (int x = 0; x < w; x++, p += c, q += c)
+            *q = lut[*p];
     }
 }
 
@@ -108,11 +112,11 @@ static void luma_hist_rows(void *ctx, int part, int y0, int y1)
 {
     const eq_job *j = ctx;
     const imgpu_image *in = j->in;
-    const int c = in->channels;
+    const int c = in->channels, w = in->width;
     uint32_t *hist = j->hist[part];
     for (int y = y0; y < y1; y++) {
         const uint8_t *p = imgpu_image_row(in, y);
-        for (int x = 0; x < in->width; x++, p += c)
+        for (int x = 0; x < w; x++, p += c)
             hist[imgpu_cpu_rgb_to_y(p[0], p[1], p[2])]++;
     }
 }
@@ -122,14 +126,15 @@ static void luma_map_rows(void *ctx, int part, int y0, int y1)
     (void)part;
     const eq_job *j = ctx;
     const imgpu_image *in = j->in;
-    const int c = in->channels;
+    const int c = in->channels, w = in->width;
+    const uint8_t *lut = j->lut;
     for (int y = y0; y < y1; y++) {
         const uint8_t *p = imgpu_image_row(in, y);
         uint8_t *q = imgpu_image_row(j->out, y);
-        for (int x = 0; x < in->width; x++, p += c, q += c) {
+        for (int x = 0; x < w; x++, p += c, q += c) {
             uint8_t yy, cb, cr;
             imgpu_cpu_rgb_to_ycbcr(p[0], p[1], p[2], &yy, &cb, &cr);
-            imgpu_cpu_ycbcr_to_rgb(j->lut[yy], cb, cr, &q[0], &q[1], &q[2]);
+            imgpu_cpu_ycbcr_to_rgb(lut[yy], cb, cr, &q[0], &q[1], &q[2]);
             /* q[3] (alpha) was copied with the image */
         }
     }

@@ -144,11 +144,11 @@ static void full_hist_rows(void *ctx, int part, int y0, int y1)
 {
     const full_job *j = ctx;
     const imgpu_image *in = j->in;
-    const int c = in->channels, d = in->depth, levels = j->levels, has_luma = c >= 3;
+    const int c = in->channels, d = in->depth, levels = j->levels, has_luma = c >= 3, w = in->width;
     uint32_t *counts = j->hist + (size_t)part * j->part_len;
     for (int y = y0; y < y1; y++) {
         const unsigned char *row = imgpu_image_row(in, y);
-        for (int x = 0; x < in->width; x++) {
+        for (int x = 0; x < w; x++) {
             const size_t s = (size_t)x * c;
             for (int k = 0; k < c; k++)
                 counts[(size_t)k * levels + imgpu_sample_get(row, d, s + k)]++;
@@ -193,11 +193,11 @@ static void luma_hist_rows(void *ctx, int part, int y0, int y1)
 {
     const full_job *j = ctx;
     const imgpu_image *in = j->in;
-    const int c = in->channels, d = in->depth;
+    const int c = in->channels, d = in->depth, w = in->width;
     uint32_t *hist = j->hist + (size_t)part * j->part_len;
     for (int y = y0; y < y1; y++) {
         const unsigned char *row = imgpu_image_row(in, y);
-        for (int x = 0; x < in->width; x++)
+        for (int x = 0; x < w; x++)
             hist[luma_of(row, d, (size_t)x * c)]++;
     }
 }
@@ -207,12 +207,12 @@ static void luma_map_rows(void *ctx, int part, int y0, int y1)
     (void)part;
     const full_job *j = ctx;
     const imgpu_image *in = j->in;
-    const int c = in->channels, d = in->depth;
+    const int c = in->channels, d = in->depth, w = in->width;
     const uint16_t *lut = j->lut;
     for (int y = y0; y < y1; y++) {
         const unsigned char *row = imgpu_image_row(in, y);
         unsigned char *o = j->outdata + (size_t)y * j->out_stride;
-        for (int x = 0; x < in->width; x++) {
+        for (int x = 0; x < w; x++) {
             const size_t s = (size_t)x * c;
             if (d == 16) {
                 uint16_t yy, cb, cr, r, g, b;
@@ -236,11 +236,11 @@ static void channel_hist_rows(void *ctx, int part, int y0, int y1)
 {
     const full_job *j = ctx;
     const imgpu_image *in = j->in;
-    const int c = in->channels, d = in->depth, k = j->k;
+    const int c = in->channels, d = in->depth, k = j->k, w = in->width;
     uint32_t *hist = j->hist + (size_t)part * j->part_len;
     for (int y = y0; y < y1; y++) {
         const unsigned char *row = imgpu_image_row(in, y);
-        for (int x = 0; x < in->width; x++)
+        for (int x = 0; x < w; x++)
             hist[imgpu_sample_get(row, d, (size_t)x * c + k)]++;
     }
 }
@@ -250,12 +250,12 @@ static void channel_map_rows(void *ctx, int part, int y0, int y1)
     (void)part;
     const full_job *j = ctx;
     const imgpu_image *in = j->in;
-    const int c = in->channels, d = in->depth, k = j->k;
+    const int c = in->channels, d = in->depth, k = j->k, w = in->width;
     const uint16_t *lut = j->lut;
     for (int y = y0; y < y1; y++) {
         const unsigned char *row = imgpu_image_row(in, y);
         unsigned char *o = j->outdata + (size_t)y * j->out_stride;
-        for (int x = 0; x < in->width; x++)
+        for (int x = 0; x < w; x++)
             imgpu_sample_put(o, d, (size_t)x * c + k, lut[imgpu_sample_get(row, d, (size_t)x * c + k)]);
     }
 }

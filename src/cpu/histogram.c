@@ -24,10 +24,10 @@ static void hist_rows(void *ctx, int part, int y0, int y1)
     const hist_job *j = ctx;
     const imgpu_image *in = j->in;
     imgpu_histogram *h = &j->parts[part];
-    const int c = in->channels, has_luma = c >= 3;
+    const int c = in->channels, has_luma = c >= 3, w = in->width;
     for (int y = y0; y < y1; y++) {
         const uint8_t *p = imgpu_image_row(in, y);
-        for (int x = 0; x < in->width; x++, p += c) {
+        for (int x = 0; x < w; x++, p += c) {
             for (int k = 0; k < c; k++)
                 h->bins[k][p[k]]++;
             if (has_luma)
