@@ -285,7 +285,7 @@ imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p)
     }
     const int w = in->width, h = in->height, c = in->channels;
     const size_t n = (size_t)w * h;
-    imgpu_image *out = imgpu_image_copy(in); /* alpha (and all else) already right */
+    imgpu_image *out = imgpu__cpu_image_copy(in); /* alpha (and all else) already right */
     uint16_t *plane = malloc(n * sizeof *plane), *res = malloc(n * sizeof *res);
     uint16_t *cb = NULL, *cr = NULL;
     if (!out || !plane || !res) {

@@ -174,7 +174,7 @@ imgpu_image *imgpu_cpu_equalize(const imgpu_image *in, const imgpu_equalize_para
         return NULL;
     }
     /* Start from a tight copy: alpha (and anything the LUT leaves alone) is already right. */
-    imgpu_image *out = imgpu_image_copy(in);
+    imgpu_image *out = imgpu__cpu_image_copy(in);
     if (!out)
         return NULL;
     const int parts = imgpu__cpu_parts(in->height, (size_t)in->width * (size_t)in->channels, 256);

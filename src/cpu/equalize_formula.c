@@ -285,7 +285,7 @@ imgpu_image *imgpu_cpu_equalize_full(const imgpu_image *in, const imgpu_equalize
     uint32_t *hist = malloc((size_t)levels * sizeof *hist);
     uint32_t *phist = calloc((size_t)parts * levels, sizeof *phist);
     uint16_t *lut = malloc((size_t)levels * sizeof *lut);
-    imgpu_image *out = imgpu_image_copy(in);
+    imgpu_image *out = imgpu__cpu_image_copy(in);
     if (!hist || !phist || !lut || !out) {
         free(hist);
         free(phist);

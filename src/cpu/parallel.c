@@ -6,10 +6,12 @@
  * with many threads); a part that could not get a thread still runs, once, inline — a
  * histogram part skipped would silently lose counts. */
 #include "parallel.h"
+#include "../image.h"
 
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
@@ -108,4 +110,28 @@ void imgpu__cpu_parallel_rows(int rows, int parts, imgpu__cpu_rows_fn fn, void *
         else
             part_main(&job[p]); /* no thread: run it here, exactly once */
     }
+}
+
+typedef struct copy_job {
+    const imgpu_image *src;
+    imgpu_image *dst;
+} copy_job;
+
+static void copy_rows(void *ctx, int part, int y0, int y1)
+{
+    (void)part;
+    const copy_job *j = ctx;
+    const size_t row = j->dst->stride; /* tight: the bytes of one row */
+    for (int y = y0; y < y1; y++)
+        memcpy(imgpu_image_row(j->dst, y), imgpu_image_row(j->src, y), row);
+}
+
+imgpu_image *imgpu__cpu_image_copy(const imgpu_image *src)
+{
+    imgpu_image *im = imgpu_image_new(src->width, src->height, src->channels, src->depth);
+    if (!im)
+        return NULL;
+    copy_job j = {src, im};
+    imgpu__cpu_parallel_rows(src->height, imgpu__cpu_parts(src->height, im->stride / 4, 0), copy_rows, &j);
+    return im;
 }

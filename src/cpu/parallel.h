@@ -42,6 +42,12 @@ int imgpu__cpu_parts(int rows, size_t row_work, size_t part_cost);
  * the same, only slower. parts is clamped to 1..min(rows, IMGPU__CPU_MAX_THREADS). */
 void imgpu__cpu_parallel_rows(int rows, int parts, imgpu__cpu_rows_fn fn, void *ctx);
 
+/* imgpu_image_copy (a new tight image, same bytes) with the rows copied on every core: the
+ * ops that start from a copy of their input (equalize, CLAHE) would otherwise spend a
+ * single-threaded pass on it. NULL + error on failure. */
+struct imgpu_image;
+struct imgpu_image *imgpu__cpu_image_copy(const struct imgpu_image *src);
+
 /* Tests only: use `threads` threads (0: back to the environment / cores) and, when
  * small_jobs is nonzero, split even tiny jobs (no minimum work per part), so a 37x23
  * image exercises the same code paths as a 4K one. Not thread-safe: call it between ops. */
