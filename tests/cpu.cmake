@@ -41,3 +41,11 @@ imgpu_cpu_py_test(cpu_opencv_equalize cpu_opencv_equalize.py $<TARGET_FILE:test_
                   ${IMGPU_ASSETS})
 imgpu_cpu_py_test(cpu_opencv_rotate cpu_opencv_rotate.py $<TARGET_FILE:test_cpu_driver>
                   ${IMGPU_ASSETS})
+
+# The CPU backend on 1, 2, 3, 4 and 7 threads: byte-identical outputs (src/cpu/parallel.h).
+imgpu_add_unit_test(test_cpu_threads test_cpu_threads.c)
+# ... and through the CLI: IMGPU_CPU_THREADS=1, 3, 4, 0 (ignored: the cores) on the assets.
+add_test(NAME cpu_threads_cli
+         COMMAND bash ${IMGPU_TESTS}/cpu_threads_cli.sh $<TARGET_FILE:imgpu>
+                 ${CMAKE_CURRENT_BINARY_DIR}/cpu_threads_tmp ${IMGPU_ASSETS})
+set_tests_properties(cpu_threads_cli PROPERTIES LABELS unit)

@@ -36,6 +36,8 @@ check() {  # check NAME OK_STATUSES CMD...: run under memcheck; e.g. OK_STATUSES
 for t in test_cpu_equalize test_cpu_rotate test_cpu_color test_cpu_clahe; do
     [ -x "$build/tests/$t" ] && check "$t" 0 "$build/tests/$t"
 done
+# the CPU backend's threads (src/cpu/parallel.c): every one joined, every part buffer freed
+[ -x "$build/tests/test_cpu_threads" ] && check "test_cpu_threads --quick" 0 "$build/tests/test_cpu_threads" --quick
 for t in decode ops cli; do
     # git keeps no empty folder: a target with no failing input yet has no fuzz-regress/<t>
     dirs=()

@@ -29,6 +29,7 @@
  * constant is not the identity); per-channel mode runs it on R, G and B. Alpha is copied. */
 #include "cpu.h"
 #include "../error.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -77,35 +78,52 @@ void imgpu_cpu_clahe_tile_lut(uint32_t *hist, const imgpu_clahe_geom *g, uint16_
     }
 }
 
-int imgpu_cpu_clahe_plane(const uint16_t *src, const imgpu_clahe_geom *g, uint16_t *dst)
+/* Both passes of a plane run on every core (parallel.h): the tile LUTs by rows of tiles
+ * (each part with its own histogram scratch; every tile's LUT is written by exactly one
+ * part), the interpolation by output rows. Per tile and per pixel the code is unchanged. */
+typedef struct plane_job {
+    const uint16_t *src;
+    const imgpu_clahe_geom *g;
+    uint16_t *dst, *luts;
+    uint32_t *hist; /* one bins-long scratch histogram per part */
+    const int *colx;
+    /* per output column, the x half of the blend, computed once per plane by the same
+     * statements the pixel loop used to evaluate per pixel (so the same values) */
+    const int *tx1s, *tx2s;
+    const float *xas, *xa1s;
+} plane_job;
+
+/* 1. one LUT per tile, from the (padded) tile's histogram: tile rows j0..j1-1 */
+static void tile_lut_rows(void *ctx, int part, int j0, int j1)
 {
-    const int bins = g->bins, tx = g->tiles_x, ty = g->tiles_y;
-    const size_t nluts = (size_t)tx * ty;
-    uint16_t *luts = malloc(nluts * bins * sizeof *luts);
-    uint32_t *hist = malloc((size_t)bins * sizeof *hist);
-    int *colx = malloc((size_t)g->ext_w * sizeof *colx);
-    if (!luts || !hist || !colx) {
-        free(luts);
-        free(hist);
-        free(colx);
-        return imgpu_error("clahe: out of memory");
-    }
-    for (int x = 0; x < g->ext_w; x++)
-        colx[x] = imgpu_cpu_reflect101(x, g->w);
-    /* 1. one LUT per tile, from the (padded) tile's histogram */
-    for (int j = 0; j < ty; j++)
+    const plane_job *jb = ctx;
+    const imgpu_clahe_geom *g = jb->g;
+    const int bins = g->bins, tx = g->tiles_x;
+    uint32_t *hist = jb->hist + (size_t)part * bins;
+    for (int j = j0; j < j1; j++)
         for (int i = 0; i < tx; i++) {
             memset(hist, 0, (size_t)bins * sizeof *hist);
             for (int y = j * g->tile_h; y < (j + 1) * g->tile_h; y++) {
-                const uint16_t *row = src + (size_t)imgpu_cpu_reflect101(y, g->h) * g->w;
+                const uint16_t *row = jb->src + (size_t)imgpu_cpu_reflect101(y, g->h) * g->w;
                 for (int x = i * g->tile_w; x < (i + 1) * g->tile_w; x++)
-                    hist[row[colx[x]]]++;
+                    hist[row[jb->colx[x]]]++;
             }
-            imgpu_cpu_clahe_tile_lut(hist, g, luts + ((size_t)j * tx + i) * bins);
+            imgpu_cpu_clahe_tile_lut(hist, g, jb->luts + ((size_t)j * tx + i) * bins);
         }
-    /* 2. bilinear blend of the four nearest tiles' LUTs */
+}
+
+/* 2. bilinear blend of the four nearest tiles' LUTs: output rows y0..y1-1 */
+static void interp_rows(void *ctx, int part, int y0, int y1)
+{
+    (void)part;
+    const plane_job *jb = ctx;
+    const imgpu_clahe_geom *g = jb->g;
+    const int bins = g->bins, tx = g->tiles_x, ty = g->tiles_y;
+    const uint16_t *src = jb->src, *luts = jb->luts;
+    uint16_t *dst = jb->dst;
     const long maxv = bins - 1;
-    for (int y = 0; y < g->h; y++) {
+    (void)tx;
+    for (int y = y0; y < y1; y++) {
         const float tyf = (float)y * g->inv_th - 0.5f;
         int ty1 = (int)floorf(tyf);
         const float ya = tyf - (float)ty1, ya1 = 1.0f - ya;
@@ -114,12 +132,8 @@ int imgpu_cpu_clahe_plane(const uint16_t *src, const imgpu_clahe_geom *g, uint16
         ty2 = ty2 > ty - 1 ? ty - 1 : ty2;
         const uint16_t *p1 = luts + (size_t)ty1 * tx * bins, *p2 = luts + (size_t)ty2 * tx * bins;
         for (int x = 0; x < g->w; x++) {
-            const float txf = (float)x * g->inv_tw - 0.5f;
-            int tx1 = (int)floorf(txf);
-            const float xa = txf - (float)tx1, xa1 = 1.0f - xa;
-            int tx2 = tx1 + 1;
-            tx1 = tx1 < 0 ? 0 : tx1;
-            tx2 = tx2 > tx - 1 ? tx - 1 : tx2;
+            const int tx1 = jb->tx1s[x], tx2 = jb->tx2s[x];
+            const float xa = jb->xas[x], xa1 = jb->xa1s[x];
             const int v = src[(size_t)y * g->w + x];
             const size_t i1 = (size_t)tx1 * bins + v, i2 = (size_t)tx2 * bins + v;
             const float top = (float)p1[i1] * xa1 + (float)p1[i2] * xa;
@@ -129,10 +143,135 @@ int imgpu_cpu_clahe_plane(const uint16_t *src, const imgpu_clahe_geom *g, uint16
             dst[(size_t)y * g->w + x] = (uint16_t)(r < 0 ? 0 : r > maxv ? maxv : r);
         }
     }
+}
+
+int imgpu_cpu_clahe_plane(const uint16_t *src, const imgpu_clahe_geom *g, uint16_t *dst)
+{
+    const int bins = g->bins, tx = g->tiles_x, ty = g->tiles_y;
+    const size_t nluts = (size_t)tx * ty;
+    /* a row of tiles is tile_h x ext_w samples of work, plus a histogram to clear per tile */
+    const int tparts = imgpu__cpu_parts(ty, (size_t)g->tile_h * g->ext_w + (size_t)tx * bins, 0);
+    uint16_t *luts = malloc(nluts * bins * sizeof *luts);
+    uint32_t *hist = malloc((size_t)tparts * bins * sizeof *hist);
+    int *colx = malloc((size_t)g->ext_w * sizeof *colx);
+    int *tx1s = malloc((size_t)g->w * 2 * sizeof *tx1s);
+    float *xas = malloc((size_t)g->w * 2 * sizeof *xas);
+    if (!luts || !hist || !colx || !tx1s || !xas) {
+        free(luts);
+        free(hist);
+        free(colx);
+        free(tx1s);
+        free(xas);
+        return imgpu_error("clahe: out of memory");
+    }
+    for (int x = 0; x < g->ext_w; x++)
+        colx[x] = imgpu_cpu_reflect101(x, g->w);
+    int *tx2s = tx1s + g->w;
+    float *xa1s = xas + g->w;
+    for (int x = 0; x < g->w; x++) {
+        const float txf = (float)x * g->inv_tw - 0.5f;
+        int tx1 = (int)floorf(txf);
+        const float xa = txf - (float)tx1, xa1 = 1.0f - xa;
+        int tx2 = tx1 + 1;
+        tx1 = tx1 < 0 ? 0 : tx1;
+        tx2 = tx2 > tx - 1 ? tx - 1 : tx2;
+        tx1s[x] = tx1;
+        tx2s[x] = tx2;
+        xas[x] = xa;
+        xa1s[x] = xa1;
+    }
+    plane_job jb = {.src = src, .g = g, .dst = dst, .luts = luts, .hist = hist, .colx = colx,
+                    .tx1s = tx1s, .tx2s = tx2s, .xas = xas, .xa1s = xa1s};
+    imgpu__cpu_parallel_rows(ty, tparts, tile_lut_rows, &jb);
+    imgpu__cpu_parallel_rows(g->h, imgpu__cpu_parts(g->h, (size_t)g->w, 0), interp_rows, &jb);
     free(luts);
     free(hist);
     free(colx);
+    free(tx1s);
+    free(xas);
     return 0;
+}
+
+/* The colour conversions and plane copies of imgpu_cpu_clahe, by rows on every core. */
+typedef struct conv_job {
+    const imgpu_image *in;
+    imgpu_image *out;
+    uint16_t *plane, *res, *cb, *cr;
+    int k;
+} conv_job;
+
+static void to_ycc_rows(void *ctx, int part, int y0, int y1)
+{
+    (void)part;
+    const conv_job *j = ctx;
+    const imgpu_image *in = j->in;
+    const int w = in->width, c = in->channels, d = in->depth;
+    uint16_t *plane = j->plane, *cb = j->cb, *cr = j->cr;
+    for (int y = y0; y < y1; y++) {
+        const unsigned char *row = imgpu_image_row(in, y);
+        for (int x = 0; x < w; x++) {
+            const size_t i = (size_t)y * w + x, s = (size_t)x * c;
+            if (d == 16) {
+                imgpu_cpu_rgb16_to_ycbcr((uint16_t)imgpu_sample_get(row, d, s),
+                                         (uint16_t)imgpu_sample_get(row, d, s + 1),
+                                         (uint16_t)imgpu_sample_get(row, d, s + 2), &plane[i], &cb[i], &cr[i]);
+            } else {
+                uint8_t yy, b, r;
+                imgpu_cpu_rgb_to_ycbcr(row[s], row[s + 1], row[s + 2], &yy, &b, &r);
+                plane[i] = yy;
+                cb[i] = b;
+                cr[i] = r;
+            }
+        }
+    }
+}
+
+static void from_ycc_rows(void *ctx, int part, int y0, int y1)
+{
+    (void)part;
+    const conv_job *j = ctx;
+    const int w = j->in->width, c = j->in->channels, d = j->in->depth;
+    const uint16_t *res = j->res, *cb = j->cb, *cr = j->cr;
+    for (int y = y0; y < y1; y++) {
+        unsigned char *row = imgpu_image_row(j->out, y);
+        for (int x = 0; x < w; x++) {
+            const size_t i = (size_t)y * w + x, s = (size_t)x * c;
+            if (d == 16) {
+                uint16_t r, gg, b;
+                imgpu_cpu_ycbcr16_to_rgb(res[i], cb[i], cr[i], &r, &gg, &b);
+                imgpu_sample_put(row, d, s, r);
+                imgpu_sample_put(row, d, s + 1, gg);
+                imgpu_sample_put(row, d, s + 2, b);
+            } else {
+                imgpu_cpu_ycbcr_to_rgb((uint8_t)res[i], (uint8_t)cb[i], (uint8_t)cr[i], &row[s], &row[s + 1],
+                                       &row[s + 2]);
+            }
+        }
+    }
+}
+
+static void get_plane_rows(void *ctx, int part, int y0, int y1)
+{
+    (void)part;
+    const conv_job *j = ctx;
+    const int w = j->in->width, c = j->in->channels, d = j->in->depth, k = j->k;
+    for (int y = y0; y < y1; y++) {
+        const unsigned char *row = imgpu_image_row(j->in, y);
+        for (int x = 0; x < w; x++)
+            j->plane[(size_t)y * w + x] = (uint16_t)imgpu_sample_get(row, d, (size_t)x * c + k);
+    }
+}
+
+static void put_plane_rows(void *ctx, int part, int y0, int y1)
+{
+    (void)part;
+    const conv_job *j = ctx;
+    const int w = j->in->width, c = j->in->channels, d = j->in->depth, k = j->k;
+    for (int y = y0; y < y1; y++) {
+        unsigned char *row = imgpu_image_row(j->out, y);
+        for (int x = 0; x < w; x++)
+            imgpu_sample_put(row, d, (size_t)x * c + k, j->res[(size_t)y * w + x]);
+    }
 }
 
 imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p)
@@ -144,9 +283,9 @@ imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p)
         imgpu_error("clahe: unknown mode %d", (int)p->mode);
         return NULL;
     }
-    const int w = in->width, h = in->height, c = in->channels, d = in->depth;
+    const int w = in->width, h = in->height, c = in->channels;
     const size_t n = (size_t)w * h;
-    imgpu_image *out = imgpu_image_copy(in); /* alpha (and all else) already right */
+    imgpu_image *out = imgpu__cpu_image_copy(in); /* alpha (and all else) already right */
     uint16_t *plane = malloc(n * sizeof *plane), *res = malloc(n * sizeof *res);
     uint16_t *cb = NULL, *cr = NULL;
     if (!out || !plane || !res) {
@@ -154,6 +293,8 @@ imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p)
         goto fail;
     }
     const int color = imgpu_image_color_channels(in);
+    const int parts = imgpu__cpu_parts(h, (size_t)w * c, 0);
+    conv_job j = {.in = in, .out = out, .plane = plane, .res = res};
     if (color == 3 && p->mode == IMGPU_MODE_LUMINANCE) {
         cb = malloc(n * sizeof *cb);
         cr = malloc(n * sizeof *cr);
@@ -161,55 +302,19 @@ imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p)
             imgpu_error("clahe: out of memory");
             goto fail;
         }
-        for (int y = 0; y < h; y++) {
-            const unsigned char *row = imgpu_image_row(in, y);
-            for (int x = 0; x < w; x++) {
-                const size_t i = (size_t)y * w + x, s = (size_t)x * c;
-                if (d == 16) {
-                    imgpu_cpu_rgb16_to_ycbcr((uint16_t)imgpu_sample_get(row, d, s),
-                                             (uint16_t)imgpu_sample_get(row, d, s + 1),
-                                             (uint16_t)imgpu_sample_get(row, d, s + 2), &plane[i], &cb[i], &cr[i]);
-                } else {
-                    uint8_t yy, b, r;
-                    imgpu_cpu_rgb_to_ycbcr(row[s], row[s + 1], row[s + 2], &yy, &b, &r);
-                    plane[i] = yy;
-                    cb[i] = b;
-                    cr[i] = r;
-                }
-            }
-        }
+        j.cb = cb;
+        j.cr = cr;
+        imgpu__cpu_parallel_rows(h, parts, to_ycc_rows, &j);
         if (imgpu_cpu_clahe_plane(plane, &g, res) < 0)
             goto fail;
-        for (int y = 0; y < h; y++) {
-            unsigned char *row = imgpu_image_row(out, y);
-            for (int x = 0; x < w; x++) {
-                const size_t i = (size_t)y * w + x, s = (size_t)x * c;
-                if (d == 16) {
-                    uint16_t r, gg, b;
-                    imgpu_cpu_ycbcr16_to_rgb(res[i], cb[i], cr[i], &r, &gg, &b);
-                    imgpu_sample_put(row, d, s, r);
-                    imgpu_sample_put(row, d, s + 1, gg);
-                    imgpu_sample_put(row, d, s + 2, b);
-                } else {
-                    imgpu_cpu_ycbcr_to_rgb((uint8_t)res[i], (uint8_t)cb[i], (uint8_t)cr[i], &row[s], &row[s + 1],
-                                           &row[s + 2]);
-                }
-            }
-        }
+        imgpu__cpu_parallel_rows(h, parts, from_ycc_rows, &j);
     } else {
         for (int k = 0; k < color; k++) {
-            for (int y = 0; y < h; y++) {
-                const unsigned char *row = imgpu_image_row(in, y);
-                for (int x = 0; x < w; x++)
-                    plane[(size_t)y * w + x] = (uint16_t)imgpu_sample_get(row, d, (size_t)x * c + k);
-            }
+            j.k = k;
+            imgpu__cpu_parallel_rows(h, parts, get_plane_rows, &j);
             if (imgpu_cpu_clahe_plane(plane, &g, res) < 0)
                 goto fail;
-            for (int y = 0; y < h; y++) {
-                unsigned char *row = imgpu_image_row(out, y);
-                for (int x = 0; x < w; x++)
-                    imgpu_sample_put(row, d, (size_t)x * c + k, res[(size_t)y * w + x]);
-            }
+            imgpu__cpu_parallel_rows(h, parts, put_plane_rows, &j);
         }
     }
     free(plane);

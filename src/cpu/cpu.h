@@ -1,5 +1,7 @@
 /* cpu.h — the CPU backend: the reference every GPU result is tested against, and the
- * fallback when no GPU is present. Plain, obviously correct code; speed is the GPU's job. */
+ * fallback when no GPU is present. Plain, obviously correct code, run on every core: the hot
+ * loops split rows over threads (parallel.h; IMGPU_CPU_THREADS), which changes who computes
+ * a pixel, never how — results are byte-identical on any number of threads. */
 #ifndef IMGPU_CPU_H
 #define IMGPU_CPU_H
 

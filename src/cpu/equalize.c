@@ -27,8 +27,10 @@
  * Input rows may be padded (stride); the output is a new tight image. */
 #include "cpu.h"
 #include "../error.h"
+#include "parallel.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void imgpu_cpu_equalize_lut(const uint32_t hist[256], uint64_t n, uint8_t lut[256])
@@ -53,38 +55,98 @@ void imgpu_cpu_equalize_lut(const uint32_t hist[256], uint64_t n, uint8_t lut[25
     }
 }
 
-/* Histogram of channel k of a c-channel 8-bit image. */
-static void channel_hist(const imgpu_image *in, int k, uint32_t hist[256])
+/* The passes below run on every core (parallel.h): each histogram part counts its own rows
+ * into a private histogram and the parts are summed in integers (exact, any order); the
+ * mapping passes write disjoint rows. Per pixel the code is what it was single-threaded. */
+typedef struct eq_job {
+    const imgpu_image *in;
+    imgpu_image *out;
+    int k;                 /* channel, per-channel mode */
+    uint32_t (*hist)[256]; /* one histogram per part */
+    const uint8_t *lut;
+} eq_job;
+
+/* Sum the parts' histograms into hist. */
+static void merge_hist(uint32_t (*parts)[256], int n, uint32_t hist[256])
 {
-    memset(hist, 0, 256 * sizeof hist[0]);
-    for (int y = 0; y < in->height; y++) {
+    for (int i = 0; i < 256; i++) {
+        uint32_t s = 0;
+        for (int t = 0; t < n; t++)
+            s += parts[t][i];
+        hist[i] = s;
+    }
+}
+
+/* Histogram of channel k of a c-channel 8-bit image, rows y0..y1-1. */
+static void channel_hist_rows(void *ctx, int part, int y0, int y1)
+{
+    const eq_job *j = ctx;
+    const imgpu_image *in = j->in;
+    uint32_t *hist = j->hist[part];
+    /* locals, not in->...: a store to hist may alias them, which would reload them per pixel */
+    const int w = in->width, c = in->channels, k = j->k;
+    for (int y = y0; y < y1; y++) {
         const uint8_t *p = imgpu_image_row(in, y) + k;
-        for (int x = 0; x < in->width; x++, p += in->channels)
+        for (int x = 0; x < w; x++, p += c)
             hist[*p]++;
     }
 }
 
 /* out channel k = lut[in channel k]. */
-static void channel_map(const imgpu_image *in, imgpu_image *out, int k, const uint8_t lut[256])
+static void channel_map_rows(void *ctx, int part, int y0, int y1)
 {
-    for (int y = 0; y < in->height; y++) {
+    (void)part;
+    const eq_job *j = ctx;
+    const imgpu_image *in = j->in;
+    const int w = in->width, c = in->channels, k = j->k;
+    const uint8_t *lut = j->lut;
+    for (int y = y0; y < y1; y++) {
         const uint8_t *p = imgpu_image_row(in, y) + k;
-        uint8_t *q = imgpu_image_row(out, y) + k;
-        for (int x = 0; x < in->width; x++, p += in->channels, q += in->channels)
+        uint8_t *q = imgpu_image_row(j->out, y) + k;
+        for (int x = 0; x < w; x++, p += c, q += c)
             *q = lut[*p];
     }
 }
 
-static void equalize_luminance(const imgpu_image *in, imgpu_image *out)
+static void luma_hist_rows(void *ctx, int part, int y0, int y1)
 {
-    const int c = in->channels;
-    uint32_t hist[256] = {0};
-    uint8_t lut[256];
-    for (int y = 0; y < in->height; y++) {
+    const eq_job *j = ctx;
+    const imgpu_image *in = j->in;
+    const int c = in->channels, w = in->width;
+    uint32_t *hist = j->hist[part];
+    for (int y = y0; y < y1; y++) {
         const uint8_t *p = imgpu_image_row(in, y);
-        for (int x = 0; x < in->width; x++, p += c)
+        for (int x = 0; x < w; x++, p += c)
             hist[imgpu_cpu_rgb_to_y(p[0], p[1], p[2])]++;
     }
+}
+
+static void luma_map_rows(void *ctx, int part, int y0, int y1)
+{
+    (void)part;
+    const eq_job *j = ctx;
+    const imgpu_image *in = j->in;
+    const int c = in->channels, w = in->width;
+    const uint8_t *lut = j->lut;
+    for (int y = y0; y < y1; y++) {
+        const uint8_t *p = imgpu_image_row(in, y);
+        uint8_t *q = imgpu_image_row(j->out, y);
+        for (int x = 0; x < w; x++, p += c, q += c) {
+            uint8_t yy, cb, cr;
+            imgpu_cpu_rgb_to_ycbcr(p[0], p[1], p[2], &yy, &cb, &cr);
+            imgpu_cpu_ycbcr_to_rgb(lut[yy], cb, cr, &q[0], &q[1], &q[2]);
+            /* q[3] (alpha) was copied with the image */
+        }
+    }
+}
+
+static void equalize_luminance(eq_job *j, int parts)
+{
+    const imgpu_image *in = j->in;
+    uint32_t hist[256];
+    uint8_t lut[256];
+    imgpu__cpu_parallel_rows(in->height, parts, luma_hist_rows, j);
+    merge_hist(j->hist, parts, hist);
     const uint64_t n = (uint64_t)in->width * (uint64_t)in->height;
     imgpu_cpu_equalize_lut(hist, n, lut);
     int i0 = 0;
@@ -92,16 +154,8 @@ static void equalize_luminance(const imgpu_image *in, imgpu_image *out)
         i0++;
     if (hist[i0] == n)
         return; /* constant Y: `out` already holds an exact copy (see the top of the file) */
-    for (int y = 0; y < in->height; y++) {
-        const uint8_t *p = imgpu_image_row(in, y);
-        uint8_t *q = imgpu_image_row(out, y);
-        for (int x = 0; x < in->width; x++, p += c, q += c) {
-            uint8_t yy, cb, cr;
-            imgpu_cpu_rgb_to_ycbcr(p[0], p[1], p[2], &yy, &cb, &cr);
-            imgpu_cpu_ycbcr_to_rgb(lut[yy], cb, cr, &q[0], &q[1], &q[2]);
-            /* q[3] (alpha) was copied with the image */
-        }
-    }
+    j->lut = lut;
+    imgpu__cpu_parallel_rows(in->height, parts, luma_map_rows, j);
 }
 
 imgpu_image *imgpu_cpu_equalize(const imgpu_image *in, const imgpu_equalize_params *p)
@@ -120,20 +174,32 @@ imgpu_image *imgpu_cpu_equalize(const imgpu_image *in, const imgpu_equalize_para
         return NULL;
     }
     /* Start from a tight copy: alpha (and anything the LUT leaves alone) is already right. */
-    imgpu_image *out = imgpu_image_copy(in);
+    imgpu_image *out = imgpu__cpu_image_copy(in);
     if (!out)
         return NULL;
+    const int parts = imgpu__cpu_parts(in->height, (size_t)in->width * (size_t)in->channels, 256);
+    eq_job j = {.in = in, .out = out, .hist = calloc((size_t)parts, sizeof *j.hist)};
+    if (!j.hist) {
+        imgpu_image_free(out);
+        imgpu_error("equalize: out of memory");
+        return NULL;
+    }
     const int color = imgpu_image_color_channels(in); /* 1 or 3 */
     if (color == 3 && p->mode == IMGPU_MODE_LUMINANCE) {
-        equalize_luminance(in, out);
-        return out;
+        equalize_luminance(&j, parts);
+    } else {
+        for (int k = 0; k < color; k++) {
+            uint32_t hist[256];
+            uint8_t lut[256];
+            memset(j.hist, 0, (size_t)parts * sizeof *j.hist);
+            j.k = k;
+            imgpu__cpu_parallel_rows(in->height, parts, channel_hist_rows, &j);
+            merge_hist(j.hist, parts, hist);
+            imgpu_cpu_equalize_lut(hist, n, lut);
+            j.lut = lut;
+            imgpu__cpu_parallel_rows(in->height, parts, channel_map_rows, &j);
+        }
     }
-    for (int k = 0; k < color; k++) {
-        uint32_t hist[256];
-        uint8_t lut[256];
-        channel_hist(in, k, hist);
-        imgpu_cpu_equalize_lut(hist, n, lut);
-        channel_map(in, out, k, lut);
-    }
+    free(j.hist);
     return out;
 }

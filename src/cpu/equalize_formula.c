@@ -25,6 +25,7 @@
  * every present level unchanged the image is returned unchanged (no lossy color round trip). */
 #include "cpu.h"
 #include "../error.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -115,6 +116,48 @@ static inline unsigned luma_of(const unsigned char *row, int depth, size_t s)
     return imgpu_cpu_rgb_to_y(row[s], row[s + 1], row[s + 2]);
 }
 
+/* The passes below run on every core (parallel.h): histogram parts count their rows into
+ * private histograms summed in integers afterwards (exact, any order); mapping passes write
+ * disjoint rows with the same per-pixel code as before. */
+typedef struct full_job {
+    const imgpu_image *in;
+    unsigned char *outdata;  /* equalize: the output image's rows (tight copy of in) */
+    size_t out_stride;
+    int k, levels;           /* channel (per-channel mode); bins per plane */
+    uint32_t *hist;          /* parts x (planes x levels) counts */
+    size_t part_len;         /* counts per part */
+    const uint16_t *lut;
+} full_job;
+
+/* Sum the parts' counts into dst[0..len). */
+static void merge_parts(const uint32_t *parts, int n, size_t len, uint32_t *dst)
+{
+    for (size_t i = 0; i < len; i++) {
+        uint32_t s = 0;
+        for (int t = 0; t < n; t++)
+            s += parts[(size_t)t * len + i];
+        dst[i] = s;
+    }
+}
+
+static void full_hist_rows(void *ctx, int part, int y0, int y1)
+{
+    const full_job *j = ctx;
+    const imgpu_image *in = j->in;
+    const int c = in->channels, d = in->depth, levels = j->levels, has_luma = c >= 3, w = in->width;
+    uint32_t *counts = j->hist + (size_t)part * j->part_len;
+    for (int y = y0; y < y1; y++) {
+        const unsigned char *row = imgpu_image_row(in, y);
+        for (int x = 0; x < w; x++) {
+            const size_t s = (size_t)x * c;
+            for (int k = 0; k < c; k++)
+                counts[(size_t)k * levels + imgpu_sample_get(row, d, s + k)]++;
+            if (has_luma)
+                counts[(size_t)c * levels + luma_of(row, d, s)]++;
+        }
+    }
+}
+
 int imgpu_cpu_histogram_full(const imgpu_image *in, imgpu_histogram_full *out)
 {
     if (in->depth != 8 && in->depth != 16)
@@ -129,22 +172,92 @@ int imgpu_cpu_histogram_full(const imgpu_image *in, imgpu_histogram_full *out)
     h.has_luma = in->channels >= 3;
     h.levels = in->depth == 16 ? 65536 : 256;
     h.planes = in->channels + h.has_luma;
-    h.counts = calloc((size_t)h.planes * h.levels, sizeof *h.counts);
-    if (!h.counts)
+    const size_t len = (size_t)h.planes * h.levels;
+    h.counts = calloc(len, sizeof *h.counts);
+    const int parts = imgpu__cpu_parts(in->height, (size_t)in->width * h.planes, len);
+    uint32_t *scratch = parts > 1 ? calloc((size_t)parts * len, sizeof *scratch) : NULL;
+    if (!h.counts || (parts > 1 && !scratch)) {
+        free(h.counts);
         return imgpu_error("histogram: out of memory");
-    const int c = in->channels, d = in->depth;
-    for (int y = 0; y < in->height; y++) {
-        const unsigned char *row = imgpu_image_row(in, y);
-        for (int x = 0; x < in->width; x++) {
-            const size_t s = (size_t)x * c;
-            for (int k = 0; k < c; k++)
-                h.counts[(size_t)k * h.levels + imgpu_sample_get(row, d, s + k)]++;
-            if (h.has_luma)
-                h.counts[(size_t)c * h.levels + luma_of(row, d, s)]++;
-        }
     }
+    full_job j = {.in = in, .levels = h.levels, .hist = parts > 1 ? scratch : h.counts, .part_len = len};
+    imgpu__cpu_parallel_rows(in->height, parts, full_hist_rows, &j);
+    if (parts > 1)
+        merge_parts(scratch, parts, len, h.counts);
+    free(scratch);
     *out = h;
     return 0;
+}
+
+static void luma_hist_rows(void *ctx, int part, int y0, int y1)
+{
+    const full_job *j = ctx;
+    const imgpu_image *in = j->in;
+    const int c = in->channels, d = in->depth, w = in->width;
+    uint32_t *hist = j->hist + (size_t)part * j->part_len;
+    for (int y = y0; y < y1; y++) {
+        const unsigned char *row = imgpu_image_row(in, y);
+        for (int x = 0; x < w; x++)
+            hist[luma_of(row, d, (size_t)x * c)]++;
+    }
+}
+
+static void luma_map_rows(void *ctx, int part, int y0, int y1)
+{
+    (void)part;
+    const full_job *j = ctx;
+    const imgpu_image *in = j->in;
+    const int c = in->channels, d = in->depth, w = in->width;
+    const uint16_t *lut = j->lut;
+    for (int y = y0; y < y1; y++) {
+        const unsigned char *row = imgpu_image_row(in, y);
+        unsigned char *o = j->outdata + (size_t)y * j->out_stride;
+        for (int x = 0; x < w; x++) {
+            const size_t s = (size_t)x * c;
+            if (d == 16) {
+                uint16_t yy, cb, cr, r, g, b;
+                imgpu_cpu_rgb16_to_ycbcr((uint16_t)imgpu_sample_get(row, d, s),
+                                         (uint16_t)imgpu_sample_get(row, d, s + 1),
+                                         (uint16_t)imgpu_sample_get(row, d, s + 2), &yy, &cb, &cr);
+                imgpu_cpu_ycbcr16_to_rgb(lut[yy], cb, cr, &r, &g, &b);
+                imgpu_sample_put(o, d, s, r);
+                imgpu_sample_put(o, d, s + 1, g);
+                imgpu_sample_put(o, d, s + 2, b);
+            } else {
+                uint8_t yy, cb, cr;
+                imgpu_cpu_rgb_to_ycbcr(row[s], row[s + 1], row[s + 2], &yy, &cb, &cr);
+                imgpu_cpu_ycbcr_to_rgb((uint8_t)lut[yy], cb, cr, &o[s], &o[s + 1], &o[s + 2]);
+            }
+        }
+    }
+}
+
+static void channel_hist_rows(void *ctx, int part, int y0, int y1)
+{
+    const full_job *j = ctx;
+    const imgpu_image *in = j->in;
+    const int c = in->channels, d = in->depth, k = j->k, w = in->width;
+    uint32_t *hist = j->hist + (size_t)part * j->part_len;
+    for (int y = y0; y < y1; y++) {
+        const unsigned char *row = imgpu_image_row(in, y);
+        for (int x = 0; x < w; x++)
+            hist[imgpu_sample_get(row, d, (size_t)x * c + k)]++;
+    }
+}
+
+static void channel_map_rows(void *ctx, int part, int y0, int y1)
+{
+    (void)part;
+    const full_job *j = ctx;
+    const imgpu_image *in = j->in;
+    const int c = in->channels, d = in->depth, k = j->k, w = in->width;
+    const uint16_t *lut = j->lut;
+    for (int y = y0; y < y1; y++) {
+        const unsigned char *row = imgpu_image_row(in, y);
+        unsigned char *o = j->outdata + (size_t)y * j->out_stride;
+        for (int x = 0; x < w; x++)
+            imgpu_sample_put(o, d, (size_t)x * c + k, lut[imgpu_sample_get(row, d, (size_t)x * c + k)]);
+    }
 }
 
 imgpu_image *imgpu_cpu_equalize_full(const imgpu_image *in, const imgpu_equalize_params *p)
@@ -167,72 +280,46 @@ imgpu_image *imgpu_cpu_equalize_full(const imgpu_image *in, const imgpu_equalize
         imgpu_error("equalize: %dx%d has too many pixels for 32-bit bins", in->width, in->height);
         return NULL;
     }
-    const int levels = in->depth == 16 ? 65536 : 256, c = in->channels, d = in->depth;
+    const int levels = in->depth == 16 ? 65536 : 256;
+    const int parts = imgpu__cpu_parts(in->height, (size_t)in->width * (size_t)in->channels, (size_t)levels);
     uint32_t *hist = malloc((size_t)levels * sizeof *hist);
+    uint32_t *phist = calloc((size_t)parts * levels, sizeof *phist);
     uint16_t *lut = malloc((size_t)levels * sizeof *lut);
-    imgpu_image *out = imgpu_image_copy(in);
-    if (!hist || !lut || !out) {
+    imgpu_image *out = imgpu__cpu_image_copy(in);
+    if (!hist || !phist || !lut || !out) {
         free(hist);
+        free(phist);
         free(lut);
         imgpu_image_free(out);
-        if (hist && lut)
+        if (hist && phist && lut)
             return NULL; /* imgpu_image_copy recorded why */
         imgpu_error("equalize: out of memory");
         return NULL;
     }
+    full_job j = {.in = in, .outdata = out->data, .out_stride = out->stride, .levels = levels,
+                  .hist = phist, .part_len = (size_t)levels, .lut = lut};
     const int color = imgpu_image_color_channels(in);
     if (color == 3 && p->mode == IMGPU_MODE_LUMINANCE) {
-        memset(hist, 0, (size_t)levels * sizeof *hist);
-        for (int y = 0; y < in->height; y++) {
-            const unsigned char *row = imgpu_image_row(in, y);
-            for (int x = 0; x < in->width; x++)
-                hist[luma_of(row, d, (size_t)x * c)]++;
-        }
+        imgpu__cpu_parallel_rows(in->height, parts, luma_hist_rows, &j);
+        merge_parts(phist, parts, (size_t)levels, hist);
         imgpu_cpu_equalize_lut_full(hist, levels, n, p->formula, lut);
         int identity = 1;
         for (int v = 0; v < levels && identity; v++)
             if (hist[v] && lut[v] != v)
                 identity = 0;
-        if (!identity) {
-            for (int y = 0; y < in->height; y++) {
-                const unsigned char *row = imgpu_image_row(in, y);
-                unsigned char *o = imgpu_image_row(out, y);
-                for (int x = 0; x < in->width; x++) {
-                    const size_t s = (size_t)x * c;
-                    if (d == 16) {
-                        uint16_t yy, cb, cr, r, g, b;
-                        imgpu_cpu_rgb16_to_ycbcr((uint16_t)imgpu_sample_get(row, d, s),
-                                                 (uint16_t)imgpu_sample_get(row, d, s + 1),
-                                                 (uint16_t)imgpu_sample_get(row, d, s + 2), &yy, &cb, &cr);
-                        imgpu_cpu_ycbcr16_to_rgb(lut[yy], cb, cr, &r, &g, &b);
-                        imgpu_sample_put(o, d, s, r);
-                        imgpu_sample_put(o, d, s + 1, g);
-                        imgpu_sample_put(o, d, s + 2, b);
-                    } else {
-                        uint8_t yy, cb, cr;
-                        imgpu_cpu_rgb_to_ycbcr(row[s], row[s + 1], row[s + 2], &yy, &cb, &cr);
-                        imgpu_cpu_ycbcr_to_rgb((uint8_t)lut[yy], cb, cr, &o[s], &o[s + 1], &o[s + 2]);
-                    }
-                }
-            }
-        }
+        if (!identity)
+            imgpu__cpu_parallel_rows(in->height, parts, luma_map_rows, &j);
     } else {
         for (int k = 0; k < color; k++) {
-            memset(hist, 0, (size_t)levels * sizeof *hist);
-            for (int y = 0; y < in->height; y++) {
-                const unsigned char *row = imgpu_image_row(in, y);
-                for (int x = 0; x < in->width; x++)
-                    hist[imgpu_sample_get(row, d, (size_t)x * c + k)]++;
-            }
+            memset(phist, 0, (size_t)parts * levels * sizeof *phist);
+            j.k = k;
+            imgpu__cpu_parallel_rows(in->height, parts, channel_hist_rows, &j);
+            merge_parts(phist, parts, (size_t)levels, hist);
             imgpu_cpu_equalize_lut_full(hist, levels, n, p->formula, lut);
-            for (int y = 0; y < in->height; y++) {
-                const unsigned char *row = imgpu_image_row(in, y);
-                unsigned char *o = imgpu_image_row(out, y);
-                for (int x = 0; x < in->width; x++)
-                    imgpu_sample_put(o, d, (size_t)x * c + k, lut[imgpu_sample_get(row, d, (size_t)x * c + k)]);
-            }
+            imgpu__cpu_parallel_rows(in->height, parts, channel_map_rows, &j);
         }
     }
+    free(phist);
     free(hist);
     free(lut);
     return out;

@@ -7,8 +7,34 @@
  * Counts are uint32_t: an image of 2^32 pixels or more is refused rather than wrapped. */
 #include "cpu.h"
 #include "../error.h"
+#include "parallel.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+/* Rows on every core (parallel.h): each part counts into its own imgpu_histogram, and the
+ * parts are summed in integers (exact, any order). */
+typedef struct hist_job {
+    const imgpu_image *in;
+    imgpu_histogram *parts;
+} hist_job;
+
+static void hist_rows(void *ctx, int part, int y0, int y1)
+{
+    const hist_job *j = ctx;
+    const imgpu_image *in = j->in;
+    imgpu_histogram *h = &j->parts[part];
+    const int c = in->channels, has_luma = c >= 3, w = in->width;
+    for (int y = y0; y < y1; y++) {
+        const uint8_t *p = imgpu_image_row(in, y);
+        for (int x = 0; x < w; x++, p += c) {
+            for (int k = 0; k < c; k++)
+                h->bins[k][p[k]]++;
+            if (has_luma)
+                h->luma[imgpu_cpu_rgb_to_y(p[0], p[1], p[2])]++;
+        }
+    }
+}
 
 int imgpu_cpu_histogram(const imgpu_image *in, imgpu_histogram *out)
 {
@@ -24,16 +50,18 @@ int imgpu_cpu_histogram(const imgpu_image *in, imgpu_histogram *out)
     memset(&h, 0, sizeof h);
     h.channels = in->channels;
     h.has_luma = in->channels >= 3;
-    const int c = in->channels;
-    for (int y = 0; y < in->height; y++) {
-        const uint8_t *p = imgpu_image_row(in, y);
-        for (int x = 0; x < in->width; x++, p += c) {
-            for (int k = 0; k < c; k++)
-                h.bins[k][p[k]]++;
-            if (h.has_luma)
-                h.luma[imgpu_cpu_rgb_to_y(p[0], p[1], p[2])]++;
+    const int parts = imgpu__cpu_parts(in->height, (size_t)in->width * (in->channels + 1), 5 * 256);
+    hist_job j = {.in = in, .parts = calloc((size_t)parts, sizeof *j.parts)};
+    if (!j.parts)
+        return imgpu_error("histogram: out of memory");
+    imgpu__cpu_parallel_rows(in->height, parts, hist_rows, &j);
+    for (int t = 0; t < parts; t++)
+        for (int i = 0; i < 256; i++) {
+            for (int k = 0; k < 4; k++)
+                h.bins[k][i] += j.parts[t].bins[k][i];
+            h.luma[i] += j.parts[t].luma[i];
         }
-    }
+    free(j.parts);
     *out = h;
     return 0;
 }

@@ -74,6 +74,7 @@
  * The output is a new tight image; input rows may be padded (stride). */
 #include "cpu.h"
 #include "../error.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <string.h>
@@ -218,19 +219,30 @@ void imgpu_cpu_rotate_sample(const imgpu_image *in, imgpu_filter filter, float s
     sample(in, filter, sx, sy, bgpx, out);
 }
 
-static void rotate_quarter(const imgpu_image *in, imgpu_image *out, int q, const uint8_t *bg)
+/* Both rotations run on every core by output rows (parallel.h); each output pixel is
+ * computed by the same code as single-threaded, so the result is bit-identical. */
+typedef struct rot_job {
+    const imgpu_image *in;
+    imgpu_image *out;
+    const imgpu_rotate_params *p;
+    const uint8_t *bg;
+    int q, tw, th, ox, oy; /* quarter turns */
+    float c, s;            /* general angle */
+} rot_job;
+
+static void quarter_rows(void *ctx, int part, int v0, int v1)
 {
-    const int w = in->width, h = in->height;
+    (void)part;
+    const rot_job *j = ctx;
+    const imgpu_image *in = j->in, *out = j->out;
+    const int w = in->width, h = in->height, q = j->q, tw = j->tw, th = j->th;
     const size_t pb = pixel_bytes(in);
-    const int tw = (q & 1) ? h : w, th = (q & 1) ? w : h; /* the turned image */
-    int ox, oy; /* 0 unless crop */
-    imgpu_rotate_quarter_offset(out->width, out->height, tw, th, &ox, &oy);
-    for (int v = 0; v < out->height; v++) {
+    for (int v = v0; v < v1; v++) {
         uint8_t *dst = imgpu_image_row(out, v);
         for (int u = 0; u < out->width; u++, dst += pb) {
-            const int tu = u - ox, tv = v - oy;
+            const int tu = u - j->ox, tv = v - j->oy;
             if (tu < 0 || tv < 0 || tu >= tw || tv >= th) {
-                memcpy(dst, bg, pb);
+                memcpy(dst, j->bg, pb);
                 continue;
             }
             int x, y;
@@ -245,15 +257,28 @@ static void rotate_quarter(const imgpu_image *in, imgpu_image *out, int q, const
     }
 }
 
-static void rotate_general(const imgpu_image *in, imgpu_image *out, const imgpu_rotate_params *p,
-                           const uint8_t *bg)
+static void rotate_quarter(rot_job *j)
 {
-    float c, s;
-    imgpu_rotate_trig(p->angle, &c, &s);
+    const int w = j->in->width, h = j->in->height, q = j->q;
+    j->tw = (q & 1) ? h : w; /* the turned image */
+    j->th = (q & 1) ? w : h;
+    /* 0 unless crop */
+    imgpu_rotate_quarter_offset(j->out->width, j->out->height, j->tw, j->th, &j->ox, &j->oy);
+    const int rows = j->out->height;
+    imgpu__cpu_parallel_rows(rows, imgpu__cpu_parts(rows, (size_t)j->out->width * j->out->channels, 0),
+                             quarter_rows, j);
+}
+
+static void general_rows(void *ctx, int part, int v0, int v1)
+{
+    (void)part;
+    const rot_job *j = ctx;
+    const imgpu_image *in = j->in, *out = j->out;
+    const float c = j->c, s = j->s;
     const float ocx = 0.5f * (float)out->width, ocy = 0.5f * (float)out->height;
     const float icx = 0.5f * (float)in->width, icy = 0.5f * (float)in->height;
     const size_t pb = pixel_bytes(out);
-    for (int v = 0; v < out->height; v++) {
+    for (int v = v0; v < v1; v++) {
         uint8_t *dst = imgpu_image_row(out, v);
         const float dy = ((float)v + 0.5f) - ocy;
         for (int u = 0; u < out->width; u++, dst += pb) {
@@ -262,9 +287,19 @@ static void rotate_general(const imgpu_image *in, imgpu_image *out, const imgpu_
             const float cdx = c * dx, sdy = s * dy, sdx = s * dx, cdy = c * dy;
             const float sx = (cdx - sdy) + icx;
             const float sy = (sdx + cdy) + icy;
-            sample(in, p->filter, sx, sy, bg, dst);
+            sample(in, j->p->filter, sx, sy, j->bg, dst);
         }
     }
+}
+
+static void rotate_general(rot_job *j)
+{
+    imgpu_rotate_trig(j->p->angle, &j->c, &j->s);
+    /* bicubic reads 16 taps per sample, bilinear 4: weigh the work accordingly */
+    const size_t per = j->p->filter == IMGPU_FILTER_BICUBIC ? 16 : 4;
+    const int rows = j->out->height;
+    imgpu__cpu_parallel_rows(rows, imgpu__cpu_parts(rows, (size_t)j->out->width * j->out->channels * per, 0),
+                             general_rows, j);
 }
 
 imgpu_image *imgpu_cpu_rotate(const imgpu_image *in, const imgpu_rotate_params *p)
@@ -290,10 +325,10 @@ imgpu_image *imgpu_cpu_rotate(const imgpu_image *in, const imgpu_rotate_params *
     uint8_t bg8[4], bg[8];
     imgpu_rotate_background(p, in->channels, bg8);
     imgpu_rotate_background_pixel(bg8, in->depth, bg);
-    const int q = imgpu_rotate_quarter(p->angle);
-    if (q >= 0)
-        rotate_quarter(in, out, q, bg);
+    rot_job j = {.in = in, .out = out, .p = p, .bg = bg, .q = imgpu_rotate_quarter(p->angle)};
+    if (j.q >= 0)
+        rotate_quarter(&j);
     else
-        rotate_general(in, out, p, bg);
+        rotate_general(&j);
     return out;
 }

@@ -1,0 +1,59 @@
+/* parallel.h — the CPU backend's one thread helper: a loop over rows cut into contiguous
+ * parts, each part run on its own thread (the caller's thread runs the first), all joined
+ * before the call returns. Internal to src/cpu/.
+ *
+ * Bit-identical by construction: every row is still computed by the same code with the same
+ * arithmetic; threads only decide who computes it. Callers that reduce (histograms) give each
+ * part a private buffer and merge them in integers afterwards, which is exact in any order.
+ *
+ * The thread count is sysconf(_SC_NPROCESSORS_ONLN), or the environment variable
+ * IMGPU_CPU_THREADS (a positive integer; 1 = one thread, the former single-threaded
+ * behaviour), read once per process. Small jobs run inline: a part gets at least
+ * IMGPU__CPU_MIN_PART_WORK units of work, so a tiny image never pays thread start-up. */
+#ifndef IMGPU_CPU_PARALLEL_H
+#define IMGPU_CPU_PARALLEL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define IMGPU__CPU_MAX_THREADS 256
+/* Work units (roughly: samples touched) below which another thread does not pay off. */
+#define IMGPU__CPU_MIN_PART_WORK ((size_t)1 << 16)
+
+/* Rows y0..y1-1 (y0 < y1) of part `part` (0-based, < the parts asked for). */
+typedef void (*imgpu__cpu_rows_fn)(void *ctx, int part, int y0, int y1);
+
+/* The threads the backend uses (IMGPU_CPU_THREADS or the online cores), 1..MAX. */
+int imgpu__cpu_threads(void);
+
+/* How many parts a loop of `rows` rows of `row_work` units each should be cut into:
+ * 1..min(threads, rows), 1 for a small job (and 1 when rows <= 1). part_cost is the extra
+ * work each part brings (a private histogram to clear and merge: its bins), so 16-bit
+ * histograms of small images are not split into 65536-bin parts. Callers with per-part
+ * buffers size them with this and pass the same number to imgpu__cpu_parallel_rows. */
+int imgpu__cpu_parts(int rows, size_t row_work, size_t part_cost);
+
+/* Run fn over rows 0..rows-1 in `parts` contiguous parts (part p: rows rows*p/parts ..
+ * rows*(p+1)/parts - 1), each exactly once, concurrently; returns when all have finished.
+ * A thread that cannot be started has its part run on the caller's thread: the result is
+ * the same, only slower. parts is clamped to 1..min(rows, IMGPU__CPU_MAX_THREADS). */
+void imgpu__cpu_parallel_rows(int rows, int parts, imgpu__cpu_rows_fn fn, void *ctx);
+
+/* imgpu_image_copy (a new tight image, same bytes) with the rows copied on every core: the
+ * ops that start from a copy of their input (equalize, CLAHE) would otherwise spend a
+ * single-threaded pass on it. NULL + error on failure. */
+struct imgpu_image;
+struct imgpu_image *imgpu__cpu_image_copy(const struct imgpu_image *src);
+
+/* Tests only: use `threads` threads (0: back to the environment / cores) and, when
+ * small_jobs is nonzero, split even tiny jobs (no minimum work per part), so a 37x23
+ * image exercises the same code paths as a 4K one. Not thread-safe: call it between ops. */
+void imgpu__cpu_threads_set(int threads, int small_jobs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
