@@ -917,9 +917,16 @@ static int refuse_early(batch *B, item *it)
     return 0;
 }
 
+static int cores(void);
+
 static void *decode_thread(void *arg)
 {
     batch *B = arg;
+    /* The CPU ops this thread runs get its share of the cores: `jobs` threads already run one
+     * image each (fewer images than threads: each image gets more), and the CPU backend would
+     * otherwise split every op over all the cores again. */
+    const int busy = B->jobs < (int)B->ntodo ? B->jobs : (int)B->ntodo;
+    imgpu_backend_cpu_threads(busy > 0 ? (cores() + busy - 1) / busy : 0);
     for (;;) {
         if (s_stop_signal)
             break;

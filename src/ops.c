@@ -164,6 +164,8 @@ int imgpu_backend_shutdown(void)
 #endif
 }
 
+void imgpu_backend_cpu_threads(int n) { imgpu_cpu_threads_cap(n); }
+
 int imgpu_device_from_env(imgpu_device *d)
 {
     const char *v = getenv("IMGPU_DEVICE");
@@ -228,7 +230,8 @@ int imgpu_device_resolve(imgpu_device requested, imgpu_device *resolved)
  *         load) + the bytes in and out x 0.4 ns (pinned staging copy and PCIe) + kernels (the
  *         kernels take microseconds: bench/RESULTS.md).
  * The CPU costs are one core's, measured on this project's CPU machine with 4K images
- * (2026-11-23; `imgpu OP --device cpu` minus a plain copy); being off by a factor of two moves
+ * (2026-11-23; `imgpu OP --device cpu` minus a plain copy), divided by the CPU backend's
+ * threads for jobs it splits (cpu_cost_ms); being off by a factor of two moves
  * the break-even a little, never a 16x16 image onto the GPU or an 8K rotation onto the CPU.
  * Without a GPU (the probe said no), or once a GPU fault made it unusable, the answer is the
  * CPU, as before. */
@@ -264,6 +267,12 @@ static double cpu_cost_ms(const imgpu_image *in, const imgpu_op *ops, int n)
         }
         }
     }
+    /* The CPU backend splits a job this size over its threads (src/cpu/parallel.c; jobs under
+     * about 65536 samples a thread stay on one): the per-core costs above, divided. */
+    double threads = imgpu_cpu_threads();
+    double work = in->width * (double)in->height * in->channels;
+    if (threads > 1 && work > 65536.0 * threads)
+        ns /= threads;
     return ns * depth_f / 1e6;
 }
 

@@ -50,6 +50,10 @@ const char *imgpu_device_name(imgpu_device d);
  * when the variable is set; an option given on the command line wins. -1 with an error
  * naming the variable when it holds anything else; 0 otherwise. */
 int imgpu_device_from_env(imgpu_device *d);
+/* The CPU backend splits an op's rows over every core (IMGPU_CPU_THREADS sets how many). A
+ * front end that already runs several images at once (batch's workers) caps the threads of
+ * the ops started from the calling thread at n (0: no cap). Same bytes whatever the count. */
+void imgpu_backend_cpu_threads(int n);
 /* Optional: start backend initialization early (CUDA context creation on a background
  * thread) so it overlaps decoding; and release cached backend resources at the end. */
 void imgpu_backend_prepare(imgpu_device requested);

@@ -79,6 +79,12 @@ static inline int imgpu_cpu_clahe_geometry(int w, int h, int depth, const imgpu_
     return imgpu_clahe_geometry(w, h, depth, p, g);
 }
 
+/* The threads the CPU backend runs an op on (IMGPU_CPU_THREADS or the cores, at most the
+ * calling thread's cap), and that cap: ops started from the calling thread use at most n
+ * threads (0: no cap). Per thread; the results are the same bytes whatever the count. */
+int imgpu_cpu_threads(void);
+void imgpu_cpu_threads_cap(int n);
+
 #ifdef __cplusplus
 }
 #endif

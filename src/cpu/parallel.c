@@ -37,11 +37,20 @@ static void read_config(void)
     s_threads = clamp_threads(n);
 }
 
+/* A cap for ops started from this thread (imgpu_cpu_threads_cap): batch's workers, which
+ * already run one image each on every core, set it to their share. 0: none. */
+static _Thread_local int s_cap;
+
 int imgpu__cpu_threads(void)
 {
     pthread_once(&s_once, read_config);
-    return s_forced ? s_forced : s_threads;
+    int n = s_forced ? s_forced : s_threads;
+    return s_cap > 0 && s_cap < n ? s_cap : n;
 }
+
+int imgpu_cpu_threads(void) { return imgpu__cpu_threads(); }
+
+void imgpu_cpu_threads_cap(int n) { s_cap = n > 0 ? clamp_threads(n) : 0; }
 
 void imgpu__cpu_threads_set(int threads, int small_jobs)
 {
