@@ -23,7 +23,7 @@ extern "C" {
 unsigned char *imgpu__png_decode_fast(const unsigned char *b, size_t len, size_t budget, int *w, int *h,
                                       int *c);
 
-/* Tests: 0 turns the fast path off in io.c's loader (every PNG goes to stb), 1 on (default). */
+/* Tests: 0 turns the fast path off in the PNG codec's loader (codec_png.c) (every PNG goes to stb), 1 on (default). */
 void imgpu__png_decode_fast_enable(int on);
 int imgpu__png_decode_fast_enabled(void);
 
