@@ -233,6 +233,7 @@ static int check_template(const char *t)
 static int parse_args(int argc, char **argv, bopts *b)
 {
     int end = 0;
+    int canvas_op = -1, canvas_id = -1;   /* the last --expand/--crop: which op, which one */
     b->inputs = calloc((size_t)argc + 1, sizeof *b->inputs);
     if (!b->inputs)
         return bad("out of memory");
@@ -289,6 +290,13 @@ static int parse_args(int argc, char **argv, bopts *b)
                 return -1;
             if (imgpu_opt_apply(so, v, op, &b->run) < 0)
                 return -1;
+            if (so->id == IMGPU_OPT_ID_EXPAND || so->id == IMGPU_OPT_ID_CROP) {
+                /* as the single command: both on one rotation is a contradiction, not "last wins" */
+                if (canvas_op == b->nops - 1 && canvas_id != (int)so->id)
+                    return bad("--expand and --crop contradict each other");
+                canvas_op = b->nops - 1;
+                canvas_id = (int)so->id;
+            }
             if ((so->sets & IMGPU_OPT_ADD) && add_op(b, fresh) < 0)
                 return -1;
         } else if (!strcmp(name, "output")) {

@@ -69,6 +69,14 @@ r = imgpu("batch", "--formula", "pil", "--equalize", "-o", os.path.join(tmp, "x"
 C.check(r.rc == 2 and "--formula must follow --equalize" in r.err, "batch: --formula before --equalize: usage error", str(r))
 r = imgpu("batch", "--clahe", "--formula", "pil", "-o", os.path.join(tmp, "x"), cam)
 C.check(r.rc == 2, "batch: --formula after --clahe only: usage error", str(r))
+# --expand and --crop on one rotation contradict each other there as in `imgpu rotate`; on two
+# rotations they are two settings
+r = imgpu("batch", "--rotate", "30", "--expand", "--crop", "-o", os.path.join(tmp, "canvas"), cam)
+C.check(r.rc == 2 and "contradict" in r.err and not os.path.exists(os.path.join(tmp, "canvas")),
+        "batch: --expand --crop on one rotation: usage error, nothing written", str(r))
+r = imgpu("batch", "--rotate", "30", "--crop", "--rotate", "10", "--expand", "--dry-run",
+          "-o", os.path.join(tmp, "canvas2"), cam)
+C.check(r.rc == 0, "batch: --crop and --expand on two rotations: accepted", str(r))
 
 # ---- --depth 8: 16-bit results written as 8 bits, as the single commands do --------------------
 for src in (cam16, chel16):
