@@ -233,8 +233,9 @@ int imgpu_device_resolve(imgpu_device requested, imgpu_device *resolved)
  * (2026-11-23; `imgpu OP --device cpu` minus a plain copy), divided by the CPU backend's
  * threads for jobs it splits (cpu_cost_ms); being off by a factor of two moves
  * the break-even a little, never a 16x16 image onto the GPU or an 8K rotation onto the CPU.
- * Without a GPU (the probe said no), or once a GPU fault made it unusable, the answer is the
- * CPU, as before. */
+ * The choice is made on cost alone, whatever the probe has found so far: a job the GPU would
+ * win goes on to imgpu_device_resolve, which takes the CPU (saying so once) when there is no
+ * usable GPU. */
 #define IMGPU_CUDA_START_MS 300.0
 #define IMGPU_CUDA_FIRST_USE_MS 10.0
 #define IMGPU_CUDA_NS_PER_BYTE 0.4
@@ -284,13 +285,9 @@ static double cuda_cost_ms(double start_left_ms, size_t bytes)
 #endif
 
 /* 1 when `auto` should run this job on the CPU without waiting for CUDA. */
-static int auto_prefers_cpu(const imgpu_image *in, double cpu_ms, size_t gpu_bytes)
+static int auto_prefers_cpu(double cpu_ms, size_t gpu_bytes)
 {
-    (void)in;
 #ifdef IMGPU_HAVE_CUDA
-    /* Decided on cost alone, whatever the probe found, so that the outcome does not depend on
-     * how far it got: a job the CPU wins runs there silently; one that would go to the GPU
-     * goes on to imgpu_device_resolve, which says once if there is none. */
     double since = 0;
     int st = imgpu_cuda_state(&since);
     double left = 0;
@@ -309,6 +306,23 @@ static size_t image_bytes(const imgpu_image *im)
     return (size_t)im->width * im->height * im->channels * (size_t)(im->depth / 8);
 }
 
+/* The backend a job runs on: `auto` takes the CPU when the cost rule says it finishes first
+ * (cpu_ms against CUDA for gpu_bytes in and out), else the request is resolved as usual. */
+static int pick_device(imgpu_device requested, double cpu_ms, size_t gpu_bytes, imgpu_device *d)
+{
+    if (requested == IMGPU_DEVICE_AUTO && auto_prefers_cpu(cpu_ms, gpu_bytes)) {
+        *d = IMGPU_DEVICE_CPU;
+        return 0;
+    }
+    return imgpu_device_resolve(requested, d);
+}
+
+/* A histogram: about 1.5 ns a sample on one core, against the upload of the image. */
+static int pick_device_histogram(imgpu_device requested, const imgpu_image *in, imgpu_device *d)
+{
+    return pick_device(requested, 1.5e-6 * (double)image_bytes(in), image_bytes(in), d);
+}
+
 imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int n,
                                 imgpu_device device, imgpu_device *used)
 {
@@ -323,10 +337,7 @@ imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int 
     if (imgpu_pipeline_plan(in->width, in->height, in->channels, in->depth, ops, n, NULL, NULL, &plan) < 0)
         return NULL;
     size_t out_bytes = (size_t)plan.out_w * plan.out_h * plan.channels * (size_t)(plan.depth / 8);
-    if (device == IMGPU_DEVICE_AUTO &&
-        auto_prefers_cpu(in, cpu_cost_ms(in, ops, n), image_bytes(in) + out_bytes))
-        d = IMGPU_DEVICE_CPU;
-    else if (imgpu_device_resolve(device, &d) < 0)
+    if (pick_device(device, cpu_cost_ms(in, ops, n), image_bytes(in) + out_bytes, &d) < 0)
         return NULL;
     imgpu_image *out = NULL; /* every backend runs every op at 8 and 16 bits */
     const job j = {JOB_PIPELINE, in, ops, n, &out, NULL, NULL};
@@ -339,11 +350,7 @@ int imgpu_histogram_compute(const imgpu_image *in, imgpu_device device, imgpu_hi
     imgpu_device d;
     if (in->depth != 8)
         return imgpu_error("%d-bit images are not supported yet", in->depth);
-    /* a histogram: about 1.5 ns a sample on one core, against the upload of the image */
-    if (device == IMGPU_DEVICE_AUTO &&
-        auto_prefers_cpu(in, 1.5e-6 * (double)image_bytes(in), image_bytes(in)))
-        d = IMGPU_DEVICE_CPU;
-    else if (imgpu_device_resolve(device, &d) < 0)
+    if (pick_device_histogram(device, in, &d) < 0)
         return -1;
     const job j = {JOB_HISTOGRAM, in, NULL, 0, NULL, out, NULL};
     return run_job(&j, device, d, used);
@@ -355,10 +362,7 @@ int imgpu_histogram_full_compute(const imgpu_image *in, imgpu_device device, img
     imgpu_device d;
     if (in->depth != 8 && in->depth != 16)
         return imgpu_error("%d-bit images are not supported", in->depth);
-    if (device == IMGPU_DEVICE_AUTO &&
-        auto_prefers_cpu(in, 1.5e-6 * (double)image_bytes(in), image_bytes(in)))
-        d = IMGPU_DEVICE_CPU;
-    else if (imgpu_device_resolve(device, &d) < 0)
+    if (pick_device_histogram(device, in, &d) < 0)
         return -1;
     const job j = {JOB_HISTOGRAM_FULL, in, NULL, 0, NULL, NULL, out};
     return run_job(&j, device, d, used);
