@@ -15,18 +15,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "wall_clock.h"
 
 enum { EQ, CLAHE, ROT_BILINEAR, ROT_BICUBIC };
 
@@ -67,16 +56,16 @@ int main(int argc, char **argv)
         for (int op = EQ; op <= ROT_BICUBIC; op++) {
             imgpu_image_free(run(op, in)); /* warm-up */
             for (int i = 0; i < n; i++) {
-                const double t0 = now();
+                const double t0 = wall_now();
                 imgpu_image *out = run(op, in);
-                t[i] = now() - t0;
+                t[i] = wall_now() - t0;
                 if (!out) {
                     fprintf(stderr, "cpu_ops: %s\n", imgpu_error_message());
                     return 1;
                 }
                 imgpu_image_free(out);
             }
-            qsort(t, (size_t)n, sizeof *t, cmp);
+            qsort(t, (size_t)n, sizeof *t, wall_cmp);
             printf("%s_%s\t%.4f\t%.4f\n", in->channels == 1 ? "gray" : "rgb", names[op],
                    n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]), t[0]);
             fflush(stdout);

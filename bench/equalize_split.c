@@ -14,24 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+#include "wall_clock.h"
 
 int main(int argc, char **argv)
 {
@@ -48,14 +31,14 @@ int main(int argc, char **argv)
     double *t = calloc((size_t)n * 3, sizeof *t);
     imgpu_device used = IMGPU_DEVICE_CPU;
     for (int i = 0; i < n; i++) {
-        double t0 = now();
+        double t0 = wall_now();
         imgpu_image *in = imgpu_image_load(argv[1], NULL);
-        double t1 = now();
+        double t1 = wall_now();
         imgpu_op op = imgpu_op_equalize(mode);
         imgpu_image *out = in ? imgpu_pipeline_run(in, &op, 1, IMGPU_DEVICE_AUTO, &used) : NULL;
-        double t2 = now();
+        double t2 = wall_now();
         int rc = out ? imgpu_image_save(out, argv[2], NULL) : -1;
-        double t3 = now();
+        double t3 = wall_now();
         imgpu_image_free(in);
         imgpu_image_free(out);
         if (rc < 0) {
@@ -66,7 +49,7 @@ int main(int argc, char **argv)
         t[n + i] = t2 - t1;
         t[2 * n + i] = t3 - t2;
     }
-    double d = median(t, n), e = median(t + n, n), s = median(t + 2 * n, n);
+    double d = wall_median(t, n), e = wall_median(t + n, n), s = wall_median(t + 2 * n, n);
     printf("| decode (stb_image) | %.3f |\n| equalize (%s, %s backend) | %.3f |\n"
            "| encode + write (PNG level 1, zlib) | %.3f |\n| sum of medians | %.3f |\n",
            d, mode == IMGPU_MODE_LUMINANCE ? "luminance" : "per-channel",
