@@ -112,6 +112,18 @@ static void tile_lut_rows(void *ctx, int part, int j0, int j1)
         }
 }
 
+/* Where sample i of one axis sits between tile centres: the two tiles around it (clamped to
+ * the grid) and their weights a1 (t1) and a (t2). The same for x and y. */
+static void blend_axis(int i, float inv, int tiles, int *t1, int *t2, float *a, float *a1)
+{
+    const float f = (float)i * inv - 0.5f;
+    const int lo = (int)floorf(f);
+    *a = f - (float)lo;
+    *a1 = 1.0f - *a;
+    *t1 = lo < 0 ? 0 : lo;
+    *t2 = lo + 1 > tiles - 1 ? tiles - 1 : lo + 1;
+}
+
 /* 2. bilinear blend of the four nearest tiles' LUTs: output rows y0..y1-1 */
 static void interp_rows(void *ctx, int part, int y0, int y1)
 {
@@ -122,14 +134,10 @@ static void interp_rows(void *ctx, int part, int y0, int y1)
     const uint16_t *src = jb->src, *luts = jb->luts;
     uint16_t *dst = jb->dst;
     const long maxv = bins - 1;
-    (void)tx;
     for (int y = y0; y < y1; y++) {
-        const float tyf = (float)y * g->inv_th - 0.5f;
-        int ty1 = (int)floorf(tyf);
-        const float ya = tyf - (float)ty1, ya1 = 1.0f - ya;
-        int ty2 = ty1 + 1;
-        ty1 = ty1 < 0 ? 0 : ty1;
-        ty2 = ty2 > ty - 1 ? ty - 1 : ty2;
+        int ty1, ty2;
+        float ya, ya1;
+        blend_axis(y, g->inv_th, ty, &ty1, &ty2, &ya, &ya1);
         const uint16_t *p1 = luts + (size_t)ty1 * tx * bins, *p2 = luts + (size_t)ty2 * tx * bins;
         for (int x = 0; x < g->w; x++) {
             const int tx1 = jb->tx1s[x], tx2 = jb->tx2s[x];
@@ -168,18 +176,8 @@ int imgpu_cpu_clahe_plane(const uint16_t *src, const imgpu_clahe_geom *g, uint16
         colx[x] = imgpu_cpu_reflect101(x, g->w);
     int *tx2s = tx1s + g->w;
     float *xa1s = xas + g->w;
-    for (int x = 0; x < g->w; x++) {
-        const float txf = (float)x * g->inv_tw - 0.5f;
-        int tx1 = (int)floorf(txf);
-        const float xa = txf - (float)tx1, xa1 = 1.0f - xa;
-        int tx2 = tx1 + 1;
-        tx1 = tx1 < 0 ? 0 : tx1;
-        tx2 = tx2 > tx - 1 ? tx - 1 : tx2;
-        tx1s[x] = tx1;
-        tx2s[x] = tx2;
-        xas[x] = xa;
-        xa1s[x] = xa1;
-    }
+    for (int x = 0; x < g->w; x++)
+        blend_axis(x, g->inv_tw, tx, &tx1s[x], &tx2s[x], &xas[x], &xa1s[x]);
     plane_job jb = {.src = src, .g = g, .dst = dst, .luts = luts, .hist = hist, .colx = colx,
                     .tx1s = tx1s, .tx2s = tx2s, .xas = xas, .xa1s = xa1s};
     imgpu__cpu_parallel_rows(ty, tparts, tile_lut_rows, &jb);
