@@ -17,7 +17,7 @@
 /* Sniffing tries the entries in this order (weak_magic ones after the refused formats). */
 static const imgpu__codec *const s_codecs[] = {
     &imgpu__codec_png, &imgpu__codec_jpeg, &imgpu__codec_bmp, &imgpu__codec_tga,
-    &imgpu__codec_pnm,
+    &imgpu__codec_pnm, &imgpu__codec_tiff, &imgpu__codec_webp,
 };
 #define IMGPU_NCODECS (sizeof s_codecs / sizeof s_codecs[0])
 
@@ -67,9 +67,6 @@ static const struct {
     { 0, 6, "GIF89a", "GIF" },
     { 0, 4, "8BPS", "PSD" },
     { 0, 4, "\x53\x80\xf6\x34", "Softimage PIC" },
-    { 0, 4, "II*\0", "TIFF" },
-    { 0, 4, "MM\0*", "TIFF" },
-    { 8, 4, "WEBP", "WebP" },
     { 0, 4, "qoif", "QOI" },
     { 0, 4, "\x76\x2f\x31\x01", "OpenEXR" },
     { 0, 4, "\xff\x4f\xff\x51", "JPEG 2000" },
@@ -134,7 +131,7 @@ int imgpu_format_check_size(imgpu_format f, int w, int h, int channels, int dept
         snprintf(why, n, "invalid image");
         return -1;
     }
-    if (k && !k->stores_alpha && (channels == 2 || channels == 4)) {
+    if (k && !k->stores_alpha && !k->flattens_alpha && (channels == 2 || channels == 4)) {
         snprintf(why, n, "%s cannot store alpha (the image has %d channels; save "
                  "as .png or .tga to keep it)", k->name, channels);
         return -1;

@@ -23,18 +23,28 @@
  * data error is kept and reported after the size and depth checks, so a huge header gets
  * the clearer "--max-pixels" message rather than "truncated". */
 typedef struct imgpu__scan {
+    int page;           /* in: the page asked for (--page; formats with pages) */
     uint64_t w, h;
     const char *data_error;
     int pnm_maxval;     /* PNM: the header's maximum sample value */
     size_t pnm_data;    /* PNM: offset of the first sample */
+    int pages;          /* formats with pages: how many the file has */
+    int channels, deep; /* info_from_scan codecs: the decoded layout (deep: 16 bits) */
     char buf[96];       /* room for a data_error or a returned message that is formatted */
 } imgpu__scan;
 
-/* What one encode is asked for: io.c has validated these (quality 1..100, level 0..9). */
+/* What one encode is asked for: io.c has validated these (quality 1..100, level 0..9) and
+ * resolved the defaults (subsampling, compression, background). */
 typedef struct imgpu__encode_args {
-    int quality;        /* JPEG */
+    int quality;        /* JPEG, lossy WebP */
     int level;          /* PNG zlib level */
     int png_threads;    /* > 0: PNG through png_parallel.c's strip encoder */
+    imgpu_subsampling subsampling;  /* JPEG: 444, 422 or 420 */
+    int progressive, optimize;      /* JPEG */
+    imgpu_compression compression;  /* TIFF */
+    int lossless;                   /* WebP */
+    uint8_t background[4];          /* JPEG: what alpha is flattened onto */
+    const imgpu_meta *meta;         /* NULL: write no metadata */
 } imgpu__encode_args;
 
 typedef struct imgpu__codec {
@@ -45,6 +55,9 @@ typedef struct imgpu__codec {
      * sets weak_magic: it is tried only after every magic format and every refused one. */
     int (*sniff)(const unsigned char *b, size_t n);
     int weak_magic;
+    /* 1: scan reports channels and depth and the codec decodes with its own library (no
+     * stb info cross-check); 0: stb's info is asked and must agree with the scan. */
+    int info_from_scan;
     /* Walks the file's structure: NULL, or a header error (a static string or s->buf). */
     const char *(*scan)(const unsigned char *b, size_t n, imgpu__scan *s);
     /* 8-bit decode into a malloc()'ed w*h*c buffer, or NULL with *why; NULL: stb's. */
@@ -54,9 +67,14 @@ typedef struct imgpu__codec {
      * (the messages name `name`). NULL: stb's 16-bit decode (imgpu__load16_stb). */
     imgpu_image *(*load16)(const unsigned char *b, size_t n, const char *name,
                            const imgpu__scan *s, size_t budget);
+    /* Fills m from the file's metadata (ICC, EXIF, XMP, text; orientation; pages) after a
+     * successful scan. Damaged metadata is skipped, never an error: -1 only when out of
+     * memory. NULL: the format carries none. */
+    int (*read_meta)(const unsigned char *b, size_t n, imgpu_meta *m);
     /* What save can keep: alpha at all, sides up to max_side (0: no limit of its own), and
      * check_size for anything else (after the common checks; NULL: nothing more). */
     int stores_alpha;
+    int flattens_alpha;   /* no alpha, but io.c composites onto the background (JPEG) */
     int max_side;
     int (*check_size)(int w, int h, int channels, int depth, char *why, size_t n);
     /* Encodes an 8-bit image (depth 8, stride checked) into a malloc()'ed buffer: 0, or -1
@@ -74,6 +92,8 @@ extern const imgpu__codec imgpu__codec_jpeg;
 extern const imgpu__codec imgpu__codec_bmp;
 extern const imgpu__codec imgpu__codec_tga;
 extern const imgpu__codec imgpu__codec_pnm;
+extern const imgpu__codec imgpu__codec_tiff;
+extern const imgpu__codec imgpu__codec_webp;
 
 /* codec.c: the entry of format f, or NULL for UNKNOWN and anything not in the table. */
 const imgpu__codec *imgpu__codec_of(imgpu_format f);
@@ -97,6 +117,11 @@ int imgpu__encode_stb_pixels(imgpu_format f, const unsigned char *px, int w, int
 imgpu_image *imgpu__load16_stb(const unsigned char *b, size_t n, const char *name,
                                const imgpu__scan *s, size_t budget, imgpu_format f);
 
+/* io.c: the EXIF orientation applied on load (unless opts->no_auto_orient): the pixels
+ * turned upright, and the EXIF Orientation set to 1 and its pixel size updated in m.
+ * 0, or -1 with the error recorded (*im is then freed and NULL). */
+int imgpu__orient_on_load(imgpu_image **im, imgpu_meta *m, const imgpu_load_options *opts);
+
 /* io.c: a tight w x h x c image of `depth` bits that owns the decoder's malloc()'ed px
  * (freed when the image cannot be made; the error names `name`). */
 imgpu_image *imgpu__adopt_pixels(const char *name, void *px, int w, int h, int c, int depth);
@@ -107,11 +132,19 @@ int imgpu__read_input(const char *path, const imgpu_load_options *opts, unsigned
 /* Largest file accepted: --max-file-size, and never beyond stb's int lengths. */
 uint64_t imgpu__max_file_bytes(const imgpu_load_options *opts);
 
+/* io_write.c: buf written whole to standard output ("-"); 0 or -1 with the error recorded. */
+int imgpu__write_stdout(const unsigned char *buf, size_t len);
 /* io_write.c: buf written to path atomically (see imgpu_image_save_recorded in io.h);
  * before_rename may be NULL. */
 int imgpu__write_atomic(const char *path, const unsigned char *buf, size_t len, int no_follow,
                         int (*before_rename)(void *ctx, long long size, long long mtime_ns),
                         void *ctx);
+
+/* The decode-time limit (--max-decode-time) for decoders other than stb: 1 once the deadline
+ * io.c armed for this load has passed. Libraries with a progress hook (libjpeg's progress
+ * monitor, a strip loop, an incremental decoder) poll it and stop with "took too long"; io.c
+ * refuses any load that finishes late in any case. */
+int imgpu__decode_late(void);
 
 /* Byte readers for the structure scans. */
 static inline uint32_t imgpu__be16(const unsigned char *p) { return (uint32_t)p[0] << 8 | p[1]; }

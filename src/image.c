@@ -82,3 +82,26 @@ void imgpu_image_free(imgpu_image *im)
         free(im->data);
     free(im);
 }
+
+imgpu_image *imgpu_image_flatten(const imgpu_image *im, const uint8_t bg[4])
+{
+    const int c = im->channels, oc = c == 2 ? 1 : 3;
+    imgpu_image *o = imgpu_image_new(im->width, im->height, oc, im->depth);
+    if (!o)
+        return NULL;
+    const uint64_t max = im->depth == 16 ? 65535 : 255, scale = im->depth == 16 ? 257 : 1;
+    for (int y = 0; y < im->height; y++) {
+        const unsigned char *r = imgpu_image_row(im, y);
+        unsigned char *d = imgpu_image_row(o, y);
+        for (int x = 0; x < im->width; x++) {
+            const uint64_t a = imgpu_sample_get(r, im->depth, (size_t)x * c + c - 1);
+            for (int k = 0; k < oc; k++) {
+                const uint64_t v = imgpu_sample_get(r, im->depth, (size_t)x * c + k);
+                const uint64_t b = bg[oc == 1 ? 0 : k] * scale;
+                imgpu_sample_put(d, im->depth, (size_t)x * oc + k,
+                                 (unsigned)((v * a + b * (max - a) + max / 2) / max));
+            }
+        }
+    }
+    return o;
+}

@@ -44,6 +44,11 @@ imgpu_image *imgpu_image_new(int width, int height, int channels, int depth);
 imgpu_image *imgpu_image_copy(const imgpu_image *src);
 void imgpu_image_free(imgpu_image *im);
 
+/* A copy of an image with alpha (2 or 4 channels) composited onto the colour bg (R, G, B;
+ * gray uses bg[0]), without its alpha channel: v = (c * a + bg * (max - a)) / max rounded to
+ * nearest, at the image's depth (bg scaled by 257 at 16 bits). NULL + error on failure. */
+imgpu_image *imgpu_image_flatten(const imgpu_image *im, const uint8_t bg[4]);
+
 /* Pointer to row y. */
 static inline unsigned char *imgpu_image_row(const imgpu_image *im, int y) { return im->data + (size_t)y * im->stride; }
 

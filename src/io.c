@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- load -------------------------------------------------------------------------------- */
 
@@ -41,8 +42,14 @@ imgpu_image *imgpu__adopt_pixels(const char *name, void *px, int w, int h, int c
     return im;
 }
 
+static imgpu_image *decode(const unsigned char *b, size_t len, const char *name,
+                           const imgpu_load_options *opts, const imgpu__codec *k,
+                           const imgpu__scan *sc);
+
+/* The whole load: checks, decode, then the metadata (into *meta when meta is not NULL) and
+ * the orientation. */
 static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
-                                const imgpu_load_options *opts)
+                                const imgpu_load_options *opts, imgpu_meta **meta)
 {
     const unsigned char *b = buf;
     uint64_t max_pixels = opts && opts->max_pixels ? opts->max_pixels : IMGPU_DEFAULT_MAX_PIXELS;
@@ -63,6 +70,7 @@ static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
     const imgpu__codec *k = imgpu__codec_of(f);
 
     imgpu__scan s = { 0 };
+    s.page = opts ? opts->page : 0;
     const char *err = k->scan(b, len, &s);
     if (err)
         return load_fail(name, err);
@@ -79,16 +87,18 @@ static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
 
     int w, h, c, is16 = 0;
     const char *why;
-    if (imgpu__stb_info(b, len, &w, &h, &c, &is16, &why) < 0) {
+    if (k->info_from_scan) {
+        c = s.channels;
+        is16 = s.deep;
+    } else if (imgpu__stb_info(b, len, &w, &h, &c, &is16, &why) < 0) {
         if (s.data_error)   /* stb's complaint is a symptom; ours names the cause */
             return load_fail(name, s.data_error);
         imgpu_error("cannot read '%s': corrupt %s file (%s)", name, imgpu_format_name(f), why);
         return NULL;
-    }
-    /* Our scan and stb must agree on the size, or the truncation checks above measured a
-     * different image than the one stb would decode. (stb's BMP info reports a top-down
-     * BMP's height negative, as the header has it.) */
-    if ((uint64_t)w != s.w || (uint64_t)(h < 0 ? -(int64_t)h : h) != s.h) {
+    } else if ((uint64_t)w != s.w || (uint64_t)(h < 0 ? -(int64_t)h : h) != s.h) {
+        /* Our scan and stb must agree on the size, or the truncation checks above measured
+         * a different image than the one stb would decode. (stb's BMP info reports a
+         * top-down BMP's height negative, as the header has it.) */
         imgpu_error("cannot read '%s': corrupt %s header", name, imgpu_format_name(f));
         return NULL;
     }
@@ -96,6 +106,41 @@ static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
     if (s.data_error)
         return load_fail(name, s.data_error);
 
+    s.deep = deep;
+    s.channels = c;
+    imgpu_image *im = decode(b, len, name, opts, k, &s);
+    if (!im)
+        return NULL;
+    imgpu_meta *m = calloc(1, sizeof *m);
+    if (!m || (k->read_meta && k->read_meta(b, len, m) < 0)) {
+        imgpu_meta_free(m);
+        imgpu_image_free(im);
+        return load_fail(name, "out of memory");
+    }
+    m->pages = s.pages > 0 ? s.pages : 1;
+    m->page = s.page;
+    if (imgpu__orient_on_load(&im, m, opts) < 0) {
+        imgpu_meta_free(m);
+        return NULL;
+    }
+    if (meta)
+        *meta = m;
+    else
+        imgpu_meta_free(m);
+    return im;
+}
+
+/* The pixels of a file whose scan and checks passed. */
+static imgpu_image *decode(const unsigned char *b, size_t len, const char *name,
+                           const imgpu_load_options *opts, const imgpu__codec *k,
+                           const imgpu__scan *sc)
+{
+    (void)opts;
+    imgpu__scan s = *sc;
+    const imgpu_format f = k->format;
+    const int deep = s.deep;
+    int w, h, c;
+    const char *why;
     /* The decoder's budget: the compressed data twice over (stb grows its PNG data buffer by
      * doubling) plus 20 bytes per pixel of the image padded to whole 32x32 JPEG MCUs (JPEG:
      * up to 4 components of samples and of 16-bit progressive coefficients, and the output,
@@ -130,14 +175,18 @@ static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
  * imgpu__stb_deadline_begin. A load that finishes after the deadline is refused too, so what
  * --max-decode-time promises holds for every format: no image comes back from a decode that
  * took longer, and a decode that is still allocating stops at its next allocation. */
-imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *name,
-                                     const imgpu_load_options *opts)
+static imgpu_image *load_memory_timed(const void *buf, size_t len, const char *name,
+                                      const imgpu_load_options *opts, imgpu_meta **meta)
 {
     uint64_t ms = opts && opts->max_decode_ms ? opts->max_decode_ms : IMGPU_DEFAULT_MAX_DECODE_MS;
     imgpu__stb_deadline_begin(ms);
-    imgpu_image *im = load_memory(buf, len, name, opts);
+    imgpu_image *im = load_memory(buf, len, name, opts, meta);
     if (imgpu__stb_deadline_end()) {
         imgpu_image_free(im);
+        if (meta) {
+            imgpu_meta_free(*meta);
+            *meta = NULL;
+        }
         imgpu_error("cannot read '%s': decoding took longer than the limit of %.3g s (raise it "
                     "with --max-decode-time or IMGPU_MAX_DECODE_TIME)", name ? name : "(memory)",
                     (double)ms / 1000.0);
@@ -146,22 +195,41 @@ imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *na
     return im;
 }
 
-imgpu_image *imgpu_image_load_info(const char *path, const imgpu_load_options *opts,
-                                   imgpu_format *format, uint64_t *bytes)
+imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *name,
+                                     const imgpu_load_options *opts)
+{
+    return load_memory_timed(buf, len, name, opts, NULL);
+}
+
+imgpu_image *imgpu_image_load_ex(const char *path, const imgpu_load_options *opts,
+                                 imgpu_load_result *r)
 {
     unsigned char *buf;
     size_t len;
     if (imgpu__read_input(path, opts, &buf, &len) < 0)
         return NULL;
-    imgpu_image *im = imgpu_image_load_memory(buf, len, path, opts);
-    if (im) {
+    imgpu_image *im = load_memory_timed(buf, len, path, opts, r ? &r->meta : NULL);
+    if (im && r) {
         const char *refused;
-        if (format)
-            *format = imgpu__codec_sniff(buf, len, &refused);
-        if (bytes)
-            *bytes = len;
+        r->format = imgpu__codec_sniff(buf, len, &refused);
+        r->bytes = len;
     }
     free(buf);
+    return im;
+}
+
+imgpu_image *imgpu_image_load_info(const char *path, const imgpu_load_options *opts,
+                                   imgpu_format *format, uint64_t *bytes)
+{
+    imgpu_load_result r = { 0 };
+    imgpu_image *im = imgpu_image_load_ex(path, opts, &r);
+    if (im) {
+        if (format)
+            *format = r.format;
+        if (bytes)
+            *bytes = r.bytes;
+        imgpu_meta_free(r.meta);
+    }
     return im;
 }
 
@@ -221,7 +289,7 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
         return save_fail(path, "invalid image (sample depth)");
     if (im->stride < (size_t)im->width * (size_t)im->channels * (im->depth / 8))
         return save_fail(path, "invalid image (row stride too small)");
-    int quality = opts && opts->quality ? opts->quality : 95;
+    int quality = opts && opts->quality ? opts->quality : IMGPU_DEFAULT_QUALITY;
     int level = opts && opts->png_level != -1 ? opts->png_level : 1;
     if (quality < 1 || quality > 100)
         return save_fail(path, "JPEG quality must be between 1 and 100");
@@ -229,13 +297,38 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
         return save_fail(path, "PNG compression level must be between 0 and 9");
     const imgpu__codec *k = imgpu__codec_of(f);
     if (!k)
-        return save_fail(path, "unknown output format (use .png, .jpg, .bmp, .tga, .pnm, .pgm "
-                               "or .ppm)");
+        return save_fail(path, "unknown output format (use " IMGPU_EXTENSIONS_HINT ")");
     int w = im->width, h = im->height, c = im->channels;
     if (imgpu_format_check_size(f, w, h, c, im->depth, why, sizeof why) < 0)
         return save_fail(path, why);
 
-    const imgpu__encode_args args = { quality, level, png_threads };
+    imgpu__encode_args args = { quality, level, png_threads, IMGPU_SUBSAMPLING_420, 0, 0,
+                                IMGPU_COMPRESSION_DEFLATE, 0, { 255, 255, 255, 255 }, NULL };
+    if (opts) {
+        if (opts->subsampling)
+            args.subsampling = opts->subsampling;
+        args.progressive = opts->progressive;
+        args.optimize = opts->optimize;
+        if (opts->compression)
+            args.compression = opts->compression;
+        args.lossless = opts->lossless;
+        if (opts->has_background)
+            memcpy(args.background, opts->background, 4);
+        args.meta = opts->strip ? NULL : opts->meta;
+    }
+    if (k->flattens_alpha && (c == 2 || c == 4)) {
+        /* JPEG has no alpha: composite onto the background (white unless --background) */
+        imgpu_notice("%s%s%s%s cannot store alpha: flattening the image onto %s", path ? "'" : "",
+                     path ? path : "", path ? "': " : "", k->name,
+                     opts && opts->has_background ? "the --background colour" : "white");
+        imgpu_image *flat = imgpu_image_flatten(im, args.background);
+        if (!flat)
+            return -1;
+        imgpu_save_options o2 = opts ? *opts : (imgpu_save_options){ .quality = 0, .png_level = -1, .no_follow = 0 };
+        int rc = encode(flat, f, &o2, png_threads, path, out, out_len);
+        imgpu_image_free(flat);
+        return rc;
+    }
     if (im->depth == 16) {
         if (k->encode16)
             return k->encode16(im, &args, out, out_len, why, sizeof why) < 0 ? save_fail(path, why)
@@ -266,16 +359,18 @@ int imgpu_image_encode(const imgpu_image *im, imgpu_format f, const imgpu_save_o
 static int save(const imgpu_image *im, const char *path, const imgpu_save_options *opts,
                 int png_threads, int (*before_rename)(void *, long long, long long), void *ctx)
 {
-    imgpu_format f = imgpu_format_from_path(path);
+    imgpu_format f = opts && opts->format ? opts->format : imgpu_format_from_path(path);
     if (f == IMGPU_FORMAT_UNKNOWN)
         return save_fail(path ? path : "(null)",
-                         "unknown output format (use .png, .jpg, .jpeg, .bmp, .tga, .pnm, "
-                         ".pgm or .ppm)");
+                         path && !strcmp(path, "-") ? "standard output needs --format"
+                                                    : "unknown output format (use " IMGPU_EXTENSIONS_HINT ")");
     unsigned char *buf = NULL;
     size_t len = 0;
     if (encode(im, f, opts, png_threads, path, &buf, &len) < 0)
         return -1;
-    int rc = imgpu__write_atomic(path, buf, len, opts ? opts->no_follow : 0, before_rename, ctx);
+    int rc = !strcmp(path, "-") ? imgpu__write_stdout(buf, len)
+                                : imgpu__write_atomic(path, buf, len, opts ? opts->no_follow : 0,
+                                                      before_rename, ctx);
     free(buf);
     return rc;
 }
@@ -297,4 +392,12 @@ int imgpu_image_save_recorded(const imgpu_image *im, const char *path,
                               void *ctx)
 {
     return save(im, path, opts, png_threads, before_rename, ctx);
+}
+
+/* ---- orientation ------------------------------------------------------------------------ */
+
+int imgpu__orient_on_load(imgpu_image **im, imgpu_meta *m, const imgpu_load_options *opts)
+{
+    (void)im, (void)m, (void)opts;   /* placeholder until the EXIF reader lands */
+    return 0;
 }

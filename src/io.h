@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include "image.h"
+#include "meta.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,6 +62,9 @@ typedef struct imgpu_load_options {
     uint64_t max_pixels;      /* 0 means IMGPU_DEFAULT_MAX_PIXELS */
     uint64_t max_file_bytes;  /* 0 means IMGPU_DEFAULT_MAX_FILE_BYTES */
     uint64_t max_decode_ms;   /* 0 means IMGPU_DEFAULT_MAX_DECODE_MS */
+    int no_auto_orient;       /* 1: keep the stored pixels and the EXIF Orientation tag
+                               * (--no-auto-orient); 0: turn the image upright on load */
+    int page;                 /* the page (TIFF directory) to load, 0-based (--page) */
 } imgpu_load_options;
 
 /* Fill each limit still 0 in *o from the environment: IMGPU_MAX_PIXELS (a count),
@@ -80,19 +84,59 @@ typedef enum imgpu_format {
     IMGPU_FORMAT_BMP,
     IMGPU_FORMAT_TGA,
     IMGPU_FORMAT_PNM,
+    IMGPU_FORMAT_TIFF,
+    IMGPU_FORMAT_WEBP,
 } imgpu_format;
 
+/* JPEG chroma subsampling (--subsampling); 0 in imgpu_save_options means 4:2:0. */
+typedef enum imgpu_subsampling {
+    IMGPU_SUBSAMPLING_DEFAULT = 0,
+    IMGPU_SUBSAMPLING_444,
+    IMGPU_SUBSAMPLING_422,
+    IMGPU_SUBSAMPLING_420,
+} imgpu_subsampling;
+
+/* TIFF compression (--compression); 0 in imgpu_save_options means deflate. */
+typedef enum imgpu_compression {
+    IMGPU_COMPRESSION_DEFAULT = 0,
+    IMGPU_COMPRESSION_NONE,
+    IMGPU_COMPRESSION_DEFLATE,
+    IMGPU_COMPRESSION_LZW,
+    IMGPU_COMPRESSION_PACKBITS,
+    IMGPU_COMPRESSION_ZSTD,
+    IMGPU_COMPRESSION_LZMA,
+    IMGPU_COMPRESSION_JPEG,
+    IMGPU_COMPRESSION_WEBP,
+} imgpu_compression;
+
 typedef struct imgpu_save_options {
-    int quality;    /* JPEG quality 1..100; 0 means 95 */
+    int quality;    /* JPEG and lossy WebP quality 1..100; 0 means IMGPU_DEFAULT_QUALITY */
     int png_level;  /* zlib level 0..9; -1 means the default (fast: 1) */
     int no_follow;  /* 1: a symbolic link at the target is itself replaced by the new file,
                      * never followed (outputs whose name the user did not type: batch's
                      * OUTDIR/..., the viewer's NAME.view.png). 0: the link is followed. */
+    imgpu_subsampling subsampling;   /* JPEG; default 4:2:0 */
+    int progressive;                 /* JPEG: progressive scans */
+    int optimize;                    /* JPEG: optimized Huffman tables */
+    imgpu_compression compression;   /* TIFF; default deflate */
+    int lossless;                    /* WebP: lossless */
+    int has_background;              /* background[] set: what alpha is flattened onto for */
+    uint8_t background[4];           /* formats without alpha (JPEG); default white */
+    int strip;                       /* --strip: write no metadata even when meta is set */
+    const imgpu_meta *meta;          /* metadata to write where the format can hold it */
+    imgpu_format format;             /* the output format when the path does not name one
+                                      * ("-": standard output); UNKNOWN: from the path */
 } imgpu_save_options;
+
+/* JPEG / WebP quality when none is asked for (OpenCV's default is 95, libjpeg's 75). */
+#define IMGPU_DEFAULT_QUALITY 95
 
 /* A copy of `im` at `depth` bits (8 or 16): 16 -> 8 rounds v * 255 / 65535 to nearest,
  * 8 -> 16 multiplies by 257 (the exact inverse). NULL + error on failure. */
 imgpu_image *imgpu_image_to_depth(const imgpu_image *im, int depth);
+
+/* The output extensions, for messages. */
+#define IMGPU_EXTENSIONS_HINT ".png, .jpg, .tif, .webp, .bmp, .tga, .pnm, .pgm or .ppm"
 
 /* Format chosen by a path's extension (case-insensitive); UNKNOWN when none matches. */
 imgpu_format imgpu_format_from_path(const char *path);
@@ -118,6 +162,15 @@ imgpu_image *imgpu_image_load(const char *path, const imgpu_load_options *opts);
  * or FIFO is never opened a second time to ask. */
 imgpu_image *imgpu_image_load_info(const char *path, const imgpu_load_options *opts,
                                    imgpu_format *format, uint64_t *bytes);
+/* What a load learned besides the pixels (imgpu_image_load_ex). */
+typedef struct imgpu_load_result {
+    imgpu_format format;  /* by content */
+    uint64_t bytes;       /* the file's size as read */
+    imgpu_meta *meta;     /* owned by the caller (imgpu_meta_free); never NULL on success */
+} imgpu_load_result;
+/* imgpu_image_load_info that also returns the metadata. "-" reads standard input. */
+imgpu_image *imgpu_image_load_ex(const char *path, const imgpu_load_options *opts,
+                                 imgpu_load_result *r);
 /* Decode from memory; `name` is used in messages (the fuzzers use this path). */
 imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *name,
                                      const imgpu_load_options *opts);

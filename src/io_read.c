@@ -56,7 +56,15 @@ int imgpu__read_input(const char *path, const imgpu_load_options *opts, unsigned
     int rc = -1, stream, sniffed = 0;
     struct stat st;
 
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    /* "-": standard input, read through a duplicate so closing it leaves fd 0 alone (no
+     * O_NONBLOCK there: the file description is shared with whoever gave it to us; poll()
+     * below never lets a read block anyway). */
+    const int is_stdin = !strcmp(path, "-");
+    if (is_stdin && isatty(0))
+        return imgpu_error("cannot read '-': standard input is a terminal (pipe an image in, "
+                           "e.g. 'cat a.png | imgpu info -')");
+    int fd = is_stdin ? fcntl(0, F_DUPFD_CLOEXEC, 3)
+                      : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
         int e = errno;
         /* A socket cannot be opened at all; say what it is rather than "No such device". */

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 
 static pthread_once_t s_umask_once = PTHREAD_ONCE_INIT;
@@ -193,4 +195,29 @@ done:
     free(tmp);
     free(resolved);
     return rc;
+}
+
+int imgpu__write_stdout(const unsigned char *buf, size_t len)
+{
+    /* Called only with the whole encoded file in hand, so a failed encode writes nothing.
+     * SIGPIPE would kill us silently on a closed reader: ignore it, and say EPIPE instead. */
+    signal(SIGPIPE, SIG_IGN);
+    if (isatty(1))
+        return imgpu_error("cannot write '-': standard output is a terminal (redirect it to a "
+                           "file or a pipe)");
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = write(1, buf + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd p = { .fd = 1, .events = POLLOUT };
+            poll(&p, 1, -1);
+            continue;
+        }
+        if (n <= 0)
+            return imgpu_error("cannot write '-': %s", n < 0 ? strerror(errno) : "short write");
+        done += (size_t)n;
+    }
+    return 0;
 }

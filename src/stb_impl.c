@@ -100,6 +100,8 @@ void imgpu__stb_deadline_begin(uint64_t ms)
                                                                 : now + ms * UINT64_C(1000000);
 }
 
+int imgpu__decode_late(void) { return past_deadline(); }
+
 int imgpu__stb_deadline_end(void)
 {
     int late = past_deadline();

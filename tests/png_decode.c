@@ -97,7 +97,7 @@ static void test_encoded(void)
                 }
                 unsigned char *png = NULL;
                 size_t len = 0;
-                imgpu_save_options o = {0, 1, 0};
+                imgpu_save_options o = { .quality = 0, .png_level = 1, .no_follow = 0 };
                 snprintf(what, sizeof what, "%dx%dx%d content %d stb writer", w, h, c, content);
                 CHECKF(imgpu_image_encode(im, IMGPU_FORMAT_PNG, &o, &png, &len) == 0, "%s: encodes", what);
                 if (png)

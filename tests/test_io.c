@@ -263,7 +263,7 @@ static void test_round_trips(void)
     /* Every PNG level decodes exactly; 9 is smaller than 0 (stored) on a smooth picture. */
     imgpu_image *im = make_image(200, 100, 3, 5, 1);
     size_t len0 = 0, len9 = 0;
-    imgpu_save_options o0 = { 0, 0, 0 }, o9 = { 0, 9, 0 };
+    imgpu_save_options o0 = { .quality = 0, .png_level = 0, .no_follow = 0 }, o9 = { .quality = 0, .png_level = 9, .no_follow = 0 };
     imgpu_image *a = encode_load(im, IMGPU_FORMAT_PNG, &o0, &len0);
     imgpu_image *b = encode_load(im, IMGPU_FORMAT_PNG, &o9, &len9);
     CHECK(a && b && checksum(a) == checksum(im) && checksum(b) == checksum(im));
@@ -273,7 +273,7 @@ static void test_round_trips(void)
 
     /* JPEG quality: lower quality, smaller file. */
     size_t lq = 0, hq = 0;
-    imgpu_save_options q20 = { 20, -1, 0 };
+    imgpu_save_options q20 = { .quality = 20, .png_level = -1, .no_follow = 0 };
     a = encode_load(im, IMGPU_FORMAT_JPEG, &q20, &lq);
     b = encode_load(im, IMGPU_FORMAT_JPEG, NULL, &hq);
     CHECKF(a && b && lq < hq, "JPEG q20 %zu bytes vs q95 %zu", lq, hq);
@@ -283,7 +283,7 @@ static void test_round_trips(void)
     /* Bad options. */
     unsigned char *buf = NULL;
     size_t len;
-    imgpu_save_options bad_q = { 101, -1, 0 }, bad_l = { 0, 10, 0 };
+    imgpu_save_options bad_q = { .quality = 101, .png_level = -1, .no_follow = 0 }, bad_l = { .quality = 0, .png_level = 10, .no_follow = 0 };
     CHECK(imgpu_image_encode(im, IMGPU_FORMAT_JPEG, &bad_q, &buf, &len) < 0 &&
           contains(imgpu_error_message(), "quality"));
     CHECK(imgpu_image_encode(im, IMGPU_FORMAT_PNG, &bad_l, &buf, &len) < 0 &&
@@ -1010,7 +1010,7 @@ static void *worker(void *arg)
             j->failures++;
         unsigned char *buf = NULL;
         size_t len;
-        imgpu_save_options o = { 0, j->id % 10, 0 };
+        imgpu_save_options o = { .quality = 0, .png_level = j->id % 10, .no_follow = 0 };
         if (!im || imgpu_image_encode(im, IMGPU_FORMAT_PNG, &o, &buf, &len) < 0) {
             j->failures++;
         } else {

@@ -520,7 +520,7 @@ static int save(viewer *v)
     close(fd);
     imgpu_image *res = vw_display_result(v->disp);
     /* no_follow: the placeholder could be swapped for a link before the rename */
-    imgpu_save_options so = { 0, -1, 1 };
+    imgpu_save_options so = { .quality = 0, .png_level = -1, .no_follow = 1 };
     if (!res || imgpu_image_save(res, out, &so) != 0) {
         imgpu_image_free(res);
         unlink(out);

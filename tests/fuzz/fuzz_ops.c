@@ -38,7 +38,7 @@ static void encode_all(const imgpu_image *im)
     static const imgpu_format formats[] = { IMGPU_FORMAT_PNG, IMGPU_FORMAT_JPEG,
                                             IMGPU_FORMAT_BMP, IMGPU_FORMAT_TGA,
                                             IMGPU_FORMAT_PNM };
-    imgpu_save_options so = { 80, 1, 0 };
+    imgpu_save_options so = { .quality = 80, .png_level = 1, .no_follow = 0 };
     for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
         unsigned char *buf = NULL;
         size_t len = 0;
