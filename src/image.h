@@ -49,6 +49,17 @@ void imgpu_image_free(imgpu_image *im);
  * nearest, at the image's depth (bg scaled by 257 at 16 bits). NULL + error on failure. */
 imgpu_image *imgpu_image_flatten(const imgpu_image *im, const uint8_t bg[4]);
 
+/* The image as a viewer shows it under EXIF orientation 1..8 (exif.h reads the tag):
+ *   1 as stored                   5 transposed (mirrored left-right, then turned 90 CCW)
+ *   2 mirrored left-right         6 turned 90 degrees clockwise
+ *   3 turned 180 degrees          7 transverse (mirrored left-right, then turned 90 CW)
+ *   4 mirrored top-bottom         8 turned 90 degrees counter-clockwise (270 CW)
+ * 5..8 swap width and height. This is what OpenCV's imread applies to a JPEG's orientation.
+ * Orientation 8 undoes 6 and 6 undoes 8; every other value undoes itself. Returns a new owned
+ * image with tight stride (a copy for 1), or NULL with an error recorded for an orientation
+ * outside 1..8 or a failed allocation. */
+imgpu_image *imgpu_image_orient(const imgpu_image *im, int orientation);
+
 /* Pointer to row y. */
 static inline unsigned char *imgpu_image_row(const imgpu_image *im, int y) { return im->data + (size_t)y * im->stride; }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # robust_valgrind.sh BUILD_DIR — the CPU tests under valgrind memcheck (CI step; README
-# "Reliability"): the C unit tests of the CPU backend and the I/O layer, the fuzz targets'
+# "Reliability"): the C unit tests of the CPU backend, the I/O layer and EXIF, the fuzz targets'
 # replay of the regression corpus and seeds, and imgpu itself on every command with
 # --device cpu. Any memcheck error or definite/indirect leak fails (exit 1), naming the run.
 # Sized for CI: about two minutes on two cores.
@@ -33,12 +33,12 @@ check() {  # check NAME OK_STATUSES CMD...: run under memcheck; e.g. OK_STATUSES
 # slowdown, so for test_io only memcheck's verdict counts (status 1 allowed); every other
 # test must pass as well.
 [ -x "$build/tests/test_io" ] && check test_io "0 1" "$build/tests/test_io"
-for t in test_cpu_equalize test_cpu_rotate test_cpu_color test_cpu_clahe; do
+for t in test_cpu_equalize test_cpu_rotate test_cpu_color test_cpu_clahe test_exif test_orient; do
     [ -x "$build/tests/$t" ] && check "$t" 0 "$build/tests/$t"
 done
 # the CPU backend's threads (src/cpu/parallel.c): every one joined, every part buffer freed
 [ -x "$build/tests/test_cpu_threads" ] && check "test_cpu_threads --quick" 0 "$build/tests/test_cpu_threads" --quick
-for t in decode ops cli; do
+for t in decode ops cli exif; do
     # git keeps no empty folder: a target with no failing input yet has no fuzz-regress/<t>
     dirs=()
     for d in "$here/fuzz-regress/$t" "$here/fuzz/seeds/$t"; do [ -d "$d" ] && dirs+=("$d"); done

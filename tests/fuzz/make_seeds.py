@@ -7,6 +7,7 @@
                                with RLE overruns and bad palettes; 16-bit and low-maxval PNM)
     tests/fuzz/seeds/ops/      the valid small images (what the ops target can get past decode)
     tests/fuzz/seeds/cli/      command lines, NUL-separated
+(tests/fuzz/seeds/exif/ is tests/fuzz/make_exif_seeds.py's.)
 The outputs are committed; rerun after changing this script:
     /usr/bin/python3 tests/fuzz/make_seeds.py        (cjpeg/jpegtran: apt-get install libjpeg-turbo-progs)
 Deterministic: fixed pixel patterns, no randomness. tests/robust_matrix.py uses the same
@@ -101,9 +102,10 @@ def write(d, name, data):
 
 
 def main():
-    if os.path.isdir(OUT):
-        shutil.rmtree(OUT)
-    os.makedirs(OUT)
+    # only the corpora written here: seeds/exif/ is make_exif_seeds.py's
+    for d in ("decode", "ops", "cli"):
+        shutil.rmtree(os.path.join(OUT, d), ignore_errors=True)
+    os.makedirs(OUT, exist_ok=True)
     valid = {}
     bad = {}
     # ---- PNG ----

@@ -1,0 +1,364 @@
+/* exif.c — the EXIF reader and in-place editor of exif.h: a TIFF header, IFD0, the Exif IFD
+ * and the GPS IFD's existence, every read checked against the blob's end first.
+ *
+ * Layout reminders (TIFF 6.0, EXIF 2.3): an IFD is a 16-bit entry count, that many 12-byte
+ * entries and a 32-bit offset of the next IFD. An entry is tag (16), type (16), count (32)
+ * and a 32-bit field that holds the value itself when count * size of the type fits in 4
+ * bytes (left-justified: a SHORT sits in the field's first 2 bytes in both byte orders), else
+ * the offset of the value. count comes from the file: count * size is computed in 64 bits.
+ */
+#include "exif.h"
+#include "error.h"
+
+#include <string.h>
+
+enum {
+    TYPE_ASCII = 2, TYPE_SHORT = 3, TYPE_LONG = 4, TYPE_IFD = 13,
+};
+
+enum {
+    TAG_MAKE = 0x010F, TAG_MODEL = 0x0110, TAG_ORIENTATION = 0x0112, TAG_DATETIME = 0x0132,
+    TAG_EXIF_IFD = 0x8769, TAG_GPS_IFD = 0x8825,
+    TAG_DATETIME_ORIGINAL = 0x9003, TAG_PIXEL_X = 0xA002, TAG_PIXEL_Y = 0xA003,
+};
+
+#define HEADER_BYTES 8
+#define ENTRY_BYTES 12
+#define MAX_IFDS 3   /* IFD0, Exif, GPS */
+
+typedef struct tiff {
+    const unsigned char *b;
+    size_t n;
+    int big_endian;
+    uint32_t ifd0;
+} tiff;
+
+/* The IFDs one call has opened and the entries it may still look at. */
+typedef struct walk {
+    const tiff *t;
+    uint32_t visited[MAX_IFDS];
+    int nvisited;
+    unsigned entries_left;
+} walk;
+
+/* An opened IFD: its whole entries start at `first`; count is clipped to the blob's end and
+ * to the walk's budget. */
+typedef struct ifd {
+    size_t first;
+    unsigned count;
+} ifd;
+
+typedef struct entry {
+    size_t at;   /* offset of the entry's 12 bytes; the value field is at + 8 */
+    unsigned tag, type;
+    uint32_t count;
+} entry;
+
+/* The readers and writers take offsets their callers have checked against n. */
+static unsigned rd16(const tiff *t, size_t at)
+{
+    const unsigned char *p = t->b + at;
+    return t->big_endian ? (unsigned)p[0] << 8 | p[1] : (unsigned)p[1] << 8 | p[0];
+}
+
+static uint32_t rd32(const tiff *t, size_t at)
+{
+    const unsigned char *p = t->b + at;
+    if (t->big_endian)
+        return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+static void wr16(const tiff *t, unsigned char *wb, size_t at, unsigned v)
+{
+    unsigned char *p = wb + at;
+    p[t->big_endian ? 0 : 1] = (unsigned char)(v >> 8);
+    p[t->big_endian ? 1 : 0] = (unsigned char)v;
+}
+
+static void wr32(const tiff *t, unsigned char *wb, size_t at, uint32_t v)
+{
+    unsigned char *p = wb + at;
+    for (int i = 0; i < 4; i++)
+        p[t->big_endian ? 3 - i : i] = (unsigned char)(v >> 8 * i);
+}
+
+static int tiff_open(const unsigned char *b, size_t n, tiff *t)
+{
+    if (!b || n < HEADER_BYTES)
+        return imgpu_error("EXIF: %zu bytes are too few for a TIFF header", b ? n : 0);
+    tiff h = {b, n, 0, 0};
+    if (b[0] == 'I' && b[1] == 'I')
+        h.big_endian = 0;
+    else if (b[0] == 'M' && b[1] == 'M')
+        h.big_endian = 1;
+    else
+        return imgpu_error("EXIF: no TIFF byte-order mark (II or MM)");
+    if (rd16(&h, 2) != 42)
+        return imgpu_error("EXIF: the TIFF header's magic number is %u, not 42", rd16(&h, 2));
+    h.ifd0 = rd32(&h, 4);
+    /* 64-bit sum: ifd0 near 2^32 must not wrap on a 32-bit size_t */
+    if (h.ifd0 < HEADER_BYTES || (uint64_t)h.ifd0 + 2 > n)
+        return imgpu_error("EXIF: IFD0 at offset %u lies outside the %zu-byte blob", h.ifd0, n);
+    *t = h;
+    return 0;
+}
+
+static void walk_init(walk *w, const tiff *t)
+{
+    memset(w, 0, sizeof *w);
+    w->t = t;
+    w->entries_left = IMGPU_EXIF_MAX_ENTRIES;
+}
+
+/* Open the IFD at `off`: 0, or -1 when it lies outside the blob (or over the header) or was
+ * opened before in this walk (a pointer back, which would loop or read tags twice). */
+static int ifd_open(walk *w, uint32_t off, ifd *d)
+{
+    const tiff *t = w->t;
+    if (off < HEADER_BYTES || (uint64_t)off + 2 > t->n || w->nvisited == MAX_IFDS)
+        return -1;
+    for (int i = 0; i < w->nvisited; i++)
+        if (w->visited[i] == off)
+            return -1;
+    w->visited[w->nvisited++] = off;
+    size_t whole = (t->n - off - 2) / ENTRY_BYTES;
+    unsigned count = rd16(t, off);
+    if (count > whole)
+        count = (unsigned)whole;
+    if (count > w->entries_left)
+        count = w->entries_left;
+    w->entries_left -= count;
+    d->first = (size_t)off + 2;
+    d->count = count;
+    return 0;
+}
+
+static entry ifd_entry(const tiff *t, const ifd *d, unsigned i)
+{
+    entry e;
+    e.at = d->first + (size_t)i * ENTRY_BYTES;
+    e.tag = rd16(t, e.at);
+    e.type = rd16(t, e.at + 2);
+    e.count = rd32(t, e.at + 4);
+    return e;
+}
+
+/* A SHORT or LONG of count 1 (the value is in the entry): 0 and *v, or -1. */
+static int entry_uint(const tiff *t, const entry *e, uint32_t *v)
+{
+    if (e->count != 1)
+        return -1;
+    if (e->type == TYPE_SHORT)
+        *v = rd16(t, e->at + 8);
+    else if (e->type == TYPE_LONG)
+        *v = rd32(t, e->at + 8);
+    else
+        return -1;
+    return 0;
+}
+
+/* An IFD pointer (LONG, or TIFF-EP's IFD type, count 1). */
+static int entry_pointer(const tiff *t, const entry *e, uint32_t *off)
+{
+    if (e->count != 1 || (e->type != TYPE_LONG && e->type != TYPE_IFD))
+        return -1;
+    *off = rd32(t, e->at + 8);
+    return 0;
+}
+
+static int is_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* An ASCII value into out (cap bytes): up to its first NUL, trimmed, cut to cap - 1 bytes.
+ * 0, or -1 (out untouched) when the entry is not ASCII or its bytes leave the blob. */
+static int entry_text(const tiff *t, const entry *e, char *out, size_t cap)
+{
+    if (e->type != TYPE_ASCII || e->count == 0)
+        return -1;
+    size_t pos = e->at + 8;
+    if (e->count > 4) {
+        uint32_t off = rd32(t, e->at + 8);
+        if ((uint64_t)off + e->count > t->n)
+            return -1;
+        pos = off;
+    }
+    const unsigned char *s = t->b + pos;
+    const unsigned char *nul = memchr(s, 0, e->count);
+    size_t len = nul ? (size_t)(nul - s) : e->count;
+    while (len > 0 && is_space(*s)) {
+        s++;
+        len--;
+    }
+    if (len > cap - 1)
+        len = cap - 1;
+    while (len > 0 && is_space(s[len - 1]))
+        len--;
+    memcpy(out, s, len);
+    out[len] = '\0';
+    return 0;
+}
+
+/* What IFD0 says: the fields of info it holds, and where the Exif and GPS IFDs are. */
+typedef struct ifd0_scan {
+    imgpu_exif_info info;   /* orientation, make, model; DateTime in datetime_original */
+    int has_exif, has_gps;
+    uint32_t exif_ifd, gps_ifd;
+} ifd0_scan;
+
+static void scan_ifd0(walk *w, ifd0_scan *s)
+{
+    const tiff *t = w->t;
+    int seen_make = 0, seen_model = 0, seen_orientation = 0, seen_datetime = 0;
+    memset(s, 0, sizeof *s);
+    ifd d;
+    if (ifd_open(w, t->ifd0, &d) < 0)
+        return;
+    for (unsigned i = 0; i < d.count; i++) {
+        entry e = ifd_entry(t, &d, i);
+        uint32_t v;
+        switch (e.tag) {
+        case TAG_MAKE:
+            if (!seen_make)
+                seen_make = entry_text(t, &e, s->info.make, sizeof s->info.make) == 0;
+            break;
+        case TAG_MODEL:
+            if (!seen_model)
+                seen_model = entry_text(t, &e, s->info.model, sizeof s->info.model) == 0;
+            break;
+        case TAG_DATETIME:
+            if (!seen_datetime)
+                seen_datetime = entry_text(t, &e, s->info.datetime_original,
+                                           sizeof s->info.datetime_original) == 0;
+            break;
+        case TAG_ORIENTATION:
+            /* the first well-formed entry counts even when its value is out of range: the
+             * editor rewrites it, and a reader must not then see a later one */
+            if (!seen_orientation && entry_uint(t, &e, &v) == 0) {
+                seen_orientation = 1;
+                s->info.orientation = v >= 1 && v <= 8 ? (int)v : 0;
+            }
+            break;
+        case TAG_EXIF_IFD:
+            if (!s->has_exif)
+                s->has_exif = entry_pointer(t, &e, &s->exif_ifd) == 0;
+            break;
+        case TAG_GPS_IFD:
+            if (!s->has_gps)
+                s->has_gps = entry_pointer(t, &e, &s->gps_ifd) == 0;
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+size_t imgpu_exif_skip_header(const unsigned char *b, size_t n)
+{
+    return b && n >= 6 && memcmp(b, "Exif\0\0", 6) == 0 ? 6 : 0;
+}
+
+int imgpu_exif_parse(const unsigned char *b, size_t n, imgpu_exif_info *out)
+{
+    tiff t;
+    if (tiff_open(b, n, &t) < 0)
+        return -1;
+    walk w;
+    walk_init(&w, &t);
+    ifd0_scan s;
+    scan_ifd0(&w, &s);
+    imgpu_exif_info info = s.info;
+
+    ifd d;
+    if (s.has_exif && ifd_open(&w, s.exif_ifd, &d) == 0) {
+        int seen_x = 0, seen_y = 0, seen_original = 0;
+        char original[sizeof info.datetime_original];
+        for (unsigned i = 0; i < d.count; i++) {
+            entry e = ifd_entry(&t, &d, i);
+            uint32_t v;
+            if (e.tag == TAG_PIXEL_X && !seen_x && entry_uint(&t, &e, &v) == 0) {
+                seen_x = 1;
+                info.pixel_x = v;
+            } else if (e.tag == TAG_PIXEL_Y && !seen_y && entry_uint(&t, &e, &v) == 0) {
+                seen_y = 1;
+                info.pixel_y = v;
+            } else if (e.tag == TAG_DATETIME_ORIGINAL && !seen_original) {
+                seen_original = entry_text(&t, &e, original, sizeof original) == 0;
+            }
+        }
+        /* DateTimeOriginal wins over IFD0's DateTime (the time of the last edit) */
+        if (seen_original)
+            memcpy(info.datetime_original, original, sizeof original);
+    }
+    if (s.has_gps && ifd_open(&w, s.gps_ifd, &d) == 0)
+        info.has_gps = d.count > 0;
+
+    *out = info;
+    return 0;
+}
+
+int imgpu_exif_set_orientation(unsigned char *b, size_t n, int orientation)
+{
+    if (orientation < 1 || orientation > 8)
+        return imgpu_error("EXIF: orientation %d is not one of 1..8", orientation);
+    tiff t;
+    if (tiff_open(b, n, &t) < 0)
+        return -1;
+    walk w;
+    walk_init(&w, &t);
+    ifd d;
+    if (ifd_open(&w, t.ifd0, &d) < 0)
+        return 0;
+    int found = 0;
+    for (unsigned i = 0; i < d.count; i++) {
+        entry e = ifd_entry(&t, &d, i);
+        uint32_t v;
+        if (e.tag != TAG_ORIENTATION || entry_uint(&t, &e, &v) < 0)
+            continue;
+        if (e.type == TYPE_SHORT) {
+            wr16(&t, b, e.at + 8, (unsigned)orientation);
+            wr16(&t, b, e.at + 10, 0);   /* the field's unused half: zero, as writers leave it */
+        } else {
+            wr32(&t, b, e.at + 8, (uint32_t)orientation);
+        }
+        found = 1;
+    }
+    return found;
+}
+
+int imgpu_exif_set_pixel_size(unsigned char *b, size_t n, uint32_t w, uint32_t h)
+{
+    tiff t;
+    if (tiff_open(b, n, &t) < 0)
+        return -1;
+    walk wk;
+    walk_init(&wk, &t);
+    ifd0_scan s;
+    scan_ifd0(&wk, &s);
+    ifd d;
+    if (!s.has_exif || ifd_open(&wk, s.exif_ifd, &d) < 0)
+        return 0;
+    int done_x = 0, done_y = 0;
+    for (unsigned i = 0; i < d.count; i++) {
+        entry e = ifd_entry(&t, &d, i);
+        uint32_t old;
+        if ((e.tag != TAG_PIXEL_X && e.tag != TAG_PIXEL_Y) || entry_uint(&t, &e, &old) < 0)
+            continue;
+        uint32_t v = e.tag == TAG_PIXEL_X ? w : h;
+        if (e.type == TYPE_SHORT && v <= 0xFFFF) {
+            wr16(&t, b, e.at + 8, v);
+            wr16(&t, b, e.at + 10, 0);
+        } else {
+            /* a LONG, or a SHORT too small for v: count 1 still fits the 4-byte field */
+            wr16(&t, b, e.at + 2, TYPE_LONG);
+            wr32(&t, b, e.at + 8, v);
+        }
+        if (e.tag == TAG_PIXEL_X)
+            done_x = 1;
+        else
+            done_y = 1;
+    }
+    return done_x + done_y;
+}

@@ -1,0 +1,73 @@
+/* exif.h — a small, bounds-checked reader and in-place editor of EXIF metadata (no libexif).
+ *
+ * The input is an EXIF blob in TIFF structure: it starts at the byte-order mark ("II*\0",
+ * little-endian, or "MM\0*", big-endian), then the 32-bit offset of IFD0. Every offset in the
+ * blob counts from that mark. A JPEG's APP1 segment holds "Exif\0\0" before it:
+ * imgpu_exif_skip_header says how many bytes to skip.
+ *
+ * What is read: IFD0 (Make, Model, Orientation, DateTime, and the pointers to the Exif and
+ * GPS IFDs), the Exif IFD (DateTimeOriginal, PixelXDimension, PixelYDimension) and whether a
+ * GPS IFD exists. The next-IFD link of IFD0 (IFD1, the thumbnail's tags) is not followed: its
+ * tags describe the thumbnail, not the image. A pointer to an IFD already visited (the Exif
+ * pointer aimed back at IFD0, say) is ignored, so at most three IFDs are read, and at most
+ * IMGPU_EXIF_MAX_ENTRIES entries in all.
+ *
+ * Bad data never fails a call past the header: an entry whose type is wrong for its tag,
+ * whose count is not the one the tag needs, or whose value lies (partly) outside the blob is
+ * ignored, as is an IFD that lies outside it; entries of an IFD cut short by the end of the
+ * blob are read as far as they are whole. Nothing outside [b, b + n) is ever read or written.
+ * Of two entries with the same tag in one IFD the first that is well formed counts; the
+ * editors rewrite every well-formed one, so that readers that take the last agree.
+ *
+ * Text fields come from the file as they are (up to the first NUL, spaces trimmed at both
+ * ends, cut to fit): escape them (imgpu_escape, error.h) before printing them to a terminal.
+ */
+#ifndef IMGPU_EXIF_H
+#define IMGPU_EXIF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The most IFD entries one call looks at, over all IFDs (real files have tens). */
+#define IMGPU_EXIF_MAX_ENTRIES 4096
+
+typedef struct imgpu_exif_info {
+    int orientation;              /* 1..8 (see imgpu_image_orient); 0: absent or out of range */
+    char make[64];                /* "" when absent; always NUL-terminated */
+    char model[64];
+    char datetime_original[32];   /* DateTimeOriginal, else IFD0's DateTime, else "" */
+    uint32_t pixel_x, pixel_y;    /* PixelXDimension / PixelYDimension of the Exif IFD; 0: absent */
+    int has_gps;                  /* 1: IFD0 points to a GPS IFD inside the blob with >= 1 entry */
+} imgpu_exif_info;
+
+/* 6 when b starts with "Exif\0\0" (a JPEG APP1 payload: the TIFF header follows), else 0. */
+size_t imgpu_exif_skip_header(const unsigned char *b, size_t n);
+
+/* Read the fields above from the n bytes at b. Returns 0 and fills *out, or -1 with an error
+ * recorded and *out untouched when the header is malformed: fewer than 8 bytes, no byte-order
+ * mark and 42, or an IFD0 offset that does not leave its 2-byte entry count inside the blob
+ * (or points into the header). */
+int imgpu_exif_parse(const unsigned char *b, size_t n, imgpu_exif_info *out);
+
+/* Rewrite IFD0's Orientation (tag 0x0112: SHORT, or LONG as some writers store it, count 1)
+ * in place to `orientation` (1..8). Returns 1 when IFD0 has such an entry and it now holds
+ * the value (also when it held it before), 0 when it has none (nothing is added: there is no
+ * room in place), -1 with an error recorded when the header is malformed or orientation is
+ * out of range. */
+int imgpu_exif_set_orientation(unsigned char *b, size_t n, int orientation);
+
+/* Rewrite the Exif IFD's PixelXDimension (0xA002) to w and PixelYDimension (0xA003) to h in
+ * place, where present (SHORT or LONG, count 1). A SHORT entry whose new value exceeds 65535
+ * becomes a LONG (the EXIF standard allows both; a value of count 1 fits the entry either
+ * way). Returns how many of the two it rewrote (0, 1 or 2; a missing one is not added), or -1
+ * with an error recorded when the header is malformed. */
+int imgpu_exif_set_pixel_size(unsigned char *b, size_t n, uint32_t w, uint32_t h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

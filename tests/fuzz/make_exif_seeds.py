@@ -1,0 +1,59 @@
+#!/usr/bin/python3
+"""make_exif_seeds.py — writes the seed corpus of fuzz_exif, tests/fuzz/seeds/exif/: EXIF
+blobs built with tests/exif_blob.py (Python's struct only): a camera's blob in both byte
+orders, as a bare TIFF blob and as a JPEG APP1 payload ("Exif\\0\\0" first); the smallest
+blob with an orientation; one with IFD1 (a thumbnail's IFD) and LONG pixel sizes; and a few
+broken ones (truncated, an Exif pointer back to IFD0, an entry count past the end, text at an
+offset out of range). The outputs are committed; rerun after changing this script:
+    /usr/bin/python3 tests/fuzz/make_exif_seeds.py
+Deterministic. tests/fuzz/make_seeds.py writes the other corpora and leaves this one alone."""
+import os
+import shutil
+import struct
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.dont_write_bytecode = True
+from exif_blob import (ASCII, LONG, SHORT, RATIONAL, app1, camera, tiff)  # noqa: E402
+
+OUT = os.path.join(HERE, "seeds", "exif")
+
+
+def main():
+    seeds = {}
+    seeds["camera_le_o6.bin"] = app1(camera(6))
+    seeds["camera_be_o8.bin"] = app1(camera(8, big_endian=True, make="NIKON CORPORATION ",
+                                            model="NIKON D850"))
+    seeds["camera_le_o3_bare.tif"] = camera(3, gps=False)
+    seeds["camera_be_o5_bare.tif"] = camera(5, big_endian=True)
+    seeds["minimal_o7.bin"] = app1(tiff([(0x0112, SHORT, 7)]))
+    seeds["ifd1_long_pixels_be.bin"] = app1(tiff(
+        [(0x010F, ASCII, "FUJIFILM"), (0x0112, SHORT, 2)],
+        exif=[(0xA002, LONG, 6000), (0xA003, LONG, 4000)],
+        ifd1=[(0x0103, SHORT, 6), (0x011A, RATIONAL, [(72, 1)]), (0x0201, LONG, 0),
+              (0x0202, LONG, 0)],
+        big_endian=True))
+    full = camera(6)
+    seeds["truncated_le.bin"] = app1(full[:len(full) * 2 // 3])
+    # the Exif pointer aimed back at IFD0 (offset 8), and IFD0's next link at itself
+    loop = bytearray(tiff([(0x0112, SHORT, 4), (0x8769, LONG, 8), (0xA002, SHORT, 9)]))
+    struct.pack_into("<I", loop, 8 + 2 + 12 * 3, 8)
+    seeds["loop_le.bin"] = app1(bytes(loop))
+    # IFD0's entry count says 65535; Make's text at an offset far past the end
+    big = bytearray(tiff([(0x010F, ASCII, "Canon EOS"), (0x0112, SHORT, 6)], big_endian=True))
+    struct.pack_into(">H", big, 8, 0xFFFF)
+    struct.pack_into(">I", big, 8 + 2 + 8, 0xFFFFFFF0)
+    seeds["count_past_end_be.bin"] = app1(bytes(big))
+
+    if os.path.isdir(OUT):
+        shutil.rmtree(OUT)
+    os.makedirs(OUT)
+    for name, data in sorted(seeds.items()):
+        with open(os.path.join(OUT, name), "wb") as f:
+            f.write(data)
+    print(f"make_exif_seeds: {len(seeds)} files -> {OUT}")
+
+
+if __name__ == "__main__":
+    main()
