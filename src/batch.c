@@ -74,8 +74,7 @@ typedef struct bopts {
     int shard_k, shard_n;    /* 1-based K of N; N = 1: everything */
     imgpu_device device;
     int devices[MAX_DEVICES], ndevices;
-    imgpu_run_options run;   /* limits (--max-*) and --depth, from options.h's table */
-    imgpu_save_options save;
+    imgpu_run_options run;   /* limits, --depth and the output options, from options.h's table */
     char **inputs;
     int ninputs;
 } bopts;
@@ -85,8 +84,10 @@ static const char s_help[] =
     "\n"
     "Run a pipeline of operations over many images: decode threads, the GPU stage and\n"
     "encode threads overlap, joined by bounded queues. INPUTS are files, directories\n"
-    "(recursed; their image files by extension, hidden entries skipped; subfolders are\n"
-    "kept under OUTDIR) or quoted globs ('photos/*.png') that imgpu expands.\n"
+    "(recursed; their image files by extension: .png .jpg .jpeg .tif .tiff .webp .bmp .tga\n"
+    ".pnm .pgm .ppm in any case, other files counted in the summary as not images, hidden\n"
+    "entries skipped; subfolders are kept under OUTDIR) or quoted globs ('photos/*.png')\n"
+    "that imgpu expands.\n"
     "\n"
     "operations, applied in the order given (each option after an op sets that op):\n"
     "  --equalize           histogram equalization; --mode luminance|per-channel,\n"
@@ -96,15 +97,18 @@ static const char s_help[] =
     "                       --background COLOR (as for 'imgpu rotate')\n"
     "output:\n"
     "  -o, --output DIR     output folder (created when missing; required)\n"
-    "  --format EXT         output format: png, jpg, jpeg, bmp, tga, pnm, pgm, ppm (default:\n"
-    "                       each input's own extension)\n"
+    "  --format EXT         output format: png, jpg, jpeg, tif, tiff, webp, bmp, tga, pnm, pgm,\n"
+    "                       ppm (default: each input's own extension)\n"
     "  --name TEMPLATE      output name (default '{stem}.{ext}'): {stem} is the input's name\n"
     "                       without extension, {ext} the output extension; subfolders are\n"
     "                       allowed, absolute names and '..' are refused\n"
     "  --overwrite          replace existing outputs (default: skip them, so re-running a\n"
     "                       command resumes it)\n"
     "  --dry-run            list what would be written, write nothing\n"
-    "  --png-level N, --quality N   as for single images\n"
+    "  --quality N, --subsampling 444|422|420, --progressive, --optimize, --png-level N,\n"
+    "  --compression KIND, --lossless, --background COLOR, --strip   how outputs are written,\n"
+    "                       as for single images (default: quality 92, 4:2:0, the input's\n"
+    "                       ICC profile, EXIF, XMP and PNG text kept)\n"
     "  --depth 8            write 16-bit results as 8 bits (default: keep the depth)\n"
     "pipeline:\n"
     "  --jobs N             decode threads and encode threads (default: the cores)\n"
@@ -122,6 +126,8 @@ static const char s_help[] =
     "  --max-decode-time S  give up decoding a file after S seconds (default 30)\n"
     "                       (each limit fails the file alone; environment: IMGPU_MAX_PIXELS,\n"
     "                       IMGPU_MAX_FILE_SIZE, IMGPU_MAX_DECODE_TIME; an option wins)\n"
+    "  --no-auto-orient     keep stored pixels and EXIF orientation (default: upright)\n"
+    "  --page N             the page of multi-page TIFFs to read (default 0)\n"
     "  --quiet              no progress and no summary (errors are still printed)\n"
     "  -h, --help           this help\n"
     "A file that fails is reported with its reason and the batch goes on; the summary gives\n"
@@ -183,13 +189,14 @@ static int parse_devices(bopts *b, const char *v)
     }
 }
 
+/* An extension of a format in the codec table (io.h), any case. */
 static int known_ext(const char *ext)
 {
-    static const char *exts[] = {"png", "jpg", "jpeg", "jpe", "bmp", "tga", "pnm", "pgm", "ppm"};
-    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)
-        if (!strcasecmp(ext, exts[i]))
-            return 1;
-    return 0;
+    char probe[32];
+    if (strlen(ext) > 16 || strchr(ext, '/'))
+        return 0;
+    snprintf(probe, sizeof probe, "x.%s", ext);
+    return imgpu_format_from_path(probe) != IMGPU_FORMAT_UNKNOWN;
 }
 
 /* A name's components: refuse an absolute name and any ".." (and empty names). */
@@ -263,7 +270,7 @@ static int parse_args(int argc, char **argv, bopts *b)
         }
         /* batch's own options with a value; the op options and limits are the table's */
         static const char *with_value[] = {
-            "output", "format", "name", "jobs", "device", "devices", "shard", "png-level", "quality",
+            "output", "format", "name", "jobs", "device", "devices", "shard",
         };
         const imgpu_opt *so = imgpu_opt_find(name, strlen(name), IMGPU_FRONT_BATCH);
         int takes = so && so->metavar;
@@ -286,7 +293,12 @@ static int parse_args(int argc, char **argv, bopts *b)
             imgpu_op fresh, *op = NULL;
             if (so->sets & IMGPU_OPT_ADD)
                 op = &fresh;
-            else if (!(so->sets & IMGPU_OPT_RUN) && !(op = last_op(b, so)))
+            else if (so->sets & IMGPU_OPT_SAVE) {
+                /* an output option; --background also fills the latest rotation, if any */
+                for (int k = b->nops - 1; k >= 0 && !op; k--)
+                    if (so->sets & IMGPU_OPT_OP(b->ops[k].kind))
+                        op = &b->ops[k];
+            } else if (!(so->sets & IMGPU_OPT_RUN) && !(op = last_op(b, so)))
                 return -1;
             if (imgpu_opt_apply(so, v, op, &b->run) < 0)
                 return -1;
@@ -305,7 +317,7 @@ static int parse_args(int argc, char **argv, bopts *b)
             b->outdir = v;
         } else if (!strcmp(name, "format")) {
             if (!known_ext(v))
-                return bad("invalid --format '%s' (png, jpg, jpeg, bmp, tga, pnm, pgm or ppm)", v);
+                return bad("invalid --format '%s' (png, jpg, jpeg, tif, tiff, webp, bmp, tga, pnm, pgm or ppm)", v);
             b->format = v;
         } else if (!strcmp(name, "name")) {
             if (check_template(v) < 0)
@@ -335,14 +347,6 @@ static int parse_args(int argc, char **argv, bopts *b)
                 return bad("invalid --shard '%s' (K/N with 1 <= K <= N)", v);
             b->shard_k = (int)k;
             b->shard_n = (int)nn;
-        } else if (!strcmp(name, "png-level")) {
-            if (imgpu__parse_long(v, 0, 9, &n) < 0)
-                return bad("invalid --png-level '%s' (0..9)", v);
-            b->save.png_level = (int)n;
-        } else if (!strcmp(name, "quality")) {
-            if (imgpu__parse_long(v, 1, 100, &n) < 0)
-                return bad("invalid --quality '%s' (1..100)", v);
-            b->save.quality = (int)n;
         } else if (!strcmp(name, "overwrite")) {
             b->overwrite = 1;
         } else if (!strcmp(name, "dry-run")) {
@@ -385,6 +389,8 @@ typedef struct joblist {
     size_t n, cap;
     int input_errors;   /* inputs that did not exist or could not be read */
     int special;        /* FIFOs, devices, sockets with an image name in a folder: skipped */
+    int not_images;     /* files in a folder whose extension names no image format */
+    char *not_image_names[3];   /* the first few, for the summary */
     int quiet;
     char *settings[8];  /* the manifest's settings string, by output format (imgpu_format) */
 } joblist;
@@ -459,7 +465,11 @@ static int walk(joblist *l, const char *dir, const char *rel, const struct stat 
             const char *x = ext_of(e->d_name);
             if (x && known_ext(x) && S_ISREG(st.st_mode)) {
                 rc = add_job(l, path, rel);
-            } else if (x && known_ext(x)) {
+            } else if (!x || !known_ext(x)) {
+                if (l->not_images < 3)
+                    l->not_image_names[l->not_images] = strdup(path);
+                l->not_images++;
+            } else {
                 l->special++;
                 if (!l->quiet)
                     report("skipped '%s': not a regular file (%s)", path,
@@ -673,7 +683,7 @@ static int manifest_plan(const bopts *b, joblist *l, imgpu_manifest *mf, int *le
         imgpu_format f = imgpu_format_from_path(j->out);
         size_t fi = (size_t)f < sizeof l->settings / sizeof *l->settings ? (size_t)f : 0;
         if (!l->settings[fi] &&
-            !(l->settings[fi] = imgpu_manifest_settings(b->ops, b->stage_copy ? 0 : b->nops, &b->save, j->out,
+            !(l->settings[fi] = imgpu_manifest_settings(b->ops, b->stage_copy ? 0 : b->nops, &b->run.save, j->out,
                                                           b->run.out_depth)))
             return imgpu_error("out of memory");
         j->settings = l->settings[fi];
@@ -789,6 +799,7 @@ static void progress(stats *st, int final)
 typedef struct item {
     bjob *job;
     imgpu_image *in, *out;
+    imgpu_meta *meta;   /* the input's ICC, EXIF, XMP and text: written with the output */
 } item;
 
 typedef struct tokens {
@@ -848,6 +859,7 @@ static void fail_item(batch *B, item *it, const char *msg)
 {
     report("failed '%s': %s", it->job->in, msg && *msg ? msg : "unknown error");
     atomic_fetch_add(&B->st.failed, 1);
+    imgpu_meta_free(it->meta);
     imgpu_image_free(it->in);
     imgpu_image_free(it->out);
     free(it);
@@ -951,8 +963,11 @@ static void *decode_thread(void *arg)
         }
         it->job = B->todo[i];
         imgpu_error_clear();
-        it->in = imgpu_image_load(it->job->in, &B->o->run.load);
+        imgpu_load_result lr = { 0 };
+        it->in = imgpu_image_load_ex(it->job->in, &B->o->run.load, &lr);
+        it->meta = lr.meta;
         if (!stage_wait(B)) {
+            imgpu_meta_free(it->meta);
             imgpu_image_free(it->in);
             free(it);
             token_give(&B->tok);
@@ -1044,8 +1059,10 @@ static void *encode_thread(void *arg)
                 it->out = o8;
             }
         }
+        imgpu_save_options so = B->o->run.save;
+        so.meta = it->meta;
         ok = ok && mkdirs_under(B->o->outdir, it->job->out) == 0 &&
-             imgpu_image_save_recorded(it->out, it->job->out, &B->o->save, png_threads,
+             imgpu_image_save_recorded(it->out, it->job->out, &so, png_threads,
                                        record_output, &rec) == 0;
         atomic_fetch_sub(&B->busy_encoders, 1);
         if (!ok) {
@@ -1057,6 +1074,7 @@ static void *encode_thread(void *arg)
             atomic_fetch_add(&B->st.out_bytes, (long long)st.st_size);
         atomic_fetch_add(&B->st.in_bytes, (long long)it->job->in_size);
         atomic_fetch_add(&B->st.done, 1);
+        imgpu_meta_free(it->meta);
         imgpu_image_free(it->in);
         imgpu_image_free(it->out);
         free(it);
@@ -1367,6 +1385,8 @@ static void free_jobs(joblist *l)
     free(l->v);
     for (size_t i = 0; i < sizeof l->settings / sizeof *l->settings; i++)
         free(l->settings[i]);
+    for (int i = 0; i < l->not_images && i < 3; i++)
+        free(l->not_image_names[i]);
 }
 
 static int cores(void)
@@ -1384,9 +1404,8 @@ int imgpu_batch_main(int argc, char **argv)
     memset(&o, 0, sizeof o);
     memset(&l, 0, sizeof l);
     o.device = IMGPU_DEVICE_AUTO;
-    o.save.quality = 95;
-    o.save.png_level = -1;
-    o.save.no_follow = 1;   /* an output never leaves OUTDIR through a planted link */
+    o.run = imgpu_run_options_default();
+    o.run.save.no_follow = 1;   /* an output never leaves OUTDIR through a planted link */
     o.shard_k = o.shard_n = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--"))
@@ -1596,6 +1615,19 @@ int imgpu_batch_main(int argc, char **argv)
         free(B.todo);
         rc = 128 + s_stop_signal;
         goto done;
+    }
+    if (l.not_images && !o.quiet) {
+        /* never silent: a folder of files with other extensions says so, with the summary */
+        char names[600] = "";
+        for (int k = 0; k < l.not_images && k < 3; k++) {
+            size_t nl = strlen(names);
+            char esc[200];
+            snprintf(names + nl, sizeof names - nl, "%s'%s'", k ? ", " : "",
+                     l.not_image_names[k] ? imgpu_escape(l.not_image_names[k], esc, sizeof esc) : "?");
+        }
+        fprintf(stderr, "imgpu batch: %d file%s in the input folders %s not images by extension "
+                "(%s%s)\n", l.not_images, l.not_images == 1 ? "" : "s",
+                l.not_images == 1 ? "is" : "are", names, l.not_images > 3 ? ", ..." : "");
     }
     if (!o.quiet) {
         double mb = (double)atomic_load(&B.st.in_bytes) / 1e6;

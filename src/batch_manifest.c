@@ -318,10 +318,35 @@ char *imgpu_manifest_settings(const imgpu_op *ops, int nops, const imgpu_save_op
     PUT(" ; format=%s", fname);
     if (out_depth == 8)   /* --depth 8: 16-bit results written as 8 bits */
         PUT(" depth=8");
-    if (f == IMGPU_FORMAT_JPEG)
-        PUT(" quality=%d", save && save->quality > 0 ? save->quality : 95);
-    else if (f == IMGPU_FORMAT_PNG)
+    /* every output setting that changes the written file (defaults spelled out, so a run
+     * that names the default explicitly matches one that did not) */
+    static const char *const sub[] = { "420", "444", "422", "420" };
+    static const char *const comp[] = { "deflate", "none", "deflate", "lzw", "packbits", "zstd",
+                                        "lzma", "jpeg", "webp" };
+    const int quality = save && save->quality > 0 ? save->quality : IMGPU_DEFAULT_QUALITY;
+    if (f == IMGPU_FORMAT_JPEG) {
+        PUT(" quality=%d subsampling=%s", quality, sub[save ? save->subsampling & 3 : 0]);
+        if (save && save->progressive)
+            PUT(" progressive");
+        if (save && save->optimize)
+            PUT(" optimize");
+        if (save && save->has_background)
+            PUT(" background=#%02x%02x%02x", save->background[0], save->background[1],
+                save->background[2]);
+    } else if (f == IMGPU_FORMAT_PNG) {
         PUT(" png-level=%d", save && save->png_level >= 0 ? save->png_level : 1);
+    } else if (f == IMGPU_FORMAT_TIFF) {
+        PUT(" compression=%s", comp[save && save->compression <= IMGPU_COMPRESSION_WEBP ? save->compression : 0]);
+        if (save && (save->compression == IMGPU_COMPRESSION_JPEG || save->compression == IMGPU_COMPRESSION_WEBP))
+            PUT(" quality=%d", quality);
+    } else if (f == IMGPU_FORMAT_WEBP) {
+        if (save && save->lossless)
+            PUT(" lossless");
+        else
+            PUT(" quality=%d", quality);
+    }
+    if (save && save->strip)
+        PUT(" strip");
 #undef PUT
     if (n >= cap) {   /* cannot happen with the bounds above; never record a cut string */
         free(s);

@@ -241,6 +241,196 @@ static int png_check_size(int w, int h, int channels, int depth, char *why, size
     return 0;
 }
 
+/* ---- metadata: iCCP, eXIf, iTXt XMP and the other text chunks -------------------------- */
+
+/* The zlib stream z[0..n) inflated, at most `cap` bytes; NULL when it is damaged or larger. */
+static unsigned char *inflate_bounded(const unsigned char *z, size_t n, size_t cap, size_t *out_n)
+{
+    unsigned char *o = malloc(cap);
+    if (!o)
+        return NULL;
+    z_stream st;
+    memset(&st, 0, sizeof st);
+    if (inflateInit(&st) != Z_OK) {
+        free(o);
+        return NULL;
+    }
+    st.next_in = (unsigned char *)z;
+    st.avail_in = (uInt)n;
+    st.next_out = o;
+    st.avail_out = (uInt)cap;
+    int r = inflate(&st, Z_FINISH);
+    *out_n = cap - st.avail_out;
+    inflateEnd(&st);
+    if (r != Z_STREAM_END) {
+        free(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* ICC profiles are at most a few MiB; a bigger one is skipped, never inflated. */
+#define PNG_MAX_ICC ((size_t)16 << 20)
+static const char s_xmp_key[] = "XML:com.adobe.xmp";
+
+static int png_read_meta(const unsigned char *b, size_t n, imgpu_meta *m)
+{
+    size_t pos = 8;
+    while (pos + 12 <= n) {
+        const uint32_t len = imgpu__be32(b + pos);
+        const unsigned char *type = b + pos + 4, *d = b + pos + 8;
+        if (len > n - pos - 12)
+            break;
+        if (!memcmp(type, "IEND", 4))
+            break;
+        if (!memcmp(type, "iCCP", 4) && !m->icc) {
+            /* name (1..79 bytes), NUL, method 0, zlib stream */
+            const unsigned char *z = memchr(d, 0, len < 81 ? len : 81);
+            if (z && z > d && (size_t)(z - d) + 2 < len && z[1] == 0) {
+                size_t got;
+                unsigned char *icc = inflate_bounded(z + 2, len - (size_t)(z - d) - 2, PNG_MAX_ICC, &got);
+                if (icc && got >= 128) {
+                    m->icc = icc;
+                    m->icc_len = got;
+                } else {
+                    free(icc);
+                }
+            }
+        } else if (!memcmp(type, "eXIf", 4) && !m->exif && len >= 8) {
+            if (imgpu_meta_set(&m->exif, &m->exif_len, d, len) < 0)
+                return -1;
+        } else if (!memcmp(type, "iTXt", 4) && len > sizeof s_xmp_key &&
+                   !memcmp(d, s_xmp_key, sizeof s_xmp_key) && !m->xmp) {
+            /* keyword NUL, compression flag, method, language NUL, translated keyword NUL, text */
+            const unsigned char *p = d + sizeof s_xmp_key, *end = d + len;
+            if (end - p >= 2 && p[0] == 0) {
+                p += 2;
+                const unsigned char *l = memchr(p, 0, (size_t)(end - p));
+                const unsigned char *t = l ? memchr(l + 1, 0, (size_t)(end - l - 1)) : NULL;
+                if (t && imgpu_meta_set(&m->xmp, &m->xmp_len, t + 1, (size_t)(end - t - 1)) < 0)
+                    return -1;
+            }
+        } else if (!memcmp(type, "tEXt", 4) || !memcmp(type, "zTXt", 4) ||
+                   !memcmp(type, "iTXt", 4)) {
+            if (m->n_text < 256 && imgpu_meta_add_text(m, (const char *)type, d, len) < 0)
+                return -1;
+        }
+        pos += 12 + (size_t)len;
+    }
+    return 0;
+}
+
+/* The metadata chunks of meta, ready to go after IHDR: a malloc()'ed run of whole chunks
+ * (*len 0 and NULL when there is nothing to write); -1 out of memory. */
+static int png_meta_chunks(const imgpu_meta *meta, unsigned char **out, size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    if (!meta)
+        return 0;
+    unsigned char *zicc = NULL;
+    uLongf zn = 0;
+    if (meta->icc && meta->icc_len <= PNG_MAX_ICC) {
+        zn = compressBound((uLong)meta->icc_len);
+        if (!(zicc = malloc(zn + 6)))
+            return -1;
+        memcpy(zicc, "ICC\0\0", 5);   /* profile name "ICC", NUL, method 0 */
+        if (compress2(zicc + 5, &zn, meta->icc, (uLong)meta->icc_len, 6) != Z_OK) {
+            free(zicc);
+            return -1;
+        }
+        zn += 5;
+    }
+    size_t xmp_head = sizeof s_xmp_key + 4;  /* key NUL, flag, method, "" NUL, "" NUL */
+    size_t total = (zicc ? 12 + zn : 0) + (meta->exif ? 12 + meta->exif_len : 0) +
+                   (meta->xmp ? 12 + xmp_head + meta->xmp_len : 0);
+    for (int i = 0; i < meta->n_text; i++)
+        total += 12 + meta->text[i].len;
+    if (!total) {
+        free(zicc);
+        return 0;
+    }
+    unsigned char *o = malloc(total), *x = NULL;
+    if (!o || (meta->xmp && !(x = malloc(xmp_head + meta->xmp_len)))) {
+        free(o);
+        free(zicc);
+        return -1;
+    }
+    size_t pos = 0;
+    if (zicc)
+        png_chunk(o, &pos, "iCCP", zicc, (uint32_t)zn);
+    if (meta->exif)
+        png_chunk(o, &pos, "eXIf", meta->exif, (uint32_t)meta->exif_len);
+    if (meta->xmp) {
+        memcpy(x, s_xmp_key, sizeof s_xmp_key);
+        memset(x + sizeof s_xmp_key, 0, 4);
+        memcpy(x + xmp_head, meta->xmp, meta->xmp_len);
+        png_chunk(o, &pos, "iTXt", x, (uint32_t)(xmp_head + meta->xmp_len));
+    }
+    for (int i = 0; i < meta->n_text; i++)
+        png_chunk(o, &pos, meta->text[i].type, meta->text[i].data, (uint32_t)meta->text[i].len);
+    free(x);
+    free(zicc);
+    *out = o;
+    *len = pos;
+    return 0;
+}
+
+/* The encoded PNG in *png with the metadata chunks inserted right after IHDR (so iCCP comes
+ * before PLTE and IDAT, as the spec requires). */
+static int png_add_meta(const imgpu_meta *meta, unsigned char **png, size_t *png_len, char *why,
+                        size_t n)
+{
+    unsigned char *chunks;
+    size_t clen;
+    if (png_meta_chunks(meta, &chunks, &clen) < 0) {
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    if (!clen)
+        return 0;
+    const size_t head = 8 + 25;   /* signature + IHDR chunk */
+    unsigned char *o = malloc(*png_len + clen);
+    if (!o || *png_len < head) {
+        free(o);
+        free(chunks);
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    memcpy(o, *png, head);
+    memcpy(o + head, chunks, clen);
+    memcpy(o + head + clen, *png + head, *png_len - head);
+    free(chunks);
+    free(*png);
+    *png = o;
+    *png_len += clen;
+    return 0;
+}
+
+static int png_encode8_meta(const imgpu_image *im, const imgpu__encode_args *a, unsigned char **out,
+                            size_t *out_len, char *why, size_t n)
+{
+    if (png_encode8(im, a, out, out_len, why, n) < 0)
+        return -1;
+    if (png_add_meta(a->meta, out, out_len, why, n) < 0) {
+        free(*out);
+        return -1;
+    }
+    return 0;
+}
+
+static int png_encode16_meta(const imgpu_image *im, const imgpu__encode_args *a, unsigned char **out,
+                             size_t *out_len, char *why, size_t n)
+{
+    if (png_encode16(im, a, out, out_len, why, n) < 0)
+        return -1;
+    if (png_add_meta(a->meta, out, out_len, why, n) < 0) {
+        free(*out);
+        return -1;
+    }
+    return 0;
+}
+
 static const char *const s_png_ext[] = { "png", NULL };
 
 const imgpu__codec imgpu__codec_png = {
@@ -252,7 +442,8 @@ const imgpu__codec imgpu__codec_png = {
     .decode8 = png_decode8,
     .load16 = NULL, /* stb */
     .stores_alpha = 1,
+    .read_meta = png_read_meta,
     .check_size = png_check_size,
-    .encode8 = png_encode8,
-    .encode16 = png_encode16,
+    .encode8 = png_encode8_meta,
+    .encode16 = png_encode16_meta,
 };

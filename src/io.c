@@ -12,6 +12,7 @@
 #include "io.h"
 #include "codec.h"
 #include "error.h"
+#include "exif.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -398,6 +399,24 @@ int imgpu_image_save_recorded(const imgpu_image *im, const char *path,
 
 int imgpu__orient_on_load(imgpu_image **im, imgpu_meta *m, const imgpu_load_options *opts)
 {
-    (void)im, (void)m, (void)opts;   /* placeholder until the EXIF reader lands */
+    /* EXIF's Orientation wins over a format's own (TIFF's tag), as in every viewer */
+    imgpu_exif_info ex;
+    if (m->exif && imgpu_exif_parse(m->exif, m->exif_len, &ex) == 0 && ex.orientation)
+        m->orientation = ex.orientation;
+    const int o = m->orientation;
+    if ((opts && opts->no_auto_orient) || o < 2 || o > 8)
+        return 0;
+    imgpu_image *up = imgpu_image_orient(*im, o);
+    imgpu_image_free(*im);
+    *im = up;
+    if (!up)
+        return -1;
+    /* the stored tag now describes pixels that are upright: 1, and the EXIF pixel size
+     * follows the turned image */
+    if (m->exif) {
+        imgpu_exif_set_orientation(m->exif, m->exif_len, 1);
+        imgpu_exif_set_pixel_size(m->exif, m->exif_len, (uint32_t)up->width, (uint32_t)up->height);
+    }
+    m->oriented = 1;
     return 0;
 }

@@ -11,6 +11,7 @@
 #include "cli_values.h"
 #include "compare.h"
 #include "error.h"
+#include "exif.h"
 #include "image.h"
 #include "io.h"
 #include "ops.h"
@@ -53,7 +54,7 @@ enum { CMD_EQUALIZE, CMD_ROTATE, CMD_HISTOGRAM, CMD_INFO, CMD_COMPARE, CMD_CLAHE
 
 /* The options of the commands themselves; the op options and limits are options.h's table. */
 typedef enum opt_id {
-    OPT_DEVICE, OPT_QUIET, OPT_QUALITY, OPT_PNG_LEVEL, OPT_FORCE,
+    OPT_DEVICE, OPT_QUIET, OPT_FORCE, OPT_FORMAT, OPT_JSON,
     OPT_CSV, OPT_PLOT, OPT_DIFF, OPT_MAX_ABS,
     OPT_BINS, OPT_RANGE,
     OPT_LOG, OPT_CDF,
@@ -69,8 +70,8 @@ typedef struct opt_spec {
 static const opt_spec s_options[] = {
     {"device", OPT_DEVICE, 1, C_PROC},
     {"quiet", OPT_QUIET, 0, C_ALL},
-    {"quality", OPT_QUALITY, 1, C_SAVE},
-    {"png-level", OPT_PNG_LEVEL, 1, C_SAVE},
+    {"format", OPT_FORMAT, 1, C_SAVE},
+    {"json", OPT_JSON, 0, C_INFO},
     {"force", OPT_FORCE, 0, C_SAVE},
     {"csv", OPT_CSV, 0, C_HIST},
     {"plot", OPT_PLOT, 1, C_HIST},
@@ -104,11 +105,14 @@ typedef struct cli {
     int have_range;
     long range_lo, range_hi;
     int log_y, cdf;         /* --log, --cdf: how --plot draws */
+    int json;               /* info --json */
+    const char **files;     /* info: every file named (pos[] holds the first two) */
+    int nfiles;
 } cli;
 
 typedef struct command {
     const char *name;
-    int npos;            /* positional arguments, exactly */
+    int npos;            /* positional arguments, exactly; -1: one or more (info) */
     const char *args;    /* their names, for messages */
     const char *summary;
     const char *help;    /* options part of `imgpu CMD --help` */
@@ -128,16 +132,28 @@ typedef struct command {
     "  --max-file-size N    refuse input files over N bytes (K, M, G suffixes; default 1G)\n"   \
     "  --max-decode-time S  give up decoding a file after S seconds (default 30)\n"           \
     "                       (environment: IMGPU_MAX_PIXELS, IMGPU_MAX_FILE_SIZE,\n"            \
-    "                       IMGPU_MAX_DECODE_TIME; an option wins over its variable)\n"
+    "                       IMGPU_MAX_DECODE_TIME; an option wins over its variable)\n"      \
+    "  --no-auto-orient     keep the stored pixels and the EXIF orientation (default: turn\n" \
+    "                       the image upright on load, as viewers and OpenCV do)\n"            \
+    "  --page N             the page of a multi-page TIFF to read (0-based; default 0)\n"
 #define HELP_MEMORY                                                                         \
     "  --max-memory N       refuse an op that would need more than N bytes of memory\n"     \
     "                       (input + result + working buffers; K, M, G suffixes;\n"         \
     "                       default 8G; environment: IMGPU_MAX_MEMORY)\n"
 #define HELP_QUIET "  --quiet              no notices on stderr (errors are still printed)\n"
 #define HELP_SAVE                                                                           \
-    "  --quality N          JPEG quality 1..100 (default 95)\n"                             \
+    "  --quality N          JPEG and lossy WebP quality 1..100 (default 92)\n"              \
+    "  --subsampling 444|422|420  JPEG chroma subsampling (default 420)\n"                 \
+    "  --progressive        progressive JPEG;  --optimize  optimized Huffman tables\n"      \
     "  --png-level N        PNG deflate level 0..9 (default 1: fast run-length coding;\n"   \
-    "                       2..9: LZ77, slower, smaller for graphics with repeats)\n"     \
+    "                       2..9: LZ77, slower, smaller for graphics with repeats)\n"       \
+    "  --compression KIND   TIFF: none, deflate (default), lzw, packbits, zstd, lzma, jpeg,\n" \
+    "                       webp\n"                                                          \
+    "  --lossless           lossless WebP (default lossy at --quality)\n"                   \
+    "  --background COLOR   what alpha is flattened onto for JPEG (default white)\n"         \
+    "  --strip              write no metadata (default: the input's ICC profile, EXIF, XMP\n" \
+    "                       and PNG text travel to the output where its format holds them)\n" \
+    "  --format EXT         the output format when the name has none ('-': standard output)\n" \
     "  --force              allow the output to overwrite the input file\n"
 #define HELP_TAIL_READ                                                                      \
     "  -h, --help           this help\n"                                                    \
@@ -145,8 +161,10 @@ typedef struct command {
     "work; '--' ends the options. Exit status: 0 success, 1 failure, 2 usage error.\n"
 #define HELP_TAIL                                                                           \
     HELP_TAIL_READ                                                                          \
-    "Output formats follow the extension: .png .jpg .jpeg .bmp .tga .pnm .pgm .ppm\n"      \
-    "(16-bit images stay 16-bit in PNG and PNM; JPEG, BMP and TGA store 8 bits).\n"
+    "Output formats follow the extension: .png .jpg .jpeg .tif .tiff .webp .bmp .tga .pnm\n" \
+    ".pgm .ppm (16-bit images stay 16-bit in PNG, TIFF and PNM; JPEG, WebP, BMP and TGA\n"  \
+    "store 8 bits). '-' as the input reads standard input, as the output writes standard\n"  \
+    "output (with --format).\n"
 
 static const char s_help_equalize[] =
     "Histogram equalization (OpenCV equalizeHist) of 8- and 16-bit images (16 bits: a\n"
@@ -203,11 +221,19 @@ static const char s_help_histogram[] =
         HELP_QUIET HELP_TAIL;
 
 static const char s_help_info[] =
-    "Print the file's format (from its content, not its name), width x height, channels\n"
-    "(gray, gray+alpha, RGB, RGBA), bit depth and file size. The image is decoded, so a\n"
-    "corrupt file is reported as such.\n"
+    "Print each file's format (from its content, not its name), width x height, channels\n"
+    "(gray, gray+alpha, RGB, RGBA), bit depth, pages (TIFF), EXIF orientation, ICC profile,\n"
+    "camera and date (EXIF) and file size; a blank line between files. Each image is\n"
+    "decoded, so a corrupt file is reported as such; the others are still printed, and the\n"
+    "exit status is 1 if any failed. Dimensions are as loaded: upright unless\n"
+    "--no-auto-orient.\n"
     "\n"
-    "options:\n" HELP_LOAD HELP_QUIET HELP_TAIL_READ;
+    "options:\n"
+    "  --json               one JSON object per line and file: path, format, width, height,\n"
+    "                       channels, depth, pages, page, orientation, oriented, icc\n"
+    "                       ({description, bytes} or null), exif, xmp, camera, date,\n"
+    "                       file_size; a file that fails: {path, error}\n"
+    HELP_LOAD HELP_QUIET HELP_TAIL_READ;
 
 static const char s_help_compare[] =
     "Compare two images of the same size and channels, over all channels (alpha too):\n"
@@ -255,7 +281,7 @@ static const command s_commands[CMD_COUNT] = {
                     s_help_rotate, cmd_rotate},
     [CMD_HISTOGRAM] = {"histogram", 1, "IN", "histogram as a table, CSV or plot",
                        s_help_histogram, cmd_histogram},
-    [CMD_INFO] = {"info", 1, "IN", "format, size, channels, bit depth, file size",
+    [CMD_INFO] = {"info", -1, "IN...", "format, size, depth, pages, orientation, ICC, EXIF",
                   s_help_info, cmd_info},
     [CMD_COMPARE] = {"compare", 2, "A B", "difference metrics (max, mean, PSNR), diff image",
                      s_help_compare, cmd_compare},
@@ -281,9 +307,10 @@ static void print_main_help(FILE *f)
     fprintf(f, "\n"
                "'imgpu COMMAND --help' lists a command's options; 'imgpu --version' prints the\n"
                "version and whether CUDA support is built in.\n"
-               "Inputs: PNG, JPEG, BMP, TGA, PNM (PNG and PNM also 16-bit), recognised by\n"
-               "content. Outputs: the format follows the extension (.png .jpg .jpeg .bmp .tga\n"
-               ".pnm .pgm .ppm).\n"
+               "Inputs: PNG, JPEG, TIFF, WebP, BMP, TGA, PNM (PNG, TIFF and PNM also 16-bit),\n"
+               "recognised by content; '-' reads standard input. Outputs: the format follows\n"
+               "the extension (.png .jpg .jpeg .tif .tiff .webp .bmp .tga .pnm .pgm .ppm) or\n"
+               "--format; '-' writes standard output.\n"
                "Exit status: 0 success, 1 processing error, 2 usage error.\n");
 }
 
@@ -333,7 +360,6 @@ static int finish_stdout(void)
 
 static int apply_option(cli *c, const opt_spec *o, const char *v)
 {
-    long n;
     switch (o->id) {
     case OPT_DEVICE:
         if (!strcmp(v, "auto")) c->device = IMGPU_DEVICE_AUTO;
@@ -343,16 +369,15 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         c->device_given = 1;
         return 0;
     case OPT_QUIET: c->quiet = 1; return 0;
-    case OPT_QUALITY:
-        if (imgpu__parse_long(v, 1, 100, &n) < 0)
-            return bad("invalid --quality '%s' (1..100)", v);
-        c->save.quality = (int)n;
+    case OPT_FORMAT: {
+        char probe[40];
+        if (strlen(v) > 16 || strchr(v, '/') ||
+            (snprintf(probe, sizeof probe, "x.%s", v),
+             (c->run.save.format = imgpu_format_from_path(probe)) == IMGPU_FORMAT_UNKNOWN))
+            return bad("invalid --format '%s' (png, jpg, tif, webp, bmp, tga, pnm, pgm or ppm)", v);
         return 0;
-    case OPT_PNG_LEVEL:
-        if (imgpu__parse_long(v, 0, 9, &n) < 0)
-            return bad("invalid --png-level '%s' (0..9)", v);
-        c->save.png_level = (int)n;
-        return 0;
+    }
+    case OPT_JSON: c->json = 1; return 0;
     case OPT_FORCE: c->force = 1; return 0;
     case OPT_CSV: c->csv = 1; return 0;
     case OPT_PLOT:
@@ -414,6 +439,8 @@ static int shared_applies(const imgpu_opt *o, int cmd)
     int kind = cmd_op_kind(cmd);
     if (o->sets & IMGPU_OPT_LOAD)
         return 1;
+    if (o->sets & IMGPU_OPT_SAVE)   /* the commands that write an image (--plot, --diff too) */
+        return (C_SAVE >> cmd) & 1;
     if (o->sets & IMGPU_OPT_RUN)
         return kind >= 0;
     return kind >= 0 && (o->sets & IMGPU_OPT_OP(kind));
@@ -428,7 +455,9 @@ static int apply_shared(cli *c, const imgpu_opt *o, const char *v)
         c->saw_expand = 1;
     else if (o->id == IMGPU_OPT_ID_CROP)
         c->saw_crop = 1;
-    return imgpu_opt_apply(o, v, (o->sets & IMGPU_OPT_RUN) ? NULL : &c->op, &c->run);
+    int takes_op = !(o->sets & (IMGPU_OPT_RUN | IMGPU_OPT_SAVE)) ||
+                   ((o->sets & IMGPU_OPT_ROT) && cmd_op_kind(c->cmd) == IMGPU_OP_ROTATE);
+    return imgpu_opt_apply(o, v, takes_op ? &c->op : NULL, &c->run);
 }
 
 static int parse_args(int argc, char **argv, cli *c)
@@ -445,6 +474,14 @@ static int parse_args(int argc, char **argv, cli *c)
         }
         /* "-" alone is a file name, not an option. */
         if (end_of_options || a[0] != '-' || a[1] == '\0') {
+            if (cmd->npos < 0) {
+                if (!c->files && !(c->files = calloc((size_t)argc, sizeof *c->files)))
+                    return bad("out of memory");
+                c->files[c->nfiles++] = a;
+                if (c->npos < 2)
+                    c->pos[c->npos++] = a;
+                continue;
+            }
             if (c->npos == cmd->npos)
                 return bad("unexpected argument '%s' (%s takes %s)", a, cmd->name, cmd->args);
             c->pos[c->npos++] = a;
@@ -476,7 +513,7 @@ static int parse_args(int argc, char **argv, cli *c)
         if ((o ? apply_option(c, o, value) : apply_shared(c, so, value)) < 0)
             return -1;
     }
-    if (c->npos < cmd->npos)
+    if (c->npos < cmd->npos || (cmd->npos < 0 && c->npos == 0))
         return bad("%s needs %s", cmd->name, cmd->args);
     if (c->saw_expand && c->saw_crop)
         return bad("--expand and --crop contradict each other");
@@ -546,10 +583,16 @@ static int same_file(const char *in, const char *out)
 /* An output's format must be known and it must not clobber an input (unless --force). */
 static int check_output(const cli *c, const char *out, const char *in1, const char *in2)
 {
-    if (imgpu_format_from_path(out) == IMGPU_FORMAT_UNKNOWN)
-        return bad("cannot tell the output format of '%s' from its extension (use .png, .jpg, "
-                   ".jpeg, .bmp, .tga, .pnm, .pgm or .ppm)", out);
-    if (!c->force) {
+    if (!strcmp(out, "-")) {   /* standard output: the format must be named */
+        if (!c->run.save.format)
+            return bad("writing to standard output ('-') needs --format (png, jpg, tif, webp, "
+                       "bmp, tga, pnm)");
+        return 0;
+    }
+    if (!c->run.save.format && imgpu_format_from_path(out) == IMGPU_FORMAT_UNKNOWN)
+        return bad("cannot tell the output format of '%s' from its extension (use "
+                   IMGPU_EXTENSIONS_HINT ", or --format)", out);
+    if (!c->force && strcmp(in1, "-") && (!in2 || strcmp(in2, "-"))) {
         if (same_file(in1, out) || (in2 && same_file(in2, out)))
             return bad("output '%s' is the input file '%s'; add --force to overwrite it", out,
                        in2 && same_file(in2, out) ? in2 : in1);
@@ -587,12 +630,18 @@ static int check_device(const cli *c)
 
 /* Load the input. CUDA's context creation runs on a background thread meanwhile; an
  * explicit --device cuda still fails before the decode when there is no GPU. */
-static imgpu_image *load_input(const cli *c)
+static imgpu_image *load_input(const cli *c, imgpu_meta **meta)
 {
     imgpu_backend_prepare(c->device);
     if (c->device == IMGPU_DEVICE_CUDA && check_device(c) < 0)
         return NULL;
-    return imgpu_image_load(c->pos[0], &c->run.load);
+    imgpu_load_result r = { 0 };
+    imgpu_image *im = imgpu_image_load_ex(c->pos[0], &c->run.load, &r);
+    if (meta)
+        *meta = r.meta;
+    else
+        imgpu_meta_free(r.meta);
+    return im;
 }
 
 /* Run one op on the input file and save the result. */
@@ -600,8 +649,9 @@ static int process_one(const cli *c, imgpu_op *op)
 {
     int rc = EXIT_FAIL;
     imgpu_image *in = NULL, *out = NULL;
+    imgpu_meta *meta = NULL;
 
-    in = load_input(c);
+    in = load_input(c, &meta);
     if (!in)
         goto done;
     /* a gray image's rotation background is the color's luma (op.h) */
@@ -618,7 +668,8 @@ static int process_one(const cli *c, imgpu_op *op)
     char why[200];
     if (imgpu_pipeline_plan(in->width, in->height, in->channels, in->depth, op, 1, NULL, c->pos[0], &plan) < 0)
         goto done;
-    if (imgpu_format_check_size(imgpu_format_from_path(c->pos[1]), plan.out_w, plan.out_h, plan.channels,
+    if (imgpu_format_check_size(c->run.save.format ? c->run.save.format
+                                                   : imgpu_format_from_path(c->pos[1]), plan.out_w, plan.out_h, plan.channels,
                                 c->run.out_depth == 8 ? 8 : plan.depth, why, sizeof why) < 0) {
         imgpu_error("cannot write '%s': %s", c->pos[1], why);
         goto done;
@@ -633,10 +684,13 @@ static int process_one(const cli *c, imgpu_op *op)
         imgpu_image_free(out);
         out = o8;
     }
-    if (imgpu_image_save(out, c->pos[1], &c->save) < 0)
+    imgpu_save_options so = c->run.save;
+    so.meta = meta;   /* the input's ICC profile, EXIF, XMP and text travel (not with --strip) */
+    if (imgpu_image_save(out, c->pos[1], &so) < 0)
         goto done;
     rc = EXIT_OK;
 done:
+    imgpu_meta_free(meta);
     imgpu_image_free(in);
     imgpu_image_free(out);
     return rc == EXIT_OK ? EXIT_OK : fail();
@@ -774,7 +828,7 @@ static int save_plot(const cli *c, int depth, long lo, long hi, long nb, int n, 
     for (int k = 0; k < n; k++)
         spec.series[k] = (imgpu_plot_series){names[k], counts[k]};
     imgpu_image *plot = imgpu__histogram_plot(&spec);
-    int rc = plot ? imgpu_image_save(plot, c->plot, &c->save) : -1;
+    int rc = plot ? imgpu_image_save(plot, c->plot, &c->run.save) : -1;
     imgpu_image_free(plot);
     return rc;
 }
@@ -900,7 +954,7 @@ static int cmd_histogram(const cli *c)
     imgpu_device used = IMGPU_DEVICE_CPU;
     int ok = 0;
 
-    in = load_input(c);
+    in = load_input(c, NULL);
     if (!in)
         goto done;
     if (in->depth == 16 || c->bins || c->have_range) {
@@ -936,37 +990,149 @@ done:
 
 /* ---- info --------------------------------------------------------------------------------- */
 
-static int cmd_info(const cli *c)
+/* s as a JSON string: quotes, backslashes and control characters escaped; bytes that are not
+ * valid UTF-8 (a file name can hold any) become U+FFFD. */
+static void json_str(const char *s)
 {
-    const char *path = c->pos[0];
+    const unsigned char *p = (const unsigned char *)s;
+    putchar('"');
+    while (*p) {
+        unsigned c = *p;
+        if (c == '"' || c == '\\') {
+            printf("\\%c", c);
+            p++;
+        } else if (c < 0x20 || c == 0x7f) {
+            printf("\\u%04x", c);
+            p++;
+        } else if (c < 0x80) {
+            putchar((int)c);
+            p++;
+        } else {
+            int n = c >= 0xf0 && c < 0xf5 ? 3 : c >= 0xe0 ? 2 : c >= 0xc2 && c < 0xe0 ? 1 : -1;
+            int ok = n > 0;
+            for (int k = 1; ok && k <= n; k++)
+                ok = (p[k] & 0xc0) == 0x80;
+            if (ok) {
+                fwrite(p, 1, (size_t)n + 1, stdout);
+                p += n + 1;
+            } else {
+                fputs("\\ufffd", stdout);
+                p++;
+            }
+        }
+    }
+    putchar('"');
+}
+
+static const char *const s_orientation_names[9] = {
+    "none", "normal", "mirrored horizontally", "rotated 180", "mirrored vertically",
+    "transposed", "rotated 90 clockwise", "transversed", "rotated 90 counterclockwise",
+};
+
+/* One file's block (or JSON line); 0, or -1 with the error printed and, for --json, an
+ * object with "error" written. */
+static int info_one(const cli *c, const char *path)
+{
     /* Format and size from the bytes the loader read: a second open or stat of the path
      * would hang on a FIFO, and a pipe (/dev/stdin) has neither by then. */
-    imgpu_format format;
-    uint64_t size;
-    imgpu_image *im = imgpu_image_load_info(path, &c->run.load, &format, &size);
-    if (!im)
-        return fail();
-    const char *fmt = imgpu_format_name(format);
-    imgpu_format by_name = imgpu_format_from_path(path);
-    char shown[4096];
-    printf("file:       %s\n", imgpu_escape(path, shown, sizeof shown));
-    if (by_name != IMGPU_FORMAT_UNKNOWN && strcmp(imgpu_format_name(by_name), fmt) &&
-        !(by_name == IMGPU_FORMAT_JPEG && !strcmp(fmt, "JPEG")))
-        printf("format:     %s (by content; the name says %s)\n", fmt,
-               imgpu_format_name(by_name));
-    else
-        printf("format:     %s\n", fmt);
-    printf("dimensions: %d x %d\n", im->width, im->height);
-    printf("channels:   %d (%s)\n", im->channels, imgpu_image_layout_name(im->channels));
-    printf("bit depth:  %d\n", im->depth);
-    printf("file size:  %llu bytes", (unsigned long long)size);
-    if (size >= 1024 * 1024)
-        printf(" (%.1f MiB)", (double)size / (1024.0 * 1024.0));
-    else if (size >= 1024)
-        printf(" (%.1f KiB)", (double)size / 1024.0);
-    putchar('\n');
+    imgpu_load_result r = { 0 };
+    imgpu_image *im = imgpu_image_load_ex(path, &c->run.load, &r);
+    if (!im) {
+        if (c->json) {
+            fputs("{\"path\": ", stdout);
+            json_str(path);
+            fputs(", \"error\": ", stdout);
+            json_str(imgpu_error_message());
+            fputs("}\n", stdout);
+        }
+        fflush(stdout);
+        fail();
+        return -1;
+    }
+    const imgpu_meta *m = r.meta;
+    const char *fmt = imgpu_format_name(r.format);
+    char icc[128] = "";
+    if (m->icc && imgpu_meta_icc_description(m->icc, m->icc_len, icc, sizeof icc) < 0)
+        snprintf(icc, sizeof icc, "(no description)");
+    imgpu_exif_info ex;
+    int have_exif = m->exif && imgpu_exif_parse(m->exif, m->exif_len, &ex) == 0;
+    const int orient = m->orientation;
+    if (c->json) {
+        fputs("{\"path\": ", stdout);
+        json_str(path);
+        printf(", \"format\": \"%s\", \"width\": %d, \"height\": %d, \"channels\": %d, "
+               "\"depth\": %d, \"pages\": %d, \"page\": %d, \"orientation\": %d, "
+               "\"oriented\": %s, \"icc\": ",
+               fmt, im->width, im->height, im->channels, im->depth, m->pages, m->page, orient,
+               m->oriented ? "true" : "false");
+        if (m->icc) {
+            fputs("{\"description\": ", stdout);
+            json_str(icc);
+            printf(", \"bytes\": %zu}", m->icc_len);
+        } else {
+            fputs("null", stdout);
+        }
+        printf(", \"exif\": %s, \"xmp\": %s", m->exif ? "true" : "false", m->xmp ? "true" : "false");
+        if (have_exif) {
+            fputs(", \"camera\": ", stdout);
+            char cam[160];
+            snprintf(cam, sizeof cam, "%s%s%s", ex.make, ex.make[0] && ex.model[0] ? " " : "", ex.model);
+            json_str(cam);
+            fputs(", \"date\": ", stdout);
+            json_str(ex.datetime_original);
+        }
+        printf(", \"file_size\": %llu}\n", (unsigned long long)r.bytes);
+    } else {
+        imgpu_format by_name = imgpu_format_from_path(path);
+        char shown[4096];
+        printf("file:        %s\n", imgpu_escape(path, shown, sizeof shown));
+        if (by_name != IMGPU_FORMAT_UNKNOWN && by_name != r.format)
+            printf("format:      %s (by content; the name says %s)\n", fmt,
+                   imgpu_format_name(by_name));
+        else
+            printf("format:      %s\n", fmt);
+        printf("dimensions:  %d x %d\n", im->width, im->height);
+        printf("channels:    %d (%s)\n", im->channels, imgpu_image_layout_name(im->channels));
+        printf("bit depth:   %d\n", im->depth);
+        if (m->pages > 1)
+            printf("pages:       %d (showing page %d; --page N picks another)\n", m->pages, m->page);
+        if (orient >= 1 && orient <= 8)
+            printf("orientation: %d (%s)%s\n", orient, s_orientation_names[orient],
+                   m->oriented && orient != 1 ? "; shown upright, as loaded" : "");
+        if (m->icc)
+            printf("ICC profile: %s (%zu bytes)\n", imgpu_escape(icc, shown, sizeof shown), m->icc_len);
+        if (have_exif && (ex.make[0] || ex.model[0]))
+            printf("camera:      %s%s%s\n", imgpu_escape(ex.make, shown, sizeof shown),
+                   ex.make[0] && ex.model[0] ? " " : "", ex.model);
+        if (have_exif && ex.datetime_original[0])
+            printf("date:        %s\n", imgpu_escape(ex.datetime_original, shown, sizeof shown));
+        if (m->exif || m->xmp || m->n_text)
+            printf("metadata:   %s%s%s\n", m->exif ? " EXIF" : "", m->xmp ? " XMP" : "",
+                   m->n_text ? " text" : "");
+        printf("file size:   %llu bytes", (unsigned long long)r.bytes);
+        if (r.bytes >= 1024 * 1024)
+            printf(" (%.1f MiB)", (double)r.bytes / (1024.0 * 1024.0));
+        else if (r.bytes >= 1024)
+            printf(" (%.1f KiB)", (double)r.bytes / 1024.0);
+        putchar('\n');
+    }
+    imgpu_meta_free(r.meta);
     imgpu_image_free(im);
-    return finish_stdout();
+    return 0;
+}
+
+/* Every file named: a block each (a blank line between), or one JSON object per line with
+ * --json; a file that fails is reported and the rest still printed; exit 1 if any failed. */
+static int cmd_info(const cli *c)
+{
+    int failed = 0;
+    for (int i = 0; i < c->nfiles; i++) {
+        if (i && !c->json)
+            putchar('\n');
+        failed |= info_one(c, c->files[i]) < 0;
+    }
+    int rc = finish_stdout();
+    return failed ? EXIT_FAIL : rc;
 }
 
 /* ---- compare ------------------------------------------------------------------------------ */
@@ -988,7 +1154,7 @@ static int cmd_compare(const cli *c)
     if (c->diff) {
         gain = imgpu__diff_gain(r.max_abs, r.depth);
         d = imgpu__diff_image(a, b, gain);
-        if (!d || imgpu_image_save(d, c->diff, &c->save) < 0)
+        if (!d || imgpu_image_save(d, c->diff, &c->run.save) < 0)
             goto done;
     }
     ok = 1;
@@ -1124,8 +1290,7 @@ int main(int argc, char **argv)
     }
 
     c.device = IMGPU_DEVICE_AUTO;
-    c.save.quality = 95;
-    c.save.png_level = -1;
+    c.run = imgpu_run_options_default();
     if (cmd_op_kind(c.cmd) >= 0)
         c.op = imgpu_opt_default_op((imgpu_op_kind)cmd_op_kind(c.cmd));
     if (parse_args(argc - 2, argv + 2, &c) < 0 || validate(&c) < 0)

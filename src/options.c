@@ -4,6 +4,7 @@
 #include "cli_values.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -139,12 +140,19 @@ static int p_canvas(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_o
     return 0;
 }
 
+/* --background: a rotation's fill (when op is a rotation) and what alpha is flattened onto
+ * for outputs without alpha (JPEG). */
 static int p_color(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
 {
-    (void)run;
-    if (imgpu__parse_color(v, op->u.rotate.background) < 0)
+    uint8_t c[4];
+    if (imgpu__parse_color(v, c) < 0)
         return invalid(o, v);
-    op->u.rotate.has_background = 1;
+    if (op && op->kind == IMGPU_OP_ROTATE) {
+        memcpy(op->u.rotate.background, c, 4);
+        op->u.rotate.has_background = 1;
+    }
+    memcpy(run->save.background, c, 4);
+    run->save.has_background = 1;
     return 0;
 }
 
@@ -187,6 +195,69 @@ static int p_seconds(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_
     return 0;
 }
 
+/* --page N: 0-based, up to 65535 */
+static int p_page(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+{
+    (void)op;
+    long n;
+    if (imgpu__parse_long(v, 0, 65535, &n) < 0)
+        return invalid(o, v);
+    run->load.page = (int)n;
+    return 0;
+}
+
+/* --no-auto-orient, --progressive, --optimize, --lossless, --strip */
+static int p_flag(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+{
+    (void)v, (void)op;
+    switch (o->id) {
+    case IMGPU_OPT_ID_NO_AUTO_ORIENT: run->load.no_auto_orient = 1; break;
+    case IMGPU_OPT_ID_PROGRESSIVE: run->save.progressive = 1; break;
+    case IMGPU_OPT_ID_OPTIMIZE: run->save.optimize = 1; break;
+    case IMGPU_OPT_ID_LOSSLESS: run->save.lossless = 1; break;
+    default: run->save.strip = 1; break;
+    }
+    return 0;
+}
+
+/* --quality N (1..100), --png-level N (0..9) */
+static int p_level(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+{
+    (void)op;
+    long n;
+    const int q = o->id == IMGPU_OPT_ID_QUALITY;
+    if (imgpu__parse_long(v, q ? 1 : 0, q ? 100 : 9, &n) < 0)
+        return invalid(o, v);
+    if (q)
+        run->save.quality = (int)n;
+    else
+        run->save.png_level = (int)n;
+    return 0;
+}
+
+static int p_subsampling(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+{
+    (void)op;
+    if (!strcmp(v, "444") || !strcmp(v, "4:4:4")) run->save.subsampling = IMGPU_SUBSAMPLING_444;
+    else if (!strcmp(v, "422") || !strcmp(v, "4:2:2")) run->save.subsampling = IMGPU_SUBSAMPLING_422;
+    else if (!strcmp(v, "420") || !strcmp(v, "4:2:0")) run->save.subsampling = IMGPU_SUBSAMPLING_420;
+    else return invalid(o, v);
+    return 0;
+}
+
+static int p_compression(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+{
+    (void)op;
+    static const char *const names[] = { "none", "deflate", "lzw", "packbits", "zstd", "lzma",
+                                         "jpeg", "webp" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(v, names[i])) {
+            run->save.compression = (imgpu_compression)(IMGPU_COMPRESSION_NONE + i);
+            return 0;
+        }
+    return invalid(o, v);
+}
+
 /* ---- the table ------------------------------------------------------------------------------ */
 
 #define F_ALL IMGPU_FRONT_ALL
@@ -218,8 +289,9 @@ const imgpu_opt imgpu_opt_table[] = {
     {"expand", IMGPU_OPT_ID_EXPAND, NULL, IMGPU_OPT_ROT, F_ALL, p_canvas, "",
      "grow the canvas to the rotated image (default)"},
     {"crop", IMGPU_OPT_ID_CROP, NULL, IMGPU_OPT_ROT, F_ALL, p_canvas, "", "keep the input size"},
-    {"background", IMGPU_OPT_ID_BACKGROUND, "COLOR", IMGPU_OPT_ROT, F_CLI | F_BATCH, p_color,
-     "black, white, transparent, #RRGGBB, #RRGGBBAA or R,G,B[,A]", "fill for uncovered areas"},
+    {"background", IMGPU_OPT_ID_BACKGROUND, "COLOR", IMGPU_OPT_ROT | IMGPU_OPT_SAVE, F_CLI | F_BATCH,
+     p_color, "black, white, transparent, #RRGGBB, #RRGGBBAA or R,G,B[,A]",
+     "fill for uncovered areas; what JPEG outputs flatten alpha onto (default white)"},
     {"depth", IMGPU_OPT_ID_DEPTH, "8", IMGPU_OPT_RUN, F_CLI | F_BATCH, p_depth,
      "8, or 16 to keep 16-bit images", "write 16-bit results as 8 bits"},
     {"max-pixels", IMGPU_OPT_ID_MAX_PIXELS, "N", IMGPU_OPT_RUN | IMGPU_OPT_LOAD, F_ALL, p_count,
@@ -230,8 +302,37 @@ const imgpu_opt imgpu_opt_table[] = {
      p_size, HINT_SIZE, "refuse input files over N bytes"},
     {"max-decode-time", IMGPU_OPT_ID_MAX_DECODE_TIME, "S", IMGPU_OPT_RUN | IMGPU_OPT_LOAD,
      F_ALL, p_seconds, "a positive number of seconds", "give up decoding after S seconds"},
+    {"no-auto-orient", IMGPU_OPT_ID_NO_AUTO_ORIENT, NULL, IMGPU_OPT_RUN | IMGPU_OPT_LOAD, F_ALL,
+     p_flag, "", "keep the stored pixels and the EXIF orientation (default: turn upright)"},
+    {"page", IMGPU_OPT_ID_PAGE, "N", IMGPU_OPT_RUN | IMGPU_OPT_LOAD, F_ALL, p_page,
+     "a page number 0..65535", "the page of a multi-page TIFF to read (default 0)"},
+    {"quality", IMGPU_OPT_ID_QUALITY, "N", IMGPU_OPT_SAVE, F_CLI | F_BATCH, p_level,
+     "1..100", "JPEG and lossy WebP quality (default 92)"},
+    {"png-level", IMGPU_OPT_ID_PNG_LEVEL, "N", IMGPU_OPT_SAVE, F_CLI | F_BATCH, p_level,
+     "0..9", "PNG deflate level (default 1: fast; 2..9 smaller, slower)"},
+    {"subsampling", IMGPU_OPT_ID_SUBSAMPLING, "444|422|420", IMGPU_OPT_SAVE, F_CLI | F_BATCH,
+     p_subsampling, "use 444, 422 or 420", "JPEG chroma subsampling (default 420)"},
+    {"progressive", IMGPU_OPT_ID_PROGRESSIVE, NULL, IMGPU_OPT_SAVE, F_CLI | F_BATCH, p_flag, "",
+     "write progressive JPEG"},
+    {"optimize", IMGPU_OPT_ID_OPTIMIZE, NULL, IMGPU_OPT_SAVE, F_CLI | F_BATCH, p_flag, "",
+     "JPEG with optimized Huffman tables (smaller, slower)"},
+    {"compression", IMGPU_OPT_ID_COMPRESSION, "KIND", IMGPU_OPT_SAVE, F_CLI | F_BATCH,
+     p_compression, "use none, deflate, lzw, packbits, zstd, lzma, jpeg or webp",
+     "TIFF compression (default deflate)"},
+    {"lossless", IMGPU_OPT_ID_LOSSLESS, NULL, IMGPU_OPT_SAVE, F_CLI | F_BATCH, p_flag, "",
+     "lossless WebP"},
+    {"strip", IMGPU_OPT_ID_STRIP, NULL, IMGPU_OPT_SAVE, F_CLI | F_BATCH, p_flag, "",
+     "write no metadata (ICC profile, EXIF, XMP, text)"},
 };
 const size_t imgpu_opt_count = sizeof imgpu_opt_table / sizeof imgpu_opt_table[0];
+
+imgpu_run_options imgpu_run_options_default(void)
+{
+    imgpu_run_options r;
+    memset(&r, 0, sizeof r);
+    r.save.png_level = -1;
+    return r;
+}
 
 const imgpu_opt *imgpu_opt_find(const char *name, size_t len, unsigned front)
 {

@@ -28,6 +28,7 @@ typedef struct imgpu_run_options {
     imgpu_load_options load;  /* --max-pixels, --max-file-size, --max-decode-time */
     uint64_t max_memory;      /* --max-memory; 0: IMGPU_MAX_MEMORY or the default */
     int out_depth;            /* --depth: 0 keeps the image's depth; 8 converts on output */
+    imgpu_save_options save;  /* --quality, --subsampling, ..., --strip: how outputs are written */
 } imgpu_run_options;
 
 /* Which op kinds an entry sets (IMGPU_OPT_OP(kind)), or that it sets the run options. */
@@ -38,6 +39,7 @@ typedef struct imgpu_run_options {
 #define IMGPU_OPT_RUN (1u << 8)  /* a limit or --depth: imgpu_run_options */
 #define IMGPU_OPT_ADD (1u << 9)  /* starts a new op of the (one) kind named (batch, view) */
 #define IMGPU_OPT_LOAD (1u << 10) /* a load limit: `imgpu histogram | info | compare` take it too */
+#define IMGPU_OPT_SAVE (1u << 11) /* how outputs are written: imgpu_run_options.save */
 
 /* The front ends. */
 #define IMGPU_FRONT_CLI (1u << 0)    /* imgpu equalize | clahe | rotate (and the read-only
@@ -55,6 +57,10 @@ typedef enum imgpu_opt_id {
     IMGPU_OPT_ID_DEPTH,
     IMGPU_OPT_ID_MAX_PIXELS, IMGPU_OPT_ID_MAX_MEMORY, IMGPU_OPT_ID_MAX_FILE_SIZE,
     IMGPU_OPT_ID_MAX_DECODE_TIME,
+    IMGPU_OPT_ID_NO_AUTO_ORIENT, IMGPU_OPT_ID_PAGE,
+    IMGPU_OPT_ID_QUALITY, IMGPU_OPT_ID_PNG_LEVEL, IMGPU_OPT_ID_SUBSAMPLING,
+    IMGPU_OPT_ID_PROGRESSIVE, IMGPU_OPT_ID_OPTIMIZE, IMGPU_OPT_ID_COMPRESSION,
+    IMGPU_OPT_ID_LOSSLESS, IMGPU_OPT_ID_STRIP,
 } imgpu_opt_id;
 
 typedef struct imgpu_opt {
@@ -81,6 +87,10 @@ const imgpu_opt *imgpu_opt_find(const char *name, size_t len, unsigned front);
  * or *run. An IMGPU_OPT_ADD entry writes a new op with the constructor's defaults (and the
  * angle for --rotate). 0, or -1 with the usage message recorded. */
 int imgpu_opt_apply(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run);
+
+/* Run options at their defaults (limits 0: from the environment or the built-in defaults;
+ * PNG level -1: the default). Front ends start from this. */
+imgpu_run_options imgpu_run_options_default(void);
 
 /* The op floor's defaults for each kind, the constructors' (op.h): the one place a front end
  * gets a fresh op from. */

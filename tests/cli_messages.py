@@ -103,12 +103,12 @@ def main():
     clean(ck, "failed load of a hostile name", err)
 
     rc, out, err = run(binary, ["info", hostile_ok], names)
-    ck.check(rc == 0 and out.startswith(b"file:       " + shown_ok + b"\n"),
+    ck.check(rc == 0 and out.startswith(b"file:        " + shown_ok + b"\n"),
              "info of a hostile name: escaped", repr(out[:200]))
     clean(ck, "info of a hostile name", out + err)
 
     rc, out, err = run(binary, ["info", utf8_ok], names)
-    ck.check(rc == 0 and out.startswith(b"file:       " + utf8_ok + b"\n"),
+    ck.check(rc == 0 and out.startswith(b"file:        " + utf8_ok + b"\n"),
              "info of a UTF-8 name: shown as it is", repr(out[:200]))
 
     rc, out, err = run(binary, ["histogram", hostile_ok], names)

@@ -21,3 +21,14 @@ if(IMGPU_PYTHON3)
   set_tests_properties(opencv_exif_orient PROPERTIES LABELS "unit;exif" SKIP_RETURN_CODE 77
                        TIMEOUT 120)
 endif()
+
+# meta_cli: issue 16's photo fidelity through the CLI on PNG: orientation applied on load (and
+#   kept with --no-auto-orient), ICC / EXIF / XMP / text carried byte for byte (EXIF with
+#   Orientation 1 and the turned pixel size), --strip, info on many files and --json, '-' in
+#   and out, batch naming files that are not images; exiftool as the outside reader.
+if(IMGPU_PYTHON3)
+  add_test(NAME meta_cli
+           COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/meta_cli.py $<TARGET_FILE:imgpu>
+                   ${CMAKE_CURRENT_BINARY_DIR}/meta_cli.tmp)
+  set_tests_properties(meta_cli PROPERTIES LABELS "cli;exif" TIMEOUT 120)
+endif()

@@ -40,7 +40,8 @@ def main():
     check(rc == 0 and len(table) >= 15, "the table dumps", out + err)
 
     # main.c's rule: the load limits apply to every command, --depth and --max-memory to the
-    # commands that run an op, an op option to its op's command.
+    # commands that run an op, the output options (S) to the commands that write an image (the
+    # ops' outputs, histogram --plot, compare --diff), an op option to its op's command.
     ops = {"equalize": "e", "rotate": "r", "clahe": "l", "histogram": None, "info": None, "compare": None}
 
     def applies(e, cmd):
@@ -48,6 +49,8 @@ def main():
             return False
         if "L" in e["sets"]:
             return True
+        if "S" in e["sets"]:
+            return cmd != "info"
         if "R" in e["sets"]:
             return ops[cmd] is not None
         return ops[cmd] is not None and ops[cmd] in e["sets"]

@@ -202,7 +202,7 @@ def main():
     g16 = png(ihdr(1, 1, 16, 0), [chunk(b"IDAT", b"")], b"\0\x12\x34")
     cc.write(os.path.join(d, "g16_empty_idat.png"), g16)
     r = cc.run(binary, ["info", "g16_empty_idat.png"], cwd=d)
-    ck.check(r.rc == 0 and "bit depth:  16" in r.out,
+    ck.check(r.rc == 0 and "bit depth:   16" in r.out,
              "16-bit PNG whose first IDAT is empty decodes", str(r))
 
     # JPEG DC arithmetic past int: defined (-fwrapv) now, so under UBSan (the ASan build of

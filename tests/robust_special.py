@@ -149,8 +149,8 @@ r = run(["info", fifo2, "--max-decode-time", "10"])
 w.stop.set()
 w.join(5)
 rc, out, err, el, _ = r
-t.check(rc == 0 and "format:     PNG\n" in out and f"file size:  {len(png)} bytes" in out
-        and "dimensions: 512 x 512" in out,
+t.check(rc == 0 and "format:      PNG\n" in out and f"file size:   {len(png)} bytes" in out
+        and "dimensions:  512 x 512" in out,
         "info on a FIFO with a writer: PNG, the size of the bytes sent, no second open", desc(r))
 
 # a writer that sends half the file and stalls: refused near the limit, not when it wakes
@@ -197,7 +197,7 @@ t.check(rc == 1 and "did not end within 1 s" in err and LIMIT * 0.9 <= el < LIMI
 
 r = run(["info", "/dev/stdin"], stdin_data=[png])
 rc, out, err, el, _ = r
-t.check(rc == 0 and "format:     PNG\n" in out and f"file size:  {len(png)} bytes" in out,
+t.check(rc == 0 and "format:      PNG\n" in out and f"file size:   {len(png)} bytes" in out,
         "cat a.png | imgpu info /dev/stdin: PNG and the real size", desc(r))
 
 r = run(["info", "/dev/null"])

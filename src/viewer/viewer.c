@@ -75,6 +75,8 @@ static const char s_help[] =
     "  --max-file-size N    refuse files over N bytes (K, M, G; default 1G)\n"
     "  --max-decode-time S  give up decoding a file after S seconds (default 30; environment:\n"
     "                       IMGPU_MAX_FILE_SIZE, IMGPU_MAX_DECODE_TIME)\n"
+    "  --no-auto-orient     show the stored pixels (default: upright by EXIF orientation)\n"
+    "  --page N             the page of multi-page TIFFs to show (default 0)\n"
     "  --quiet  -h, --help\n"
     "\n"
     "controls: see '?' in the window, or README.md.\n";
