@@ -285,7 +285,8 @@ int imgpu_exif_parse(const unsigned char *b, size_t n, imgpu_exif_info *out)
                 seen_y = 1;
                 info.pixel_y = v;
             } else if (e.tag == TAG_DATETIME_ORIGINAL && !seen_original) {
-                seen_original = entry_text(&t, &e, original, sizeof original) == 0;
+                /* a blank one (some cameras write spaces) leaves DateTime standing */
+                seen_original = entry_text(&t, &e, original, sizeof original) == 0 && original[0];
             }
         }
         /* DateTimeOriginal wins over IFD0's DateTime (the time of the last edit) */

@@ -39,7 +39,7 @@ typedef struct imgpu_exif_info {
     int orientation;              /* 1..8 (see imgpu_image_orient); 0: absent or out of range */
     char make[64];                /* "" when absent; always NUL-terminated */
     char model[64];
-    char datetime_original[32];   /* DateTimeOriginal, else IFD0's DateTime, else "" */
+    char datetime_original[32];   /* DateTimeOriginal, else (absent or blank) IFD0's DateTime */
     uint32_t pixel_x, pixel_y;    /* PixelXDimension / PixelYDimension of the Exif IFD; 0: absent */
     int has_gps;                  /* 1: IFD0 points to a GPS IFD inside the blob with >= 1 entry */
 } imgpu_exif_info;

@@ -18,7 +18,7 @@ target_compile_options(exif_dump PRIVATE -Wall -Wextra)
 if(IMGPU_PYTHON3)
   add_test(NAME opencv_exif_orient
            COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/opencv_exif_orient.py $<TARGET_FILE:exif_dump>)
-  set_tests_properties(opencv_exif_orient PROPERTIES LABELS "unit;exif" SKIP_RETURN_CODE 77
+  set_tests_properties(opencv_exif_orient PROPERTIES LABELS "unit;exif;opencv" SKIP_RETURN_CODE 77
                        TIMEOUT 120)
 endif()
 

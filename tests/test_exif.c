@@ -279,8 +279,9 @@ static void test_text_fields(void)
         };
         const ent exifb[] = {
             {0x9003, UNDEF, 20, 0, NULL, 0},       /* wrong type: ignored */
+            {0x9003, ASCII, 0, 0, "    ", 0},      /* blank: DateTime stands */
         };
-        build(&b, be, ifd0b, 4, exifb, 1, NULL, -1);
+        build(&b, be, ifd0b, 4, exifb, 2, NULL, -1);
         CHECK(parse(b.p, b.n, &info) == 0);
         CHECKF(strcmp(info.make, "Ab") == 0, "make '%s'", info.make);
         CHECKF(strcmp(info.model, "Model X") == 0, "model '%s'", info.model);
