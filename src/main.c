@@ -1227,6 +1227,8 @@ static int run_sibling(char **argv, const char *prog, const char *missing)
     return fail();
 }
 
+static int run_command(cli *c, const char *name, int argc, char **argv);
+
 int main(int argc, char **argv)
 {
     /* A file-size rlimit must end in a message and exit 1, not a kill: with SIGXFSZ ignored
@@ -1275,37 +1277,53 @@ int main(int argc, char **argv)
 
     cli c;
     memset(&c, 0, sizeof c);
-    c.cmd = -1;
+    int rc = run_command(&c, name, argc, argv);
+    free(c.files);
+    if (imgpu_backend_shutdown()) {
+        /* CUDA is still starting and nothing ran on it (`auto` took the CPU, or the input
+         * failed): leave now instead of waiting for it. stdout was checked by the command. */
+        fflush(stdout);
+        fflush(stderr);
+        _exit(rc);
+    }
+    return rc;
+}
+
+/* Everything after the command's name: options, limits, then the command itself. c->files
+ * is left for main to free. */
+static int run_command(cli *c, const char *name, int argc, char **argv)
+{
+    c->cmd = -1;
     for (int i = 0; i < CMD_COUNT; i++)
         if (!strcmp(name, s_commands[i].name))
-            c.cmd = i;
-    if (c.cmd < 0) {
+            c->cmd = i;
+    if (c->cmd < 0) {
         bad("unknown command '%s'", name);
         return usage_exit(NULL);
     }
-    const command *cmd = &s_commands[c.cmd];
+    const command *cmd = &s_commands[c->cmd];
     if (wants_help(argc - 2, argv + 2)) {
         print_command_help(cmd);
         return finish_stdout();
     }
 
-    c.device = IMGPU_DEVICE_AUTO;
-    c.run = imgpu_run_options_default();
-    if (cmd_op_kind(c.cmd) >= 0)
-        c.op = imgpu_opt_default_op((imgpu_op_kind)cmd_op_kind(c.cmd));
-    if (parse_args(argc - 2, argv + 2, &c) < 0 || validate(&c) < 0)
+    c->device = IMGPU_DEVICE_AUTO;
+    c->run = imgpu_run_options_default();
+    if (cmd_op_kind(c->cmd) >= 0)
+        c->op = imgpu_opt_default_op((imgpu_op_kind)cmd_op_kind(c->cmd));
+    if (parse_args(argc - 2, argv + 2, c) < 0 || validate(c) < 0)
         return usage_exit(cmd->name);
     /* IMGPU_DEVICE: the default of --device, which wins over it */
-    if (!c.device_given && imgpu_device_from_env(&c.device) < 0) {
+    if (!c->device_given && imgpu_device_from_env(&c->device) < 0) {
         bad("%s", imgpu_error_message());
         return usage_exit(cmd->name);
     }
     /* IMGPU_MAX_* fill in the limits no option set; a malformed one is a usage error. */
-    if (imgpu_load_options_from_env(&c.run.load) < 0) {
+    if (imgpu_load_options_from_env(&c->run.load) < 0) {
         bad("%s", imgpu_error_message());
         return usage_exit(cmd->name);
     }
-    imgpu_limits lim = {c.run.load.max_pixels, c.run.max_memory};
+    imgpu_limits lim = {c->run.load.max_pixels, c->run.max_memory};
     if (imgpu_limits_from_env(&lim) < 0) {
         bad("%s", imgpu_error_message());
         return usage_exit(cmd->name);
@@ -1316,15 +1334,7 @@ int main(int argc, char **argv)
     return EXIT_OK;
 #endif
 
-    imgpu_set_quiet(c.quiet);
+    imgpu_set_quiet(c->quiet);
     imgpu_set_limits(&lim);
-    int rc = cmd->run(&c);
-    if (imgpu_backend_shutdown()) {
-        /* CUDA is still starting and nothing ran on it (`auto` took the CPU, or the input
-         * failed): leave now instead of waiting for it. stdout was checked by the command. */
-        fflush(stdout);
-        fflush(stderr);
-        _exit(rc);
-    }
-    return rc;
+    return cmd->run(c);
 }
