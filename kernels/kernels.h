@@ -227,7 +227,7 @@ cudaError_t imgpu_launch_clahe_apply(const void *d_in, void *d_out, const void *
 /* An empty kernel: the launch-latency floor for benchmarks. */
 cudaError_t imgpu_launch_empty(cudaStream_t stream);
 /* Test only (fault.cu): a kernel that writes to an illegal address, a sticky fault. */
-cudaError_t imgpu_launch_fault(cudaStream_t stream);
+cudaError_t imgpu_launch_fault(cudaStream_t stream, int illegal_address);
 
 #ifdef __cplusplus
 }

@@ -180,11 +180,11 @@ out_oom2 = os.path.join(tmp, "gpu_oom2")
 r = imgpu("batch", "--equalize", "--device", "cuda", "-o", out_oom2, src, env={"IMGPU_CUDA_MEM_LIMIT": "1M"})
 C.check(r.rc == 1 and "out of device memory" in r.err, "OOM with --device cuda: files fail", str(r))
 
-# a sticky fault (IMGPU_FAULT_INJECT=kernel: the first GPU run of the process faults) fails the
+# a sticky fault (IMGPU_FAULT_INJECT=trap: the first GPU run of the process faults) fails the
 # file it happened on, and only that one; the rest is finished on the CPU with the CPU's pixels
 out_f = os.path.join(tmp, "gpu_fault")
 r = imgpu("batch", "--equalize", "--jobs", "4", "-o", out_f, src, "--format", "png",
-          env={"IMGPU_FAULT_INJECT": "kernel"})
+          env={"IMGPU_FAULT_INJECT": "trap"})
 C.check(r.rc == 1 and r.err.count("failed '") == 1 and "IMGPU_FAULT_INJECT" in r.err
         and f"{len(ALL) - 1} done, 0 skipped, 1 failed" in r.err, "sticky fault: one file fails", str(r))
 written = rels(out_f)

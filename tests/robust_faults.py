@@ -16,7 +16,7 @@ message names the limit and how to raise it; a decompression bomb is refused in 
 with little memory; malformed values are usage errors (exit 2).
 GPU (skipped, 77, without a usable GPU; every check needs a CUDA build on a GPU machine):
   CUDA_VISIBLE_DEVICES= (no device), IMGPU_CUDA_MEM_LIMIT (out of device memory) and
-  IMGPU_FAULT_INJECT=kernel (a sticky fault): --device cuda fails with a clear message,
+  IMGPU_FAULT_INJECT=trap (a sticky fault; not "address": see kernels/fault.cu): --device cuda fails with a clear message,
   auto falls back to the CPU with a notice and writes the CPU's exact bytes.
 """
 import os, resource, shutil, signal, stat, struct, subprocess, sys, tempfile, time, zlib
@@ -245,7 +245,7 @@ else:
                 f"{name}: auto falls back to the CPU, same bytes", f"rc={rc} {err}")
     cuda_case("no-device", {"CUDA_VISIBLE_DEVICES": ""}, "no usable GPU")
     cuda_case("mem-limit", {"IMGPU_CUDA_MEM_LIMIT": "4K"}, "IMGPU_CUDA_MEM_LIMIT")
-    cuda_case("sticky-fault", {"IMGPU_FAULT_INJECT": "kernel"}, "cudaErrorIllegalAddress")
+    cuda_case("sticky-fault", {"IMGPU_FAULT_INJECT": "trap"}, "cudaErrorLaunchFailure")
 
 failed = t.end()
 if not failed:

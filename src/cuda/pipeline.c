@@ -273,21 +273,27 @@ fail:
 }
 
 /* Enqueue ops[0..n) on the uploaded source; the result stays on the device. */
-/* IMGPU_FAULT_INJECT=kernel (tests only): the first run of the process launches a kernel that
- * faults (kernels/fault.cu) before its ops, so tests see a real sticky error. Inert unless set. */
+/* IMGPU_FAULT_INJECT=trap|address (tests only; "kernel" is "trap"): the first run of the process
+ * launches a kernel that faults (kernels/fault.cu) before its ops, so tests see a real sticky
+ * error. Inert unless set. */
 static int inject_fault(ctx *c)
 {
     static int s_injected;
     const char *v = getenv("IMGPU_FAULT_INJECT");
-    if (s_injected || !v || strcmp(v, "kernel") != 0)
+    if (s_injected || !v)
+        return 0;
+    const int address = !strcmp(v, "address");
+    if (!address && strcmp(v, "trap") != 0 && strcmp(v, "kernel") != 0)
         return 0;
     s_injected = 1;
-    cudaError_t e = imgpu_launch_fault(c->stream);
+    cudaError_t e = imgpu_launch_fault(c->stream, address);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(c->stream);
     if (e == cudaSuccess)
-        return imgpu_error("IMGPU_FAULT_INJECT=kernel: the faulting kernel did not fault");
-    return imgpu__cuda_fail(e, "the kernel injected by IMGPU_FAULT_INJECT=kernel");
+        return imgpu_error("IMGPU_FAULT_INJECT=%s: the faulting kernel did not fault", v);
+    char what[64];
+    snprintf(what, sizeof what, "the kernel injected by IMGPU_FAULT_INJECT=%s", v);
+    return imgpu__cuda_fail(e, what);
 }
 
 static int run_ops(ctx *c, const imgpu_op *ops, int n)
