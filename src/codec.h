@@ -45,6 +45,8 @@ typedef struct imgpu__encode_args {
     int lossless;                   /* WebP */
     uint8_t background[4];          /* JPEG: what alpha is flattened onto */
     const imgpu_meta *meta;         /* NULL: write no metadata */
+    const char *path;               /* the output's name (NULL: to memory): PNM's extension
+                                     * picks a graymap or a pixmap; for messages */
 } imgpu__encode_args;
 
 typedef struct imgpu__codec {

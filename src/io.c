@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- load -------------------------------------------------------------------------------- */
@@ -161,7 +162,13 @@ static imgpu_image *decode(const unsigned char *b, size_t len, const char *name,
     unsigned char *px = k->decode8 ? k->decode8(b, len, &s, (size_t)budget, &w, &h, &c, &why)
                                    : imgpu__stb_decode(b, len, (size_t)budget, &w, &h, &c, &why);
     if (!px) {
-        imgpu_error("cannot read '%s': corrupt %s data (%s)", name, imgpu_format_name(f), why);
+        /* a reason that names its kind stands as it is; anything else is the library's
+         * complaint about the data */
+        if (!strncmp(why, "corrupt ", 8) || !strncmp(why, "truncated ", 10) ||
+            !strncmp(why, "out of memory", 13))
+            imgpu_error("cannot read '%s': %s", name, why);
+        else
+            imgpu_error("cannot read '%s': corrupt %s data (%s)", name, imgpu_format_name(f), why);
         return NULL;
     }
     if ((uint64_t)w != s.w || (uint64_t)h != s.h) {
@@ -304,7 +311,7 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
         return save_fail(path, why);
 
     imgpu__encode_args args = { quality, level, png_threads, IMGPU_SUBSAMPLING_420, 0, 0,
-                                IMGPU_COMPRESSION_DEFLATE, 0, { 255, 255, 255, 255 }, NULL };
+                                IMGPU_COMPRESSION_DEFLATE, 0, { 255, 255, 255, 255 }, NULL, path };
     if (opts) {
         if (opts->subsampling)
             args.subsampling = opts->subsampling;
@@ -347,6 +354,32 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
     int rc = k->encode8 ? k->encode8(im, &args, out, out_len, why, sizeof why)
                         : imgpu__encode_stb(f, im, &args, out, out_len, why, sizeof why);
     return rc < 0 ? save_fail(path, why) : 0;
+}
+
+int imgpu_save_options_ignored(const imgpu_save_options *o, imgpu_format f, char *buf, size_t n)
+{
+    const struct { int set; const char *name; imgpu_format f1, f2; } opt[] = {
+        { o->quality != 0, "--quality", IMGPU_FORMAT_JPEG, IMGPU_FORMAT_WEBP },
+        { o->png_level != -1, "--png-level", IMGPU_FORMAT_PNG, IMGPU_FORMAT_PNG },
+        { o->subsampling != 0, "--subsampling", IMGPU_FORMAT_JPEG, IMGPU_FORMAT_JPEG },
+        { o->progressive, "--progressive", IMGPU_FORMAT_JPEG, IMGPU_FORMAT_JPEG },
+        { o->optimize, "--optimize", IMGPU_FORMAT_JPEG, IMGPU_FORMAT_JPEG },
+        { o->compression != 0, "--compression", IMGPU_FORMAT_TIFF, IMGPU_FORMAT_TIFF },
+        { o->lossless, "--lossless", IMGPU_FORMAT_WEBP, IMGPU_FORMAT_WEBP },
+    };
+    int count = 0;
+    size_t used = 0;
+    if (n)
+        buf[0] = '\0';
+    for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++) {
+        if (!opt[i].set || f == opt[i].f1 || f == opt[i].f2)
+            continue;
+        int k = snprintf(buf + used, used < n ? n - used : 0, "%s%s", count ? ", " : "", opt[i].name);
+        if (k > 0 && used + (size_t)k < n)
+            used += (size_t)k;
+        count++;
+    }
+    return count;
 }
 
 int imgpu_image_encode(const imgpu_image *im, imgpu_format f, const imgpu_save_options *opts,

@@ -20,9 +20,11 @@
  *      BMP       pixel values exactly, but BMP has no gray: gray is stored as RGB and loads
  *                back with 3 equal channels, gray+alpha as RGBA (4 channels). A 4-channel BMP
  *                whose alpha is 0 everywhere loads back opaque (stb treats such alpha as unused).
- *      PNM       gray (P5) and RGB (P6) exactly, whatever the extension (.pnm/.pgm/.ppm);
- *                an image with alpha is refused ("PNM cannot store alpha"): dropping it
- *                silently would lose data, and imgpu's loader reads no P7/PAM.
+ *      PNM       binary gray (P5) and RGB (P6) exactly; .pgm always writes a graymap (an
+ *                RGB image as OpenCV's RGB2GRAY luma, with a notice), .ppm always a pixmap,
+ *                .pnm follows the image, .pbm is refused; an image with alpha is refused
+ *                ("PNM cannot store alpha"): dropping it silently would lose data, and
+ *                imgpu reads and writes no P7/PAM. Load reads P1..P6 (ASCII too).
  *      JPEG      lossy (quality 1..100, default 95). stb's encoder always writes YCbCr, so
  *                gray loads back as 3 equal channels; an image with alpha is refused
  *                ("JPEG cannot store alpha"), for the same reason as PNM.
@@ -141,6 +143,10 @@ imgpu_image *imgpu_image_to_depth(const imgpu_image *im, int depth);
 /* Format chosen by a path's extension (case-insensitive); UNKNOWN when none matches. */
 imgpu_format imgpu_format_from_path(const char *path);
 const char *imgpu_format_name(imgpu_format f);
+/* The output options in o that format f does not use (--quality on a PNG, --compression on a
+ * JPEG, ...), as "--quality, --png-level" in buf[0..n); the number of them (0: buf is ""). The
+ * front ends say so once instead of ignoring them silently. */
+int imgpu_save_options_ignored(const imgpu_save_options *o, imgpu_format f, char *buf, size_t n);
 
 /* Whether format f can store a w x h image of `channels` and `depth` bits at all, decided
  * from the shape alone (no pixels): JPEG and TGA sides of at most 65535, the encoders' int

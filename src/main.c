@@ -592,12 +592,26 @@ static int check_output(const cli *c, const char *out, const char *in1, const ch
     if (!c->run.save.format && imgpu_format_from_path(out) == IMGPU_FORMAT_UNKNOWN)
         return bad("cannot tell the output format of '%s' from its extension (use "
                    IMGPU_EXTENSIONS_HINT ", or --format)", out);
+
     if (!c->force && strcmp(in1, "-") && (!in2 || strcmp(in2, "-"))) {
         if (same_file(in1, out) || (in2 && same_file(in2, out)))
             return bad("output '%s' is the input file '%s'; add --force to overwrite it", out,
                        in2 && same_file(in2, out) ? in2 : in1);
     }
     return 0;
+}
+
+/* Output options the output's format does not use are named once (not silently dropped). */
+static void note_ignored_options(const cli *c, const char *out)
+{
+    if (!out)
+        return;
+    const imgpu_format f = c->run.save.format ? c->run.save.format : imgpu_format_from_path(out);
+    char unused[128];
+    int k = imgpu_save_options_ignored(&c->run.save, f, unused, sizeof unused);
+    if (k && f != IMGPU_FORMAT_UNKNOWN)
+        imgpu_notice("%s %s not apply to %s output: ignored", unused, k == 1 ? "does" : "do",
+                     imgpu_format_name(f));
 }
 
 static int validate(cli *c)
@@ -1336,5 +1350,11 @@ static int run_command(cli *c, const char *name, int argc, char **argv)
 
     imgpu_set_quiet(c->quiet);
     imgpu_set_limits(&lim);
+    switch (c->cmd) {
+    case CMD_EQUALIZE: case CMD_CLAHE: case CMD_ROTATE: note_ignored_options(c, c->pos[1]); break;
+    case CMD_HISTOGRAM: note_ignored_options(c, c->plot); break;
+    case CMD_COMPARE: note_ignored_options(c, c->diff); break;
+    default: break;
+    }
     return cmd->run(c);
 }

@@ -156,6 +156,22 @@ def main():
     elif not cuda_built:
         t.check(r.err == "", "--device auto in a CPU-only build: silent", str(r))
 
+    # #16: output options the output format does not use are named, once, not dropped silently
+    opt_out = os.path.join(tmp, "opts.png")
+    r = cc.run(binary, ["equalize", camera, opt_out, "--quality", "80", "--compression", "lzw",
+                        "--device", "cpu"])
+    t.check(r.rc == 0 and r.err.count("imgpu: --quality, --compression do not apply to PNG output: ignored") == 1,
+            "--quality and --compression on a PNG output: named once", str(r))
+    r = cc.run(binary, ["equalize", camera, opt_out, "--quality", "80", "--device", "cpu", "--quiet", "--force"])
+    t.check(r.rc == 0 and r.err == "", "... and silent with --quiet", str(r))
+    r = cc.run(binary, ["equalize", camera, os.path.join(tmp, "opts.jpg"), "--quality", "80", "--subsampling",
+                        "444", "--device", "cpu"])
+    t.check(r.rc == 0 and "not apply" not in r.err, "JPEG options on a JPEG output: no notice", str(r))
+    r = cc.run(binary, ["batch", "--equalize", "-o", os.path.join(tmp, "opts_batch"), camera, "--format", "png",
+                        "--png-level", "3", "--lossless", "--device", "cpu"])
+    t.check(r.rc == 0 and "imgpu: --lossless does not apply to PNG output: ignored" in r.err
+            and "--png-level" not in r.err, "batch --format png --lossless: named", str(r))
+
     rc = t.end()
     cc.cleanup(tmp, rc != 0)
     return rc

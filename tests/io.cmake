@@ -14,6 +14,12 @@ if(IMGPU_PYTHON3)
   add_test(NAME io_crosscheck
            COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/io_crosscheck.py $<TARGET_FILE:io_dump> ${IMGPU_ASSETS})
   set_tests_properties(io_crosscheck PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 120)
+  # pnm_check: every Netpbm kind read (P1..P6) against the samples written and PIL, the kind
+  #   each extension writes (.pgm gray as cv2's RGB2GRAY), bad ASCII data
+  add_test(NAME pnm_check
+           COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/pnm_check.py $<TARGET_FILE:imgpu>
+                   ${CMAKE_CURRENT_BINARY_DIR}/io_tmp ${IMGPU_ASSETS})
+  set_tests_properties(pnm_check PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 120)
 endif()
 
 # test_png_decode: the fast PNG decoding path (src/png_decode.c) against the source pixels and
