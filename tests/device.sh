@@ -11,10 +11,22 @@
 # $OUT (default /tmp/device-out): build.log, suite.log (every round, per-test times), slow.txt
 # (the 15 slowest tests of the last round), sanitize.log. The last line is the one summary:
 #   device.sh: <gpu>: round 1 <P>/<N> passed <S> skipped in <T> s; ... sanitize <rc>
+# The window test needs Xvfb and Mesa (~46 MB of packages), which do not fit one call's
+# 64 MiB beside .gpu and the tree: fetch them apart (../shared/gpu/fetch-debs.sh /tmp/gx
+# --with-x, then copy the .deb files of /tmp/gx/prefix that .gpu/prefix lacks into .gpux/),
+# and on a warm machine make two calls back to back, the first carrying [".gpux"]:
+#   DEVICE_UNPACK_X=1 bash tests/device.sh     (unpacks them into /tmp/gpu-prefix and stops)
+# and the second carrying [".gpu"] as above: device-env.sh then finds Xvfb and starts it.
 set -u
 OUT=${OUT:-/tmp/device-out}
 mkdir -p "$OUT"
 start=$SECONDS
+if [ "${DEVICE_UNPACK_X:-0}" = 1 ]; then
+  mkdir -p /tmp/gpu-prefix
+  for f in .gpux/*.deb; do dpkg -x "$f" /tmp/gpu-prefix; done
+  echo "device.sh: $(ls .gpux/*.deb | wc -l) X packages unpacked into /tmp/gpu-prefix"
+  exit 0
+fi
 . .gpu/device-env.sh > "$OUT/env.log" 2>&1
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 py=$(command -v python3)

@@ -232,6 +232,14 @@ def main():
     bad["pnm_huge.pgm"] = b"P5\n99999999 99999999\n255\n\0"
     bad["pnm_truncated.ppm"] = b"P6 3 2 255\n" + bytes(10)
     bad["pnm_maxval0.pgm"] = b"P5 2 2 0\n\0\0\0\0"
+    # imgpu's own PNM reader: ASCII kinds and bitmaps
+    valid["pnm_p1.pbm"] = b"P1\n# bits\n5 2\n1 0 1 0 1\n01010\n"
+    valid["pnm_p2.pgm"] = b"P2\n4 2\n15\n0 5 10 15\n15 10 5 0\n"
+    valid["pnm_p2_16.pgm"] = b"P2 3 1 1023 0 512 1023\n"
+    valid["pnm_p3.ppm"] = b"P3\n2 2\n255\n255 0 0  0 255 0\n0 0 255  255 255 255\n"
+    valid["pnm_p4.pbm"] = b"P4\n10 2\n" + bytes([0xa5, 0x40, 0x5a, 0x80])
+    bad["pnm_p2_above.pgm"] = b"P2\n2 1\n15\n3 16\n"
+    bad["pnm_p3_word.ppm"] = b"P3\n1 1\n255\n1 two 3\n"
 
     with open(os.path.join(OUT, "valid.txt"), "w") as f:  # robust_matrix: these must decode
         f.write("".join(n + "\n" for n in sorted(valid)))
