@@ -72,6 +72,7 @@ static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
 
     imgpu__scan s = { 0 };
     s.page = opts ? opts->page : 0;
+    s.name = name;
     const char *err = k->scan(b, len, &s);
     if (err)
         return load_fail(name, err);
