@@ -129,7 +129,7 @@ static const char *walk(const unsigned char *b, size_t n, webp_walk *o, imgpu__s
         const uint64_t padded = (uint64_t)first + (first & 1);
         if (20 + padded > riff_end)
             s->data_error = "corrupt WebP data (the image chunk runs past the RIFF size)";
-        else if (20 + padded > n)
+        else if (20 + padded > n || riff_end > n)
             s->data_error = "truncated WebP data";
         return NULL;
     }
@@ -390,7 +390,9 @@ static int read_meta(const unsigned char *b, size_t n, imgpu_meta *m)
         return -1;
     if (o.exif) {
         const size_t skip = imgpu_exif_skip_header(o.exif, o.exif_len);
-        if (o.exif_len - skip >= 8 &&
+        const unsigned char *t = o.exif + skip;
+        /* only a TIFF structure is EXIF (and what is written back reads back the same) */
+        if (o.exif_len - skip >= 8 && (!memcmp(t, "II*\0", 4) || !memcmp(t, "MM\0*", 4)) &&
             imgpu_meta_set(&m->exif, &m->exif_len, o.exif + skip, o.exif_len - skip) < 0)
             return -1;
         imgpu_exif_info ex;
