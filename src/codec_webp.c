@@ -104,6 +104,8 @@ static int vp8l_size(const unsigned char *p, size_t n, uint32_t *w, uint32_t *h,
 static const char *walk(const unsigned char *b, size_t n, webp_walk *o, imgpu__scan *s)
 {
     memset(o, 0, sizeof *o);
+    if (n < 12)
+        return "truncated WebP header";
     const uint32_t riff = imgpu__le32(b + 4);
     if (riff < 12 || riff > 0xfffffff6u)
         return "corrupt WebP header (bad RIFF size)";

@@ -47,12 +47,13 @@ static void same_block(const unsigned char *a, size_t an, const unsigned char *b
         abort();
 }
 
-/* the metadata of b[0..n) (a WebP whose scan passes), or 0 fields */
+/* the metadata of b[0..n) where it is a WebP whose scan passes (the contract of read_meta),
+ * else 0 fields */
 static void read_meta(const unsigned char *b, size_t n, imgpu_meta *m)
 {
     memset(m, 0, sizeof *m);
     imgpu__scan s = { 0 };
-    if (imgpu__codec_webp.scan(b, n, &s) == NULL && imgpu__codec_webp.read_meta(b, n, m) < 0)
+    if (imgpu__codec_webp.sniff(b, n) && imgpu__codec_webp.scan(b, n, &s) == NULL && imgpu__codec_webp.read_meta(b, n, m) < 0)
         abort();   /* only out of memory may fail it */
 }
 
