@@ -116,6 +116,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         imgpu_set_quiet(1);   /* the animation notice */
         quiet = 1;
     }
+    if (!imgpu__codec_webp.sniff(data, size))
+        return 0;   /* other formats are fuzz_decode's */
     imgpu_meta meta;
     read_meta(data, size, &meta);
     imgpu_image *im = load(data, size);
