@@ -107,7 +107,7 @@ static const char s_help[] =
     "  --dry-run            list what would be written, write nothing\n"
     "  --quality N, --subsampling 444|422|420, --progressive, --optimize, --png-level N,\n"
     "  --compression KIND, --lossless, --background COLOR, --strip   how outputs are written,\n"
-    "                       as for single images (default: quality 92, 4:2:0, the input's\n"
+    "                       as for single images (default: quality 92, WebP 75, 4:2:0, the input's\n"
     "                       ICC profile, EXIF, XMP and PNG text kept)\n"
     "  --depth 8            write 16-bit results as 8 bits (default: keep the depth)\n"
     "pipeline:\n"

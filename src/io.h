@@ -110,7 +110,8 @@ typedef enum imgpu_compression {
 } imgpu_compression;
 
 typedef struct imgpu_save_options {
-    int quality;    /* JPEG and lossy WebP quality 1..100; 0 means IMGPU_DEFAULT_QUALITY */
+    int quality;    /* JPEG and lossy WebP quality 1..100; 0 means IMGPU_DEFAULT_QUALITY
+                     * (WebP: IMGPU_DEFAULT_WEBP_QUALITY) */
     int png_level;  /* zlib level 0..9; -1 means the default (fast: 1) */
     int no_follow;  /* 1: a symbolic link at the target is itself replaced by the new file,
                      * never followed (outputs whose name the user did not type: batch's
@@ -130,6 +131,10 @@ typedef struct imgpu_save_options {
 
 /* JPEG / WebP quality when none is asked for (OpenCV's default is 95, libjpeg's 75). */
 #define IMGPU_DEFAULT_QUALITY 95
+/* Lossy WebP's own default: WebP's scale is not JPEG's (a WebP at 75 looks like a JPEG in the
+ * high 80s), and 75 is what libwebp, cwebp, libvips and ImageMagick write when no quality is
+ * given (PIL: 80). With --lossless the quality is the effort, as in cwebp. */
+#define IMGPU_DEFAULT_WEBP_QUALITY 75
 
 /* A copy of `im` at `depth` bits (8 or 16): 16 -> 8 rounds v * 255 / 65535 to nearest,
  * 8 -> 16 multiplies by 257 (the exact inverse). NULL + error on failure. */
