@@ -80,6 +80,14 @@ static int vp8_size(const unsigned char *p, size_t n, uint32_t *w, uint32_t *h)
     return 0;
 }
 
+/* Whether the first partition's size in the frame tag of a VP8 chunk of `len` bytes (whose
+ * header vp8_size accepted) is more than the chunk holds after the 10-byte header: libwebp
+ * refuses such a frame before decoding anything. */
+static int vp8_partition_short(const unsigned char *p, uint32_t len)
+{
+    return (le24(p) >> 5) > len - 10;
+}
+
 /* The same for a VP8L header: signature 0x2f, 14 bits width - 1, 14 bits height - 1, the
  * alpha bit, 3 bits of version (0). */
 static int vp8l_size(const unsigned char *p, size_t n, uint32_t *w, uint32_t *h, int *alpha)
@@ -121,6 +129,8 @@ static const char *walk(const unsigned char *b, size_t n, webp_walk *o, imgpu__s
                 return "truncated WebP header";
             if (vp8_size(c + 8, have, &o->w, &o->h) < 0)
                 return "corrupt WebP header (bad VP8 frame header)";
+            if (vp8_partition_short(c + 8, first))
+                s->data_error = "corrupt WebP data (the VP8 first partition runs past its chunk)";
         } else {
             if (have < 5)
                 return "truncated WebP header";
@@ -129,7 +139,9 @@ static const char *walk(const unsigned char *b, size_t n, webp_walk *o, imgpu__s
         }
         o->frames = 1;
         const uint64_t padded = (uint64_t)first + (first & 1);
-        if (20 + padded > riff_end)
+        if (s->data_error)
+            ;
+        else if (20 + padded > riff_end)
             s->data_error = "corrupt WebP data (the image chunk runs past the RIFF size)";
         else if (20 + padded > n || riff_end > n)
             s->data_error = "truncated WebP data";
@@ -214,6 +226,11 @@ static const char *walk(const unsigned char *b, size_t n, webp_walk *o, imgpu__s
                                           "canvas size)";
                     break;
                 }
+                if (!memcmp(t, "VP8 ", 4) && vp8_partition_short(d, len)) {
+                    s->data_error = "corrupt WebP data (the VP8 first partition runs past its "
+                                    "chunk)";
+                    break;
+                }
                 images = 1;
             }
         }
@@ -252,7 +269,7 @@ static const char *status_reason(VP8StatusCode st)
     switch (st) {
     case VP8_STATUS_OUT_OF_MEMORY: return "out of memory";
     case VP8_STATUS_INVALID_PARAM: return "libwebp refused the decoding parameters";
-    case VP8_STATUS_BITSTREAM_ERROR: return "bitstream error";
+    case VP8_STATUS_BITSTREAM_ERROR: return "invalid or truncated bitstream";
     case VP8_STATUS_UNSUPPORTED_FEATURE: return "unsupported feature";
     case VP8_STATUS_SUSPENDED:
     case VP8_STATUS_NOT_ENOUGH_DATA: return "the image data ends early";
