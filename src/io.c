@@ -162,6 +162,8 @@ static imgpu_image *decode(const unsigned char *b, size_t len, const char *name,
     unsigned char *px = k->decode8 ? k->decode8(b, len, &s, (size_t)budget, &w, &h, &c, &why)
                                    : imgpu__stb_decode(b, len, (size_t)budget, &w, &h, &c, &why);
     if (!px) {
+        if (!strcmp(why, "out of memory"))   /* the machine's failure, not the file's */
+            return load_fail(name, why);
         imgpu_error("cannot read '%s': corrupt %s data (%s)", name, imgpu_format_name(f), why);
         return NULL;
     }

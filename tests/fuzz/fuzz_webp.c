@@ -1,6 +1,7 @@
-/* fuzz_webp.c — libFuzzer target: the WebP codec (src/codec_webp.c) on any bytes. The input
- * is loaded through the public load path (imgpu_image_load_memory: sniff, the RIFF scan, the
- * limits, the demuxer and libwebp's incremental decoder) under small limits (2^22 pixels,
+/* fuzz_webp.c — libFuzzer target: the WebP codec (src/codec_webp.c) on any bytes that sniff
+ * as WebP ("RIFF" size "WEBP"; other formats are fuzz_decode's). The input is loaded through
+ * the public load path (imgpu_image_load_memory: sniff, the RIFF scan, the limits, the
+ * demuxer and libwebp's incremental decoder) under small limits (2^22 pixels,
  * 2 s of decoding, as fuzz_decode.c), and the codec's metadata reader runs on every input
  * whose scan passes (its contract). An input that decodes is encoded again, lossy at a
  * quality taken from the input and lossless, with the metadata that was read, and both
