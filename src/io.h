@@ -26,6 +26,14 @@
  *      JPEG      lossy (quality 1..100, default 95). stb's encoder always writes YCbCr, so
  *                gray loads back as 3 equal channels; an image with alpha is refused
  *                ("JPEG cannot store alpha"), for the same reason as PNM.
+ *      WebP      lossy (quality 1..100, default IMGPU_DEFAULT_WEBP_QUALITY, 75; libwebp's
+ *                method 4: the bytes PIL writes) or, with lossless, every pixel exactly
+ *                (libwebp's exact mode: colour under transparent pixels kept). No gray: gray
+ *                is stored as RGB, gray+alpha as RGBA; an alpha that is 255 everywhere is
+ *                dropped by libwebp, so such an image loads back as RGB. 8 bits (16-bit
+ *                images converted, with a notice); sides up to 16383. ICC, EXIF and XMP kept
+ *                (chunks, through libwebp's muxer). On load, an animated WebP gives its first
+ *                frame, composited on its canvas, with a notice.
  *  - Save through a symbolic link the user named replaces the file it points to (the link
  *    stays); with no_follow (batch outputs, the viewer's saves) the link itself is replaced
  *    and what it pointed to is never touched, so a link planted in OUTDIR cannot carry a
