@@ -125,6 +125,8 @@ static const char *walk(const unsigned char *b, size_t n, webp_walk *o, imgpu__s
     if (!memcmp(c, "VP8 ", 4) || !memcmp(c, "VP8L", 4)) {
         const size_t have = n - 20 < first ? n - 20 : first;
         if (!memcmp(c, "VP8 ", 4)) {
+            if (first < 10)
+                return "corrupt WebP header (VP8 chunk too small)";
             if (have < 10)
                 return "truncated WebP header";
             if (vp8_size(c + 8, have, &o->w, &o->h) < 0)
@@ -132,6 +134,8 @@ static const char *walk(const unsigned char *b, size_t n, webp_walk *o, imgpu__s
             if (vp8_partition_short(c + 8, first))
                 s->data_error = "corrupt WebP data (the VP8 first partition runs past its chunk)";
         } else {
+            if (first < 5)
+                return "corrupt WebP header (VP8L chunk too small)";
             if (have < 5)
                 return "truncated WebP header";
             if (vp8l_size(c + 8, have, &o->w, &o->h, &o->alpha) < 0)
@@ -163,7 +167,7 @@ static const char *walk(const unsigned char *b, size_t n, webp_walk *o, imgpu__s
     o->animated = !!(flags & WEBP_F_ANIM);
 
     size_t pos = 30;
-    int images = 0, anim = 0, alph = 0;
+    int images = 0, anim = 0;
     const size_t end = riff_end < n ? (size_t)riff_end : n;
     while (pos < end) {
         if (end - pos < 8) {
@@ -213,9 +217,7 @@ static const char *walk(const unsigned char *b, size_t n, webp_walk *o, imgpu__s
                 s->data_error = "corrupt WebP data (unexpected image chunk)";
                 break;
             }
-            if (!memcmp(t, "ALPH", 4)) {
-                alph = 1;
-            } else {
+            if (memcmp(t, "ALPH", 4)) {   /* ALPH: the alpha of the VP8 chunk that follows */
                 uint32_t iw = 0, ih = 0;
                 int a = 0;
                 int bad = !memcmp(t, "VP8 ", 4) ? vp8_size(d, len, &iw, &ih)
@@ -236,7 +238,6 @@ static const char *walk(const unsigned char *b, size_t n, webp_walk *o, imgpu__s
         }
         pos += 8 + (size_t)padded;
     }
-    (void)alph;
     if (!s->data_error && riff_end > n)
         s->data_error = "truncated WebP data";
     if (!s->data_error && !o->animated && !images)
