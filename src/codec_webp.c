@@ -428,12 +428,6 @@ static int read_meta(const unsigned char *b, size_t n, imgpu_meta *m)
 
 /* ---- encode ---------------------------------------------------------------------------- */
 
-static int check_size(int w, int h, int c, int depth, char *why, size_t n)
-{
-    (void)w, (void)h, (void)c, (void)depth, (void)why, (void)n;
-    return 0;   /* the side limit is max_side; any channel count is stored (gray as RGB) */
-}
-
 /* libwebp's writer into a growing malloc() buffer (not WebPMemoryWriter: its buffer must be
  * freed with WebPFree, ours is handed to io.c, which calls free()). */
 typedef struct sink {
@@ -615,8 +609,7 @@ const imgpu__codec imgpu__codec_webp = {
     .decode8 = decode8,
     .read_meta = read_meta,
     .stores_alpha = 1,
-    .max_side = WEBP_MAX_SIDE,
-    .check_size = check_size,
+    .max_side = WEBP_MAX_SIDE,   /* the only limit of its own: any channel count is stored */
     .encode8 = encode8,
     .encode16 = NULL,   /* 8 bits: io.c converts with its notice */
 };
