@@ -31,7 +31,8 @@
  *                (libwebp's exact mode: colour under transparent pixels kept). No gray: gray
  *                is stored as RGB, gray+alpha as RGBA; an alpha that is 255 everywhere is
  *                dropped by libwebp, so such an image loads back as RGB. 8 bits (16-bit
- *                images converted, with a notice); sides up to 16383. ICC, EXIF and XMP kept
+ *                images converted, with a notice); sides up to 16383 (16384 read: VP8L can
+ *                hold it, libwebp's encoder cannot write it). ICC, EXIF and XMP kept
  *                (chunks, through libwebp's muxer). On load, an animated WebP gives its first
  *                frame, composited on its canvas, with a notice.
  *  - Save through a symbolic link the user named replaces the file it points to (the link

@@ -340,6 +340,14 @@ def check_write():
     check(rc == 1 and err == f"imgpu: cannot write '{path('wide.webp')}': WebP cannot store "
           "images wider or taller than 16383 pixels (this one is 16384x2)\n" and
           not os.path.exists(path("wide.webp")), "a 16384-pixel side is refused", err)
+    # ... but VP8L codes sides up to 16384 and libwebp decodes them: read like PIL does (a
+    # 34-byte lossless file of 16384x4 transparent pixels, found by fuzz_webp)
+    p = write("vp8l_16384.webp", bytes.fromhex("524946461a00000057454250565038")
+              + bytes.fromhex("4c0d0000002fffff0010071011118888fe0700"))
+    got, err = dump(p)
+    want = pil_pixels(p)
+    check(got is not None and got.shape == (4, 16384, 4) and np.array_equal(got, want),
+          "a 16384-pixel VP8L side is read, as PIL reads it", err)
 
 
 # ---- 3. metadata ----------------------------------------------------------------------------
