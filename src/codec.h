@@ -24,6 +24,7 @@
  * the clearer "--max-pixels" message rather than "truncated". */
 typedef struct imgpu__scan {
     int page;           /* in: the page asked for (--page; formats with pages) */
+    const char *name;   /* in: the input's name, for notices (WebP: an animation's frames) */
     uint64_t w, h;
     const char *data_error;
     int pnm_maxval;     /* PNM: the header's maximum sample value */

@@ -73,6 +73,7 @@ static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
 
     imgpu__scan s = { 0 };
     s.page = opts ? opts->page : 0;
+    s.name = name;
     const char *err = k->scan(b, len, &s);
     if (err)
         return load_fail(name, err);
@@ -297,7 +298,8 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
         return save_fail(path, "invalid image (sample depth)");
     if (im->stride < (size_t)im->width * (size_t)im->channels * (im->depth / 8))
         return save_fail(path, "invalid image (row stride too small)");
-    int quality = opts && opts->quality ? opts->quality : IMGPU_DEFAULT_QUALITY;
+    int quality = opts && opts->quality ? opts->quality
+                  : f == IMGPU_FORMAT_WEBP ? IMGPU_DEFAULT_WEBP_QUALITY : IMGPU_DEFAULT_QUALITY;
     int level = opts && opts->png_level != -1 ? opts->png_level : 1;
     if (quality < 1 || quality > 100)
         return save_fail(path, "JPEG quality must be between 1 and 100");

@@ -28,6 +28,15 @@
  *      JPEG      lossy (quality 1..100, default 95). stb's encoder always writes YCbCr, so
  *                gray loads back as 3 equal channels; an image with alpha is refused
  *                ("JPEG cannot store alpha"), for the same reason as PNM.
+ *      WebP      lossy (quality 1..100, default IMGPU_DEFAULT_WEBP_QUALITY, 75; libwebp's
+ *                method 4: the bytes PIL writes) or, with lossless, every pixel exactly
+ *                (libwebp's exact mode: colour under transparent pixels kept). No gray: gray
+ *                is stored as RGB, gray+alpha as RGBA; an alpha that is 255 everywhere is
+ *                dropped by libwebp, so such an image loads back as RGB. 8 bits (16-bit
+ *                images converted, with a notice); sides up to 16383 (16384 read: VP8L can
+ *                hold it, libwebp's encoder cannot write it). ICC, EXIF and XMP kept
+ *                (chunks, through libwebp's muxer). On load, an animated WebP gives its first
+ *                frame, composited on its canvas, with a notice.
  *  - Save through a symbolic link the user named replaces the file it points to (the link
  *    stays); with no_follow (batch outputs, the viewer's saves) the link itself is replaced
  *    and what it pointed to is never touched, so a link planted in OUTDIR cannot carry a
@@ -112,7 +121,8 @@ typedef enum imgpu_compression {
 } imgpu_compression;
 
 typedef struct imgpu_save_options {
-    int quality;    /* JPEG and lossy WebP quality 1..100; 0 means IMGPU_DEFAULT_QUALITY */
+    int quality;    /* JPEG and lossy WebP quality 1..100; 0 means IMGPU_DEFAULT_QUALITY
+                     * (WebP: IMGPU_DEFAULT_WEBP_QUALITY) */
     int png_level;  /* zlib level 0..9; -1 means the default (fast: 1) */
     int no_follow;  /* 1: a symbolic link at the target is itself replaced by the new file,
                      * never followed (outputs whose name the user did not type: batch's
@@ -132,6 +142,10 @@ typedef struct imgpu_save_options {
 
 /* JPEG / WebP quality when none is asked for (OpenCV's default is 95, libjpeg's 75). */
 #define IMGPU_DEFAULT_QUALITY 95
+/* Lossy WebP's own default: WebP's scale is not JPEG's (a WebP at 75 looks like a JPEG in the
+ * high 80s), and 75 is what libwebp, cwebp, libvips and ImageMagick write when no quality is
+ * given (PIL: 80). With --lossless the quality is the effort, as in cwebp. */
+#define IMGPU_DEFAULT_WEBP_QUALITY 75
 
 /* A copy of `im` at `depth` bits (8 or 16): 16 -> 8 rounds v * 255 / 65535 to nearest,
  * 8 -> 16 multiplies by 257 (the exact inverse). NULL + error on failure. */

@@ -142,7 +142,8 @@ typedef struct command {
     "                       default 8G; environment: IMGPU_MAX_MEMORY)\n"
 #define HELP_QUIET "  --quiet              no notices on stderr (errors are still printed)\n"
 #define HELP_SAVE                                                                           \
-    "  --quality N          JPEG and lossy WebP quality 1..100 (default 92)\n"              \
+    "  --quality N          JPEG and lossy WebP quality 1..100 (default: JPEG 92,\n"        \
+    "                       WebP 75)\n"                                                      \
     "  --subsampling 444|422|420  JPEG chroma subsampling (default 420)\n"                 \
     "  --progressive        progressive JPEG;  --optimize  optimized Huffman tables\n"      \
     "  --png-level N        PNG deflate level 0..9 (default 1: fast run-length coding;\n"   \

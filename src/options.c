@@ -307,7 +307,7 @@ const imgpu_opt imgpu_opt_table[] = {
     {"page", IMGPU_OPT_ID_PAGE, "N", IMGPU_OPT_RUN | IMGPU_OPT_LOAD, F_ALL, p_page,
      "a page number 0..65535", "the page of a multi-page TIFF to read (default 0)"},
     {"quality", IMGPU_OPT_ID_QUALITY, "N", IMGPU_OPT_SAVE, F_CLI | F_BATCH, p_level,
-     "1..100", "JPEG and lossy WebP quality (default 92)"},
+     "1..100", "JPEG and lossy WebP quality (default: JPEG 92, WebP 75)"},
     {"png-level", IMGPU_OPT_ID_PNG_LEVEL, "N", IMGPU_OPT_SAVE, F_CLI | F_BATCH, p_level,
      "0..9", "PNG deflate level (default 1: fast; 2..9 smaller, slower)"},
     {"subsampling", IMGPU_OPT_ID_SUBSAMPLING, "444|422|420", IMGPU_OPT_SAVE, F_CLI | F_BATCH,

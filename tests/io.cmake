@@ -31,3 +31,16 @@ set_tests_properties(test_png_decode PROPERTIES LABELS "unit;io" TIMEOUT 120)
 #   lose the middle of their path, never the reason.
 imgpu_add_unit_test(test_error test_error.c)
 set_tests_properties(test_error PROPERTIES LABELS "unit;io" TIMEOUT 60)
+
+# webp_check: the WebP codec (src/codec_webp.c) against PIL (same libwebp), cwebp / dwebp /
+#   webpmux / img2webp and exiftool: decode of lossy, lossless, alpha, animated (first frame)
+#   and odd-size files equal to PIL's exactly, lossless writes exact, lossy writes the bytes of
+#   PIL's save at the same quality and method, ICC / EXIF / XMP round trips and orientation,
+#   batch on .webp, and truncated, corrupt and hostile files refused cleanly; skipped (77)
+#   without PIL's WebP or the tools (Debian: python3-pil, webp, libimage-exiftool-perl).
+if(IMGPU_PYTHON3)
+  add_test(NAME webp_check
+           COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/webp_check.py $<TARGET_FILE:imgpu>
+                   $<TARGET_FILE:io_dump> ${CMAKE_CURRENT_BINARY_DIR}/webp_check.tmp)
+  set_tests_properties(webp_check PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 300)
+endif()

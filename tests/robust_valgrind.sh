@@ -38,7 +38,7 @@ for t in test_cpu_equalize test_cpu_rotate test_cpu_color test_cpu_clahe test_ex
 done
 # the CPU backend's threads (src/cpu/parallel.c): every one joined, every part buffer freed
 [ -x "$build/tests/test_cpu_threads" ] && check "test_cpu_threads --quick" 0 "$build/tests/test_cpu_threads" --quick
-for t in decode ops cli exif; do
+for t in decode ops cli exif webp; do
     # git keeps no empty folder: a target with no failing input yet has no fuzz-regress/<t>
     dirs=()
     for d in "$here/fuzz-regress/$t" "$here/fuzz/seeds/$t"; do [ -d "$d" ] && dirs+=("$d"); done
@@ -52,6 +52,14 @@ check "rotate bicubic" 0 "$im" rotate "$assets/horse.png" "$tmp/c.tga" --angle 1
 check "rotate 90 crop" 0 "$im" rotate "$assets/camera.png" "$tmp/d.bmp" --angle 90 --crop --device cpu
 check "histogram plot" 0 "$im" histogram "$assets/chelsea.png" --plot "$tmp/h.png" --device cpu
 check "info" 0 "$im" info "$assets/rocket.jpg"
+# WebP through libwebp: lossy and lossless writes, metadata through the muxer, the demuxer
+# and the incremental decoder on an animation and on a file with ICCP + EXIF + XMP
+webp=$here/fuzz/seeds/webp
+check "equalize to webp" 0 "$im" equalize "$assets/coffee.png" "$tmp/e.webp" --device cpu
+check "webp lossless" 0 "$im" rotate "$webp/lossy_alpha_12x10.webp" "$tmp/f.webp" --angle 30 --lossless --device cpu
+check "webp metadata" 0 "$im" equalize "$webp/meta_icc_exif_xmp.webp" "$tmp/g.webp" --device cpu
+check "webp animated" 0 "$im" info "$webp/anim_3_frames.webp"
+check "webp refused" 1 "$im" info "$webp/broken_truncated.webp"
 check "compare" 0 "$im" compare "$assets/coffee.png" "$tmp/a.png" --diff "$tmp/diff.png"
 check "refused input" 1 "$im" info "$here/fuzz/seeds/decode/png_bad_idat_crc.png"
 check "failed write" 1 "$im" equalize "$assets/camera.png" /nonexistent/dir/x.png --device cpu
