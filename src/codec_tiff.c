@@ -364,6 +364,15 @@ static uint64_t scan_alloc_limit(size_t n) { return 2 * (uint64_t)n + ((uint64_t
 
 static const char *tiff_scan(const unsigned char *b, size_t n, imgpu__scan *s)
 {
+    /* a file cut short usually loses its directory first (writers put it last): say so,
+     * rather than libtiff's "cannot read directory count" */
+    if (n < 8)
+        return "truncated TIFF header";
+    if (b[2] == 42 || b[3] == 42) {   /* classic TIFF: the first directory's 32-bit offset */
+        const uint32_t ifd = b[0] == 'I' ? imgpu__le32(b + 4) : imgpu__be32(b + 4);
+        if (ifd >= 8 && (uint64_t)ifd + 2 > n)
+            return "truncated TIFF file (its directory lies past the end of the file)";
+    }
     tiff_io io;
     TIFF *t = open_read(&io, b, n, scan_alloc_limit(n));
     if (!t) {
