@@ -372,6 +372,8 @@ static const char *tiff_scan(const unsigned char *b, size_t n, imgpu__scan *s)
         const uint32_t ifd = b[0] == 'I' ? imgpu__le32(b + 4) : imgpu__be32(b + 4);
         if (ifd >= 8 && (uint64_t)ifd + 2 > n)
             return "truncated TIFF file (its directory lies past the end of the file)";
+        if (ifd >= 8 && (b[0] == 'I' ? imgpu__le16(b + ifd) : imgpu__be16(b + ifd)) == 0)
+            return "corrupt TIFF header (the first directory is empty)";
     }
     tiff_io io;
     TIFF *t = open_read(&io, b, n, scan_alloc_limit(n));

@@ -586,6 +586,35 @@ rc, _, err = run([IMGPU, "equalize", os.path.join(cdir, "bigsrc.tif"), out, "--m
 check(rc == 1 and "--max-pixels" in err and open(out, "rb").read() == b"precious",
       "--max-pixels: refused from the header", err)
 
+# libtiff's warnings and errors never reach stderr: an unknown tag (a warning), a bad one
+p = os.path.join(cdir, "unknown_tag.tif")
+write_tiff(p, source(1, 8), 1, tags=[(65000, 3, [7]), (65001, 4, [1, 2, 3])])
+o = os.path.join(cdir, "unknown_tag_out.png")
+rc, _, err = run([IMGPU, "equalize", p, o])
+check(rc == 0 and err == "" and os.path.exists(o), "libtiff's warning (unknown tags): nothing on "
+      "stderr, the image written", err)
+rc, _, err = run([IMGPU, "equalize", os.path.join(cdir, "garbage_strips.tif"), out])
+check(err.count("\n") == 1 and err.startswith("imgpu: "), "libtiff's error: one line, ours", err)
+# a tile size that no budget holds: refused as memory, not as corrupt data
+p = os.path.join(cdir, "huge_tiles.tif")
+write_tiff(p, source(1, 8), 1, tile=(16, 16))
+b = bytearray(open(p, "rb").read())
+pos = b.find(struct.pack("<HHI", 322, 4, 1))
+b[pos + 8:pos + 12] = struct.pack("<I", 1 << 16)
+b[pos + 20:pos + 24] = struct.pack("<I", 1 << 16)   # TileLength follows TileWidth
+open(p, "wb").write(bytes(b))
+rc, _, err = run([IMGPU, "equalize", p, out])
+check(rc == 1 and "out of memory (the image needs" in err and "corrupt TIFF" not in err and
+      open(out, "rb").read() == b"precious", "65536x65536 tiles: refused as memory", err)
+# --max-decode-time: a large LZMA TIFF stopped with io.c's wording
+p = os.path.join(cdir, "slow.tif")
+big_src = (np.arange(2048 * 2048 * 3, dtype=np.uint32) * 2654435761 >> 13).astype(np.uint8)
+write_tiff(os.path.join(cdir, "slow_src.tif"), big_src.reshape(2048, 2048, 3), 2)
+tiffcp(os.path.join(cdir, "slow_src.tif"), p, "-c", "lzma", "-r", "64")
+rc, _, err = run([IMGPU, "equalize", p, out, "--max-decode-time", "0.01"])
+check(rc == 1 and "decoding took longer than the limit" in err and
+      open(out, "rb").read() == b"precious", "--max-decode-time 0.01 on a 2048^2 LZMA TIFF", err)
+
 # ---- batch over .tif / .tiff --------------------------------------------------------------
 bdir = os.path.join(TMP, "batch_in")
 bout = os.path.join(TMP, "batch_out")
