@@ -420,6 +420,16 @@ for depth in (8, 16):
             if c in (2, 4):
                 check("Extra Samples: 1<unassoc-alpha>" in info, f"write {c}ch: unassociated alpha",
                       info)
+for c in (3, 4):   # --compression webp --lossless: exact, but for the colour under alpha 0
+    sp = os.path.join(wdir, f"in_8_{c}.tif")
+    o = os.path.join(wdir, f"out_webp_lossless_{c}.tif")
+    rc, _, err = run([IMGPU, "equalize", sp, o, "--compression", "webp", "--lossless"])
+    got, err2 = dump(o)
+    ref, _ = dump(os.path.join(wdir, f"ref_8_{c}.png"))
+    vis = np.ones(ref.shape[:2], bool) if c == 3 else ref[:, :, 3] > 0
+    check(rc == 0 and got is not None and np.array_equal(got[vis], ref[vis]) and
+          np.array_equal(got, pil_read(o)), f"write webp --lossless {c}ch: exact where visible, "
+          "== PIL", err + (err2 or ""))
 o = os.path.join(wdir, "default.tif")
 run([IMGPU, "equalize", os.path.join(wdir, "in_8_3.tif"), o])
 check("AdobeDeflate" in subprocess.run(["tiffinfo", o], capture_output=True, text=True).stdout,
