@@ -565,7 +565,8 @@ static void *tiff_decode(const unsigned char *b, size_t n, int page, size_t budg
     }
     const char *bad = describe(t, L);
     if (bad) {
-        snprintf(why, wn, "%s", bad);
+        if (bad != why)   /* describe's message may already be in why (decode8's s_msg) */
+            snprintf(why, wn, "%s", bad);
         goto fail;
     }
     const uint64_t ss = L->bps / 8, npx = (uint64_t)L->w * L->h;
