@@ -32,8 +32,9 @@
  * 4 GiB: the output is BigTIFF when the samples alone exceed 2 GiB (only 16-bit images can:
  * imgpu_format_check_size keeps every format's pixel data within 2 GiB at 8 bits).
  * Metadata: the ICC profile (ICCProfile tag), XMP (XMLPacket) and the orientation (1 once
- * load turned the pixels upright) are read and written; EXIF is not carried either way
- * (TIFF keeps it in a sub-IFD that would need re-serializing).
+ * load turned the pixels upright) are read and written; EXIF is read (the Exif IFD copied
+ * into a blob, below) and so travels to PNG/JPEG/WebP outputs, but is not written into TIFF
+ * outputs (that would need libtiff's custom-directory writer fed tag by tag).
  */
 #include "codec.h"
 #include "error.h"
@@ -691,6 +692,158 @@ static imgpu_image *tiff_load16(const unsigned char *b, size_t n, const char *na
 
 /* ---- metadata --------------------------------------------------------------------------- */
 
+/* EXIF: TIFF keeps it in a sub-IFD of the file (ExifIFD) whose values may lie anywhere in the
+ * file, while meta->exif is a self-contained TIFF-structured blob. The blob built here, in the
+ * file's byte order: IFD0 with Make, Model, Orientation (the TIFF tag, so that the EXIF and the
+ * pixels agree wherever the blob goes) and DateTime where the page has them, and the
+ * pointer to a copy of the Exif IFD, each entry with its value (out-of-line values copied
+ * after the IFD, offsets rewritten). Dropped: entries of unknown type, values outside the file
+ * or over 64 KiB, pointers to further IFDs (Interoperability), anything past 512 entries.
+ * Classic TIFF only (a BigTIFF's EXIF is not read). */
+#define EXIF_MAX_ENTRIES 512
+#define EXIF_MAX_VALUE ((uint32_t)1 << 16)
+
+static uint32_t exif_type_size(uint16_t type)
+{
+    static const unsigned char sz[14] = { 0, 1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8, 4 };
+    return type >= 1 && type <= 12 ? sz[type] : 0;   /* 13 (IFD): a pointer, dropped */
+}
+
+typedef struct exif_out {
+    unsigned char *p;
+    size_t len;
+    int le;
+} exif_out;
+
+static void put16(exif_out *o, size_t at, uint32_t v)
+{
+    if (o->le)
+        o->p[at] = (unsigned char)v, o->p[at + 1] = (unsigned char)(v >> 8);
+    else
+        o->p[at] = (unsigned char)(v >> 8), o->p[at + 1] = (unsigned char)v;
+}
+
+static void put32(exif_out *o, size_t at, uint32_t v)
+{
+    put16(o, at + (o->le ? 0 : 2), v & 0xFFFF);
+    put16(o, at + (o->le ? 2 : 0), v >> 16);
+}
+
+/* m->exif from the current directory of t (file bytes b[0..n)); -1 only when out of memory. */
+static int tiff_read_exif(TIFF *t, const unsigned char *b, size_t n, imgpu_meta *m)
+{
+    const uint32_t orient = m->orientation >= 1 && m->orientation <= 8 ? (uint32_t)m->orientation : 0;
+    uint64_t off = 0;
+    if (n < 8 || (b[2] != 42 && b[3] != 42) || !TIFFGetField(t, TIFFTAG_EXIFIFD, &off) ||
+        off < 8 || off > n - 2)
+        return 0;
+    const int le = b[0] == 'I';
+    uint32_t (*r16)(const unsigned char *) = le ? imgpu__le16 : imgpu__be16;
+    uint32_t (*r32)(const unsigned char *) = le ? imgpu__le32 : imgpu__be32;
+    const unsigned char *ifd = b + off;
+    uint32_t count = r16(ifd);
+    if ((uint64_t)count * 12 > n - off - 2)
+        count = (uint32_t)((n - off - 2) / 12);   /* the entries that are whole */
+    if (count > EXIF_MAX_ENTRIES)
+        count = EXIF_MAX_ENTRIES;
+    /* IFD0's strings, as libtiff read them */
+    static const uint32_t s_tags[3] = { TIFFTAG_MAKE, TIFFTAG_MODEL, TIFFTAG_DATETIME };
+    const char *str[3] = { NULL, NULL, NULL };
+    size_t slen[3] = { 0, 0, 0 };
+    uint32_t n0 = 1 + (orient != 0);   /* the ExifIFD pointer, Orientation */
+    for (int i = 0; i < 3; i++) {
+        char *v = NULL;
+        if (TIFFGetField(t, s_tags[i], &v) && v) {
+            str[i] = v;
+            slen[i] = strnlen(v, 255) + 1;
+            n0++;
+        }
+    }
+    /* pass 1: which Exif entries are kept and the room their values take */
+    uint32_t kept = 0;
+    size_t vals = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        const unsigned char *e = ifd + 2 + 12 * (size_t)i;
+        const uint32_t ts = exif_type_size((uint16_t)r16(e + 2)), cnt = r32(e + 4);
+        if (!ts || r16(e) == 0xA005 || cnt > EXIF_MAX_VALUE / ts)
+            continue;
+        const uint32_t size = ts * cnt, vo = r32(e + 8);
+        if (size > 4 && (vo > n || size > n - vo))
+            continue;
+        kept++;
+        if (size > 4)
+            vals += (size + 1) & ~(size_t)1;
+    }
+    if (!kept && n0 == 1)
+        return 0;
+    size_t s0 = 0;
+    for (int i = 0; i < 3; i++)
+        if (slen[i] > 4)
+            s0 += (slen[i] + 1) & ~(size_t)1;
+    const size_t ifd0 = 8, ifd0_vals = ifd0 + 2 + 12 * (size_t)n0 + 4;
+    const size_t exif_at = ifd0_vals + s0, exif_vals = exif_at + 2 + 12 * (size_t)kept + 4;
+    exif_out o = { calloc(1, exif_vals + vals), exif_vals + vals, le };
+    if (!o.p)
+        return -1;
+    memcpy(o.p, le ? "II*\0" : "MM\0*", 4);
+    put32(&o, 4, (uint32_t)ifd0);
+    /* IFD0: entries sorted by tag (271, 272, 274, 306, 34665) */
+    put16(&o, ifd0, n0);
+    size_t at = ifd0 + 2, va = ifd0_vals;
+    for (int i = 0; i < 3; i++) {
+        if (i == 2 && orient) {
+            put16(&o, at, TIFFTAG_ORIENTATION);
+            put16(&o, at + 2, 3);   /* SHORT */
+            put32(&o, at + 4, 1);
+            put16(&o, at + 8, orient);
+            at += 12;
+        }
+        if (!str[i])
+            continue;
+        put16(&o, at, s_tags[i]);
+        put16(&o, at + 2, 2);   /* ASCII */
+        put32(&o, at + 4, (uint32_t)slen[i]);
+        if (slen[i] <= 4) {
+            memcpy(o.p + at + 8, str[i], slen[i] - 1);
+        } else {
+            put32(&o, at + 8, (uint32_t)va);
+            memcpy(o.p + va, str[i], slen[i] - 1);   /* the NUL is calloc's */
+            va += (slen[i] + 1) & ~(size_t)1;
+        }
+        at += 12;
+    }
+    put16(&o, at, TIFFTAG_EXIFIFD);
+    put16(&o, at + 2, 4);   /* LONG */
+    put32(&o, at + 4, 1);
+    put32(&o, at + 8, (uint32_t)exif_at);
+    /* the next-IFD link after it stays 0 (calloc) */
+    /* pass 2: the Exif IFD */
+    put16(&o, exif_at, kept);
+    at = exif_at + 2;
+    va = exif_vals;
+    for (uint32_t i = 0; i < count; i++) {
+        const unsigned char *e = ifd + 2 + 12 * (size_t)i;
+        const uint32_t ts = exif_type_size((uint16_t)r16(e + 2)), cnt = r32(e + 4);
+        if (!ts || r16(e) == 0xA005 || cnt > EXIF_MAX_VALUE / ts)
+            continue;
+        const uint32_t size = ts * cnt, vo = r32(e + 8);
+        if (size > 4 && (vo > n || size > n - vo))
+            continue;
+        memcpy(o.p + at, e, 8);   /* tag, type, count: the same byte order */
+        if (size <= 4) {
+            memcpy(o.p + at + 8, e + 8, 4);
+        } else {
+            put32(&o, at + 8, (uint32_t)va);
+            memcpy(o.p + va, b + vo, size);
+            va += (size + 1) & ~(size_t)1;
+        }
+        at += 12;
+    }
+    m->exif = o.p;
+    m->exif_len = o.len;
+    return 0;
+}
+
 static int tiff_read_meta(const unsigned char *b, size_t n, imgpu_meta *m)
 {
     tiff_io io;
@@ -713,6 +866,8 @@ static int tiff_read_meta(const unsigned char *b, size_t n, imgpu_meta *m)
     uint16_t o = 0;
     if (TIFFGetField(t, TIFFTAG_ORIENTATION, &o) && o >= 1 && o <= 8)
         m->orientation = o;
+    if (!rc && !m->exif)
+        rc = tiff_read_exif(t, b, n, m);
 done:
     TIFFClose(t);
     return rc;

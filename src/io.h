@@ -28,7 +28,8 @@
  *                deflate (default), packbits, zstd or lzma; jpeg (8-bit only) is lossy, webp
  *                (8-bit RGB/RGBA only) lossy unless --lossless (then exact but for the colour
  *                under alpha 0, which libwebp rewrites). Alpha is written unassociated.
- *                Metadata: ICC, XMP and Orientation tags (EXIF is not carried). Loading reads
+ *                Metadata: ICC, XMP and Orientation tags (EXIF is read from TIFF inputs, never
+ *                written into TIFF outputs). Loading reads
  *                one page (--page), un-premultiplies associated alpha and expands 8-bit
  *                palettes to RGB (codec_tiff.c).
  *      JPEG      lossy (quality 1..100, default 95). stb's encoder always writes YCbCr, so

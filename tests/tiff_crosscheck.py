@@ -525,6 +525,29 @@ j = info_json(p2)
 check(j.get("page") == 0 and j.get("orientation") != 6 and j.get("icc") is None,
       "page 0: not page 1's orientation or ICC", j)
 
+# EXIF: the Exif IFD and IFD0's camera tags read into the blob that other formats carry
+ex = os.path.join(m, "exif.tif")
+write_tiff(ex, src, 2)
+subprocess.run(["exiftool", "-q", "-overwrite_original", "-Make=Canon", "-Model=EOS 5D",
+                "-DateTimeOriginal=2024:01:02 03:04:05", "-ExposureTime=1/125",
+                "-UserComment=a comment longer than four bytes", "-Orientation#=6", ex], check=True)
+rc, o, err = run([IMGPU, "info", ex])
+check(rc == 0 and b"Canon EOS 5D" in o and b"2024:01:02 03:04:05" in o,
+      "TIFF EXIF: imgpu info shows the camera and date", o.decode() + err)
+exp = os.path.join(m, "exif_out.png")
+rc, _, err = run([IMGPU, "equalize", ex, exp])
+e = exiftool(exp, "-Make", "-Model", "-DateTimeOriginal", "-ExposureTime", "-UserComment",
+             "-Orientation#", "-ImageWidth")
+check(rc == 0 and e.get("Make") == "Canon" and e.get("Model") == "EOS 5D" and
+      e.get("DateTimeOriginal") == "2024:01:02 03:04:05" and e.get("ExposureTime") == "1/125" and
+      e.get("UserComment") == "a comment longer than four bytes" and e.get("Orientation") == 1 and
+      e.get("ImageWidth") == H, "TIFF EXIF -> PNG: the tags carried, Orientation 1, upright", e)
+exp = os.path.join(m, "exif_keep.png")
+rc, _, err = run([IMGPU, "equalize", ex, exp, "--no-auto-orient"])
+e = exiftool(exp, "-Orientation#", "-ImageWidth")
+check(rc == 0 and e.get("Orientation") == 6 and e.get("ImageWidth") == W,
+      "TIFF EXIF -> PNG --no-auto-orient: Orientation 6 with the stored pixels", e)
+
 # ---- refused kinds: named, exit 1, no output ----------------------------------------------
 r = os.path.join(TMP, "refused")
 os.makedirs(r, exist_ok=True)

@@ -128,6 +128,13 @@ info[700] = b'<x:xmpmeta xmlns:x="adobe:ns:meta/"/>'
 Image.open(base["rgb8"]).save(os.path.join(out, "rgb8_meta_orient6.tif"), tiffinfo=info,
                               icc_profile=icc, compression="tiff_deflate")
 
+# EXIF in an Exif IFD (exiftool)
+ex = os.path.join(out, "rgb8_exif.tif")
+tiffcp(base["rgb8"], ex, "-c", "lzw")
+subprocess.run(["exiftool", "-q", "-overwrite_original", "-Make=Canon", "-Model=EOS 5D",
+                "-DateTimeOriginal=2024:01:02 03:04:05", "-ExposureTime=1/125",
+                "-UserComment=a comment", "-Orientation#=8", ex], check=True)
+
 # refused kinds
 Image.fromarray(rng.random((H, W), dtype=np.float32)).save(os.path.join(out, "f32.tif"))
 Image.fromarray(arr(1, np.uint8) > 128).save(os.path.join(out, "bilevel.tif"))
