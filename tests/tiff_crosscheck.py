@@ -294,7 +294,7 @@ check(matrix["files"] >= 500, f"the matrix has its files ({matrix['files']})")
 k = os.path.join(TMP, "kinds")
 os.makedirs(k, exist_ok=True)
 idx = rng.integers(0, 256, (H, W, 1)).astype(np.uint8)
-cmap = rng.integers(0, 256, 768) * 257
+cmap = rng.integers(0, 65536, 768)   # full 16-bit entries: >> 8 is not & 255
 for be in (False, True):
     p = os.path.join(k, f"palette_{int(be)}.tif")
     write_tiff(p, idx, 3, colormap=[int(v) for v in cmap], be=be)
