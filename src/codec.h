@@ -63,15 +63,17 @@ typedef struct imgpu__codec {
     int info_from_scan;
     /* Walks the file's structure: NULL, or a header error (a static string or s->buf). */
     const char *(*scan)(const unsigned char *b, size_t n, imgpu__scan *s);
-    /* 8-bit decode into a malloc()'ed w*h*c buffer, or NULL with *why; NULL: stb's. */
+    /* 8-bit decode into a malloc()'ed w*h*c buffer, or NULL with *why, which io.c reports
+     * as "corrupt NAME data (WHY)" unless *c is set to -1 (out of memory, the time limit:
+     * then WHY alone); NULL: stb's. */
     unsigned char *(*decode8)(const unsigned char *b, size_t n, const imgpu__scan *s,
                               size_t budget, int *w, int *h, int *c, const char **why);
     /* 16-bit load of a file whose scan passed; the image, or NULL with the error recorded
      * (the messages name `name`). NULL: stb's 16-bit decode (imgpu__load16_stb). */
     imgpu_image *(*load16)(const unsigned char *b, size_t n, const char *name,
                            const imgpu__scan *s, size_t budget);
-    /* Fills m from the file's metadata (ICC, EXIF, XMP, text; orientation; pages) after a
-     * successful scan. Damaged metadata is skipped, never an error: -1 only when out of
+    /* Fills m from the file's metadata (ICC, EXIF, XMP, text; orientation) after a
+     * successful scan; m->pages and m->page (the page loaded) are already set. Damaged metadata is skipped, never an error: -1 only when out of
      * memory. NULL: the format carries none. */
     int (*read_meta)(const unsigned char *b, size_t n, imgpu_meta *m);
     /* What save can keep: alpha at all, sides up to max_side (0: no limit of its own), and

@@ -1,22 +1,1023 @@
-/* codec_tiff.c — TIFF (placeholder entry: the codec is being written; refused as before). */
+/* codec_tiff.c — the TIFF entry of the codec table, through libtiff (Debian's 4.5).
+ *
+ * libtiff only ever sees the bytes in memory (TIFFClientOpenExt over a small reader/writer,
+ * never a path, never mmap). Read: 8- and 16-bit gray, gray+alpha, RGB and RGBA, 8-bit
+ * palette (expanded to 8-bit RGB, the 16-bit colormap scaled by >> 8 as libtiff's own RGBA
+ * reader and PIL do), MinIsWhite (inverted to gray), YCbCr when JPEG-compressed (libjpeg
+ * converts to RGB: JPEGCOLORMODE_RGB), strips or tiles, contiguous or separate planes, either
+ * byte order, every compression this libtiff has (TIFFIsCODECConfigured). An alpha sample that
+ * is unassociated or unspecified is kept as it is; associated (premultiplied) alpha is
+ * un-premultiplied on load (c = min(max, round(c * max / a)); c = 0 where a = 0), since the
+ * ops and every other format work on straight alpha. Anything else libtiff can read but the
+ * ops cannot take (floats, signed or 32-bit integers, 1/2/4-bit samples, CMYK, Lab, more than
+ * 4 samples, ...) is refused by the scan with a message that names what was found.
+ *
+ * Pages are TIFF directories: the scan counts them (meta->pages, `imgpu info`) and loads
+ * --page N (0-based). The limits: the scan reports the page's size before anything is
+ * decoded (io.c checks --max-pixels); the decode computes what it needs (the image, one strip
+ * or tile, the palette expansion) with overflow checks against io.c's budget, caps every
+ * single libtiff allocation at that budget (TIFFOpenOptionsSetMaxSingleMemAlloc), and polls
+ * imgpu__decode_late() between strips and tiles.
+ *
+ * libtiff's errors and warnings never reach stderr: each open carries its own handlers
+ * (TIFFOpenOptionsSetErrorHandlerExtR / ...WarningHandlerExtR) that keep the first error in
+ * the open's own state, so decodes on several batch threads never share one; the global
+ * handlers (still called by a few codec paths through TIFFErrorExt with the client handle)
+ * are set once to ones that record into that same state, and the plain stderr printers are
+ * removed.
+ *
+ * Write: 8/16-bit gray, gray+alpha, RGB, RGBA (alpha as EXTRASAMPLE_UNASSALPHA), strips of
+ * about 1 MiB, --compression (deflate by default; horizontal predictor for LZW, deflate, zstd
+ * and LZMA; JPEG and WebP for 8-bit only), into a growing memory buffer. A classic TIFF holds
+ * 4 GiB: the output is BigTIFF when the samples alone exceed 2 GiB (only 16-bit images can:
+ * imgpu_format_check_size keeps every format's pixel data within 2 GiB at 8 bits).
+ * Metadata: the ICC profile (ICCProfile tag), XMP (XMLPacket) and the orientation (1 once
+ * load turned the pixels upright) are read and written; EXIF is read (the Exif IFD copied
+ * into a blob, below) and so travels to PNG/JPEG/WebP outputs, but is not written into TIFF
+ * outputs (that would need libtiff's custom-directory writer fed tag by tag).
+ */
 #include "codec.h"
+#include "error.h"
 
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static int sniff(const unsigned char *b, size_t n) { return n >= 4 && (!memcmp(b, "II*\0", 4) || !memcmp(b, "MM\0*", 4)); }
+#include <tiffio.h>
 
-static const char *scan(const unsigned char *b, size_t n, imgpu__scan *s)
+/* ---- libtiff over memory ------------------------------------------------------------------ */
+
+#define TIFF_IO_MAGIC 0x74696f31u
+
+typedef struct tiff_io {
+    uint32_t magic;
+    const unsigned char *rd;   /* read: the file (NULL when writing) */
+    unsigned char *wr;         /* write: the output so far, cap bytes allocated */
+    size_t len, cap;
+    uint64_t pos;
+    char err[200];             /* libtiff's first error on this handle */
+    char warn[200];            /* and its last warning (used when a failure has no error) */
+} tiff_io;
+
+/* A write may not grow the output past this (a hostile seek must not allocate the world). */
+#define TIFF_IO_MAX_OUT ((uint64_t)1 << 40)
+
+static tmsize_t io_read(thandle_t h, void *buf, tmsize_t size)
 {
-    (void)b, (void)n, (void)s;
-    return "TIFF images are not supported";
+    tiff_io *io = h;
+    const unsigned char *src = io->rd ? io->rd : io->wr;
+    if (size <= 0 || io->pos >= io->len)
+        return 0;
+    uint64_t left = io->len - io->pos;
+    size_t k = (uint64_t)size < left ? (size_t)size : (size_t)left;
+    memcpy(buf, src + io->pos, k);
+    io->pos += k;
+    return (tmsize_t)k;
 }
 
-static int check_size(int w, int h, int c, int depth, char *why, size_t n)
+static tmsize_t io_write(thandle_t h, void *buf, tmsize_t size)
 {
-    (void)w, (void)h, (void)c, (void)depth;
-    snprintf(why, n, "TIFF output is not supported");
+    tiff_io *io = h;
+    if (io->rd || size < 0)
+        return -1;
+    if (io->pos > TIFF_IO_MAX_OUT || (uint64_t)size > TIFF_IO_MAX_OUT - io->pos)
+        return -1;
+    const uint64_t end = io->pos + (uint64_t)size;
+    if (end > io->cap) {
+        uint64_t cap = io->cap ? io->cap : 65536;
+        while (cap < end)
+            cap *= 2;
+        if (cap > SIZE_MAX)
+            return -1;
+        unsigned char *p = realloc(io->wr, (size_t)cap);
+        if (!p)
+            return -1;
+        io->wr = p;
+        io->cap = (size_t)cap;
+    }
+    if (io->pos > io->len)   /* a seek past the end leaves a gap: zeros, as in a file */
+        memset(io->wr + io->len, 0, (size_t)(io->pos - io->len));
+    if (size)
+        memcpy(io->wr + io->pos, buf, (size_t)size);
+    io->pos = end;
+    if (end > io->len)
+        io->len = (size_t)end;
+    return size;
+}
+
+static toff_t io_seek(thandle_t h, toff_t off, int whence)
+{
+    tiff_io *io = h;
+    uint64_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? io->pos : io->len;
+    uint64_t to;
+    if (whence == SEEK_SET) {
+        to = off;
+    } else {
+        int64_t d = (int64_t)off;   /* libtiff passes a negative step as its two's complement */
+        if ((d < 0 && (uint64_t)-(d + 1) + 1 > base) || (d > 0 && (uint64_t)d > UINT64_MAX - base))
+            return (toff_t)-1;
+        to = base + (uint64_t)d;
+    }
+    if (to > TIFF_IO_MAX_OUT)
+        return (toff_t)-1;
+    io->pos = to;
+    return to;
+}
+
+static int io_close(thandle_t h) { (void)h; return 0; }
+static toff_t io_size(thandle_t h) { return ((tiff_io *)h)->len; }
+static int io_map(thandle_t h, void **base, toff_t *size)
+{
+    (void)h, (void)base, (void)size;
+    return 0;   /* no mapping: libtiff copies each strip, and never touches our bytes */
+}
+static void io_unmap(thandle_t h, void *base, toff_t size) { (void)h, (void)base, (void)size; }
+
+static void io_record(tiff_io *io, int is_error, const char *fmt, va_list ap)
+{
+    char *dst = is_error ? io->err : io->warn;
+    if (is_error && io->err[0])
+        return;   /* the first error names the cause; later ones are its echoes */
+    vsnprintf(dst, sizeof io->err, fmt, ap);
+    /* many messages start with the handle's name, which is always "TIFF" here */
+    if (!strncmp(dst, "TIFF: ", 6))
+        memmove(dst, dst + 6, strlen(dst + 6) + 1);
+}
+
+static int on_error(TIFF *t, void *user, const char *module, const char *fmt, va_list ap)
+{
+    (void)t, (void)module;
+    io_record(user, 1, fmt, ap);
+    return 1;   /* handled: the global handlers are not called */
+}
+
+static int on_warning(TIFF *t, void *user, const char *module, const char *fmt, va_list ap)
+{
+    (void)t, (void)module;
+    io_record(user, 0, fmt, ap);
+    return 1;
+}
+
+/* The global handlers get the client handle: ours, when it carries the magic. */
+static void on_error_global(thandle_t h, const char *module, const char *fmt, va_list ap)
+{
+    (void)module;
+    if (h && ((tiff_io *)h)->magic == TIFF_IO_MAGIC)
+        io_record(h, 1, fmt, ap);
+}
+
+static void on_warning_global(thandle_t h, const char *module, const char *fmt, va_list ap)
+{
+    (void)module;
+    if (h && ((tiff_io *)h)->magic == TIFF_IO_MAGIC)
+        io_record(h, 0, fmt, ap);
+}
+
+static pthread_once_t s_handlers_once = PTHREAD_ONCE_INIT;
+
+static void set_global_handlers(void)
+{
+    TIFFSetErrorHandler(NULL);     /* libtiff's defaults print to stderr */
+    TIFFSetWarningHandler(NULL);
+    TIFFSetErrorHandlerExt(on_error_global);
+    TIFFSetWarningHandlerExt(on_warning_global);
+}
+
+/* Opens io (set up by the caller) with mode "r..." or "w...": NULL with io->err set. */
+static TIFF *io_open(tiff_io *io, const char *mode, uint64_t max_alloc)
+{
+    pthread_once(&s_handlers_once, set_global_handlers);
+    io->magic = TIFF_IO_MAGIC;
+    TIFFOpenOptions *o = TIFFOpenOptionsAlloc();
+    if (!o) {
+        snprintf(io->err, sizeof io->err, "out of memory");
+        return NULL;
+    }
+    if (max_alloc > (uint64_t)INT64_MAX)
+        max_alloc = (uint64_t)INT64_MAX;
+    TIFFOpenOptionsSetMaxSingleMemAlloc(o, (tmsize_t)max_alloc);
+    TIFFOpenOptionsSetErrorHandlerExtR(o, on_error, io);
+    TIFFOpenOptionsSetWarningHandlerExtR(o, on_warning, io);
+    TIFF *t = TIFFClientOpenExt("TIFF", mode, io, io_read, io_write, io_seek, io_close, io_size,
+                                io_map, io_unmap, o);
+    TIFFOpenOptionsFree(o);   /* the handle keeps its own copy of the settings */
+    if (!t && !io->err[0])
+        snprintf(io->err, sizeof io->err, "%s", io->warn[0] ? io->warn : "not a TIFF file");
+    return t;
+}
+
+static TIFF *open_read(tiff_io *io, const unsigned char *b, size_t n, uint64_t max_alloc)
+{
+    memset(io, 0, sizeof *io);
+    io->rd = b;
+    io->len = n;
+    return io_open(io, "rm", max_alloc);
+}
+
+/* What libtiff said about a failure, never empty. */
+static const char *io_reason(const tiff_io *io, const char *fallback)
+{
+    return io->err[0] ? io->err : io->warn[0] ? io->warn : fallback;
+}
+
+/* ---- what a directory holds ------------------------------------------------------------- */
+
+typedef struct tiff_layout {
+    uint32_t w, h;
+    uint16_t bps, spp, photometric, planar, compression;
+    int tiled;
+    int channels;        /* decoded: 1..4 */
+    int palette;         /* 8-bit indices expanded to RGB through the colormap */
+    int invert;          /* MinIsWhite */
+    int premultiplied;   /* the alpha sample is associated */
+} tiff_layout;
+
+/* Messages longer than the scan's own buffer: per thread, valid until the next call. */
+static _Thread_local char s_msg[256];
+
+static const char *photometric_name(uint16_t p)
+{
+    switch (p) {
+    case PHOTOMETRIC_SEPARATED: return "CMYK (separated)";
+    case PHOTOMETRIC_CIELAB: case PHOTOMETRIC_ICCLAB: case PHOTOMETRIC_ITULAB: return "L*a*b*";
+    case PHOTOMETRIC_LOGL: case PHOTOMETRIC_LOGLUV: return "SGI LogL/LogLuv";
+    case PHOTOMETRIC_MASK: return "transparency-mask";
+    case PHOTOMETRIC_CFA: case 34892 /* LinearRaw */: return "raw (CFA)";
+    case PHOTOMETRIC_YCBCR: return "YCbCr";
+    default: return NULL;
+    }
+}
+
+/* Fills L from the current directory: NULL, or why the ops cannot take it (s_msg). */
+static const char *describe(TIFF *t, tiff_layout *L)
+{
+    memset(L, 0, sizeof *L);
+    uint16_t fmt = SAMPLEFORMAT_UINT;
+    if (!TIFFGetField(t, TIFFTAG_IMAGEWIDTH, &L->w) || !TIFFGetField(t, TIFFTAG_IMAGELENGTH, &L->h))
+        return "corrupt TIFF header (no image size)";
+    TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &L->bps);
+    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &L->spp);
+    TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &fmt);
+    TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &L->planar);
+    TIFFGetFieldDefaulted(t, TIFFTAG_COMPRESSION, &L->compression);
+    if (!TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &L->photometric))
+        L->photometric = L->spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
+    L->tiled = TIFFIsTiled(t);
+
+    if (!TIFFIsCODECConfigured(L->compression)) {
+        const TIFFCodec *cd = TIFFFindCODEC(L->compression);
+        snprintf(s_msg, sizeof s_msg, "TIFF compression %s%s%u%s is not supported",
+                 cd ? cd->name : "", cd ? " (" : "", (unsigned)L->compression, cd ? ")" : "");
+        return s_msg;
+    }
+    if (fmt != SAMPLEFORMAT_UINT && fmt != SAMPLEFORMAT_VOID) {
+        const char *kind = fmt == SAMPLEFORMAT_IEEEFP ? "float"
+                         : fmt == SAMPLEFORMAT_INT ? "signed integer"
+                         : fmt == SAMPLEFORMAT_COMPLEXINT || fmt == SAMPLEFORMAT_COMPLEXIEEEFP
+                               ? "complex" : "unknown-format";
+        snprintf(s_msg, sizeof s_msg, "TIFF with %u-bit %s samples is not supported",
+                 (unsigned)L->bps, kind);
+        return s_msg;
+    }
+    int color;
+    switch (L->photometric) {
+    case PHOTOMETRIC_MINISWHITE:
+        L->invert = 1;
+        /* fall through */
+    case PHOTOMETRIC_MINISBLACK:
+        color = 1;
+        break;
+    case PHOTOMETRIC_RGB:
+        color = 3;
+        break;
+    case PHOTOMETRIC_PALETTE:
+        color = 1;
+        L->palette = 1;
+        break;
+    case PHOTOMETRIC_YCBCR:
+        if (L->compression != COMPRESSION_JPEG || L->planar != PLANARCONFIG_CONTIG) {
+            snprintf(s_msg, sizeof s_msg, "TIFF with YCbCr samples is not supported (only "
+                     "JPEG-compressed YCbCr is)");
+            return s_msg;
+        }
+        /* libjpeg turns it into RGB; strip sizes follow (upsampled) */
+        if (!TIFFSetField(t, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB))
+            return "corrupt TIFF header (JPEG settings)";
+        color = 3;
+        break;
+    default: {
+        const char *name = photometric_name(L->photometric);
+        if (name)
+            snprintf(s_msg, sizeof s_msg, "TIFF with %s samples is not supported", name);
+        else
+            snprintf(s_msg, sizeof s_msg, "TIFF with photometric interpretation %u is not "
+                     "supported", (unsigned)L->photometric);
+        return s_msg;
+    }
+    }
+    if (L->palette && L->bps != 8) {
+        snprintf(s_msg, sizeof s_msg, "TIFF with %u-bit palette samples is not supported "
+                 "(only 8-bit palettes are)", (unsigned)L->bps);
+        return s_msg;
+    }
+    if (L->bps != 8 && L->bps != 16) {
+        snprintf(s_msg, sizeof s_msg, "TIFF with %u-bit%s samples is not supported (8 or 16 bits "
+                 "are)", (unsigned)L->bps, L->bps == 1 ? " (bilevel)" : "");
+        return s_msg;
+    }
+    if (L->spp > 4) {
+        snprintf(s_msg, sizeof s_msg, "TIFF with %u samples per pixel is not supported (at most "
+                 "4: gray, gray+alpha, RGB, RGBA)", (unsigned)L->spp);
+        return s_msg;
+    }
+    if (L->spp < color) {
+        snprintf(s_msg, sizeof s_msg, "corrupt TIFF header (%u samples per pixel for %s)",
+                 (unsigned)L->spp, color == 3 ? "RGB" : "gray");
+        return s_msg;
+    }
+    const int extra = L->spp - color;
+    if (extra > 1 || (extra && (L->palette || L->photometric == PHOTOMETRIC_YCBCR))) {
+        snprintf(s_msg, sizeof s_msg, "TIFF with %u samples per pixel for %s is not supported",
+                 (unsigned)L->spp, L->palette ? "a palette image"
+                                  : color == 3 ? "RGB (at most one extra sample, alpha)"
+                                               : "gray (at most one extra sample, alpha)");
+        return s_msg;
+    }
+    if (extra) {
+        uint16_t n = 0, *types = NULL;
+        if (TIFFGetField(t, TIFFTAG_EXTRASAMPLES, &n, &types) && n >= 1 && types &&
+            types[0] == EXTRASAMPLE_ASSOCALPHA)
+            L->premultiplied = 1;
+    }
+    L->channels = L->palette ? 3 : L->spp;
+    return NULL;
+}
+
+/* ---- scan ------------------------------------------------------------------------------- */
+
+/* What libtiff may allocate at once while only the header is known: its strip and tile
+ * tables of a file of n bytes (a hostile header claims billions of strips). */
+static uint64_t scan_alloc_limit(size_t n) { return 2 * (uint64_t)n + ((uint64_t)64 << 20); }
+
+static const char *tiff_scan(const unsigned char *b, size_t n, imgpu__scan *s)
+{
+    /* a file cut short usually loses its directory first (writers put it last): say so,
+     * rather than libtiff's "cannot read directory count" */
+    if (n < 8)
+        return "truncated TIFF header";
+    if (b[2] == 42 || b[3] == 42) {   /* classic TIFF: the first directory's 32-bit offset */
+        const uint32_t ifd = b[0] == 'I' ? imgpu__le32(b + 4) : imgpu__be32(b + 4);
+        if (ifd >= 8 && (uint64_t)ifd + 2 > n)
+            return "truncated TIFF file (its directory lies past the end of the file)";
+        if (ifd >= 8 && (b[0] == 'I' ? imgpu__le16(b + ifd) : imgpu__be16(b + ifd)) == 0)
+            return "corrupt TIFF header (the first directory is empty)";
+    }
+    tiff_io io;
+    TIFF *t = open_read(&io, b, n, scan_alloc_limit(n));
+    if (!t) {
+        snprintf(s_msg, sizeof s_msg, "corrupt TIFF header (%s)", io_reason(&io, "unreadable"));
+        return s_msg;
+    }
+    const char *err = NULL;
+    tdir_t pages = TIFFNumberOfDirectories(t);
+    if (pages < 1)
+        pages = 1;
+    s->pages = pages > INT_MAX ? INT_MAX : (int)pages;
+    if (s->page < 0 || (uint64_t)s->page >= (uint64_t)pages) {
+        snprintf(s_msg, sizeof s_msg, "the TIFF has %d page%s (0..%d); page %d does not exist",
+                 s->pages, s->pages == 1 ? "" : "s", s->pages - 1, s->page);
+        err = s_msg;
+        goto done;
+    }
+    if (s->page > 0 && !TIFFSetDirectory(t, (tdir_t)s->page)) {
+        snprintf(s_msg, sizeof s_msg, "corrupt TIFF data (page %d: %s)", s->page,
+                 io_reason(&io, "unreadable directory"));
+        err = s_msg;
+        goto done;
+    }
+    tiff_layout L;
+    if ((err = describe(t, &L)) != NULL)
+        goto done;
+    s->w = L.w;
+    s->h = L.h;
+    s->channels = L.channels;
+    s->deep = L.bps == 16;
+    /* every strip or tile must lie in the file: a truncated file is named as such, after the
+     * size checks, rather than by libtiff's read error half-way through the decode */
+    const uint32_t nst = TIFFIsTiled(t) ? TIFFNumberOfTiles(t) : TIFFNumberOfStrips(t);
+    for (uint32_t i = 0; i < nst; i++) {
+        int e = 0;
+        uint64_t off = TIFFGetStrileOffsetWithErr(t, i, &e);
+        uint64_t cnt = e ? 0 : TIFFGetStrileByteCountWithErr(t, i, &e);
+        if (!e && (off > n || cnt > n - off)) {
+            snprintf(s->buf, sizeof s->buf, "truncated TIFF data (%s %u ends past the end of "
+                     "the file)", TIFFIsTiled(t) ? "tile" : "strip", (unsigned)i);
+            s->data_error = s->buf;
+            break;
+        }
+    }
+done:
+    TIFFClose(t);
+    return err;
+}
+
+/* ---- decode ----------------------------------------------------------------------------- */
+
+enum { DEC_OK, DEC_CORRUPT, DEC_MEMORY, DEC_LATE };
+
+/* Copies a decoded block (a strip, or a tile clipped to the image) into the file-layout
+ * image `raw` (w x h pixels of spp samples of ss bytes): rows of `cols` pixels at (x0, y0),
+ * the block's rows `src_row` bytes apart; plane < 0: all samples interleaved, else the one
+ * sample `plane` of each pixel (separate planes). */
+static void put_block(const tiff_layout *L, unsigned char *raw, const unsigned char *src,
+                      size_t src_row, uint32_t x0, uint32_t y0, uint32_t cols, uint32_t rows,
+                      int plane)
+{
+    const size_t ss = L->bps / 8, px = ss * L->spp;
+    for (uint32_t r = 0; r < rows; r++) {
+        unsigned char *d = raw + ((size_t)(y0 + r) * L->w + x0) * px;
+        const unsigned char *p = src + (size_t)r * src_row;
+        if (plane < 0) {
+            memcpy(d, p, (size_t)cols * px);
+        } else {
+            d += (size_t)plane * ss;
+            for (uint32_t x = 0; x < cols; x++, d += px, p += ss)
+                memcpy(d, p, ss);
+        }
+    }
+}
+
+/* 0, or the DEC_ kind with the reason in why. */
+static int read_pixels(TIFF *t, tiff_io *io, const tiff_layout *L, unsigned char *raw,
+                       unsigned char *blk, uint64_t blk_size, char *why, size_t wn)
+{
+    const size_t ss = L->bps / 8;
+    const int planes = L->planar == PLANARCONFIG_SEPARATE ? L->spp : 1;
+    const size_t ps = L->planar == PLANARCONFIG_SEPARATE ? 1 : L->spp;  /* samples per block pixel */
+    if (L->tiled) {
+        uint32_t tw = 0, th = 0;
+        TIFFGetField(t, TIFFTAG_TILEWIDTH, &tw);
+        TIFFGetField(t, TIFFTAG_TILELENGTH, &th);
+        if (!tw || !th || (uint64_t)tw * th * ps * ss > blk_size) {
+            snprintf(why, wn, "bad tile size %ux%u", (unsigned)tw, (unsigned)th);
+            return DEC_CORRUPT;
+        }
+        for (int p = 0; p < planes; p++)
+            for (uint32_t y = 0; y < L->h; y += th)
+                for (uint32_t x = 0; x < L->w; x += tw) {
+                    if (imgpu__decode_late()) {
+                        snprintf(why, wn, "decoding took longer than the time limit");
+                        return DEC_LATE;
+                    }
+                    uint32_t tile = TIFFComputeTile(t, x, y, 0, (uint16_t)p);
+                    tmsize_t got = TIFFReadEncodedTile(t, tile, blk, (tmsize_t)blk_size);
+                    if (got < 0) {
+                        snprintf(why, wn, "%s", io_reason(io, "unreadable tile"));
+                        return DEC_CORRUPT;
+                    }
+                    const uint32_t cols = L->w - x < tw ? L->w - x : tw;
+                    const uint32_t rows = L->h - y < th ? L->h - y : th;
+                    if ((uint64_t)got < ((uint64_t)(rows - 1) * tw + cols) * ps * ss) {
+                        snprintf(why, wn, "tile %u is short", (unsigned)tile);
+                        return DEC_CORRUPT;
+                    }
+                    put_block(L, raw, blk, (size_t)tw * ps * ss, x, y, cols, rows,
+                              planes > 1 ? p : -1);
+                }
+        return DEC_OK;
+    }
+    uint32_t rps = 0;
+    TIFFGetFieldDefaulted(t, TIFFTAG_ROWSPERSTRIP, &rps);
+    if (rps == 0 || rps > L->h)
+        rps = L->h;
+    const uint64_t row = (uint64_t)L->w * ps * ss;
+    for (int p = 0; p < planes; p++)
+        for (uint32_t y = 0; y < L->h; y += rps) {
+            if (imgpu__decode_late()) {
+                snprintf(why, wn, "decoding took longer than the time limit");
+                return DEC_LATE;
+            }
+            const uint32_t rows = L->h - y < rps ? L->h - y : rps;
+            const uint32_t strip = TIFFComputeStrip(t, y, (uint16_t)p);
+            if (strip >= TIFFNumberOfStrips(t) || rows * row > blk_size) {
+                snprintf(why, wn, "bad strip layout");
+                return DEC_CORRUPT;
+            }
+            tmsize_t got = TIFFReadEncodedStrip(t, strip, blk, (tmsize_t)(rows * row));
+            if (got < 0) {
+                snprintf(why, wn, "%s", io_reason(io, "unreadable strip"));
+                return DEC_CORRUPT;
+            }
+            if ((uint64_t)got < rows * row) {
+                snprintf(why, wn, "strip %u is short", (unsigned)strip);
+                return DEC_CORRUPT;
+            }
+            put_block(L, raw, blk, (size_t)row, 0, y, L->w, rows, planes > 1 ? p : -1);
+        }
+    return DEC_OK;
+}
+
+/* Straight alpha from associated (premultiplied) alpha, rounded; the last sample is alpha. */
+static void unpremultiply(const tiff_layout *L, unsigned char *raw)
+{
+    const size_t npx = (size_t)L->w * L->h, c = L->spp;
+    if (L->bps == 8) {
+        for (size_t i = 0; i < npx; i++) {
+            unsigned char *p = raw + i * c;
+            const unsigned a = p[c - 1];
+            for (size_t k = 0; k + 1 < c; k++) {
+                unsigned v = a ? (p[k] * 255u + a / 2) / a : 0;
+                p[k] = (unsigned char)(v > 255 ? 255 : v);
+            }
+        }
+    } else {
+        uint16_t *q = (uint16_t *)(void *)raw;
+        for (size_t i = 0; i < npx; i++) {
+            uint16_t *p = q + i * c;
+            const uint64_t a = p[c - 1];
+            for (size_t k = 0; k + 1 < c; k++) {
+                uint64_t v = a ? (p[k] * (uint64_t)65535 + a / 2) / a : 0;
+                p[k] = (uint16_t)(v > 65535 ? 65535 : v);
+            }
+        }
+    }
+}
+
+/* Decodes page `page` of b[0..n) under `budget`: the pixels (malloc()'ed, tight, w*h*c
+ * samples of 8 or 16 bits, native order) and the layout, or NULL with the DEC_ kind. */
+static void *tiff_decode(const unsigned char *b, size_t n, int page, size_t budget,
+                         tiff_layout *L, int *kind, char *why, size_t wn)
+{
+    tiff_io io;
+    unsigned char *raw = NULL, *blk = NULL, *out = NULL;
+    *kind = DEC_CORRUPT;
+    TIFF *t = open_read(&io, b, n, budget);
+    if (!t) {
+        snprintf(why, wn, "%s", io_reason(&io, "unreadable header"));
+        return NULL;
+    }
+    if (page > 0 && !TIFFSetDirectory(t, (tdir_t)page)) {
+        snprintf(why, wn, "%s", io_reason(&io, "unreadable directory"));
+        goto fail;
+    }
+    const char *bad = describe(t, L);
+    if (bad) {
+        if (bad != why)   /* describe's message may already be in why (decode8's s_msg) */
+            snprintf(why, wn, "%s", bad);
+        goto fail;
+    }
+    const uint64_t ss = L->bps / 8, npx = (uint64_t)L->w * L->h;
+    uint64_t blk_size = L->tiled ? TIFFTileSize64(t) : TIFFStripSize64(t);
+    if (blk_size == 0) {
+        snprintf(why, wn, "%s", io_reason(&io, "bad strip or tile size"));
+        goto fail;
+    }
+    /* w, h < 2^32 and w * h within --max-pixels (io.c), so none of these can wrap */
+    const uint64_t raw_size = npx * L->spp * ss;
+    const uint64_t out_size = L->palette ? npx * 3 : 0;
+    const uint64_t need = raw_size + out_size + blk_size;
+    if (npx > (UINT64_MAX >> 4) || blk_size > UINT64_MAX / 2 || need > budget ||
+        need > SIZE_MAX) {
+        snprintf(why, wn, "out of memory (the image needs %llu MiB to decode, more than the "
+                 "decoder's budget of %llu MiB)", (unsigned long long)(need >> 20),
+                 (unsigned long long)(budget >> 20));
+        *kind = DEC_MEMORY;
+        goto fail;
+    }
+    raw = malloc((size_t)raw_size);
+    blk = malloc((size_t)blk_size);
+    if (!raw || !blk) {
+        snprintf(why, wn, "out of memory");
+        *kind = DEC_MEMORY;
+        goto fail;
+    }
+    int k = read_pixels(t, &io, L, raw, blk, blk_size, why, wn);
+    if (k != DEC_OK) {
+        *kind = k;
+        goto fail;
+    }
+    free(blk);
+    blk = NULL;
+    if (L->invert) {   /* MinIsWhite: the gray sample only, never alpha */
+        for (uint64_t i = 0; i < npx; i++) {
+            if (ss == 1)
+                raw[i * L->spp] = (unsigned char)(255 - raw[i * L->spp]);
+            else {
+                uint16_t *q = (uint16_t *)(void *)raw;
+                q[i * L->spp] = (uint16_t)(65535 - q[i * L->spp]);
+            }
+        }
+    }
+    if (L->premultiplied)
+        unpremultiply(L, raw);
+    if (L->palette) {
+        uint16_t *cr = NULL, *cg = NULL, *cb = NULL;
+        if (!TIFFGetField(t, TIFFTAG_COLORMAP, &cr, &cg, &cb) || !cr || !cg || !cb) {
+            snprintf(why, wn, "palette image without a colormap");
+            goto fail;
+        }
+        out = malloc((size_t)out_size);
+        if (!out) {
+            snprintf(why, wn, "out of memory");
+            *kind = DEC_MEMORY;
+            goto fail;
+        }
+        for (uint64_t i = 0; i < npx; i++) {   /* 8-bit indices: the map has 256 entries */
+            const unsigned v = raw[i];
+            out[3 * i] = (unsigned char)(cr[v] >> 8);
+            out[3 * i + 1] = (unsigned char)(cg[v] >> 8);
+            out[3 * i + 2] = (unsigned char)(cb[v] >> 8);
+        }
+        free(raw);
+        raw = out;
+    }
+    TIFFClose(t);
+    *kind = DEC_OK;
+    return raw;
+fail:
+    free(raw);
+    free(blk);
+    TIFFClose(t);
+    return NULL;
+}
+
+static unsigned char *tiff_decode8(const unsigned char *b, size_t n, const imgpu__scan *s,
+                                   size_t budget, int *w, int *h, int *c, const char **why)
+{
+    tiff_layout L;
+    int kind;
+    unsigned char *px = tiff_decode(b, n, s->page, budget, &L, &kind, s_msg, sizeof s_msg);
+    *why = s_msg;
+    if (!px) {
+        *c = kind == DEC_CORRUPT ? 0 : -1;   /* -1: not the data's fault (codec.h) */
+        return NULL;
+    }
+    if (L.bps != 8) {   /* the scan said 8 bits; a file that changed its mind is corrupt */
+        free(px);
+        snprintf(s_msg, sizeof s_msg, "sample depth changed");
+        *c = 0;
+        return NULL;
+    }
+    *w = (int)L.w;
+    *h = (int)L.h;
+    *c = L.channels;
+    return px;
+}
+
+static imgpu_image *tiff_load16(const unsigned char *b, size_t n, const char *name,
+                                const imgpu__scan *s, size_t budget)
+{
+    tiff_layout L;
+    int kind;
+    char why[256];
+    void *px = tiff_decode(b, n, s->page, budget, &L, &kind, why, sizeof why);
+    if (!px) {
+        if (kind == DEC_CORRUPT)
+            imgpu_error("cannot read '%s': corrupt TIFF data (%s)", name, why);
+        else
+            imgpu_error("cannot read '%s': %s", name, why);
+        return NULL;
+    }
+    if (L.bps != 16 || (uint64_t)L.w != s->w || (uint64_t)L.h != s->h) {
+        free(px);
+        imgpu_error("cannot read '%s': corrupt TIFF data", name);
+        return NULL;
+    }
+    return imgpu__adopt_pixels(name, px, (int)L.w, (int)L.h, L.channels, 16);
+}
+
+/* ---- metadata --------------------------------------------------------------------------- */
+
+/* EXIF: TIFF keeps it in a sub-IFD of the file (ExifIFD) whose values may lie anywhere in the
+ * file, while meta->exif is a self-contained TIFF-structured blob. The blob built here, in the
+ * file's byte order: IFD0 with Make, Model, Orientation (the TIFF tag, so that the EXIF and the
+ * pixels agree wherever the blob goes) and DateTime where the page has them, and the
+ * pointer to a copy of the Exif IFD, each entry with its value (out-of-line values copied
+ * after the IFD, offsets rewritten). Dropped: entries of unknown type, values outside the file
+ * or over 64 KiB, pointers to further IFDs (Interoperability), anything past 512 entries.
+ * Classic TIFF only (a BigTIFF's EXIF is not read). */
+#define EXIF_MAX_ENTRIES 512
+#define EXIF_MAX_VALUE ((uint32_t)1 << 16)
+
+static uint32_t exif_type_size(uint16_t type)
+{
+    static const unsigned char sz[14] = { 0, 1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8, 4 };
+    return type >= 1 && type <= 12 ? sz[type] : 0;   /* 13 (IFD): a pointer, dropped */
+}
+
+typedef struct exif_out {
+    unsigned char *p;
+    size_t len;
+    int le;
+} exif_out;
+
+static void put16(exif_out *o, size_t at, uint32_t v)
+{
+    if (o->le)
+        o->p[at] = (unsigned char)v, o->p[at + 1] = (unsigned char)(v >> 8);
+    else
+        o->p[at] = (unsigned char)(v >> 8), o->p[at + 1] = (unsigned char)v;
+}
+
+static void put32(exif_out *o, size_t at, uint32_t v)
+{
+    put16(o, at + (o->le ? 0 : 2), v & 0xFFFF);
+    put16(o, at + (o->le ? 2 : 0), v >> 16);
+}
+
+/* m->exif from the current directory of t (file bytes b[0..n)); -1 only when out of memory. */
+static int tiff_read_exif(TIFF *t, const unsigned char *b, size_t n, imgpu_meta *m)
+{
+    const uint32_t orient = m->orientation >= 1 && m->orientation <= 8 ? (uint32_t)m->orientation : 0;
+    uint64_t off = 0;
+    if (n < 8 || (b[2] != 42 && b[3] != 42) || !TIFFGetField(t, TIFFTAG_EXIFIFD, &off) ||
+        off < 8 || off > n - 2)
+        return 0;
+    const int le = b[0] == 'I';
+    uint32_t (*r16)(const unsigned char *) = le ? imgpu__le16 : imgpu__be16;
+    uint32_t (*r32)(const unsigned char *) = le ? imgpu__le32 : imgpu__be32;
+    const unsigned char *ifd = b + off;
+    uint32_t count = r16(ifd);
+    if ((uint64_t)count * 12 > n - off - 2)
+        count = (uint32_t)((n - off - 2) / 12);   /* the entries that are whole */
+    if (count > EXIF_MAX_ENTRIES)
+        count = EXIF_MAX_ENTRIES;
+    /* IFD0's strings, as libtiff read them */
+    static const uint32_t s_tags[3] = { TIFFTAG_MAKE, TIFFTAG_MODEL, TIFFTAG_DATETIME };
+    const char *str[3] = { NULL, NULL, NULL };
+    size_t slen[3] = { 0, 0, 0 };
+    uint32_t n0 = 1 + (orient != 0);   /* the ExifIFD pointer, Orientation */
+    for (int i = 0; i < 3; i++) {
+        char *v = NULL;
+        if (TIFFGetField(t, s_tags[i], &v) && v) {
+            str[i] = v;
+            slen[i] = strnlen(v, 255) + 1;
+            n0++;
+        }
+    }
+    /* pass 1: which Exif entries are kept and the room their values take */
+    uint32_t kept = 0;
+    size_t vals = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        const unsigned char *e = ifd + 2 + 12 * (size_t)i;
+        const uint32_t ts = exif_type_size((uint16_t)r16(e + 2)), cnt = r32(e + 4);
+        if (!ts || r16(e) == 0xA005 || cnt > EXIF_MAX_VALUE / ts)
+            continue;
+        const uint32_t size = ts * cnt, vo = r32(e + 8);
+        if (size > 4 && (vo > n || size > n - vo))
+            continue;
+        kept++;
+        if (size > 4)
+            vals += (size + 1) & ~(size_t)1;
+    }
+    if (!kept && n0 == 1)
+        return 0;
+    size_t s0 = 0;
+    for (int i = 0; i < 3; i++)
+        if (slen[i] > 4)
+            s0 += (slen[i] + 1) & ~(size_t)1;
+    const size_t ifd0 = 8, ifd0_vals = ifd0 + 2 + 12 * (size_t)n0 + 4;
+    const size_t exif_at = ifd0_vals + s0, exif_vals = exif_at + 2 + 12 * (size_t)kept + 4;
+    exif_out o = { calloc(1, exif_vals + vals), exif_vals + vals, le };
+    if (!o.p)
+        return -1;
+    memcpy(o.p, le ? "II*\0" : "MM\0*", 4);
+    put32(&o, 4, (uint32_t)ifd0);
+    /* IFD0: entries sorted by tag (271, 272, 274, 306, 34665) */
+    put16(&o, ifd0, n0);
+    size_t at = ifd0 + 2, va = ifd0_vals;
+    for (int i = 0; i < 3; i++) {
+        if (i == 2 && orient) {
+            put16(&o, at, TIFFTAG_ORIENTATION);
+            put16(&o, at + 2, 3);   /* SHORT */
+            put32(&o, at + 4, 1);
+            put16(&o, at + 8, orient);
+            at += 12;
+        }
+        if (!str[i])
+            continue;
+        put16(&o, at, s_tags[i]);
+        put16(&o, at + 2, 2);   /* ASCII */
+        put32(&o, at + 4, (uint32_t)slen[i]);
+        if (slen[i] <= 4) {
+            memcpy(o.p + at + 8, str[i], slen[i] - 1);
+        } else {
+            put32(&o, at + 8, (uint32_t)va);
+            memcpy(o.p + va, str[i], slen[i] - 1);   /* the NUL is calloc's */
+            va += (slen[i] + 1) & ~(size_t)1;
+        }
+        at += 12;
+    }
+    put16(&o, at, TIFFTAG_EXIFIFD);
+    put16(&o, at + 2, 4);   /* LONG */
+    put32(&o, at + 4, 1);
+    put32(&o, at + 8, (uint32_t)exif_at);
+    /* the next-IFD link after it stays 0 (calloc) */
+    /* pass 2: the Exif IFD */
+    put16(&o, exif_at, kept);
+    at = exif_at + 2;
+    va = exif_vals;
+    for (uint32_t i = 0; i < count; i++) {
+        const unsigned char *e = ifd + 2 + 12 * (size_t)i;
+        const uint32_t ts = exif_type_size((uint16_t)r16(e + 2)), cnt = r32(e + 4);
+        if (!ts || r16(e) == 0xA005 || cnt > EXIF_MAX_VALUE / ts)
+            continue;
+        const uint32_t size = ts * cnt, vo = r32(e + 8);
+        if (size > 4 && (vo > n || size > n - vo))
+            continue;
+        memcpy(o.p + at, e, 8);   /* tag, type, count: the same byte order */
+        if (size <= 4) {
+            memcpy(o.p + at + 8, e + 8, 4);
+        } else {
+            put32(&o, at + 8, (uint32_t)va);
+            memcpy(o.p + va, b + vo, size);
+            va += (size + 1) & ~(size_t)1;
+        }
+        at += 12;
+    }
+    m->exif = o.p;
+    m->exif_len = o.len;
+    return 0;
+}
+
+static int tiff_read_meta(const unsigned char *b, size_t n, imgpu_meta *m)
+{
+    tiff_io io;
+    TIFF *t = open_read(&io, b, n, scan_alloc_limit(n));
+    if (!t)
+        return 0;   /* damaged metadata is skipped, never an error */
+    int rc = 0;
+    if (m->page > 0 && !TIFFSetDirectory(t, (tdir_t)m->page))
+        goto done;
+    uint32_t len = 0;
+    void *data = NULL;
+    if (TIFFGetField(t, TIFFTAG_ICCPROFILE, &len, &data) && data && len >= 128 &&
+        imgpu_meta_set(&m->icc, &m->icc_len, data, len) < 0)
+        rc = -1;
+    len = 0;
+    data = NULL;
+    if (!rc && TIFFGetField(t, TIFFTAG_XMLPACKET, &len, &data) && data && len &&
+        imgpu_meta_set(&m->xmp, &m->xmp_len, data, len) < 0)
+        rc = -1;
+    uint16_t o = 0;
+    if (TIFFGetField(t, TIFFTAG_ORIENTATION, &o) && o >= 1 && o <= 8)
+        m->orientation = o;
+    if (!rc && !m->exif)
+        rc = tiff_read_exif(t, b, n, m);
+done:
+    TIFFClose(t);
+    return rc;
+}
+
+/* ---- encode ----------------------------------------------------------------------------- */
+
+static int compression_tag(imgpu_compression c, uint16_t *tag, const char **name)
+{
+    switch (c) {
+    case IMGPU_COMPRESSION_NONE: *tag = COMPRESSION_NONE, *name = "none"; return 0;
+    case IMGPU_COMPRESSION_DEFAULT:
+    case IMGPU_COMPRESSION_DEFLATE: *tag = COMPRESSION_ADOBE_DEFLATE, *name = "deflate"; return 0;
+    case IMGPU_COMPRESSION_LZW: *tag = COMPRESSION_LZW, *name = "lzw"; return 0;
+    case IMGPU_COMPRESSION_PACKBITS: *tag = COMPRESSION_PACKBITS, *name = "packbits"; return 0;
+    case IMGPU_COMPRESSION_ZSTD: *tag = COMPRESSION_ZSTD, *name = "zstd"; return 0;
+    case IMGPU_COMPRESSION_LZMA: *tag = COMPRESSION_LZMA, *name = "lzma"; return 0;
+    case IMGPU_COMPRESSION_JPEG: *tag = COMPRESSION_JPEG, *name = "jpeg"; return 0;
+    case IMGPU_COMPRESSION_WEBP: *tag = COMPRESSION_WEBP, *name = "webp"; return 0;
+    }
     return -1;
+}
+
+static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsigned char **out,
+                       size_t *out_len, char *why, size_t wn)
+{
+    const int w = im->width, h = im->height, c = im->channels, ss = im->depth / 8;
+    uint16_t comp;
+    const char *cname;
+    if (compression_tag(a->compression, &comp, &cname) < 0) {
+        snprintf(why, wn, "unknown TIFF compression");
+        return -1;
+    }
+    if (!TIFFIsCODECConfigured(comp)) {
+        snprintf(why, wn, "this libtiff cannot write %s compression", cname);
+        return -1;
+    }
+    if ((comp == COMPRESSION_JPEG || comp == COMPRESSION_WEBP) && im->depth != 8) {
+        snprintf(why, wn, "TIFF %s compression takes 8-bit images only (this one is 16-bit: "
+                 "use --depth 8 or another --compression)", cname);
+        return -1;
+    }
+    if (comp == COMPRESSION_WEBP && c < 3) {
+        snprintf(why, wn, "TIFF webp compression takes RGB or RGBA images only (this one has "
+                 "%d channel%s)", c, c == 1 ? "" : "s");
+        return -1;
+    }
+    const size_t row = (size_t)w * (size_t)c * (size_t)ss;
+    const int big = (uint64_t)row * (uint64_t)h > ((uint64_t)1 << 31);
+    /* strips of about 1 MiB; JPEG wants whole 16-row MCU bands */
+    uint64_t rps = ((uint64_t)1 << 20) / row;
+    if (rps < 1)
+        rps = 1;
+    if (comp == COMPRESSION_JPEG)
+        rps = (rps + 15) / 16 * 16;
+    if (rps > (uint64_t)h)
+        rps = (uint64_t)h;
+
+    tiff_io io;
+    memset(&io, 0, sizeof io);
+    unsigned char *strip = NULL;
+    TIFF *t = io_open(&io, big ? "w8" : "w", (uint64_t)1 << 40);
+    if (!t) {
+        snprintf(why, wn, "TIFF encoding failed (%s)", io_reason(&io, "cannot open"));
+        free(io.wr);
+        return -1;
+    }
+    const uint16_t photometric = c >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
+    int ok = TIFFSetField(t, TIFFTAG_IMAGEWIDTH, (uint32_t)w) &&
+             TIFFSetField(t, TIFFTAG_IMAGELENGTH, (uint32_t)h) &&
+             TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, (uint16_t)im->depth) &&
+             TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, (uint16_t)c) &&
+             TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_UINT) &&
+             TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG) &&
+             TIFFSetField(t, TIFFTAG_COMPRESSION, comp) &&
+             TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, (uint32_t)rps);
+    if (ok && comp == COMPRESSION_JPEG && c == 3) {
+        /* YCbCr, subsampled as --subsampling says (default 4:2:0), libjpeg converting */
+        uint16_t hs = a->subsampling == IMGPU_SUBSAMPLING_444 ? 1 : 2;
+        uint16_t vs = a->subsampling == IMGPU_SUBSAMPLING_420 ||
+                      a->subsampling == IMGPU_SUBSAMPLING_DEFAULT ? 2 : 1;
+        ok = TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_YCBCR) &&
+             TIFFSetField(t, TIFFTAG_YCBCRSUBSAMPLING, hs, vs) &&
+             TIFFSetField(t, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
+    } else if (ok) {
+        ok = TIFFSetField(t, TIFFTAG_PHOTOMETRIC, photometric);
+    }
+    if (ok && comp == COMPRESSION_JPEG)
+        ok = TIFFSetField(t, TIFFTAG_JPEGQUALITY, a->quality);
+    if (ok && comp == COMPRESSION_WEBP)
+        ok = TIFFSetField(t, TIFFTAG_WEBP_LEVEL, a->quality) &&
+             TIFFSetField(t, TIFFTAG_WEBP_LOSSLESS, a->lossless ? 1 : 0);
+    if (ok && (comp == COMPRESSION_LZW || comp == COMPRESSION_ADOBE_DEFLATE ||
+               comp == COMPRESSION_ZSTD || comp == COMPRESSION_LZMA))
+        ok = TIFFSetField(t, TIFFTAG_PREDICTOR, PREDICTOR_HORIZONTAL);
+    if (ok && (c == 2 || c == 4)) {
+        uint16_t extra = EXTRASAMPLE_UNASSALPHA;
+        ok = TIFFSetField(t, TIFFTAG_EXTRASAMPLES, (uint16_t)1, &extra);
+    }
+    const imgpu_meta *m = a->meta;
+    if (ok && m) {
+        if (m->icc && m->icc_len && m->icc_len <= UINT32_MAX)
+            ok = TIFFSetField(t, TIFFTAG_ICCPROFILE, (uint32_t)m->icc_len, m->icc);
+        if (ok && m->xmp && m->xmp_len && m->xmp_len <= UINT32_MAX)
+            ok = TIFFSetField(t, TIFFTAG_XMLPACKET, (uint32_t)m->xmp_len, m->xmp);
+        /* turned upright on load: the stored tag now says so */
+        const int o = m->oriented ? 1 : m->orientation;
+        if (ok && o >= 1 && o <= 8)
+            ok = TIFFSetField(t, TIFFTAG_ORIENTATION, (uint16_t)o);
+    }
+    if (!ok)
+        goto fail;
+    strip = malloc(row * (size_t)rps);
+    if (!strip) {
+        snprintf(io.err, sizeof io.err, "out of memory");
+        goto fail;
+    }
+    for (uint32_t y = 0, s = 0; y < (uint32_t)h; y += (uint32_t)rps, s++) {
+        const uint32_t rows = (uint32_t)h - y < rps ? (uint32_t)h - y : (uint32_t)rps;
+        /* a copy: libtiff's predictor works in place on what it is given */
+        for (uint32_t r = 0; r < rows; r++)
+            memcpy(strip + (size_t)r * row, imgpu_image_row(im, (int)(y + r)), row);
+        if (TIFFWriteEncodedStrip(t, s, strip, (tmsize_t)(row * rows)) < 0)
+            goto fail;
+    }
+    if (!TIFFWriteDirectory(t))
+        goto fail;
+    TIFFClose(t);
+    t = NULL;
+    if (io.err[0])
+        goto fail;
+    free(strip);
+    *out = io.wr;
+    *out_len = io.len;
+    return 0;
+fail:
+    if (t)
+        TIFFClose(t);
+    free(strip);
+    free(io.wr);
+    snprintf(why, wn, "TIFF encoding failed (%s)", io_reason(&io, "out of memory"));
+    return -1;
+}
+
+/* ---- the entry -------------------------------------------------------------------------- */
+
+static int tiff_sniff(const unsigned char *b, size_t n)
+{
+    return n >= 4 && (!memcmp(b, "II*\0", 4) || !memcmp(b, "MM\0*", 4) ||
+                      !memcmp(b, "II+\0", 4) || !memcmp(b, "MM\0+", 4));   /* + BigTIFF */
 }
 
 static const char *const s_ext[] = { "tif", "tiff", NULL };
@@ -25,9 +1026,13 @@ const imgpu__codec imgpu__codec_tiff = {
     .format = IMGPU_FORMAT_TIFF,
     .name = "TIFF",
     .extensions = s_ext,
-    .sniff = sniff,
-    .scan = scan,
+    .sniff = tiff_sniff,
+    .scan = tiff_scan,
     .info_from_scan = 1,
+    .decode8 = tiff_decode8,
+    .load16 = tiff_load16,
+    .read_meta = tiff_read_meta,
     .stores_alpha = 1,
-    .check_size = check_size,
+    .encode8 = tiff_encode,
+    .encode16 = tiff_encode,
 };

@@ -115,13 +115,15 @@ static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
     if (!im)
         return NULL;
     imgpu_meta *m = calloc(1, sizeof *m);
+    if (m) {   /* before read_meta: a format with pages reads the page loaded */
+        m->pages = s.pages > 0 ? s.pages : 1;
+        m->page = s.page;
+    }
     if (!m || (k->read_meta && k->read_meta(b, len, m) < 0)) {
         imgpu_meta_free(m);
         imgpu_image_free(im);
         return load_fail(name, "out of memory");
     }
-    m->pages = s.pages > 0 ? s.pages : 1;
-    m->page = s.page;
     if (imgpu__orient_on_load(&im, m, opts) < 0) {
         imgpu_meta_free(m);
         return NULL;
@@ -160,8 +162,11 @@ static imgpu_image *decode(const unsigned char *b, size_t len, const char *name,
         return k->load16 ? k->load16(b, len, name, &s, (size_t)budget)
                          : imgpu__load16_stb(b, len, name, &s, (size_t)budget, f);
 
+    c = 0;
     unsigned char *px = k->decode8 ? k->decode8(b, len, &s, (size_t)budget, &w, &h, &c, &why)
                                    : imgpu__stb_decode(b, len, (size_t)budget, &w, &h, &c, &why);
+    if (!px && c == -1)   /* not the data's fault (out of memory, time): the reason alone */
+        return load_fail(name, why);
     if (!px) {
         /* a reason that names its kind stands as it is; anything else is the library's
          * complaint about the data */

@@ -1,19 +1,20 @@
-/* io.h — loading and saving images (stb_image / stb_image_write, PNG deflate via zlib).
+/* io.h — loading and saving images (stb_image / stb_image_write, PNG deflate via zlib; TIFF
+ * through libtiff).
  *
  * Contract:
- *  - Load reads PNG, JPEG, BMP, TGA and PNM (8-bit; gray, gray+alpha, RGB, RGBA; PNG and
- *    PNM also 16-bit, which load as depth 16 with native-endian samples; a PNM maxval other
+ *  - Load reads PNG, JPEG, TIFF, BMP, TGA and PNM (8-bit; gray, gray+alpha, RGB, RGBA; PNG,
+ *    TIFF and PNM also 16-bit, which load as depth 16 with native-endian samples; a PNM maxval other
  *    than 255 or 65535 is scaled to the full range) and returns the file's own channel
  *    count. Everything else (HDR, GIF, PSD, a
  *    truncated or corrupt file, a header larger than max_pixels) is refused with a message
  *    naming the file and the reason, before any pixel memory is allocated where possible.
- *  - Save picks the format from the output's extension (.png .jpg/.jpeg .bmp .tga
+ *  - Save picks the format from the output's extension (.png .jpg/.jpeg .tif/.tiff .bmp .tga
  *    .pnm/.pgm/.ppm); an unknown extension is an error the CLI reports as a usage error.
  *    The write is atomic: a temp file in the target directory, flushed and fsync'ed, then
  *    renamed over the target. A failed save leaves no partial file and never touches an
  *    existing one.
  *  - 16-bit images save as 16-bit PNG (codec_png.c's own encoder: zlib deflate, big-endian
- *    samples) and 16-bit PNM (maxval 65535, big-endian); JPEG, BMP and TGA store 8 bits, so a 16-bit
+ *    samples), 16-bit TIFF and 16-bit PNM (maxval 65535, big-endian); JPEG, BMP and TGA store 8 bits, so a 16-bit
  *    image is converted (imgpu_image_to_depth) with a notice.
  *  - What each format keeps on save:
  *      PNG, TGA  every channel count, exactly.
@@ -25,6 +26,14 @@
  *                .pnm follows the image, .pbm is refused; an image with alpha is refused
  *                ("PNM cannot store alpha"): dropping it silently would lose data, and
  *                imgpu reads and writes no P7/PAM. Load reads P1..P6 (ASCII too).
+ *      TIFF      8/16-bit gray, gray+alpha, RGB, RGBA exactly with --compression none, lzw,
+ *                deflate (default), packbits, zstd or lzma; jpeg (8-bit only) is lossy, webp
+ *                (8-bit RGB/RGBA only) lossy unless --lossless (then exact but for the colour
+ *                under alpha 0, which libwebp rewrites). Alpha is written unassociated.
+ *                Metadata: ICC, XMP and Orientation tags (EXIF is read from TIFF inputs, never
+ *                written into TIFF outputs). Loading reads
+ *                one page (--page), un-premultiplies associated alpha and expands 8-bit
+ *                palettes to RGB (codec_tiff.c).
  *      JPEG      lossy (quality 1..100, default 95). stb's encoder always writes YCbCr, so
  *                gray loads back as 3 equal channels; an image with alpha is refused
  *                ("JPEG cannot store alpha"), for the same reason as PNM.

@@ -1,10 +1,11 @@
 # fuzz.cmake — fuzz targets (tests/fuzz/) and their regression corpus (tests/fuzz-regress/).
 #
-# Five targets: decode (imgpu_image_load_memory, the CLI's decode path and limits), ops
+# Targets: decode (imgpu_image_load_memory, the CLI's decode path and limits), ops
 # (decode + every CPU operation + encode to memory, small images), cli (the command-line
-# parser of src/main.c), exif (the EXIF reader and in-place editor, src/exif.h) and webp
-# (the WebP codec: load, metadata, lossy and lossless re-encode and load back). Each is
-# built twice:
+# parser of src/main.c), exif (the EXIF reader and in-place editor, src/exif.h), webp
+# (the WebP codec: load, metadata, lossy and lossless re-encode and load back) and tiff
+# (the TIFF codec: load at pages 0 and 1, its metadata reader, re-encode and load back). Each
+# is built twice:
 #   fuzz_<t>_replay   any compiler: runs the target once per file. Test fuzz.regress.<t>
 #                     (label unit) replays tests/fuzz-regress/<t>/ (every input that once
 #                     failed) and the hand-made seeds, in every build — under ASan+UBSan in
@@ -61,6 +62,6 @@ function(imgpu_fuzz_target t)
   endif()
 endfunction()
 
-foreach(_t decode ops cli exif webp)
+foreach(_t decode ops cli exif webp tiff)
   imgpu_fuzz_target(${_t})
 endforeach()

@@ -22,6 +22,17 @@ if(IMGPU_PYTHON3)
   set_tests_properties(pnm_check PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 120)
 endif()
 
+# tiff_crosscheck: the TIFF codec (src/codec_tiff.c) against the source pixels, PIL and cv2 over
+#   the depth x channels x compression x strips/tiles x planar x byte-order matrix (variants
+#   made by tiffcp), pages, every --compression written and read back, metadata (exiftool),
+#   the refused kinds and damaged files; skipped (77) without tiffcp, cv2 or PIL.
+if(IMGPU_PYTHON3)
+  add_test(NAME tiff_crosscheck
+           COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/tiff_crosscheck.py $<TARGET_FILE:imgpu>
+                   $<TARGET_FILE:io_dump> ${CMAKE_CURRENT_BINARY_DIR}/tiff_crosscheck)
+  set_tests_properties(tiff_crosscheck PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 300)
+endif()
+
 # test_png_decode: the fast PNG decoding path (src/png_decode.c) against the source pixels and
 #   stb, and every kind of file it must leave to stb.
 imgpu_add_unit_test(test_png_decode png_decode.c)

@@ -38,7 +38,7 @@ for t in test_cpu_equalize test_cpu_rotate test_cpu_color test_cpu_clahe test_ex
 done
 # the CPU backend's threads (src/cpu/parallel.c): every one joined, every part buffer freed
 [ -x "$build/tests/test_cpu_threads" ] && check "test_cpu_threads --quick" 0 "$build/tests/test_cpu_threads" --quick
-for t in decode ops cli exif webp; do
+for t in decode ops cli exif webp tiff; do
     # git keeps no empty folder: a target with no failing input yet has no fuzz-regress/<t>
     dirs=()
     for d in "$here/fuzz-regress/$t" "$here/fuzz/seeds/$t"; do [ -d "$d" ] && dirs+=("$d"); done
@@ -61,6 +61,9 @@ check "webp metadata" 0 "$im" equalize "$webp/meta_icc_exif_xmp.webp" "$tmp/g.we
 check "webp animated" 0 "$im" info "$webp/anim_3_frames.webp"
 check "webp refused" 1 "$im" info "$webp/broken_truncated.webp"
 check "compare" 0 "$im" compare "$assets/coffee.png" "$tmp/a.png" --diff "$tmp/diff.png"
+check "equalize tiff 16-bit lzw" 0 "$im" equalize "$here/fuzz/seeds/tiff/g16_lzw_p2.tif" "$tmp/e.tif" --compression lzw --device cpu
+check "info tiff page" 0 "$im" info "$here/fuzz/seeds/tiff/multipage3.tif" --page 1
+check "refused tiff" 1 "$im" info "$here/fuzz/seeds/tiff/f32.tif"
 check "refused input" 1 "$im" info "$here/fuzz/seeds/decode/png_bad_idat_crc.png"
 check "failed write" 1 "$im" equalize "$assets/camera.png" /nonexistent/dir/x.png --device cpu
 echo "robust_valgrind: $runs runs, $fails failed"
