@@ -128,8 +128,9 @@ typedef struct imgpu_save_options {
                                       * ("-": standard output); UNKNOWN: from the path */
 } imgpu_save_options;
 
-/* JPEG / WebP quality when none is asked for (OpenCV's default is 95, libjpeg's 75). */
-#define IMGPU_DEFAULT_QUALITY 95
+/* JPEG / WebP quality when none is asked for (issue 16: 92, as photo tools commonly write;
+ * OpenCV's default is 95, libjpeg's 75). */
+#define IMGPU_DEFAULT_QUALITY 92
 
 /* A copy of `im` at `depth` bits (8 or 16): 16 -> 8 rounds v * 255 / 65535 to nearest,
  * 8 -> 16 multiplies by 257 (the exact inverse). NULL + error on failure. */
