@@ -1,9 +1,10 @@
 # fuzz.cmake — fuzz targets (tests/fuzz/) and their regression corpus (tests/fuzz-regress/).
 #
-# Four targets: decode (imgpu_image_load_memory, the CLI's decode path and limits), ops
+# Five targets: decode (imgpu_image_load_memory, the CLI's decode path and limits), ops
 # (decode + every CPU operation + encode to memory, small images), cli (the command-line
-# parser of src/main.c) and exif (the EXIF reader and in-place editor, src/exif.h). Each is
-# built twice:
+# parser of src/main.c), exif (the EXIF reader and in-place editor, src/exif.h) and jpeg (the
+# JPEG codec, src/codec_jpeg.c: libjpeg-turbo's decode and encode, the metadata reader). Each
+# is built twice:
 #   fuzz_<t>_replay   any compiler: runs the target once per file. Test fuzz.regress.<t>
 #                     (label unit) replays tests/fuzz-regress/<t>/ (every input that once
 #                     failed) and the hand-made seeds, in every build — under ASan+UBSan in
@@ -60,6 +61,6 @@ function(imgpu_fuzz_target t)
   endif()
 endfunction()
 
-foreach(_t decode ops cli exif)
+foreach(_t decode ops cli exif jpeg)
   imgpu_fuzz_target(${_t})
 endforeach()
