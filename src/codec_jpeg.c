@@ -165,6 +165,10 @@ static void on_error(j_common_ptr ci)
                  "(corrupt or malicious file)");
     else
         e->pub.format_message(ci, e->msg);
+    /* io.c says "corrupt JPEG data (...)" already: drop libjpeg's own "Corrupt JPEG data: " */
+    static const char prefix[] = "Corrupt JPEG data: ";
+    if (!strncmp(e->msg, prefix, sizeof prefix - 1))
+        memmove(e->msg, e->msg + sizeof prefix - 1, strlen(e->msg) - (sizeof prefix - 2));
     longjmp(e->jump, 1);
 }
 
