@@ -153,8 +153,8 @@ const char *imgpu_format_name(imgpu_format f);
 /* Whether format f can store a w x h image of `channels` and `depth` bits at all, decided
  * from the shape alone (no pixels): JPEG and TGA sides of at most 65535, the encoders' int
  * arithmetic (about 2 GiB of pixel data), 16-bit PNG rows of at most 4 GiB, no alpha in PNM
- * (JPEG flattens it on save). 0, or -1 with the reason in why[0..n) (no error recorded). encode() uses it, and the
- * front ends call it on the planned result before running the ops. */
+ * (JPEG flattens it on save). 0, or -1 with the reason in why[0..n) (no error recorded).
+ * encode() uses it, and the front ends call it on the planned result before running the ops. */
 int imgpu_format_check_size(imgpu_format f, int w, int h, int channels, int depth, char *why,
                             size_t n);
 
