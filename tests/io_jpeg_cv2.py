@@ -3,7 +3,8 @@ exiftool, through the built tools:
   1. decode: io_dump's pixels == cv2.imread(path, cv2.IMREAD_UNCHANGED) (BGR turned to RGB)
      exactly, for JPEGs made here with cv2 and PIL: baseline 4:2:0 / 4:2:2 / 4:4:4,
      progressive, optimized, restart intervals, gray, CMYK (PIL, Adobe inverted), odd sizes
-     (1x1, 17x9, 333x257), and the arithmetic-coded and jpegtran files of the fuzz seeds;
+     (1x1, 17x9, 333x257), YCCK (PIL's CMYK with the Adobe transform set to 2), and the
+     arithmetic-coded and jpegtran files of the fuzz seeds;
   2. `imgpu equalize x.jpg out.png` == cv2.equalizeHist on cv2's decode (gray), and the
      luminance mode == tests/opencv_ref.py's OpenCV pipeline on cv2's decode (colour);
   3. encode: `imgpu equalize in.png out.jpg [options]` is byte for byte cv2.imwrite of the
@@ -128,6 +129,15 @@ def sof_sampling(jpeg):
     return None
 
 
+def as_ycck(cmyk_jpeg):
+    """A YCCK JPEG: PIL's CMYK file with its Adobe marker's transform set to 2, so decoders
+    take the four planes as Y, Cb, Cr, K (libjpeg converts YCCK to CMYK, then OpenCV's formula
+    applies). No encoder at hand writes YCCK; the planes' content does not matter here."""
+    pos = cmyk_jpeg.index(b"Adobe") - 4  # APP14: Adobe, version, flags0, flags1, transform
+    assert cmyk_jpeg[pos:pos + 2] == b"\xff\xee" and cmyk_jpeg[pos + 4 + 11] == 0
+    return cmyk_jpeg[:pos + 4 + 11] + b"\x02" + cmyk_jpeg[pos + 4 + 12:]
+
+
 def insert_after_soi(jpeg, *segs):
     return jpeg[:2] + b"".join(struct.pack(">BBH", 0xFF, m, len(p) + 2) + p for m, p in segs) + jpeg[2:]
 
@@ -196,6 +206,7 @@ def test_decode(io_dump, tmp):
         files[f"pil_420_prog_{tag}"] = pil_jpeg(rgb, quality=70, subsampling=2, progressive=True)
         files[f"pil_cmyk_{tag}"] = pil_jpeg(rgb, mode="CMYK", quality=88)
         files[f"pil_gray_prog_{tag}"] = pil_jpeg(gray, progressive=True)
+        files[f"pil_ycck_{tag}"] = as_ycck(files[f"pil_cmyk_{tag}"])
     for name in ("jpeg_arithmetic.jpg", "jpeg_jpegtran_prog_rst.jpg", "jpeg_restart_prog.jpg",
                  "jpeg_restart1.jpg", "jpeg_progressive_gray.jpg"):
         files["seed_" + name[:-4]] = read(os.path.join(HERE, "fuzz", "seeds", "decode", name))
@@ -213,7 +224,7 @@ def test_decode(io_dump, tmp):
               err if got is None else f"shapes {got.shape} {ref.shape}" if got.shape != ref.shape
               else f"max diff {np.abs(got.astype(int) - ref).max()}")
         n_cmyk += "cmyk" in name
-    check(n_cmyk == 4 and any(p[:5] == b"Adobe" for m, p in segments(files["pil_cmyk_17x9"])
+    check(n_cmyk == 4 and sum("ycck" in k for k in files) == 4 and any(p[:5] == b"Adobe" for m, p in segments(files["pil_cmyk_17x9"])
                               if m == 0xEE),
           "the CMYK files carry an Adobe marker (inverted CMYK, as Photoshop writes)")
     print(f"decode: {len(files)} files compared with cv2.imread")
