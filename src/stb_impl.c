@@ -1,7 +1,7 @@
 /* stb_impl.c — the one translation unit that compiles stb_image and stb_image_write (Debian's
  * libstb-dev headers, v2.27 / v1.16), with the configuration that makes them safe enough to
- * face untrusted files: only PNG, BMP, TGA and PNM (JPEG is libjpeg-turbo's, codec_jpeg.c); decoding from memory only; every
- * allocation of both libraries charged to a per-thread budget (so a lying header or a zlib
+ * face untrusted files: only PNG, BMP, TGA and PNM (JPEG is libjpeg-turbo's, codec_jpeg.c);
+ * decoding from memory only; every allocation of both libraries charged to a per-thread budget (so a lying header or a zlib
  * bomb is refused instead of taking gigabytes); PNG deflate through zlib. stb is compiled
  * `static` here, so nothing else can call it with another configuration; io.c, which does all
  * the checking stb does not, talks to it through the three imgpu__stb_* functions declared at

@@ -124,8 +124,8 @@ def sof_sampling(jpeg):
     for m, p in segments(jpeg):
         if 0xC0 <= m <= 0xC2:
             n = p[5]
-            return p[0], struct.unpack(">HH", p[1:5]), [(p[6 + 3 * i + 1] >> 4, p[6 + 3 * i + 1] & 15)
-                                                        for i in range(n)]
+            factors = [(p[7 + 3 * i] >> 4, p[7 + 3 * i] & 15) for i in range(n)]
+            return p[0], struct.unpack(">HH", p[1:5]), factors
     return None
 
 
@@ -139,7 +139,8 @@ def as_ycck(cmyk_jpeg):
 
 
 def insert_after_soi(jpeg, *segs):
-    return jpeg[:2] + b"".join(struct.pack(">BBH", 0xFF, m, len(p) + 2) + p for m, p in segs) + jpeg[2:]
+    segs = b"".join(struct.pack(">BBH", 0xFF, m, len(p) + 2) + p for m, p in segs)
+    return jpeg[:2] + segs + jpeg[2:]
 
 
 def icc_profile(desc, pad=0):
@@ -224,8 +225,8 @@ def test_decode(io_dump, tmp):
               err if got is None else f"shapes {got.shape} {ref.shape}" if got.shape != ref.shape
               else f"max diff {np.abs(got.astype(int) - ref).max()}")
         n_cmyk += "cmyk" in name
-    check(n_cmyk == 4 and sum("ycck" in k for k in files) == 4 and any(p[:5] == b"Adobe" for m, p in segments(files["pil_cmyk_17x9"])
-                              if m == 0xEE),
+    adobe = [p for m, p in segments(files["pil_cmyk_17x9"]) if m == 0xEE and p[:5] == b"Adobe"]
+    check(n_cmyk == 4 and sum("ycck" in k for k in files) == 4 and adobe,
           "the CMYK files carry an Adobe marker (inverted CMYK, as Photoshop writes)")
     print(f"decode: {len(files)} files compared with cv2.imread")
     return files
@@ -443,7 +444,8 @@ def test_bad(imgpu, tmp):
         "truncated_header": (good[:30], "truncated JPEG header"),
         "no_eoi": (good[:-2], "truncated JPEG data"),
         "early_eoi": (bytes(early_eoi), "corrupt JPEG data (premature end of data segment)"),
-        "wrong_restart": (bytes(wrong_rst), "corrupt JPEG data (found marker 0xd5 instead of RST1)"),
+        "wrong_restart": (bytes(wrong_rst),
+                          "corrupt JPEG data (found marker 0xd5 instead of RST1)"),
         "bad_dqt": (bytes(bad_dqt), "corrupt JPEG data ("),
     }
     for name, (data, reason) in cases.items():

@@ -200,7 +200,8 @@ def main():
         r = cc.run(binary, ["info", "scans.jpg", "--max-decode-time", str(limit)], cwd=j,
                    timeout=limit * 3 + 10)
         took = time.monotonic() - t0
-        bad_read(f"15-scan progressive JPEG (11 s to decode), limit {limit} s", r, "scans.jpg", "longer than")
+        bad_read(f"15-scan progressive JPEG (11 s to decode), limit {limit} s", r, "scans.jpg",
+                 "longer than")
         ck.check(took < limit * 3 + 1, f"... stopped within 3x the limit ({took:.1f} s)")
     # the same file in a batch with -j2: the limit stops it there too, the other file is done
     bd2, bo2 = os.path.join(tmp, "jbatch"), os.path.join(tmp, "jbatch_out")
