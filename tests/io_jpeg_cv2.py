@@ -23,7 +23,7 @@ exiftool, through the built tools:
      existing output untouched.
 Oracles: cv2, PIL, exiftool and the bytes built here; never imgpu's own decoder.
 
-usage: io_jpeg_cv2.py IMGPU IO_DUMP TMPDIR   (exit 77: no cv2/numpy/PIL)
+usage: io_jpeg_cv2.py IMGPU IO_DUMP TMPDIR   (exit 77: no cv2/numpy)
 """
 import io
 import os
@@ -38,10 +38,10 @@ sys.dont_write_bytecode = True
 try:
     import cv2
     import numpy as np
-    from PIL import Image
 except ImportError as e:
     print(f"skipped: {e}")
     sys.exit(77)
+from PIL import Image  # noqa: E402  (python3-pil: README's install line; missing is a failure)
 import exif_blob  # noqa: E402
 import opencv_ref  # noqa: E402
 
