@@ -153,7 +153,6 @@ typedef struct jpeg_err {
     struct jpeg_error_mgr pub;
     jmp_buf jump;
     int decoding;
-    int late;                    /* the progress monitor found the decode-time limit passed */
     char msg[JMSG_LENGTH_MAX];
 } jpeg_err;
 
@@ -212,7 +211,6 @@ static void on_progress(j_common_ptr ci)
 {
     jpeg_err *e = (jpeg_err *)(void *)ci->err;
     if (imgpu__decode_late()) {
-        e->late = 1;
         snprintf(e->msg, sizeof e->msg, "decoding took longer than the time limit");
         longjmp(e->jump, 1);
     }
