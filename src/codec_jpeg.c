@@ -1,14 +1,32 @@
-/* codec_jpeg.c — the JPEG entry of the codec table: the SOI signature, and the structure
- * scan that walks the markers to the end-of-image marker (stb fills a JPEG that ends early
- * with made-up data instead of failing), checks every Huffman table and that every scan uses
- * defined ones (two memory-safety bugs of stb v2.27), and bounds the number of scans. Decoding
- * and encoding are stb's (8 bits; 16-bit images are converted by io.c).
+/* codec_jpeg.c — the JPEG entry of the codec table, through libjpeg-turbo (jpeglib.h):
+ *  - the SOI signature, and the structure scan that walks the markers to the end-of-image
+ *    marker (a JPEG that ends early is refused as truncated, never padded), checks every
+ *    Huffman table and bounds the number of scans (IMGPU_MAX_JPEG_SCANS);
+ *  - decoding with the settings OpenCV's imread uses (cv::JpegDecoder, OpenCV 4.6): libjpeg's
+ *    defaults (islow IDCT, fancy upsampling), gray out as 1 channel, YCbCr/RGB as 3, CMYK
+ *    and YCCK as CMYK then to RGB with OpenCV's formula, so the pixels equal
+ *    cv2.imread(path, cv2.IMREAD_UNCHANGED) (RGB order) bit for bit; under imgpu's limits:
+ *    the output checked against the budget before it is allocated, libjpeg's own memory
+ *    capped, its progress monitor polling the decode-time limit, every error (and every
+ *    warning that means corrupt data) returned as the reason, nothing printed;
+ *  - encoding as cv2.imwrite does (jpeg_set_defaults, jpeg_set_quality with baseline tables,
+ *    jpeg_simple_progression, optimize_coding), plus the chroma subsampling, so the bytes
+ *    equal cv2.imwrite's at the same settings; gray stays a 1-channel JPEG (io.c flattens
+ *    alpha and converts 16-bit images to 8 bits first);
+ *  - the metadata: EXIF and XMP (APP1) and the ICC profile (APP2 chunks), read and written.
  */
 #include "codec.h"
+#include "error.h"
 
+#include <limits.h>
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <jpeglib.h>
+#include <jerror.h>
 
 static int jpeg_sniff(const unsigned char *b, size_t n)
 {
@@ -20,18 +38,19 @@ static int jpeg_is_sof(int m)
     return m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc;
 }
 
-/* Walks the markers to the end-of-image marker. stb fills a JPEG that ends early with
- * made-up data instead of failing, so a missing EOI is the only sign of a truncated file.
- * Segments are skipped by their length, so an EOI inside an embedded thumbnail (APP1) does
- * not count; bytes after the EOI (some cameras append data) are allowed. */
+/* Walks the markers to the end-of-image marker. libjpeg (like stb before it) pads a JPEG
+ * that ends early with made-up data after a warning, so a missing EOI is refused here as
+ * truncated, before any decoder runs. Segments are skipped by their length, so an EOI inside
+ * an embedded thumbnail (APP1) does not count; bytes after the EOI (some cameras append
+ * data) are allowed. Reports the size and the decoded channel count (gray 1, else 3: CMYK
+ * and YCCK are converted to RGB). */
 static const char *scan_jpeg(const unsigned char *b, size_t n, imgpu__scan *s)
 {
     size_t pos = 2;
     int have_sof = 0;
-    int jpeg_scans = 0, jpeg_progressive = 0;
-    unsigned char jpeg_huff[2][4] = { { 0 } }; /* [DC=0/AC=1][table id]: defined by a DHT so far */
+    int jpeg_scans = 0;
     for (;;) {
-        /* stb skips junk between segments; so do we. */
+        /* libjpeg skips junk between segments (with a warning it is allowed); so do we. */
         while (pos < n && b[pos] != 0xff)
             pos++;
         while (pos < n && b[pos] == 0xff)
@@ -59,8 +78,8 @@ static const char *scan_jpeg(const unsigned char *b, size_t n, imgpu__scan *s)
             break;
         }
         if (m == 0xc4) {
-            /* stb v2.27 writes a table's 16 code counts into 257-entry arrays without checking
-             * their sum (up to 4080): a memory-safety bug, so check each table here. */
+            /* A table's 16 code counts sum to at most 256 and must fit the segment (libjpeg
+             * refuses the same tables; this names the cause before any decoder runs). */
             size_t p = pos + 2, end = pos + len;
             while (p < end && !s->data_error) {
                 size_t sum = 0;
@@ -72,8 +91,6 @@ static const char *scan_jpeg(const unsigned char *b, size_t n, imgpu__scan *s)
                     sum += b[p + i];
                 if (sum > 256 || sum > end - p - 17)
                     s->data_error = "corrupt JPEG data (bad Huffman table)";
-                if (!s->data_error)
-                    jpeg_huff[b[p] >> 4][b[p] & 15] = 1;
                 p += 17 + sum;
             }
             if (s->data_error)
@@ -83,9 +100,9 @@ static const char *scan_jpeg(const unsigned char *b, size_t n, imgpu__scan *s)
             if (len < 8)
                 return "corrupt JPEG header";
             have_sof = 1;
-            jpeg_progressive = m == 0xc2;
             s->h = imgpu__be16(b + pos + 3);
             s->w = imgpu__be16(b + pos + 5);
+            s->channels = b[pos + 7] == 1 ? 1 : 3;
         }
         pos += len;
         if (m == 0xda && ++jpeg_scans > IMGPU_MAX_JPEG_SCANS) {
@@ -94,28 +111,9 @@ static const char *scan_jpeg(const unsigned char *b, size_t n, imgpu__scan *s)
             return s->buf;
         }
         if (m == 0xda) {
-            /* Every Huffman table the scan will use must have been defined: stb v2.27 decodes
-             * with an undefined one from uninitialized memory and indexes far out of its
-             * arrays. Baseline scans use DC and AC tables, progressive DC first scans the DC
-             * table, AC scans the AC table, DC refinement scans none. */
-            const unsigned char *sos = b + pos - len + 2;
-            size_t ns = sos[0];
-            if (len < 2 + 1 + 2 * ns + 3) {
-                s->data_error = "corrupt JPEG data (bad scan header)";
-                break;
-            }
-            int ss = sos[1 + 2 * ns], ah = sos[3 + 2 * ns] >> 4;
-            int need_dc = !jpeg_progressive || (ss == 0 && ah == 0);
-            int need_ac = !jpeg_progressive || ss != 0;
-            for (size_t i = 0; i < ns; i++) {
-                int td = sos[2 + 2 * i] >> 4, ta = sos[2 + 2 * i] & 15;
-                if ((need_dc && (td > 3 || !jpeg_huff[0][td])) ||
-                    (need_ac && (ta > 3 || !jpeg_huff[1][ta])))
-                    s->data_error = "corrupt JPEG data (scan uses an undefined Huffman table)";
-            }
-            if (s->data_error)
-                break;
-            /* Entropy-coded data: FF 00 is a stuffed byte, FF D0..D7 a restart marker,
+            /* A scan naming an undefined Huffman table is left to libjpeg, which (as for
+             * Motion-JPEG frames) supplies the standard tables 0 and 1 and refuses others.
+             * Entropy-coded data: FF 00 is a stuffed byte, FF D0..D7 a restart marker,
              * anything else after FF ends the scan. */
             for (;;) {
                 const unsigned char *ff = memchr(b + pos, 0xff, n - pos);
@@ -146,6 +144,384 @@ static const char *scan_jpeg(const unsigned char *b, size_t n, imgpu__scan *s)
     return NULL;
 }
 
+/* ---- libjpeg's error handling: nothing printed, every error a reason ------------------- */
+
+/* The error manager of one decode or encode: error_exit jumps back to the call site with the
+ * library's message; warnings that mean the data is corrupt do the same on decode (libjpeg
+ * would pad or skip what it could not read and carry on, as OpenCV lets it). */
+typedef struct jpeg_err {
+    struct jpeg_error_mgr pub;
+    jmp_buf jump;
+    int decoding;
+    char msg[JMSG_LENGTH_MAX];
+} jpeg_err;
+
+static void on_error(j_common_ptr ci)
+{
+    jpeg_err *e = (jpeg_err *)(void *)ci->err;
+    if (e->pub.msg_code == JERR_NO_BACKING_STORE)   /* what libjpeg says at the memory cap */
+        snprintf(e->msg, sizeof e->msg, "needs more memory than an image of its size can use "
+                 "(corrupt or malicious file)");
+    else
+        e->pub.format_message(ci, e->msg);
+    /* io.c says "corrupt JPEG data (...)" already: drop libjpeg's own "Corrupt JPEG data: " */
+    static const char prefix[] = "Corrupt JPEG data: ";
+    if (!strncmp(e->msg, prefix, sizeof prefix - 1))
+        memmove(e->msg, e->msg + sizeof prefix - 1, strlen(e->msg) - (sizeof prefix - 2));
+    longjmp(e->jump, 1);
+}
+
+/* Warnings that leave the pixels as the file has them: junk bytes between segments (the
+ * structure scan skips them too), an unknown JFIF revision or Adobe transform code. Every
+ * other warning (premature end of data, bad Huffman or arithmetic code, a missing restart
+ * marker, an inconsistent progression) means decoded pixels that are not the file's. */
+static int benign_warning(int code)
+{
+    return code == JWRN_EXTRANEOUS_DATA || code == JWRN_JFIF_MAJOR || code == JWRN_ADOBE_XFORM ||
+           code == JWRN_BOGUS_ICC;
+}
+
+static void on_message(j_common_ptr ci, int level)
+{
+    jpeg_err *e = (jpeg_err *)(void *)ci->err;
+    if (level < 0 && e->decoding && !benign_warning(e->pub.msg_code))
+        on_error(ci);
+    /* trace messages and benign warnings: not printed */
+}
+
+static void on_output(j_common_ptr ci)
+{
+    (void)ci;   /* never to stderr */
+}
+
+static struct jpeg_error_mgr *jpeg_err_init(jpeg_err *e, int decoding)
+{
+    memset(e, 0, sizeof *e);
+    jpeg_std_error(&e->pub);
+    e->pub.error_exit = on_error;
+    e->pub.emit_message = on_message;
+    e->pub.output_message = on_output;
+    e->decoding = decoding;
+    return &e->pub;
+}
+
+/* ---- decode ----------------------------------------------------------------------------- */
+
+static void on_progress(j_common_ptr ci)
+{
+    jpeg_err *e = (jpeg_err *)(void *)ci->err;
+    if (imgpu__decode_late()) {
+        snprintf(e->msg, sizeof e->msg, "decoding took longer than the time limit");
+        longjmp(e->jump, 1);
+    }
+}
+
+/* OpenCV's CMYK to RGB (icvCvt_CMYK2BGR_8u_C4C3R): libjpeg hands CMYK (YCCK already turned
+ * into CMYK) as the file stores it, which for Adobe's inverted CMYK is 255 - ink; each
+ * colour is then k - (255 - v) * k / 256, truncated. */
+static void cmyk_to_rgb(const unsigned char *cmyk, unsigned char *rgb, size_t w)
+{
+    for (size_t x = 0; x < w; x++, cmyk += 4, rgb += 3) {
+        const int k = cmyk[3];
+        rgb[0] = (unsigned char)(k - ((255 - cmyk[0]) * k >> 8));
+        rgb[1] = (unsigned char)(k - ((255 - cmyk[1]) * k >> 8));
+        rgb[2] = (unsigned char)(k - ((255 - cmyk[2]) * k >> 8));
+    }
+}
+
+/* The state a longjmp may come back to: everything read after setjmp lives here, through a
+ * pointer, so nothing needs volatile. */
+typedef struct jpeg_dec {
+    struct jpeg_decompress_struct ci;
+    jpeg_err err;
+    struct jpeg_progress_mgr progress;
+    unsigned char *px, *row;
+} jpeg_dec;
+
+static unsigned char *decode_jpeg(jpeg_dec *d, const unsigned char *b, size_t n, size_t budget,
+                                  int *w, int *h, int *c, const char **why)
+{
+    static _Thread_local char s_why[JMSG_LENGTH_MAX + 16];
+    struct jpeg_decompress_struct *ci = &d->ci;
+    ci->err = jpeg_err_init(&d->err, 1);
+    if (setjmp(d->err.jump)) {
+        jpeg_destroy_decompress(ci);
+        free(d->px);
+        free(d->row);
+        snprintf(s_why, sizeof s_why, "%s", d->err.msg);
+        *why = s_why;
+        return NULL;
+    }
+    jpeg_create_decompress(ci);
+    d->progress.progress_monitor = on_progress;
+    ci->progress = &d->progress;
+    jpeg_mem_src(ci, b, (unsigned long)n);
+    jpeg_read_header(ci, TRUE);
+    /* OpenCV's choices for a file read unchanged: gray stays gray, 4 components come out
+     * as CMYK (libjpeg converts YCCK) for the conversion below, everything else as RGB. */
+    const int four = ci->num_components == 4;
+    if (ci->num_components == 1)
+        ci->out_color_space = JCS_GRAYSCALE;
+    else if (four)
+        ci->out_color_space = JCS_CMYK;
+    else
+        ci->out_color_space = JCS_RGB;
+    const uint64_t out_c = ci->num_components == 1 ? 1 : 3;
+    const uint64_t need = (uint64_t)ci->image_width * ci->image_height * out_c;
+    if (need > budget || need > SIZE_MAX) {
+        snprintf(d->err.msg, sizeof d->err.msg, "needs more memory than an image of its size "
+                 "can use (corrupt or malicious file)");
+        longjmp(d->err.jump, 1);
+    }
+    /* libjpeg's own allocations (progressive coefficients above all) share what is left */
+    ci->mem->max_memory_to_use = (long)((budget - need) > (size_t)LONG_MAX ? LONG_MAX
+                                                                            : budget - need);
+    jpeg_start_decompress(ci);
+    if (ci->output_components != (int)(four ? 4 : out_c) ||
+        (uint64_t)ci->output_width * ci->output_height * out_c != need) {
+        snprintf(d->err.msg, sizeof d->err.msg, "unexpected decoder output layout");
+        longjmp(d->err.jump, 1);
+    }
+    const size_t stride = (size_t)ci->output_width * (size_t)out_c;
+    d->px = malloc(need ? (size_t)need : 1);
+    if (four)
+        d->row = malloc((size_t)ci->output_width * 4);
+    if (!d->px || (four && !d->row)) {
+        snprintf(d->err.msg, sizeof d->err.msg, "out of memory");
+        longjmp(d->err.jump, 1);
+    }
+    while (ci->output_scanline < ci->output_height) {
+        JSAMPROW r = four ? d->row : d->px + (size_t)ci->output_scanline * stride;
+        const size_t y = ci->output_scanline;
+        if (jpeg_read_scanlines(ci, &r, 1) != 1) {
+            snprintf(d->err.msg, sizeof d->err.msg, "decoder stopped early");
+            longjmp(d->err.jump, 1);
+        }
+        if (four)
+            cmyk_to_rgb(d->row, d->px + y * stride, ci->output_width);
+    }
+    jpeg_finish_decompress(ci);
+    *w = (int)ci->output_width;
+    *h = (int)ci->output_height;
+    *c = (int)out_c;
+    jpeg_destroy_decompress(ci);
+    free(d->row);
+    return d->px;
+}
+
+static unsigned char *jpeg_decode8(const unsigned char *b, size_t n, const imgpu__scan *s,
+                                   size_t budget, int *w, int *h, int *c, const char **why)
+{
+    (void)s;
+    jpeg_dec *d = calloc(1, sizeof *d);
+    if (!d) {
+        *why = "out of memory";
+        return NULL;
+    }
+    unsigned char *px = decode_jpeg(d, b, n, budget, w, h, c, why);
+    free(d);
+    return px;
+}
+
+/* ---- encode ----------------------------------------------------------------------------- */
+
+static const char s_exif_id[6] = { 'E', 'x', 'i', 'f', 0, 0 };
+static const char s_xmp_id[] = "http://ns.adobe.com/xap/1.0/";   /* with its NUL: 29 bytes */
+#define JPEG_MAX_SEGMENT 65533u   /* a marker segment's payload: 65535 less the length field */
+
+/* meta's EXIF and XMP as APP1 segments and its ICC profile as APP2 chunks, after the JFIF
+ * APP0 libjpeg writes (as libvips, PIL and exiftool do). A block too large for one segment
+ * (EXIF, XMP past 64 KiB: extended XMP) is left out with a notice. */
+static void write_meta(struct jpeg_compress_struct *ci, const imgpu_meta *m, unsigned char *tmp)
+{
+    if (m->exif && m->exif_len) {
+        if (m->exif_len <= JPEG_MAX_SEGMENT - sizeof s_exif_id) {
+            memcpy(tmp, s_exif_id, sizeof s_exif_id);
+            memcpy(tmp + sizeof s_exif_id, m->exif, m->exif_len);
+            jpeg_write_marker(ci, JPEG_APP0 + 1, tmp,
+                              (unsigned)(sizeof s_exif_id + m->exif_len));
+        } else {
+            imgpu_notice("JPEG: the EXIF block (%zu bytes) does not fit one APP1 segment: "
+                         "left out", m->exif_len);
+        }
+    }
+    if (m->xmp && m->xmp_len) {
+        if (m->xmp_len <= JPEG_MAX_SEGMENT - sizeof s_xmp_id) {
+            memcpy(tmp, s_xmp_id, sizeof s_xmp_id);
+            memcpy(tmp + sizeof s_xmp_id, m->xmp, m->xmp_len);
+            jpeg_write_marker(ci, JPEG_APP0 + 1, tmp, (unsigned)(sizeof s_xmp_id + m->xmp_len));
+        } else {
+            imgpu_notice("JPEG: the XMP packet (%zu bytes) does not fit one APP1 segment: "
+                         "left out", m->xmp_len);
+        }
+    }
+    /* libjpeg-turbo splits it into "ICC_PROFILE\0", sequence, count, up to 65519 bytes */
+    if (m->icc && m->icc_len && m->icc_len <= 255u * 65519u)
+        jpeg_write_icc_profile(ci, m->icc, (unsigned)m->icc_len);
+}
+
+typedef struct jpeg_enc {
+    struct jpeg_compress_struct ci;
+    jpeg_err err;
+    unsigned char *out, *tmp;
+    unsigned long out_len;
+} jpeg_enc;
+
+static int encode_jpeg(jpeg_enc *e, const imgpu_image *im, const imgpu__encode_args *a,
+                       char *why, size_t n)
+{
+    struct jpeg_compress_struct *ci = &e->ci;
+    ci->err = jpeg_err_init(&e->err, 0);
+    if (setjmp(e->err.jump)) {
+        jpeg_destroy_compress(ci);
+        free(e->out);
+        free(e->tmp);
+        e->out = NULL;
+        snprintf(why, n, "JPEG encoding failed: %s", e->err.msg);
+        return -1;
+    }
+    jpeg_create_compress(ci);
+    jpeg_mem_dest(ci, &e->out, &e->out_len);
+    ci->image_width = (JDIMENSION)im->width;
+    ci->image_height = (JDIMENSION)im->height;
+    ci->input_components = im->channels == 1 ? 1 : 3;
+    ci->in_color_space = im->channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    /* cv2.imwrite's sequence (OpenCV 4.6, JpegEncoder::write), then the subsampling */
+    jpeg_set_defaults(ci);
+    ci->restart_interval = 0;
+    jpeg_set_quality(ci, a->quality, TRUE);
+    if (a->progressive)
+        jpeg_simple_progression(ci);
+    if (a->optimize)
+        ci->optimize_coding = TRUE;
+    if (im->channels != 1) {
+        /* luma's factors; chroma stays 1x1: 4:4:4 1x1, 4:2:2 2x1, 4:2:0 2x2 (the default) */
+        const int hs = a->subsampling == IMGPU_SUBSAMPLING_444 ? 1 : 2;
+        const int vs = a->subsampling == IMGPU_SUBSAMPLING_420 ? 2 : 1;
+        ci->comp_info[0].h_samp_factor = hs;
+        ci->comp_info[0].v_samp_factor = vs;
+        ci->comp_info[1].h_samp_factor = ci->comp_info[1].v_samp_factor = 1;
+        ci->comp_info[2].h_samp_factor = ci->comp_info[2].v_samp_factor = 1;
+    }
+    jpeg_start_compress(ci, TRUE);
+    if (a->meta) {
+        if (!(e->tmp = malloc(JPEG_MAX_SEGMENT))) {
+            snprintf(e->err.msg, sizeof e->err.msg, "out of memory");
+            longjmp(e->err.jump, 1);
+        }
+        write_meta(ci, a->meta, e->tmp);
+    }
+    while (ci->next_scanline < ci->image_height) {
+        JSAMPROW r = (JSAMPROW)imgpu_image_row(im, (int)ci->next_scanline);
+        jpeg_write_scanlines(ci, &r, 1);
+    }
+    jpeg_finish_compress(ci);
+    jpeg_destroy_compress(ci);
+    free(e->tmp);
+    return 0;
+}
+
+static int jpeg_encode8(const imgpu_image *im, const imgpu__encode_args *a, unsigned char **out,
+                        size_t *out_len, char *why, size_t n)
+{
+    if (im->channels != 1 && im->channels != 3) {   /* io.c flattens alpha first */
+        snprintf(why, n, "JPEG cannot store %d channels", im->channels);
+        return -1;
+    }
+    jpeg_enc *e = calloc(1, sizeof *e);
+    if (!e) {
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    int rc = encode_jpeg(e, im, a, why, n);
+    if (rc == 0) {
+        *out = e->out;
+        *out_len = (size_t)e->out_len;
+    }
+    free(e);
+    return rc;
+}
+
+/* ---- metadata --------------------------------------------------------------------------- */
+
+#define JPEG_MAX_ICC_CHUNKS 255
+
+/* The segments before the first scan: the first EXIF APP1 (its TIFF structure), the first
+ * XMP APP1 (the packet) and the ICC profile from its APP2 chunks, put together in sequence
+ * order. A profile whose chunks disagree on their count, repeat or miss a number is left out;
+ * damaged metadata never fails the load. */
+static int jpeg_read_meta(const unsigned char *b, size_t n, imgpu_meta *m)
+{
+    static const char icc_id[12] = "ICC_PROFILE";   /* with its NUL */
+    const unsigned char *chunk[JPEG_MAX_ICC_CHUNKS + 1] = { 0 };
+    size_t chunk_len[JPEG_MAX_ICC_CHUNKS + 1] = { 0 };
+    int icc_count = 0, icc_bad = 0;
+    size_t pos = 2;
+    while (pos + 4 <= n) {
+        if (b[pos] != 0xff) {   /* junk between segments: skip, as the scan does */
+            pos++;
+            continue;
+        }
+        const int mk = b[pos + 1];
+        if (mk == 0xff) {
+            pos++;
+            continue;
+        }
+        if (mk == 0xd8 || mk == 0x01 || (mk >= 0xd0 && mk <= 0xd7)) {
+            pos += 2;
+            continue;
+        }
+        if (mk == 0xda || mk == 0xd9)
+            break;
+        const size_t len = imgpu__be16(b + pos + 2);
+        if (len < 2 || len > n - pos - 2)
+            break;
+        const unsigned char *d = b + pos + 4;
+        const size_t dn = len - 2;
+        if (mk == 0xe1 && dn > sizeof s_exif_id && !memcmp(d, s_exif_id, sizeof s_exif_id) &&
+            !m->exif) {
+            if (imgpu_meta_set(&m->exif, &m->exif_len, d + sizeof s_exif_id,
+                               dn - sizeof s_exif_id) < 0)
+                return -1;
+        } else if (mk == 0xe1 && dn > sizeof s_xmp_id && !memcmp(d, s_xmp_id, sizeof s_xmp_id) &&
+                   !m->xmp) {
+            if (imgpu_meta_set(&m->xmp, &m->xmp_len, d + sizeof s_xmp_id,
+                               dn - sizeof s_xmp_id) < 0)
+                return -1;
+        } else if (mk == 0xe2 && dn > sizeof icc_id + 2 && !memcmp(d, icc_id, sizeof icc_id)) {
+            const int seq = d[sizeof icc_id], count = d[sizeof icc_id + 1];
+            if (!icc_count)
+                icc_count = count;
+            if (seq < 1 || count < 1 || seq > count || count != icc_count || chunk[seq])
+                icc_bad = 1;
+            else {
+                chunk[seq] = d + sizeof icc_id + 2;
+                chunk_len[seq] = dn - sizeof icc_id - 2;
+            }
+        }
+        pos += 2 + len;
+    }
+    if (icc_count && !icc_bad) {
+        size_t total = 0;
+        for (int i = 1; i <= icc_count; i++) {
+            if (!chunk[i])
+                return 0;   /* a chunk is missing: no profile */
+            total += chunk_len[i];
+        }
+        unsigned char *icc = malloc(total);
+        if (!icc)
+            return -1;
+        size_t at = 0;
+        for (int i = 1; i <= icc_count; i++) {
+            memcpy(icc + at, chunk[i], chunk_len[i]);
+            at += chunk_len[i];
+        }
+        m->icc = icc;
+        m->icc_len = total;
+    }
+    return 0;
+}
+
 static const char *const s_jpeg_ext[] = { "jpg", "jpeg", "jpe", NULL };
 
 const imgpu__codec imgpu__codec_jpeg = {
@@ -154,10 +530,13 @@ const imgpu__codec imgpu__codec_jpeg = {
     .extensions = s_jpeg_ext,
     .sniff = jpeg_sniff,
     .scan = scan_jpeg,
-    .decode8 = NULL,   /* stb */
-    .load16 = NULL,    /* never: stb reports no 16-bit JPEG */
-    .stores_alpha = 0, /* stb's encoder writes YCbCr only */
+    .info_from_scan = 1,
+    .decode8 = jpeg_decode8,
+    .load16 = NULL,        /* never: the scan reports 8 bits (12-bit files are refused) */
+    .read_meta = jpeg_read_meta,
+    .stores_alpha = 0,
+    .flattens_alpha = 1,   /* io.c composites onto --background (white) */
     .max_side = 65535,
-    .encode8 = NULL,   /* stb */
-    .encode16 = NULL,  /* 8 bits: io.c converts */
+    .encode8 = jpeg_encode8,
+    .encode16 = NULL,      /* 8 bits: io.c converts */
 };

@@ -365,21 +365,28 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
 
 int imgpu_save_options_ignored(const imgpu_save_options *o, imgpu_format f, char *buf, size_t n)
 {
-    const struct { int set; const char *name; imgpu_format f1, f2; } opt[] = {
-        { o->quality != 0, "--quality", IMGPU_FORMAT_JPEG, IMGPU_FORMAT_WEBP },
-        { o->png_level != -1, "--png-level", IMGPU_FORMAT_PNG, IMGPU_FORMAT_PNG },
-        { o->subsampling != 0, "--subsampling", IMGPU_FORMAT_JPEG, IMGPU_FORMAT_JPEG },
-        { o->progressive, "--progressive", IMGPU_FORMAT_JPEG, IMGPU_FORMAT_JPEG },
-        { o->optimize, "--optimize", IMGPU_FORMAT_JPEG, IMGPU_FORMAT_JPEG },
-        { o->compression != 0, "--compression", IMGPU_FORMAT_TIFF, IMGPU_FORMAT_TIFF },
-        { o->lossless, "--lossless", IMGPU_FORMAT_WEBP, IMGPU_FORMAT_WEBP },
+    /* TIFF takes --quality and --subsampling with --compression jpeg, --quality and
+     * --lossless with --compression webp */
+    const imgpu_format tiff_jpeg = o->compression == IMGPU_COMPRESSION_JPEG ? IMGPU_FORMAT_TIFF
+                                                                           : IMGPU_FORMAT_UNKNOWN;
+    const imgpu_format tiff_webp = o->compression == IMGPU_COMPRESSION_WEBP ? IMGPU_FORMAT_TIFF
+                                                                           : IMGPU_FORMAT_UNKNOWN;
+    const struct { int set; const char *name; imgpu_format f1, f2, f3; } opt[] = {
+        { o->quality != 0, "--quality", IMGPU_FORMAT_JPEG, IMGPU_FORMAT_WEBP,
+          tiff_jpeg != IMGPU_FORMAT_UNKNOWN ? tiff_jpeg : tiff_webp },
+        { o->png_level != -1, "--png-level", IMGPU_FORMAT_PNG, IMGPU_FORMAT_PNG, IMGPU_FORMAT_PNG },
+        { o->subsampling != 0, "--subsampling", IMGPU_FORMAT_JPEG, tiff_jpeg, tiff_jpeg },
+        { o->progressive, "--progressive", IMGPU_FORMAT_JPEG, IMGPU_FORMAT_JPEG, IMGPU_FORMAT_JPEG },
+        { o->optimize, "--optimize", IMGPU_FORMAT_JPEG, IMGPU_FORMAT_JPEG, IMGPU_FORMAT_JPEG },
+        { o->compression != 0, "--compression", IMGPU_FORMAT_TIFF, IMGPU_FORMAT_TIFF, IMGPU_FORMAT_TIFF },
+        { o->lossless, "--lossless", IMGPU_FORMAT_WEBP, tiff_webp, tiff_webp },
     };
     int count = 0;
     size_t used = 0;
     if (n)
         buf[0] = '\0';
     for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++) {
-        if (!opt[i].set || f == opt[i].f1 || f == opt[i].f2)
+        if (!opt[i].set || f == opt[i].f1 || f == opt[i].f2 || f == opt[i].f3)
             continue;
         int k = snprintf(buf + used, used < n ? n - used : 0, "%s%s", count ? ", " : "", opt[i].name);
         if (k > 0 && used + (size_t)k < n)

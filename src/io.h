@@ -1,14 +1,14 @@
-/* io.h — loading and saving images (stb_image / stb_image_write, PNG deflate via zlib; TIFF
- * through libtiff).
+/* io.h — loading and saving images (stb_image / stb_image_write for BMP and TGA, PNG deflate via
+ * zlib; JPEG through libjpeg-turbo, TIFF through libtiff, WebP through libwebp).
  *
  * Contract:
- *  - Load reads PNG, JPEG, TIFF, BMP, TGA and PNM (8-bit; gray, gray+alpha, RGB, RGBA; PNG,
+ *  - Load reads PNG, JPEG, TIFF, WebP, BMP, TGA and PNM (8-bit; gray, gray+alpha, RGB, RGBA; PNG,
  *    TIFF and PNM also 16-bit, which load as depth 16 with native-endian samples; a PNM maxval other
  *    than 255 or 65535 is scaled to the full range) and returns the file's own channel
  *    count. Everything else (HDR, GIF, PSD, a
  *    truncated or corrupt file, a header larger than max_pixels) is refused with a message
  *    naming the file and the reason, before any pixel memory is allocated where possible.
- *  - Save picks the format from the output's extension (.png .jpg/.jpeg .tif/.tiff .bmp .tga
+ *  - Save picks the format from the output's extension (.png .jpg/.jpeg .tif/.tiff .webp .bmp .tga
  *    .pnm/.pgm/.ppm); an unknown extension is an error the CLI reports as a usage error.
  *    The write is atomic: a temp file in the target directory, flushed and fsync'ed, then
  *    renamed over the target. A failed save leaves no partial file and never touches an
@@ -16,6 +16,8 @@
  *  - 16-bit images save as 16-bit PNG (codec_png.c's own encoder: zlib deflate, big-endian
  *    samples), 16-bit TIFF and 16-bit PNM (maxval 65535, big-endian); JPEG, BMP and TGA store 8 bits, so a 16-bit
  *    image is converted (imgpu_image_to_depth) with a notice.
+ *  - JPEG decodes as OpenCV's imread(IMREAD_UNCHANGED) does, bit for bit: gray as 1 channel,
+ *    YCbCr/RGB as RGB, CMYK/YCCK converted to RGB with OpenCV's formula.
  *  - What each format keeps on save:
  *      PNG, TGA  every channel count, exactly.
  *      BMP       pixel values exactly, but BMP has no gray: gray is stored as RGB and loads
@@ -34,9 +36,12 @@
  *                written into TIFF outputs). Loading reads
  *                one page (--page), un-premultiplies associated alpha and expands 8-bit
  *                palettes to RGB (codec_tiff.c).
- *      JPEG      lossy (quality 1..100, default 95). stb's encoder always writes YCbCr, so
- *                gray loads back as 3 equal channels; an image with alpha is refused
- *                ("JPEG cannot store alpha"), for the same reason as PNM.
+ *      JPEG      lossy (quality 1..100, default 92; chroma 4:2:0 unless --subsampling;
+ *                progressive and optimized Huffman on request; the bytes equal
+ *                cv2.imwrite's at the same settings). Gray is written as a 1-channel JPEG
+ *                and loads back gray; an image with alpha (gray+alpha, RGBA) is flattened
+ *                onto the background (white unless --background) with a notice, and is
+ *                stored as gray or RGB.
  *      WebP      lossy (quality 1..100, default IMGPU_DEFAULT_WEBP_QUALITY, 75; libwebp's
  *                method 4: the bytes PIL writes) or, with lossless, every pixel exactly
  *                (libwebp's exact mode: colour under transparent pixels kept). No gray: gray
@@ -74,8 +79,9 @@ extern "C" {
  * 2 GiB - 1 is never accepted). Default --max-decode-time: 30 s. README, "Limits". */
 #define IMGPU_DEFAULT_MAX_FILE_BYTES (UINT64_C(1) << 30)
 #define IMGPU_DEFAULT_MAX_DECODE_MS UINT64_C(30000)
-/* A JPEG with more scans than this is refused from its structure: stb walks the whole image
- * once per scan, so scans are decoding time that no other limit bounds in advance. */
+/* A JPEG with more scans than this is refused from its structure: a progressive decoder walks
+ * the whole image once per scan, so scans are decoding time that no other limit bounds in
+ * advance (the decode-time limit stops what is left). */
 #define IMGPU_MAX_JPEG_SCANS 256
 
 typedef struct imgpu_load_options {
@@ -149,8 +155,9 @@ typedef struct imgpu_save_options {
                                       * ("-": standard output); UNKNOWN: from the path */
 } imgpu_save_options;
 
-/* JPEG / WebP quality when none is asked for (OpenCV's default is 95, libjpeg's 75). */
-#define IMGPU_DEFAULT_QUALITY 95
+/* JPEG quality when none is asked for (issue 16: 92, as photo tools commonly write; OpenCV's
+ * default is 95, libjpeg's 75). */
+#define IMGPU_DEFAULT_QUALITY 92
 /* Lossy WebP's own default: WebP's scale is not JPEG's (a WebP at 75 looks like a JPEG in the
  * high 80s), and 75 is what libwebp, cwebp, libvips and ImageMagick write when no quality is
  * given (PIL: 80). With --lossless the quality is the effort, as in cwebp. */
@@ -173,9 +180,9 @@ int imgpu_save_options_ignored(const imgpu_save_options *o, imgpu_format f, char
 
 /* Whether format f can store a w x h image of `channels` and `depth` bits at all, decided
  * from the shape alone (no pixels): JPEG and TGA sides of at most 65535, the encoders' int
- * arithmetic (about 2 GiB of pixel data), 16-bit PNG rows of at most 4 GiB, no alpha in JPEG
- * or PNM. 0, or -1 with the reason in why[0..n) (no error recorded). encode() uses it, and the
- * front ends call it on the planned result before running the ops. */
+ * arithmetic (about 2 GiB of pixel data), 16-bit PNG rows of at most 4 GiB, no alpha in PNM
+ * (JPEG flattens it on save). 0, or -1 with the reason in why[0..n) (no error recorded).
+ * encode() uses it, and the front ends call it on the planned result before running the ops. */
 int imgpu_format_check_size(imgpu_format f, int w, int h, int channels, int depth, char *why,
                             size_t n);
 
@@ -243,8 +250,8 @@ unsigned char *imgpu__stb_decode16(const unsigned char *buf, size_t len, size_t 
  * _end disarms it and says whether the deadline passed (1) or not (0). Per thread. */
 void imgpu__stb_deadline_begin(uint64_t ms);
 int imgpu__stb_deadline_end(void);
-/* PNG, JPEG, BMP or TGA into a malloc() buffer. Rows are tight (w*c bytes) except for PNG,
- * which honours stride. */
+/* PNG, BMP or TGA into a malloc() buffer (JPEG is codec_jpeg.c's; quality is unused). Rows
+ * are tight (w*c bytes) except for PNG, which honours stride. */
 int imgpu__stb_encode(imgpu_format f, const unsigned char *pixels, int w, int h, int c,
                       size_t stride, int quality, int png_level, unsigned char **out,
                       size_t *out_len, const char **why);

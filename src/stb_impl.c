@@ -1,7 +1,7 @@
 /* stb_impl.c — the one translation unit that compiles stb_image and stb_image_write (Debian's
  * libstb-dev headers, v2.27 / v1.16), with the configuration that makes them safe enough to
- * face untrusted files: only PNG, JPEG, BMP, TGA and PNM; decoding from memory only; every
- * allocation of both libraries charged to a per-thread budget (so a lying header or a zlib
+ * face untrusted files: only PNG, BMP, TGA and PNM (JPEG is libjpeg-turbo's, codec_jpeg.c);
+ * decoding from memory only; every allocation of both libraries charged to a per-thread budget (so a lying header or a zlib
  * bomb is refused instead of taking gigabytes); PNG deflate through zlib. stb is compiled
  * `static` here, so nothing else can call it with another configuration; io.c, which does all
  * the checking stb does not, talks to it through the three imgpu__stb_* functions declared at
@@ -130,8 +130,9 @@ static void *stb_malloc_locked(size_t n)
         s_refused = 1;
         return NULL;
     }
-    /* calloc, not malloc: a corrupt JPEG can leave parts of stb's sample buffers unwritten
-     * (a component no scan covers), which stb then converts into pixels; valgrind found
+    /* calloc, not malloc: a corrupt file can leave parts of stb's buffers unwritten (stb's
+     * JPEG decoder, before libjpeg-turbo took over, left a component no scan covered), which
+     * stb then converts into pixels; valgrind found
      * those reads of uninitialized memory (tests/robust_valgrind.sh). Zeroed pages cost
      * nothing for the large blocks (fresh mmap) and little for the small ones. */
     stb_block *b = calloc(1, sizeof *b + n);
@@ -346,12 +347,12 @@ static unsigned char *imgpu__zlib_compress(unsigned char *data, int data_len, in
 #endif
 
 #define STBI_ONLY_PNG
-#define STBI_ONLY_JPEG
 #define STBI_ONLY_BMP
 #define STBI_ONLY_TGA
 #define STBI_ONLY_PNM
 /* STBI_ONLY_* already implies these; spelled out so a reader (and grep) sees that the GIF,
  * PSD and PIC loaders (memory-safety bugs) and HDR (can loop forever) are not compiled. */
+#define STBI_NO_JPEG   /* codec_jpeg.c decodes JPEG through libjpeg-turbo */
 #define STBI_NO_GIF
 #define STBI_NO_PSD
 #define STBI_NO_PIC
@@ -365,15 +366,6 @@ static unsigned char *imgpu__zlib_compress(unsigned char *data, int data_len, in
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb_image.h>
 
-/* stb_image_write's JPEG bit writer shifts 16-bit codes into an int (`bs[0] << (24 - bitCnt)`)
- * past bit 31. Signed overflow in a shift is undefined in C17, though GCC and clang compile it
- * as the plain shift it is meant to be, and the overflowing bits are never read. UBSan reports
- * it for ordinary images (tests/fuzz-regress/ops/), so under clang the writer's functions
- * alone are exempt from that one check; GCC sanitizer builds exempt this file
- * (CMakeLists.txt). The decoder above keeps every check. */
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((no_sanitize("shift-base"))), apply_to = function)
-#endif
 #define STBI_WRITE_NO_STDIO
 #define STBIW_MALLOC(n) stb_malloc(n)
 #define STBIW_REALLOC(p, n) stb_realloc(p, n)
@@ -382,9 +374,6 @@ static unsigned char *imgpu__zlib_compress(unsigned char *data, int data_len, in
 #define STB_IMAGE_WRITE_STATIC
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb_image_write.h>
-#if defined(__clang__)
-#pragma clang attribute pop
-#endif
 
 /* `quality` is stb's stbi_write_png_compression_level, one global shared by every thread, so
  * it is ignored: the level comes from the thread-local set by imgpu__stb_encode. The buffer
@@ -422,12 +411,11 @@ static unsigned char *imgpu__zlib_compress(unsigned char *data, int data_len, in
 
 /* stb's reason for the failure of a call on buf, or NULL when it gave none of its own.
  * stb sets its reason only on failure and never clears it (each call below clears it
- * first), and one call tries several formats: stbi_load tests PNG and BMP before JPEG,
- * stbi_info asks JPEG, PNG and BMP before PNM and TGA, stbi_is_16_bit asks PNG. Those probes
- * leave their rejection behind ("no SOI", "bad png sig", "not BMP"), and a later failure
- * that sets no reason (stb's inflate on a reserved block type, a JPEG scan naming a
- * component the frame lacks) would report another format's complaint: "corrupt PNG data
- * (no SOI)". A probe's reason counts only when buf really is that format. "unknown image
+ * first), and one call tries several formats: stbi_load tests PNG before BMP, stbi_info
+ * asks PNG and BMP before PNM and TGA, stbi_is_16_bit asks PNG. Those probes leave their
+ * rejection behind ("bad png sig", "not BMP"), and a later failure that sets no reason
+ * (stb's inflate on a reserved block type) would report another format's complaint:
+ * "corrupt BMP data (bad png sig)". A probe's reason counts only when buf really is that format. "unknown image
  * type" (every probe said no, the format's own reason overwritten by the later probes)
  * would call a file io.c has identified unknown; it is said as what it means. */
 static const char *stb_reason(const unsigned char *buf, size_t len)
@@ -435,8 +423,6 @@ static const char *stb_reason(const unsigned char *buf, size_t len)
     static const unsigned char png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
     const char *r = stbi__g_failure_reason;
     if (!r)
-        return NULL;
-    if (strcmp(r, "no SOI") == 0 && !(len >= 2 && buf[0] == 0xff && buf[1] == 0xd8))
         return NULL;
     if (strcmp(r, "bad png sig") == 0 && !(len >= 8 && memcmp(buf, png_sig, 8) == 0))
         return NULL;
@@ -450,7 +436,7 @@ static const char *stb_reason(const unsigned char *buf, size_t len)
 /* What io.c shows in the parentheses when stb gave no reason of its own. */
 #define STB_NO_REASON "the decoder gave no reason"
 
-/* Header only: no pixel memory. stb's JPEG probe allocates its ~20 KB decoder state. */
+/* Header only: no pixel memory. */
 int imgpu__stb_info(const unsigned char *buf, size_t len, int *w, int *h, int *c, int *is16,
                     const char **why)
 {
@@ -690,6 +676,7 @@ int imgpu__stb_encode(imgpu_format f, const unsigned char *pixels, int w, int h,
                       size_t stride, int quality, int png_level, unsigned char **out,
                       size_t *out_len, const char **why)
 {
+    (void)quality;   /* JPEG, the one format that used it, is codec_jpeg.c's */
     stb_sink sink = { 0 };
     int ok = 0;
     size_t raw = ((size_t)w * (size_t)c + 1) * (size_t)h;
@@ -700,9 +687,6 @@ int imgpu__stb_encode(imgpu_format f, const unsigned char *pixels, int w, int h,
     switch (f) {
     case IMGPU_FORMAT_PNG:
         ok = stbi_write_png_to_func(sink_write, &sink, w, h, c, pixels, (int)stride);
-        break;
-    case IMGPU_FORMAT_JPEG:
-        ok = stbi_write_jpg_to_func(sink_write, &sink, w, h, c, pixels, quality);
         break;
     case IMGPU_FORMAT_BMP:
         ok = stbi_write_bmp_to_func(sink_write, &sink, w, h, c, pixels);

@@ -2,7 +2,8 @@
 #
 # Targets: decode (imgpu_image_load_memory, the CLI's decode path and limits), ops
 # (decode + every CPU operation + encode to memory, small images), cli (the command-line
-# parser of src/main.c), exif (the EXIF reader and in-place editor, src/exif.h), webp
+# parser of src/main.c), exif (the EXIF reader and in-place editor, src/exif.h), jpeg (the JPEG
+# codec, src/codec_jpeg.c: libjpeg-turbo's decode and encode, the metadata reader), webp
 # (the WebP codec: load, metadata, lossy and lossless re-encode and load back) and tiff
 # (the TIFF codec: load at pages 0 and 1, its metadata reader, re-encode and load back). Each
 # is built twice:
@@ -62,6 +63,6 @@ function(imgpu_fuzz_target t)
   endif()
 endfunction()
 
-foreach(_t decode ops cli exif webp tiff)
+foreach(_t decode ops cli exif jpeg webp tiff)
   imgpu_fuzz_target(${_t})
 endforeach()

@@ -1,4 +1,4 @@
-# io.cmake — tests of the image I/O layer (src/io.c, src/stb_impl.c).
+# io.cmake — tests of the image I/O layer (src/io.c, src/stb_impl.c, src/codec_*.c).
 # test_io: round trips of every format and channel count, the assets, hostile, damaged and
 #   truncated input, and writes that must fail cleanly.
 # io_crosscheck: format variants (progressive JPEG, paletted/interlaced PNG, ...) decoded by
@@ -31,6 +31,19 @@ if(IMGPU_PYTHON3)
            COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/tiff_crosscheck.py $<TARGET_FILE:imgpu>
                    $<TARGET_FILE:io_dump> ${CMAKE_CURRENT_BINARY_DIR}/tiff_crosscheck)
   set_tests_properties(tiff_crosscheck PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 300)
+endif()
+
+# io_jpeg_cv2: the JPEG codec (libjpeg-turbo) against OpenCV, PIL and exiftool through the CLI
+#   and io_dump: decoded pixels == cv2.imread exactly (baseline, progressive, restart,
+#   arithmetic, gray, CMYK, odd sizes), equalize == OpenCV on cv2's decode, output bytes ==
+#   cv2.imwrite at the same settings, metadata, orientation, bad files; skipped (77) without
+#   Debian's python3 + cv2 + PIL.
+if(IMGPU_PYTHON3)
+  add_test(NAME io_jpeg_cv2
+           COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/io_jpeg_cv2.py $<TARGET_FILE:imgpu>
+                   $<TARGET_FILE:io_dump> ${CMAKE_CURRENT_BINARY_DIR}/io_jpeg_cv2_tmp)
+  set_tests_properties(io_jpeg_cv2 PROPERTIES LABELS "unit;io;opencv" SKIP_RETURN_CODE 77
+                       TIMEOUT 300)
 endif()
 
 # test_png_decode: the fast PNG decoding path (src/png_decode.c) against the source pixels and

@@ -31,9 +31,9 @@ def read(path, depth=8):
 
 
 def read_stb(path, stb_decode):
-    """Read through stb_image (the decoder imgpu uses) via the small tests/golden/stb_decode.c
-    helper: libjpeg (OpenCV) and stb decode the same JPEG to pixels that differ by a level
-    or two, so a JPEG golden must start from stb's pixels to be comparable with imgpu."""
+    """Read through stb_image (the decoder imgpu uses for PNG, BMP, TGA, PNM) via the small
+    tests/golden/stb_decode.c helper. (JPEG is decoded by libjpeg-turbo in imgpu as in
+    OpenCV, so read() serves it; stb's JPEG decoder differed from libjpeg by a level or two.)"""
     with tempfile.TemporaryDirectory() as tmp:
         png = os.path.join(tmp, "decoded.png")
         subprocess.run([stb_decode, path, png], check=True)

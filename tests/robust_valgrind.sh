@@ -38,7 +38,7 @@ for t in test_cpu_equalize test_cpu_rotate test_cpu_color test_cpu_clahe test_ex
 done
 # the CPU backend's threads (src/cpu/parallel.c): every one joined, every part buffer freed
 [ -x "$build/tests/test_cpu_threads" ] && check "test_cpu_threads --quick" 0 "$build/tests/test_cpu_threads" --quick
-for t in decode ops cli exif webp tiff; do
+for t in decode ops cli exif jpeg webp tiff; do
     # git keeps no empty folder: a target with no failing input yet has no fuzz-regress/<t>
     dirs=()
     for d in "$here/fuzz-regress/$t" "$here/fuzz/seeds/$t"; do [ -d "$d" ] && dirs+=("$d"); done
@@ -48,6 +48,9 @@ done
 im=$build/imgpu
 check "equalize" 0 "$im" equalize "$assets/coffee.png" "$tmp/a.png" --device cpu
 check "equalize jpeg" 0 "$im" equalize "$assets/rocket.jpg" "$tmp/b.jpg" --device cpu --mode per-channel
+# libjpeg-turbo: metadata read and written, progressive + optimized; a corrupt file's longjmp
+check "equalize jpeg metadata" 0 "$im" equalize "$here/fuzz/seeds/jpeg/meta_all.jpg" "$tmp/c.jpg" --device cpu --progressive --optimize --subsampling 444
+check "corrupt jpeg" 1 "$im" equalize "$here/fuzz/seeds/jpeg/bad_restart.jpg" "$tmp/d.png" --device cpu
 check "rotate bicubic" 0 "$im" rotate "$assets/horse.png" "$tmp/c.tga" --angle 17.5 --filter bicubic --device cpu
 check "rotate 90 crop" 0 "$im" rotate "$assets/camera.png" "$tmp/d.bmp" --angle 90 --crop --device cpu
 check "histogram plot" 0 "$im" histogram "$assets/chelsea.png" --plot "$tmp/h.png" --device cpu

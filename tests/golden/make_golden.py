@@ -2,8 +2,10 @@
 
     /usr/bin/python3 make_golden.py STB_DECODE INPUT OUTPUT equalize [--mode MODE]
 
-The input is decoded by stb_image (through the STB_DECODE helper, the decoder imgpu uses),
-then equalized by OpenCV (tests/opencv_ref.py), and written as PNG at zlib level 9.
+The input is decoded as imgpu decodes it: a JPEG by OpenCV's imread (libjpeg-turbo, which
+imgpu's JPEG codec matches bit for bit, tests/io_jpeg_cv2.py), any other format by stb_image
+(through the STB_DECODE helper, the decoder imgpu uses for them), then equalized by OpenCV
+(tests/opencv_ref.py), and written as PNG at zlib level 9.
 """
 import os
 import sys
@@ -24,7 +26,9 @@ def main(argv):
         mode = args[1]
     elif args:
         sys.exit(f"make_golden.py: unexpected arguments {args}")
-    im = opencv_ref.read_stb(inp, stb_decode)
+    with open(inp, "rb") as f:
+        is_jpeg = f.read(3) == b"\xff\xd8\xff"
+    im = opencv_ref.read(inp) if is_jpeg else opencv_ref.read_stb(inp, stb_decode)
     opencv_ref.write(out, opencv_ref.equalize(im, mode))
 
 

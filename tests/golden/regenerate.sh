@@ -7,9 +7,10 @@
 # the test suite or CI: run it by hand when a change to imgpu is *meant* to change an output,
 # look at the new images and at `git diff --stat tests/golden`, and commit only reviewed
 # changes. Case sources:
-#   opencv  the input decoded by stb_image (stb_decode.c, built here with the system's
-#           libstb-dev headers), then equalized by OpenCV (make_golden.py, opencv_ref.py) under
-#           Debian's /usr/bin/python3: independent of imgpu's code.
+#   opencv  the input decoded by OpenCV's imread for a JPEG (libjpeg-turbo, as imgpu decodes
+#           it), by stb_image for the other formats (stb_decode.c, built here with the
+#           system's libstb-dev headers), then equalized by OpenCV (make_golden.py,
+#           opencv_ref.py) under Debian's /usr/bin/python3: independent of imgpu's code.
 #   cpu     imgpu's CPU backend: `IMGPU OP INPUT OUT ARGS --device cpu --png-level 9`.
 set -eu
 
