@@ -28,6 +28,9 @@ if [ "${DEVICE_UNPACK_X:-0}" = 1 ]; then
   exit 0
 fi
 . .gpu/device-env.sh > "$OUT/env.log" 2>&1
+# the test oracles' tools carried in .gpu/prefix (IMGPU_EXTRA_DEBS="libtiff-tools webp libgif7
+# libimage-exiftool-perl"): tiffcp, cwebp/dwebp/webpmux/img2webp, exiftool
+export PATH=$PATH:$GPU_PREFIX/usr/bin PERL5LIB=$GPU_PREFIX/usr/share/perl5${PERL5LIB:+:$PERL5LIB}
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 py=$(command -v python3)
 jobs=${DEVICE_JOBS:-$(nproc)}
