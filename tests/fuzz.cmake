@@ -9,7 +9,8 @@
 # is built twice:
 #   fuzz_<t>_replay   any compiler: runs the target once per file. Test fuzz.regress.<t>
 #                     (label unit) replays tests/fuzz-regress/<t>/ (every input that once
-#                     failed) and the hand-made seeds, in every build — under ASan+UBSan in
+#                     failed), the hand-made seeds and tests/fuzz/corpus/<t>/ (a campaign's
+#                     minimized corpus, where kept), in every build — under ASan+UBSan in
 #                     an IMGPU_SANITIZE or IMGPU_FUZZ build.
 #   fuzz_<t>          IMGPU_FUZZ=ON only (clang): the libFuzzer binary. Test fuzz.smoke.<t>
 #                     (label fuzz) fuzzes for IMGPU_FUZZ_SMOKE_SECONDS (default 60) from the
@@ -50,6 +51,10 @@ function(imgpu_fuzz_target t)
   endif()
   if(EXISTS ${IMGPU_FUZZ_DIR}/seeds/${t})
     list(APPEND _inputs ${IMGPU_FUZZ_DIR}/seeds/${t})
+  endif()
+  # a campaign's corpus, minimized (libFuzzer -merge=1), where one was kept: tests/fuzz/corpus/<t>
+  if(EXISTS ${IMGPU_FUZZ_DIR}/corpus/${t})
+    list(APPEND _inputs ${IMGPU_FUZZ_DIR}/corpus/${t})
   endif()
   add_test(NAME fuzz.regress.${t} COMMAND fuzz_${t}_replay ${_inputs})
   set_tests_properties(fuzz.regress.${t} PROPERTIES LABELS unit TIMEOUT 300)
