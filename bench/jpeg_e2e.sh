@@ -19,8 +19,8 @@ src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 for f in sorted(os.listdir(src))[:n]:
     out = os.path.join(dst, f[:-4] + ".jpg")
     if not os.path.exists(out):
-        cv2.imwrite(out, cv2.imread(os.path.join(src, f)), [cv2.IMWRITE_JPEG_QUALITY, 92,
-                    cv2.IMWRITE_JPEG_SAMPLING_FACTOR, cv2.IMWRITE_JPEG_SAMPLING_FACTOR_420])
+        # 4:2:0 is libjpeg's default for YCbCr (Debian's cv2 4.6 has no sampling flag)
+        cv2.imwrite(out, cv2.imread(os.path.join(src, f)), [cv2.IMWRITE_JPEG_QUALITY, 92])
 PY
 ONE=$(ls "$W"/jpg/*.jpg | head -1)
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores; commit $(git -C "$HERE" rev-parse --short HEAD); $(date -u +%F)"
@@ -50,10 +50,17 @@ $PY - "$BIN" "$W" <<'PY'
 import os, subprocess, sys, cv2
 b, w = sys.argv[1], sys.argv[2]
 src = os.path.join(w, "png", sorted(os.listdir(os.path.join(w, "png")))[0])
-for q, sub, flag in [(92, "420", cv2.IMWRITE_JPEG_SAMPLING_FACTOR_420), (92, "444", cv2.IMWRITE_JPEG_SAMPLING_FACTOR_444), (75, "420", cv2.IMWRITE_JPEG_SAMPLING_FACTOR_420)]:
+from PIL import Image
+for q, sub in [(92, "420"), (92, "444"), (75, "420")]:
     ours = os.path.join(w, f"size_{q}_{sub}.jpg"); ref = os.path.join(w, f"size_cv_{q}_{sub}.jpg")
     subprocess.run([b, "rotate", src, ours, "--angle", "0", "--quality", str(q), "--subsampling", sub, "--force", "--quiet"], check=True)
-    cv2.imwrite(ref, cv2.imread(src), [cv2.IMWRITE_JPEG_QUALITY, q, cv2.IMWRITE_JPEG_SAMPLING_FACTOR, flag])
+    flag = getattr(cv2, f"IMWRITE_JPEG_SAMPLING_FACTOR_{sub}", None)
+    if sub == "420" or flag is not None:  # 4:2:0: libjpeg's default
+        cv2.imwrite(ref, cv2.imread(src), [cv2.IMWRITE_JPEG_QUALITY, q] + ([cv2.IMWRITE_JPEG_SAMPLING_FACTOR, flag] if flag else []))
+        who = "cv2.imwrite"
+    else:  # an OpenCV without the flag: PIL through the same libjpeg
+        Image.open(src).convert("RGB").save(ref, quality=q, subsampling=0)
+        who = "PIL"
     a, c = os.path.getsize(ours), os.path.getsize(ref)
-    print(f"size q{q} {sub}: imgpu {a} bytes, cv2.imwrite {c} bytes: {100.0 * (a - c) / c:+.2f}%")
+    print(f"size q{q} {sub}: imgpu {a} bytes, {who} {c} bytes: {100.0 * (a - c) / c:+.2f}%")
 PY

@@ -307,7 +307,7 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
                   : f == IMGPU_FORMAT_WEBP ? IMGPU_DEFAULT_WEBP_QUALITY : IMGPU_DEFAULT_QUALITY;
     int level = opts && opts->png_level != -1 ? opts->png_level : 1;
     if (quality < 1 || quality > 100)
-        return save_fail(path, "JPEG quality must be between 1 and 100");
+        return save_fail(path, "quality must be between 1 and 100");
     if (level < 0 || level > 9)
         return save_fail(path, "PNG compression level must be between 0 and 9");
     const imgpu__codec *k = imgpu__codec_of(f);

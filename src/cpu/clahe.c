@@ -28,6 +28,7 @@
  * back — OpenCV's cvtColor -> CLAHE -> cvtColor, always, even for a constant Y (CLAHE of a
  * constant is not the identity); per-channel mode runs it on R, G and B. Alpha is copied. */
 #include "cpu.h"
+#include "ycc.h"
 #include "../error.h"
 #include "parallel.h"
 
@@ -215,7 +216,7 @@ static void to_ycc_rows(void *ctx, int part, int y0, int y1)
                                          (uint16_t)imgpu_sample_get(row, d, s + 2), &plane[i], &cb[i], &cr[i]);
             } else {
                 uint8_t yy, b, r;
-                imgpu_cpu_rgb_to_ycbcr(row[s], row[s + 1], row[s + 2], &yy, &b, &r);
+                imgpu__rgb_to_ycbcr(row[s], row[s + 1], row[s + 2], &yy, &b, &r);
                 plane[i] = yy;
                 cb[i] = b;
                 cr[i] = r;
@@ -241,7 +242,7 @@ static void from_ycc_rows(void *ctx, int part, int y0, int y1)
                 imgpu_sample_put(row, d, s + 1, gg);
                 imgpu_sample_put(row, d, s + 2, b);
             } else {
-                imgpu_cpu_ycbcr_to_rgb((uint8_t)res[i], (uint8_t)cb[i], (uint8_t)cr[i], &row[s], &row[s + 1],
+                imgpu__ycbcr_to_rgb((uint8_t)res[i], (uint8_t)cb[i], (uint8_t)cr[i], &row[s], &row[s + 1],
                                        &row[s + 2]);
             }
         }

@@ -6,6 +6,8 @@
  * cvtColor(COLOR_YCrCb2RGB) on 8-bit data bit for bit (tests/cpu_ycc_exhaustive.py checks
  * every one of the 2^24 inputs in each direction against cv2).
  *
+ * The arithmetic itself is inline in ycc.h (for the per-pixel loops); these are it behind a call.
+ *
  * Fixed point: 14 fractional bits (OpenCV's yuv_shift). DESCALE(x) = (x + 2^13) >> 14, i.e.
  * round half up, with >> an arithmetic (flooring) shift for negative x.
  *
@@ -23,45 +25,19 @@
  *     each saturated to 0..255.
  */
 #include "cpu.h"
-
-enum {
-    YCC_SHIFT = 14,
-    R2Y = 4899, G2Y = 9617, B2Y = 1868, /* sum 16384: white stays 255 */
-    Y2CR = 11682, Y2CB = 9241,
-    CR2R = 22987, CR2G = -11698, CB2G = -5636, CB2B = 29049,
-};
-
-/* Round-half-up descale by 2^14 that floors for negative x without relying on the
- * implementation-defined >> of a negative int: bias by a multiple of 2^14 that makes the
- * operand non-negative (|x| < 2^23 for every input here), shift, remove the bias. */
-static int descale14(int x)
-{
-    const int bias = 1 << 24; /* = 1024 << 14 */
-    return (int)(((unsigned)(x + bias + (1 << (YCC_SHIFT - 1)))) >> YCC_SHIFT) - (bias >> YCC_SHIFT);
-}
-
-static uint8_t sat_u8(int v)
-{
-    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-}
+#include "ycc.h"
 
 uint8_t imgpu_cpu_rgb_to_y(uint8_t r, uint8_t g, uint8_t b)
 {
-    return sat_u8(descale14(R2Y * r + G2Y * g + B2Y * b));
+    return imgpu__rgb_to_y(r, g, b);
 }
 
 void imgpu_cpu_rgb_to_ycbcr(uint8_t r, uint8_t g, uint8_t b, uint8_t *y, uint8_t *cb, uint8_t *cr)
 {
-    int yy = descale14(R2Y * r + G2Y * g + B2Y * b); /* 0..255: the weights sum to 2^14 */
-    *y = sat_u8(yy);
-    *cr = sat_u8(descale14((r - yy) * Y2CR + (128 << YCC_SHIFT)));
-    *cb = sat_u8(descale14((b - yy) * Y2CB + (128 << YCC_SHIFT)));
+    imgpu__rgb_to_ycbcr(r, g, b, y, cb, cr);
 }
 
 void imgpu_cpu_ycbcr_to_rgb(uint8_t y, uint8_t cb, uint8_t cr, uint8_t *r, uint8_t *g, uint8_t *b)
 {
-    int dcr = cr - 128, dcb = cb - 128;
-    *r = sat_u8(y + descale14(CR2R * dcr));
-    *g = sat_u8(y + descale14(CR2G * dcr + CB2G * dcb));
-    *b = sat_u8(y + descale14(CB2B * dcb));
+    imgpu__ycbcr_to_rgb(y, cb, cr, r, g, b);
 }

@@ -26,6 +26,7 @@
  *   - alpha (channel 2 of 2, channel 4 of 4) is copied untouched in every mode.
  * Input rows may be padded (stride); the output is a new tight image. */
 #include "cpu.h"
+#include "ycc.h"
 #include "../error.h"
 #include "parallel.h"
 
@@ -64,7 +65,31 @@ typedef struct eq_job {
     int k;                 /* channel, per-channel mode */
     uint32_t (*hist)[256]; /* one histogram per part */
     const uint8_t *lut;
+    const struct ycc_tabs *t;  /* luminance mode: the per-level terms of the conversions */
 } eq_job;
+
+/* Luminance mode's per-pixel conversions (ycc.h) split into table lookups with the same
+ * integer results: Cr and Cb depend only on R - Y and B - Y (-255..255), and the red and blue
+ * terms of the inverse only on Cr and Cb. The green term mixes both and is computed. */
+struct ycc_tabs {
+    uint8_t cr[511], cb[511];  /* index R - Y + 255, B - Y + 255 */
+    int16_t r[256], b[256];    /* descale14(CR2R (Cr - 128)), descale14(CB2B (Cb - 128)) */
+    uint8_t sat[1024];         /* v + 384 -> v saturated to 0..255 (v in -384..639) */
+};
+
+static void ycc_tabs_init(struct ycc_tabs *t)
+{
+    for (int d = -255; d <= 255; d++) {
+        t->cr[d + 255] = imgpu__sat_u8(imgpu__descale14(d * IMGPU_Y2CR + (128 << IMGPU_YCC_SHIFT)));
+        t->cb[d + 255] = imgpu__sat_u8(imgpu__descale14(d * IMGPU_Y2CB + (128 << IMGPU_YCC_SHIFT)));
+    }
+    for (int v = 0; v < 256; v++) {
+        t->r[v] = (int16_t)imgpu__descale14(IMGPU_CR2R * (v - 128));
+        t->b[v] = (int16_t)imgpu__descale14(IMGPU_CB2B * (v - 128));
+    }
+    for (int v = 0; v < 1024; v++)
+        t->sat[v] = imgpu__sat_u8(v - 384);
+}
 
 /* Sum the parts' histograms into hist. */
 static void merge_hist(uint32_t (*parts)[256], int n, uint32_t hist[256])
@@ -117,7 +142,7 @@ static void luma_hist_rows(void *ctx, int part, int y0, int y1)
     for (int y = y0; y < y1; y++) {
         const uint8_t *p = imgpu_image_row(in, y);
         for (int x = 0; x < w; x++, p += c)
-            hist[imgpu_cpu_rgb_to_y(p[0], p[1], p[2])]++;
+            hist[imgpu__rgb_to_y(p[0], p[1], p[2])]++;
     }
 }
 
@@ -128,13 +153,19 @@ static void luma_map_rows(void *ctx, int part, int y0, int y1)
     const imgpu_image *in = j->in;
     const int c = in->channels, w = in->width;
     const uint8_t *lut = j->lut;
+    const struct ycc_tabs *t = j->t;
     for (int y = y0; y < y1; y++) {
         const uint8_t *p = imgpu_image_row(in, y);
         uint8_t *q = imgpu_image_row(j->out, y);
         for (int x = 0; x < w; x++, p += c, q += c) {
-            uint8_t yy, cb, cr;
-            imgpu_cpu_rgb_to_ycbcr(p[0], p[1], p[2], &yy, &cb, &cr);
-            imgpu_cpu_ycbcr_to_rgb(lut[yy], cb, cr, &q[0], &q[1], &q[2]);
+            /* exactly imgpu__rgb_to_ycbcr then imgpu__ycbcr_to_rgb(lut[Y], Cb, Cr) */
+            const int r = p[0], g = p[1], b = p[2];
+            const int yy = (IMGPU_R2Y * r + IMGPU_G2Y * g + IMGPU_B2Y * b + (1 << 13)) >> 14;
+            const int cr = t->cr[r - yy + 255], cb = t->cb[b - yy + 255];
+            const int y2 = lut[yy] + 384;
+            q[0] = t->sat[y2 + t->r[cr]];
+            q[1] = t->sat[y2 + imgpu__descale14(IMGPU_CR2G * (cr - 128) + IMGPU_CB2G * (cb - 128))];
+            q[2] = t->sat[y2 + t->b[cb]];
             /* q[3] (alpha) was copied with the image */
         }
     }
@@ -154,7 +185,10 @@ static void equalize_luminance(eq_job *j, int parts)
         i0++;
     if (hist[i0] == n)
         return; /* constant Y: `out` already holds an exact copy (see the top of the file) */
+    struct ycc_tabs t;
+    ycc_tabs_init(&t);
     j->lut = lut;
+    j->t = &t;
     imgpu__cpu_parallel_rows(in->height, parts, luma_map_rows, j);
 }
 

@@ -24,6 +24,7 @@
  * color16.c) and converts back, per-channel R, G, B; alpha is copied; when the Y LUT leaves
  * every present level unchanged the image is returned unchanged (no lossy color round trip). */
 #include "cpu.h"
+#include "ycc.h"
 #include "../error.h"
 #include "parallel.h"
 
@@ -113,7 +114,7 @@ static inline unsigned luma_of(const unsigned char *row, int depth, size_t s)
     if (depth == 16)
         return imgpu_cpu_rgb16_to_y((uint16_t)imgpu_sample_get(row, 16, s), (uint16_t)imgpu_sample_get(row, 16, s + 1),
                                     (uint16_t)imgpu_sample_get(row, 16, s + 2));
-    return imgpu_cpu_rgb_to_y(row[s], row[s + 1], row[s + 2]);
+    return imgpu__rgb_to_y(row[s], row[s + 1], row[s + 2]);
 }
 
 /* The passes below run on every core (parallel.h): histogram parts count their rows into
@@ -225,8 +226,8 @@ static void luma_map_rows(void *ctx, int part, int y0, int y1)
                 imgpu_sample_put(o, d, s + 2, b);
             } else {
                 uint8_t yy, cb, cr;
-                imgpu_cpu_rgb_to_ycbcr(row[s], row[s + 1], row[s + 2], &yy, &cb, &cr);
-                imgpu_cpu_ycbcr_to_rgb((uint8_t)lut[yy], cb, cr, &o[s], &o[s + 1], &o[s + 2]);
+                imgpu__rgb_to_ycbcr(row[s], row[s + 1], row[s + 2], &yy, &cb, &cr);
+                imgpu__ycbcr_to_rgb((uint8_t)lut[yy], cb, cr, &o[s], &o[s + 1], &o[s + 2]);
             }
         }
     }

@@ -1,11 +1,12 @@
 /* histogram.c — the reference histogram: 256 bins for every channel of an 8-bit image
  * (alpha included, counted like any other channel), plus, for 3- and 4-channel images, a
- * 256-bin histogram of luma Y = imgpu_cpu_rgb_to_y(R, G, B) — the same full-range BT.601 Y,
+ * 256-bin histogram of luma Y = imgpu__rgb_to_y(R, G, B) — the same full-range BT.601 Y,
  * in OpenCV's 14-bit fixed point, that luminance-mode equalization uses (see color.c).
  * Gray and gray+alpha images have no separate luma (has_luma = 0, luma[] all zero): their
  * gray channel is bins[0]. Bins of channels the image does not have are zero.
  * Counts are uint32_t: an image of 2^32 pixels or more is refused rather than wrapped. */
 #include "cpu.h"
+#include "ycc.h"
 #include "../error.h"
 #include "parallel.h"
 
@@ -31,7 +32,7 @@ static void hist_rows(void *ctx, int part, int y0, int y1)
             for (int k = 0; k < c; k++)
                 h->bins[k][p[k]]++;
             if (has_luma)
-                h->luma[imgpu_cpu_rgb_to_y(p[0], p[1], p[2])]++;
+                h->luma[imgpu__rgb_to_y(p[0], p[1], p[2])]++;
         }
     }
 }
