@@ -13,13 +13,14 @@
 #                     minimized corpus, where kept), in every build — under ASan+UBSan in
 #                     an IMGPU_SANITIZE or IMGPU_FUZZ build.
 #   fuzz_<t>          IMGPU_FUZZ=ON only (clang): the libFuzzer binary. Test fuzz.smoke.<t>
-#                     (label fuzz) fuzzes for IMGPU_FUZZ_SMOKE_SECONDS (default 60) from the
+#                     (label fuzz) fuzzes for IMGPU_FUZZ_SMOKE_SECONDS (default 30) from the
 #                     seeds; any crash, leak, timeout or out-of-memory fails it and leaves the
 #                     input in <build>/tests/fuzz-smoke/<t>/.
 # tests/fuzz/run.sh runs the long campaigns (README, "Reliability").
 set(IMGPU_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
 set(IMGPU_FUZZ_REGRESS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz-regress)
-set(IMGPU_FUZZ_SMOKE_SECONDS 60 CACHE STRING "Seconds per target of the fuzz.smoke.* tests")
+# 30 s: seven targets share CI's two cores (the long campaigns are tests/fuzz/run.sh's)
+set(IMGPU_FUZZ_SMOKE_SECONDS 30 CACHE STRING "Seconds per target of the fuzz.smoke.* tests")
 
 function(imgpu_fuzz_target t)
   set(_src ${IMGPU_FUZZ_DIR}/fuzz_${t}.c)
