@@ -77,6 +77,11 @@ static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
     const char *err = k->scan(b, len, &s);
     if (err)
         return load_fail(name, err);
+    if (s.page > 0 && s.pages == 0) {   /* a format without pages: only page 0 exists */
+        imgpu_error("cannot read '%s': --page %d: a %s file has one image (page 0)", name,
+                    s.page, k->name);
+        return NULL;
+    }
     if (s.w == 0 || s.h == 0)
         return load_fail(name, "corrupt image header (zero size)");
     /* Before anything allocates: w and h are each < 2^32, so the product cannot wrap. */

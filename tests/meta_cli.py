@@ -206,6 +206,12 @@ def main():
     check("2 files in the input folders are not images" in err and "notes.txt" in err,
           "batch names the files that are not images in its summary", err)
 
+    # --page on a format without pages: only page 0 exists (it was ignored silently)
+    rc, o, err = run([imgpu, "info", plain, "--page", "1"])
+    check(rc == 1 and "--page 1: a PNG file has one image (page 0)" in err, "--page 1 on a PNG: refused", err)
+    rc, o, err = run([imgpu, "info", plain, "--page", "0"])
+    check(rc == 0, "--page 0 on a PNG: the image", err)
+
     print(f"meta_cli: {checks} checks, {failures} failed")
     return 1 if failures else 0
 
