@@ -75,6 +75,13 @@ def run(binary, args, cwd=None, timeout=TIMEOUT, env=None):
                       (e.stderr or b"").decode("utf-8", "replace"), True)
 
 
+def run_argv(argv, stdin=None, timeout=120):
+    """argv run to the end: (exit status, stdout bytes, stderr text). For the scripts that
+    check with a plain function (meta_cli, io_jpeg_cv2, webp_check, tiff_crosscheck)."""
+    p = subprocess.run(argv, input=stdin, capture_output=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+
+
 def snapshot(directory):
     """Every name under directory (recursively) with its size and content hash."""
     out = {}

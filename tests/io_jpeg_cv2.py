@@ -35,6 +35,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True
+import cli_common as cc  # noqa: E402
 try:
     import cv2
     import numpy as np
@@ -45,20 +46,12 @@ from PIL import Image  # noqa: E402  (python3-pil: README's install line; missin
 import exif_blob  # noqa: E402
 import opencv_ref  # noqa: E402
 
-failures = checks = 0
-
-
-def check(cond, what, detail=""):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print(f"FAIL: {what}" + (f"\n      {str(detail)[:800]}" if detail else ""), flush=True)
+T = cc.Checker("io_jpeg_cv2")
+check = T.check  # counts, prints "FAIL: ..." and returns cond (cli_common.Checker)
 
 
 def run(argv):
-    p = subprocess.run(argv, capture_output=True, timeout=120)
-    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+    return cc.run_argv(argv, timeout=120)
 
 
 def picture(w, h, c, seed):
@@ -481,8 +474,7 @@ def main():
     test_metadata(imgpu, tmp)
     test_orientation(imgpu, tmp)
     test_bad(imgpu, tmp)
-    print(f"io_jpeg_cv2: {checks} checks, {failures} failed")
-    sys.exit(1 if failures else 0)
+    sys.exit(T.end())
 
 
 if __name__ == "__main__":

@@ -18,25 +18,18 @@ import sys
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cli_common as cc  # noqa: E402
 import exif_blob  # noqa: E402
 
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-failures = checks = 0
-
-
-def check(cond, what, detail=""):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print(f"FAIL: {what}" + (f"\n      {str(detail)[:800]}" if detail else ""), flush=True)
+T = cc.Checker("meta_cli")
+check = T.check  # counts, prints "FAIL: ..." and returns cond (cli_common.Checker)
 
 
 def run(argv, stdin=None):
-    p = subprocess.run(argv, input=stdin, capture_output=True, timeout=120)
-    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+    return cc.run_argv(argv, stdin, timeout=120)
 
 
 def chunk(t, d):
@@ -212,8 +205,7 @@ def main():
     rc, o, err = run([imgpu, "info", plain, "--page", "0"])
     check(rc == 0, "--page 0 on a PNG: the image", err)
 
-    print(f"meta_cli: {checks} checks, {failures} failed")
-    return 1 if failures else 0
+    return T.end()
 
 
 if __name__ == "__main__":

@@ -26,6 +26,9 @@ import shutil
 import struct
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cli_common as cc  # noqa: E402
 import zlib
 
 try:
@@ -41,21 +44,12 @@ if not shutil.which("tiffcp"):
 
 IMGPU, DUMP, TMP = sys.argv[1:4]
 os.makedirs(TMP, exist_ok=True)
-failures = checks = 0
-
-
-def check(cond, what, detail=""):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print(f"FAIL: {what}" + (f"\n      {str(detail)[:600]}" if detail else ""), flush=True)
-    return cond
+T = cc.Checker("tiff_crosscheck")
+check = T.check  # counts, prints "FAIL: ..." and returns cond (cli_common.Checker)
 
 
 def run(argv):
-    p = subprocess.run(argv, capture_output=True, timeout=120)
-    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+    return cc.run_argv(argv, timeout=120)
 
 
 def dump(path, page=None):
@@ -671,5 +665,4 @@ if "b.TIFF" in outs:
     check(pil_read(os.path.join(bout, "b.TIFF")).dtype == np.uint16,
           "batch: the 16-bit TIFF stays 16-bit")
 
-print(f"{checks} checks, {failures} failed")
-sys.exit(1 if failures else 0)
+sys.exit(T.end())

@@ -28,23 +28,18 @@ import struct
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cli_common as cc  # noqa: E402
+
 import numpy as np
 from PIL import Image, features
 
-failures = checks = 0
-
-
-def check(cond, what, detail=""):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print(f"FAIL: {what}" + (f"\n      {str(detail)[:800]}" if detail else ""), flush=True)
+T = cc.Checker("webp_check")
+check = T.check  # counts, prints "FAIL: ..." and returns cond (cli_common.Checker)
 
 
 def run(argv, stdin=None):
-    p = subprocess.run(argv, input=stdin, capture_output=True, timeout=300)
-    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+    return cc.run_argv(argv, stdin, timeout=300)
 
 
 IMGPU = IO_DUMP = TMP = None
@@ -603,8 +598,7 @@ def main():
     check_meta()
     check_batch()
     check_bad()
-    print(f"webp_check: {checks} checks, {failures} failed")
-    return 1 if failures else 0
+    return T.end()
 
 
 if __name__ == "__main__":
