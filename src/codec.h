@@ -64,8 +64,8 @@ typedef struct imgpu__codec {
     /* Walks the file's structure: NULL, or a header error (a static string or s->buf). */
     const char *(*scan)(const unsigned char *b, size_t n, imgpu__scan *s);
     /* 8-bit decode into a malloc()'ed w*h*c buffer, or NULL with *why, which io.c reports
-     * as "corrupt NAME data (WHY)" unless *c is set to -1 (out of memory, the time limit:
-     * then WHY alone); NULL: stb's. */
+     * as "corrupt NAME data (WHY)" unless WHY names its kind itself ("corrupt ...",
+     * "truncated ...", "out of memory ...": then WHY alone); NULL: stb's. */
     unsigned char *(*decode8)(const unsigned char *b, size_t n, const imgpu__scan *s,
                               size_t budget, int *w, int *h, int *c, const char **why);
     /* 16-bit load of a file whose scan passed; the image, or NULL with the error recorded

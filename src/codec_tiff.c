@@ -652,14 +652,12 @@ static unsigned char *tiff_decode8(const unsigned char *b, size_t n, const imgpu
     int kind;
     unsigned char *px = tiff_decode(b, n, s->page, budget, &L, &kind, s_msg, sizeof s_msg);
     *why = s_msg;
-    if (!px) {
-        *c = kind == DEC_CORRUPT ? 0 : -1;   /* -1: not the data's fault (codec.h) */
+    if (!px)   /* DEC_MEMORY's reasons begin "out of memory" (codec.h); DEC_LATE is io.c's */
         return NULL;
-    }
+    (void)kind;
     if (L.bps != 8) {   /* the scan said 8 bits; a file that changed its mind is corrupt */
         free(px);
         snprintf(s_msg, sizeof s_msg, "sample depth changed");
-        *c = 0;
         return NULL;
     }
     *w = (int)L.w;
@@ -729,6 +727,20 @@ static void put32(exif_out *o, size_t at, uint32_t v)
     put16(o, at + (o->le ? 2 : 0), v >> 16);
 }
 
+/* Whether Exif entry e (in a file of n bytes) is copied, and the size of its value: a known
+ * type, not the Interoperability pointer (0xA005), at most EXIF_MAX_VALUE, and an out-of-line
+ * value wholly inside the file. */
+static int exif_entry_kept(const unsigned char *e, size_t n, uint32_t (*r16)(const unsigned char *),
+                           uint32_t (*r32)(const unsigned char *), uint32_t *size)
+{
+    const uint32_t ts = exif_type_size((uint16_t)r16(e + 2)), cnt = r32(e + 4);
+    if (!ts || r16(e) == 0xA005 || cnt > EXIF_MAX_VALUE / ts)
+        return 0;
+    const uint32_t vo = r32(e + 8);
+    *size = ts * cnt;
+    return *size <= 4 || (vo <= n && *size <= n - vo);
+}
+
 /* m->exif from the current directory of t (file bytes b[0..n)); -1 only when out of memory. */
 static int tiff_read_exif(TIFF *t, const unsigned char *b, size_t n, imgpu_meta *m)
 {
@@ -763,12 +775,8 @@ static int tiff_read_exif(TIFF *t, const unsigned char *b, size_t n, imgpu_meta 
     uint32_t kept = 0;
     size_t vals = 0;
     for (uint32_t i = 0; i < count; i++) {
-        const unsigned char *e = ifd + 2 + 12 * (size_t)i;
-        const uint32_t ts = exif_type_size((uint16_t)r16(e + 2)), cnt = r32(e + 4);
-        if (!ts || r16(e) == 0xA005 || cnt > EXIF_MAX_VALUE / ts)
-            continue;
-        const uint32_t size = ts * cnt, vo = r32(e + 8);
-        if (size > 4 && (vo > n || size > n - vo))
+        uint32_t size;
+        if (!exif_entry_kept(ifd + 2 + 12 * (size_t)i, n, r16, r32, &size))
             continue;
         kept++;
         if (size > 4)
@@ -823,12 +831,10 @@ static int tiff_read_exif(TIFF *t, const unsigned char *b, size_t n, imgpu_meta 
     va = exif_vals;
     for (uint32_t i = 0; i < count; i++) {
         const unsigned char *e = ifd + 2 + 12 * (size_t)i;
-        const uint32_t ts = exif_type_size((uint16_t)r16(e + 2)), cnt = r32(e + 4);
-        if (!ts || r16(e) == 0xA005 || cnt > EXIF_MAX_VALUE / ts)
+        uint32_t size;
+        if (!exif_entry_kept(e, n, r16, r32, &size))
             continue;
-        const uint32_t size = ts * cnt, vo = r32(e + 8);
-        if (size > 4 && (vo > n || size > n - vo))
-            continue;
+        const uint32_t vo = r32(e + 8);
         memcpy(o.p + at, e, 8);   /* tag, type, count: the same byte order */
         if (size <= 4) {
             memcpy(o.p + at + 8, e + 8, 4);

@@ -167,14 +167,12 @@ static imgpu_image *decode(const unsigned char *b, size_t len, const char *name,
         return k->load16 ? k->load16(b, len, name, &s, (size_t)budget)
                          : imgpu__load16_stb(b, len, name, &s, (size_t)budget, f);
 
-    c = 0;
     unsigned char *px = k->decode8 ? k->decode8(b, len, &s, (size_t)budget, &w, &h, &c, &why)
                                    : imgpu__stb_decode(b, len, (size_t)budget, &w, &h, &c, &why);
-    if (!px && c == -1)   /* not the data's fault (out of memory, time): the reason alone */
-        return load_fail(name, why);
     if (!px) {
-        /* a reason that names its kind stands as it is; anything else is the library's
-         * complaint about the data */
+        /* a reason that names its kind stands as it is (codec.h); anything else is the
+         * library's complaint about the data. A decode stopped by the time limit is
+         * reported by load_memory_timed, whatever it said here. */
         if (!strncmp(why, "corrupt ", 8) || !strncmp(why, "truncated ", 10) ||
             !strncmp(why, "out of memory", 13))
             imgpu_error("cannot read '%s': %s", name, why);
