@@ -82,6 +82,17 @@ def run_argv(argv, stdin=None, timeout=120):
     return p.returncode, p.stdout, p.stderr.decode(errors="replace")
 
 
+def icc_profile(desc):
+    """A small ICC v2 profile with a 'desc' tag (textDescriptionType)."""
+    text = desc.encode() + b"\0"
+    tag = b"desc" + b"\0" * 4 + struct.pack(">I", len(text)) + text + b"\0" * 12
+    tag += b"\0" * ((4 - len(tag) % 4) % 4)
+    size = 128 + 4 + 12 + len(tag)
+    head = struct.pack(">I", size) + b"none" + bytes([2, 0x10, 0, 0]) + b"mntrRGB XYZ "
+    head += b"\0" * (128 - len(head))
+    return head + struct.pack(">I", 1) + b"desc" + struct.pack(">II", 144, len(tag)) + tag
+
+
 def snapshot(directory):
     """Every name under directory (recursively) with its size and content hash."""
     out = {}

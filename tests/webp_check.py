@@ -109,15 +109,7 @@ def with_riff(chunks):
     return b"RIFF" + struct.pack("<I", len(body)) + body
 
 
-def icc_profile(desc):
-    """A small ICC v2 profile with a 'desc' tag (textDescriptionType)."""
-    text = desc.encode() + b"\0"
-    tag = b"desc" + b"\0" * 4 + struct.pack(">I", len(text)) + text + b"\0" * 12
-    tag += b"\0" * ((4 - len(tag) % 4) % 4)
-    size = 128 + 4 + 12 + len(tag)
-    head = struct.pack(">I", size) + b"none" + bytes([2, 0x10, 0, 0]) + b"mntrRGB XYZ "
-    head += b"\0" * (128 - len(head))
-    return head + struct.pack(">I", 1) + b"desc" + struct.pack(">II", 144, len(tag)) + tag
+icc_profile = cc.icc_profile
 
 
 XMP = (b'<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/">'
