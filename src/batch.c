@@ -1450,13 +1450,9 @@ int imgpu_batch_main(int argc, char **argv)
     imgpu_set_limits(&lim); /* before any thread starts */
     imgpu_set_quiet(o.quiet);
     if (o.format) {   /* one output format: output options it does not use are named once */
-        char probe[32], unused[128];
+        char probe[32];
         snprintf(probe, sizeof probe, "x.%s", o.format);
-        const imgpu_format f = imgpu_format_from_path(probe);
-        int k = imgpu_save_options_ignored(&o.run.save, f, unused, sizeof unused);
-        if (k)
-            imgpu_notice("%s %s not apply to %s output: ignored", unused, k == 1 ? "does" : "do",
-                         imgpu_format_name(f));
+        imgpu_save_options_note_ignored(&o.run.save, imgpu_format_from_path(probe));
     }
     s_tty = isatty(STDERR_FILENO);
     if (!o.jobs)

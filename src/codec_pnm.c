@@ -220,9 +220,8 @@ static imgpu_image *pnm_load16(const unsigned char *b, size_t n, const char *nam
 }
 
 /* ".pgm" -> 1 channel, ".ppm" -> 3, anything else: the image's own. */
-static int out_channels(const char *path, int c)
+static int out_channels(const char *dot, int c)
 {
-    const char *dot = path ? strrchr(path, '.') : NULL;
     if (dot && !strcasecmp(dot, ".pgm"))
         return 1;
     if (dot && !strcasecmp(dot, ".ppm"))
@@ -242,7 +241,7 @@ static int pnm_encode(const imgpu_image *im, const imgpu__encode_args *a, unsign
         snprintf(why, n, "writing 1-bit bitmaps (.pbm) is not supported (use .pgm)");
         return -1;
     }
-    const int oc = out_channels(a->path, im->channels);
+    const int oc = out_channels(dot, im->channels);
     if (oc == 1 && im->channels != 1)
         imgpu_notice("'%s': a graymap (.pgm) holds gray only: storing the luma of the RGB image",
                      a->path ? a->path : "");

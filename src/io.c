@@ -366,36 +366,37 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
     return rc < 0 ? save_fail(path, why) : 0;
 }
 
-int imgpu_save_options_ignored(const imgpu_save_options *o, imgpu_format f, char *buf, size_t n)
+int imgpu_save_options_note_ignored(const imgpu_save_options *o, imgpu_format f)
 {
     /* TIFF takes --quality and --subsampling with --compression jpeg, --quality and
      * --lossless with --compression webp */
-    const imgpu_format tiff_jpeg = o->compression == IMGPU_COMPRESSION_JPEG ? IMGPU_FORMAT_TIFF
-                                                                           : IMGPU_FORMAT_UNKNOWN;
-    const imgpu_format tiff_webp = o->compression == IMGPU_COMPRESSION_WEBP ? IMGPU_FORMAT_TIFF
-                                                                           : IMGPU_FORMAT_UNKNOWN;
-    const struct { int set; const char *name; imgpu_format f1, f2, f3; } opt[] = {
-        { o->quality != 0, "--quality", IMGPU_FORMAT_JPEG, IMGPU_FORMAT_WEBP,
-          tiff_jpeg != IMGPU_FORMAT_UNKNOWN ? tiff_jpeg : tiff_webp },
-        { o->png_level != -1, "--png-level", IMGPU_FORMAT_PNG, IMGPU_FORMAT_PNG, IMGPU_FORMAT_PNG },
-        { o->subsampling != 0, "--subsampling", IMGPU_FORMAT_JPEG, tiff_jpeg, tiff_jpeg },
-        { o->progressive, "--progressive", IMGPU_FORMAT_JPEG, IMGPU_FORMAT_JPEG, IMGPU_FORMAT_JPEG },
-        { o->optimize, "--optimize", IMGPU_FORMAT_JPEG, IMGPU_FORMAT_JPEG, IMGPU_FORMAT_JPEG },
-        { o->compression != 0, "--compression", IMGPU_FORMAT_TIFF, IMGPU_FORMAT_TIFF, IMGPU_FORMAT_TIFF },
-        { o->lossless, "--lossless", IMGPU_FORMAT_WEBP, tiff_webp, tiff_webp },
+    const int jpeg = f == IMGPU_FORMAT_JPEG, webp = f == IMGPU_FORMAT_WEBP;
+    const int tiff = f == IMGPU_FORMAT_TIFF;
+    const int tiff_jpeg = tiff && o->compression == IMGPU_COMPRESSION_JPEG;
+    const int tiff_webp = tiff && o->compression == IMGPU_COMPRESSION_WEBP;
+    const struct { int set, used; const char *name; } opt[] = {
+        { o->quality != 0, jpeg || webp || tiff_jpeg || tiff_webp, "--quality" },
+        { o->png_level != -1, f == IMGPU_FORMAT_PNG, "--png-level" },
+        { o->subsampling != 0, jpeg || tiff_jpeg, "--subsampling" },
+        { o->progressive, jpeg, "--progressive" },
+        { o->optimize, jpeg, "--optimize" },
+        { o->compression != 0, tiff, "--compression" },
+        { o->lossless, webp || tiff_webp, "--lossless" },
     };
+    char names[128] = "";
     int count = 0;
     size_t used = 0;
-    if (n)
-        buf[0] = '\0';
-    for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++) {
-        if (!opt[i].set || f == opt[i].f1 || f == opt[i].f2 || f == opt[i].f3)
+    for (size_t i = 0; i < sizeof opt / sizeof opt[0] && f != IMGPU_FORMAT_UNKNOWN; i++) {
+        if (!opt[i].set || opt[i].used)
             continue;
-        int k = snprintf(buf + used, used < n ? n - used : 0, "%s%s", count ? ", " : "", opt[i].name);
-        if (k > 0 && used + (size_t)k < n)
+        int k = snprintf(names + used, sizeof names - used, "%s%s", count ? ", " : "", opt[i].name);
+        if (k > 0 && used + (size_t)k < sizeof names)
             used += (size_t)k;
         count++;
     }
+    if (count)
+        imgpu_notice("%s %s not apply to %s output: ignored", names, count == 1 ? "does" : "do",
+                     imgpu_format_name(f));
     return count;
 }
 

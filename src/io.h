@@ -173,10 +173,9 @@ imgpu_image *imgpu_image_to_depth(const imgpu_image *im, int depth);
 /* Format chosen by a path's extension (case-insensitive); UNKNOWN when none matches. */
 imgpu_format imgpu_format_from_path(const char *path);
 const char *imgpu_format_name(imgpu_format f);
-/* The output options in o that format f does not use (--quality on a PNG, --compression on a
- * JPEG, ...), as "--quality, --png-level" in buf[0..n); the number of them (0: buf is ""). The
- * front ends say so once instead of ignoring them silently. */
-int imgpu_save_options_ignored(const imgpu_save_options *o, imgpu_format f, char *buf, size_t n);
+/* Names, in one notice, the output options in o that format f does not use (--quality on a
+ * PNG, --compression on a JPEG, ...) instead of ignoring them silently; how many there were. */
+int imgpu_save_options_note_ignored(const imgpu_save_options *o, imgpu_format f);
 
 /* Whether format f can store a w x h image of `channels` and `depth` bits at all, decided
  * from the shape alone (no pixels): JPEG and TGA sides of at most 65535, the encoders' int

@@ -607,12 +607,8 @@ static void note_ignored_options(const cli *c, const char *out)
 {
     if (!out)
         return;
-    const imgpu_format f = c->run.save.format ? c->run.save.format : imgpu_format_from_path(out);
-    char unused[128];
-    int k = imgpu_save_options_ignored(&c->run.save, f, unused, sizeof unused);
-    if (k && f != IMGPU_FORMAT_UNKNOWN)
-        imgpu_notice("%s %s not apply to %s output: ignored", unused, k == 1 ? "does" : "do",
-                     imgpu_format_name(f));
+    imgpu_save_options_note_ignored(&c->run.save, c->run.save.format ? c->run.save.format
+                                                                    : imgpu_format_from_path(out));
 }
 
 static int validate(cli *c)
