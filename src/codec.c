@@ -21,6 +21,24 @@ static const imgpu__codec *const s_codecs[] = {
 };
 #define IMGPU_NCODECS (sizeof s_codecs / sizeof s_codecs[0])
 
+void imgpu_codec_libraries(char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < IMGPU_NCODECS; i++) {
+        char one[64];
+        if (!s_codecs[i]->library)
+            continue;
+        s_codecs[i]->library(one, sizeof one);
+        if (strstr(buf, one))   /* one library behind several entries: listed once */
+            continue;
+        int k = snprintf(buf + used, n - used, "%s%s", used ? ", " : "", one);
+        if (k < 0 || (size_t)k >= n - used)
+            break;
+        used += (size_t)k;
+    }
+}
+
 const imgpu__codec *imgpu__codec_of(imgpu_format f)
 {
     for (size_t i = 0; f != IMGPU_FORMAT_UNKNOWN && i < IMGPU_NCODECS; i++)

@@ -90,6 +90,9 @@ typedef struct imgpu__codec {
     /* The same for a 16-bit image; NULL: the format stores 8 bits, and io.c converts. */
     int (*encode16)(const imgpu_image *im, const imgpu__encode_args *a, unsigned char **out,
                     size_t *out_len, char *why, size_t n);
+    /* The library behind the entry and its version at run time, for `imgpu --version`
+     * ("libwebp 1.2.4"), written into buf[0..n); NULL: the codec is imgpu's own or stb's. */
+    void (*library)(char *buf, size_t n);
 } imgpu__codec;
 
 extern const imgpu__codec imgpu__codec_png;

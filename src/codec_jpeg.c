@@ -524,6 +524,16 @@ static int jpeg_read_meta(const unsigned char *b, size_t n, imgpu_meta *m)
 
 static const char *const s_jpeg_ext[] = { "jpg", "jpeg", "jpe", NULL };
 
+static void library(char *buf, size_t n)
+{
+#ifdef LIBJPEG_TURBO_VERSION_NUMBER   /* libjpeg has no run-time version call: the headers' */
+    const int v = LIBJPEG_TURBO_VERSION_NUMBER;   /* MMMmmmppp */
+    snprintf(buf, n, "libjpeg-turbo %d.%d.%d", v / 1000000, v / 1000 % 1000, v % 1000);
+#else
+    snprintf(buf, n, "libjpeg %d", JPEG_LIB_VERSION);
+#endif
+}
+
 const imgpu__codec imgpu__codec_jpeg = {
     .format = IMGPU_FORMAT_JPEG,
     .name = "JPEG",
@@ -539,4 +549,5 @@ const imgpu__codec imgpu__codec_jpeg = {
     .max_side = 65535,
     .encode8 = jpeg_encode8,
     .encode16 = NULL,      /* 8 bits: io.c converts */
+    .library = library,
 };

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libdeflate.h>
 #include <zlib.h>
 
 static int png_sniff(const unsigned char *b, size_t n)
@@ -433,6 +434,11 @@ static int png_encode16_meta(const imgpu_image *im, const imgpu__encode_args *a,
 
 static const char *const s_png_ext[] = { "png", NULL };
 
+static void library(char *buf, size_t n)
+{
+    snprintf(buf, n, "libdeflate %s + zlib %s (PNG)", LIBDEFLATE_VERSION_STRING, zlibVersion());
+}
+
 const imgpu__codec imgpu__codec_png = {
     .format = IMGPU_FORMAT_PNG,
     .name = "PNG",
@@ -446,4 +452,5 @@ const imgpu__codec imgpu__codec_png = {
     .check_size = png_check_size,
     .encode8 = png_encode8_meta,
     .encode16 = png_encode16_meta,
+    .library = library,
 };

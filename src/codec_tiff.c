@@ -1028,6 +1028,17 @@ static int tiff_sniff(const unsigned char *b, size_t n)
 
 static const char *const s_ext[] = { "tif", "tiff", NULL };
 
+static void library(char *buf, size_t n)
+{
+    /* "LIBTIFF, Version 4.5.0\nCopyright ..." */
+    const char *v = strstr(TIFFGetVersion(), "Version ");
+    int len = 0;
+    if (v)
+        for (v += 8; v[len] && v[len] != '\n' && v[len] != ' '; len++)
+            ;
+    snprintf(buf, n, "libtiff %.*s", len ? len : 1, len ? v : "?");
+}
+
 const imgpu__codec imgpu__codec_tiff = {
     .format = IMGPU_FORMAT_TIFF,
     .name = "TIFF",
@@ -1041,4 +1052,5 @@ const imgpu__codec imgpu__codec_tiff = {
     .stores_alpha = 1,
     .encode8 = tiff_encode,
     .encode16 = tiff_encode,
+    .library = library,
 };

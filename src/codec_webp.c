@@ -599,6 +599,12 @@ static int encode8(const imgpu_image *im, const imgpu__encode_args *a, unsigned 
 
 static const char *const s_ext[] = { "webp", NULL };
 
+static void library(char *buf, size_t n)
+{
+    const int v = WebPGetEncoderVersion();   /* 0xMMmmpp */
+    snprintf(buf, n, "libwebp %d.%d.%d", (v >> 16) & 0xff, (v >> 8) & 0xff, v & 0xff);
+}
+
 const imgpu__codec imgpu__codec_webp = {
     .format = IMGPU_FORMAT_WEBP,
     .name = "WebP",
@@ -612,4 +618,5 @@ const imgpu__codec imgpu__codec_webp = {
     .max_side = WEBP_MAX_SIDE,   /* the only limit of its own: any channel count is stored */
     .encode8 = encode8,
     .encode16 = NULL,   /* 8 bits: io.c converts with its notice */
+    .library = library,
 };

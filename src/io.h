@@ -173,6 +173,9 @@ imgpu_image *imgpu_image_to_depth(const imgpu_image *im, int depth);
 /* Format chosen by a path's extension (case-insensitive); UNKNOWN when none matches. */
 imgpu_format imgpu_format_from_path(const char *path);
 const char *imgpu_format_name(imgpu_format f);
+/* The codec libraries and their versions, for `imgpu --version`: "libjpeg-turbo 2.1.5,
+ * libtiff 4.5.0, ..." (each once) into buf[0..n). */
+void imgpu_codec_libraries(char *buf, size_t n);
 /* Names, in one notice, the output options in o that format f does not use (--quality on a
  * PNG, --compression on a JPEG, ...) instead of ignoring them silently; how many there were. */
 int imgpu_save_options_note_ignored(const imgpu_save_options *o, imgpu_format f);

@@ -1214,6 +1214,9 @@ static void print_version(void)
 #else
     printf("CUDA support: no (built without a CUDA toolkit: CPU only)\n");
 #endif
+    char libs[256];
+    imgpu_codec_libraries(libs, sizeof libs);
+    printf("codecs: %s\n", libs);
 }
 
 /* `imgpu bench` and `imgpu view` are the separate programs imgpu-bench and imgpu-view installed
