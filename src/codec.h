@@ -103,6 +103,12 @@ extern const imgpu__codec imgpu__codec_pnm;
 extern const imgpu__codec imgpu__codec_tiff;
 extern const imgpu__codec imgpu__codec_webp;
 
+/* codec_jpeg.c: a JPEG encoded elsewhere (nvJPEG) with m's EXIF, XMP and ICC inserted after
+ * its SOI and JFIF APP0 (one written when it has none), the segments a libjpeg encode writes;
+ * any APP segment of its own that is not JFIF is dropped. 0, or -1 with why. */
+int imgpu__jpeg_insert_meta(const unsigned char *jpg, size_t n, const imgpu_meta *m,
+                            unsigned char **out, size_t *out_len, char *why, size_t why_n);
+
 /* codec.c: the entry of format f, or NULL for UNKNOWN and anything not in the table. */
 const imgpu__codec *imgpu__codec_of(imgpu_format f);
 /* The format of b[0..n) by content. *refused is the name of a format recognised only to be

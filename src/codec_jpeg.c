@@ -442,6 +442,107 @@ static int jpeg_encode8(const imgpu_image *im, const imgpu__encode_args *a, unsi
     return rc;
 }
 
+/* ---- a JPEG encoded elsewhere (nvJPEG): the same segments a libjpeg encode writes ------------ */
+
+typedef struct seg_buf {
+    unsigned char *p;
+    size_t n, cap;
+} seg_buf;
+
+static int put(seg_buf *o, const void *d, size_t n)
+{
+    if (o->n + n > o->cap)
+        return -1;   /* sized up front: cannot happen */
+    memcpy(o->p + o->n, d, n);
+    o->n += n;
+    return 0;
+}
+
+/* one marker segment: FF m, the length (payload + 2), id[0..idn) then d[0..n) */
+static int put_segment(seg_buf *o, int m, const void *id, size_t idn, const void *d, size_t n)
+{
+    const size_t L = idn + n + 2;
+    const unsigned char hdr[4] = { 0xFF, (unsigned char)m, (unsigned char)(L >> 8), (unsigned char)L };
+    return put(o, hdr, 4) || put(o, id, idn) || put(o, d, n) ? -1 : 0;
+}
+
+int imgpu__jpeg_insert_meta(const unsigned char *jpg, size_t n, const imgpu_meta *m,
+                            unsigned char **out, size_t *out_len, char *why, size_t why_n)
+{
+    /* libjpeg's default JFIF APP0: version 1.01, no units, 1:1, no thumbnail */
+    static const unsigned char jfif[14] = { 'J', 'F', 'I', 'F', 0, 1, 1, 0, 0, 1, 0, 1, 0, 0 };
+    static const char icc_id[12] = "ICC_PROFILE";   /* with its NUL */
+    const size_t icc_chunk = JPEG_MAX_SEGMENT - sizeof icc_id - 2;   /* 65519 */
+    *out = NULL;
+    if (n < 4 || jpg[0] != 0xFF || jpg[1] != 0xD8) {
+        snprintf(why, why_n, "the JPEG encoder's output has no SOI marker");
+        return -1;
+    }
+    const int exif = m && m->exif && m->exif_len && m->exif_len <= JPEG_MAX_SEGMENT - sizeof s_exif_id;
+    const int xmp = m && m->xmp && m->xmp_len && m->xmp_len <= JPEG_MAX_SEGMENT - sizeof s_xmp_id;
+    const int icc = m && m->icc && m->icc_len && m->icc_len <= 255u * icc_chunk;
+    if (m && m->exif && m->exif_len && !exif)
+        imgpu_notice("JPEG: the EXIF block (%zu bytes) does not fit one APP1 segment: left out",
+                     m->exif_len);
+    if (m && m->xmp && m->xmp_len && !xmp)
+        imgpu_notice("JPEG: the XMP packet (%zu bytes) does not fit one APP1 segment: left out",
+                     m->xmp_len);
+    const size_t nicc = icc ? (m->icc_len + icc_chunk - 1) / icc_chunk : 0;
+    seg_buf o = { NULL, 0, n + 32 + (exif ? m->exif_len + 16 : 0) + (xmp ? m->xmp_len + 40 : 0) +
+                               (icc ? m->icc_len + 18 * nicc : 0) };
+    if (!(o.p = malloc(o.cap))) {
+        snprintf(why, why_n, "out of memory");
+        return -1;
+    }
+    put(&o, jpg, 2);
+    /* the encoder's segments before its first scan: its JFIF APP0 is kept (else libjpeg's),
+     * other APP segments dropped, the tables kept; from the SOS on, everything as it is */
+    size_t i = 2, keep_from = 0;
+    int own_jfif = 0;
+    while (i + 4 <= n && jpg[i] == 0xFF) {
+        const int mk = jpg[i + 1];
+        const size_t L = (size_t)jpg[i + 2] << 8 | jpg[i + 3];
+        if (mk == 0xDA || L < 2 || i + 2 + L > n)
+            break;
+        if (mk == 0xE0 && i == 2 && L >= 7 && !memcmp(jpg + i + 4, "JFIF", 5)) {
+            put(&o, jpg + i, 2 + L);
+            own_jfif = 1;
+        }
+        i += 2 + L;
+    }
+    if (!own_jfif)
+        put_segment(&o, 0xE0, jfif, sizeof jfif, NULL, 0);
+    if (exif)
+        put_segment(&o, 0xE1, s_exif_id, sizeof s_exif_id, m->exif, m->exif_len);
+    if (xmp)
+        put_segment(&o, 0xE1, s_xmp_id, sizeof s_xmp_id, m->xmp, m->xmp_len);
+    for (size_t k = 0; k < nicc; k++) {
+        const size_t off = k * icc_chunk, len = m->icc_len - off < icc_chunk ? m->icc_len - off : icc_chunk;
+        unsigned char id[14];
+        memcpy(id, icc_id, sizeof icc_id);
+        id[12] = (unsigned char)(k + 1);
+        id[13] = (unsigned char)nicc;
+        put_segment(&o, 0xE2, id, sizeof id, m->icc + off, len);
+    }
+    /* the tables (and anything else) between SOI and SOS, less the APP segments */
+    for (size_t j = 2; j < i;) {
+        const int mk = jpg[j + 1];
+        const size_t L = (size_t)jpg[j + 2] << 8 | jpg[j + 3];
+        if (!(mk >= 0xE0 && mk <= 0xEF))
+            put(&o, jpg + j, 2 + L);
+        j += 2 + L;
+    }
+    keep_from = i;
+    if (put(&o, jpg + keep_from, n - keep_from) < 0) {
+        free(o.p);
+        snprintf(why, why_n, "internal error: JPEG segment sizes");
+        return -1;
+    }
+    *out = o.p;
+    *out_len = o.n;
+    return 0;
+}
+
 /* ---- metadata --------------------------------------------------------------------------- */
 
 #define JPEG_MAX_ICC_CHUNKS 255

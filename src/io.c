@@ -48,86 +48,109 @@ static imgpu_image *decode(const unsigned char *b, size_t len, const char *name,
                            const imgpu_load_options *opts, const imgpu__codec *k,
                            const imgpu__scan *sc);
 
+/* Every check a load makes before decoding: the limits, the format by content, its structure
+ * scan (into *s, with the channels and depth a decode gives) and the pixel count. 0, or -1
+ * with the error recorded. */
+static int check_memory(const unsigned char *b, size_t len, const char *name,
+                        const imgpu_load_options *opts, const imgpu__codec **kp, imgpu__scan *s)
+{
+    uint64_t max_pixels = opts && opts->max_pixels ? opts->max_pixels : IMGPU_DEFAULT_MAX_PIXELS;
+    if (!b || len == 0)
+        return load_fail(name, "file is empty"), -1;
+    if ((uint64_t)len > imgpu__max_file_bytes(opts))
+        return imgpu_error("cannot read '%s': file is too large (%zu bytes; the limit is %llu "
+                           "bytes, raise it with --max-file-size or IMGPU_MAX_FILE_SIZE)", name,
+                           len, (unsigned long long)imgpu__max_file_bytes(opts));
+
+    imgpu_format f;
+    if (imgpu__codec_sniff_checked(name, b, len, &f) < 0)
+        return -1;
+    const imgpu__codec *k = imgpu__codec_of(f);
+    *kp = k;
+
+    memset(s, 0, sizeof *s);
+    s->page = opts ? opts->page : 0;
+    s->name = name;
+    const char *err = k->scan(b, len, s);
+    if (err)
+        return load_fail(name, err), -1;
+    if (s->page > 0 && s->pages == 0)   /* a format without pages: only page 0 exists */
+        return imgpu_error("cannot read '%s': --page %d: a %s file has one image (page 0)", name,
+                           s->page, k->name);
+    if (s->w == 0 || s->h == 0)
+        return load_fail(name, "corrupt image header (zero size)"), -1;
+    /* Before anything allocates: w and h are each < 2^32, so the product cannot wrap. */
+    if (s->w * s->h > max_pixels)
+        return imgpu_error("cannot read '%s': image is %llux%llu = %llu pixels, more than the "
+                           "limit of %llu (raise it with --max-pixels)", name,
+                           (unsigned long long)s->w, (unsigned long long)s->h,
+                           (unsigned long long)(s->w * s->h), (unsigned long long)max_pixels);
+
+    int w, h, c, is16 = 0;
+    const char *why;
+    if (k->info_from_scan) {
+        c = s->channels;
+        is16 = s->deep;
+    } else if (imgpu__stb_info(b, len, &w, &h, &c, &is16, &why) < 0) {
+        if (s->data_error)   /* stb's complaint is a symptom; ours names the cause */
+            return load_fail(name, s->data_error), -1;
+        return imgpu_error("cannot read '%s': corrupt %s file (%s)", name, imgpu_format_name(f),
+                           why);
+    } else if ((uint64_t)w != s->w || (uint64_t)(h < 0 ? -(int64_t)h : h) != s->h) {
+        /* Our scan and stb must agree on the size, or the truncation checks above measured
+         * a different image than the one stb would decode. (stb's BMP info reports a
+         * top-down BMP's height negative, as the header has it.) */
+        return imgpu_error("cannot read '%s': corrupt %s header", name, imgpu_format_name(f));
+    }
+    const int deep = is16 || s->pnm_maxval > 255;
+    if (s->data_error)
+        return load_fail(name, s->data_error), -1;
+    s->deep = deep;
+    s->channels = c;
+    return 0;
+}
+
+/* The file's metadata (a new imgpu_meta, pages and page set) with its orientation resolved:
+ * EXIF's Orientation wins over a format's own (TIFF's tag), as in every viewer. NULL with the
+ * error recorded when out of memory. */
+static imgpu_meta *read_meta(const unsigned char *b, size_t len, const char *name,
+                             const imgpu__codec *k, const imgpu__scan *s)
+{
+    imgpu_meta *m = calloc(1, sizeof *m);
+    if (m) {   /* before read_meta: a format with pages reads the page loaded */
+        m->pages = s->pages > 0 ? s->pages : 1;
+        m->page = s->page;
+    }
+    if (!m || (k->read_meta && k->read_meta(b, len, m) < 0)) {
+        imgpu_meta_free(m);
+        load_fail(name, "out of memory");
+        return NULL;
+    }
+    imgpu_exif_info ex;
+    if (m->exif && imgpu_exif_parse(m->exif, m->exif_len, &ex) == 0 && ex.orientation)
+        m->orientation = ex.orientation;
+    return m;
+}
+
 /* The whole load: checks, decode, then the metadata (into *meta when meta is not NULL) and
  * the orientation. */
 static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
                                 const imgpu_load_options *opts, imgpu_meta **meta)
 {
     const unsigned char *b = buf;
-    uint64_t max_pixels = opts && opts->max_pixels ? opts->max_pixels : IMGPU_DEFAULT_MAX_PIXELS;
     if (!name)
         name = "(memory)";
-    if (!b || len == 0)
-        return load_fail(name, "file is empty");
-    if ((uint64_t)len > imgpu__max_file_bytes(opts)) {
-        imgpu_error("cannot read '%s': file is too large (%zu bytes; the limit is %llu bytes, "
-                    "raise it with --max-file-size or IMGPU_MAX_FILE_SIZE)", name, len,
-                    (unsigned long long)imgpu__max_file_bytes(opts));
+    const imgpu__codec *k;
+    imgpu__scan s;
+    if (check_memory(b, len, name, opts, &k, &s) < 0)
         return NULL;
-    }
-
-    imgpu_format f;
-    if (imgpu__codec_sniff_checked(name, b, len, &f) < 0)
-        return NULL;
-    const imgpu__codec *k = imgpu__codec_of(f);
-
-    imgpu__scan s = { 0 };
-    s.page = opts ? opts->page : 0;
-    s.name = name;
-    const char *err = k->scan(b, len, &s);
-    if (err)
-        return load_fail(name, err);
-    if (s.page > 0 && s.pages == 0) {   /* a format without pages: only page 0 exists */
-        imgpu_error("cannot read '%s': --page %d: a %s file has one image (page 0)", name,
-                    s.page, k->name);
-        return NULL;
-    }
-    if (s.w == 0 || s.h == 0)
-        return load_fail(name, "corrupt image header (zero size)");
-    /* Before anything allocates: w and h are each < 2^32, so the product cannot wrap. */
-    if (s.w * s.h > max_pixels) {
-        imgpu_error("cannot read '%s': image is %llux%llu = %llu pixels, more than the limit of "
-                    "%llu (raise it with --max-pixels)", name, (unsigned long long)s.w,
-                    (unsigned long long)s.h, (unsigned long long)(s.w * s.h),
-                    (unsigned long long)max_pixels);
-        return NULL;
-    }
-
-    int w, h, c, is16 = 0;
-    const char *why;
-    if (k->info_from_scan) {
-        c = s.channels;
-        is16 = s.deep;
-    } else if (imgpu__stb_info(b, len, &w, &h, &c, &is16, &why) < 0) {
-        if (s.data_error)   /* stb's complaint is a symptom; ours names the cause */
-            return load_fail(name, s.data_error);
-        imgpu_error("cannot read '%s': corrupt %s file (%s)", name, imgpu_format_name(f), why);
-        return NULL;
-    } else if ((uint64_t)w != s.w || (uint64_t)(h < 0 ? -(int64_t)h : h) != s.h) {
-        /* Our scan and stb must agree on the size, or the truncation checks above measured
-         * a different image than the one stb would decode. (stb's BMP info reports a
-         * top-down BMP's height negative, as the header has it.) */
-        imgpu_error("cannot read '%s': corrupt %s header", name, imgpu_format_name(f));
-        return NULL;
-    }
-    const int deep = is16 || s.pnm_maxval > 255;
-    if (s.data_error)
-        return load_fail(name, s.data_error);
-
-    s.deep = deep;
-    s.channels = c;
     imgpu_image *im = decode(b, len, name, opts, k, &s);
     if (!im)
         return NULL;
-    imgpu_meta *m = calloc(1, sizeof *m);
-    if (m) {   /* before read_meta: a format with pages reads the page loaded */
-        m->pages = s.pages > 0 ? s.pages : 1;
-        m->page = s.page;
-    }
-    if (!m || (k->read_meta && k->read_meta(b, len, m) < 0)) {
-        imgpu_meta_free(m);
+    imgpu_meta *m = read_meta(b, len, name, k, &s);
+    if (!m) {
         imgpu_image_free(im);
-        return load_fail(name, "out of memory");
+        return NULL;
     }
     if (imgpu__orient_on_load(&im, m, opts) < 0) {
         imgpu_meta_free(m);
@@ -138,6 +161,30 @@ static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
     else
         imgpu_meta_free(m);
     return im;
+}
+
+int imgpu_image_read_checked(const char *path, const imgpu_load_options *opts,
+                             unsigned char **buf, size_t *len, imgpu_image_shape *shape,
+                             imgpu_load_result *r)
+{
+    const imgpu__codec *k;
+    imgpu__scan s;
+    *buf = NULL;
+    if (imgpu__read_input(path, opts, buf, len) < 0)
+        return -1;
+    if (check_memory(*buf, *len, path, opts, &k, &s) < 0 ||
+        !(r->meta = read_meta(*buf, *len, path, k, &s))) {
+        free(*buf);
+        *buf = NULL;
+        return -1;
+    }
+    r->format = k->format;
+    r->bytes = *len;
+    shape->width = (int)s.w;
+    shape->height = (int)s.h;
+    shape->channels = s.channels;
+    shape->depth = s.deep ? 16 : 8;
+    return 0;
 }
 
 /* The pixels of a file whose scan and checks passed. */
@@ -446,15 +493,31 @@ int imgpu_image_save_recorded(const imgpu_image *im, const char *path,
     return save(im, path, opts, png_threads, before_rename, ctx);
 }
 
+int imgpu_save_encoded_recorded(const unsigned char *bytes, size_t len, imgpu_format f,
+                                const char *path, const imgpu_save_options *opts,
+                                int (*before_rename)(void *ctx, long long size, long long mtime_ns),
+                                void *ctx)
+{
+    if (f != IMGPU_FORMAT_JPEG)
+        return save_fail(path, "only JPEG bitstreams are written as they are");
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    char why[160];
+    const imgpu_meta *m = opts && !opts->strip ? opts->meta : NULL;
+    if (imgpu__jpeg_insert_meta(bytes, len, m, &buf, &n, why, sizeof why) < 0)
+        return save_fail(path, why);
+    int rc = !strcmp(path, "-") ? imgpu__write_stdout(buf, n)
+                                : imgpu__write_atomic(path, buf, n, opts ? opts->no_follow : 0,
+                                                      before_rename, ctx);
+    free(buf);
+    return rc;
+}
+
 /* ---- orientation ------------------------------------------------------------------------ */
 
 int imgpu__orient_on_load(imgpu_image **im, imgpu_meta *m, const imgpu_load_options *opts)
 {
-    /* EXIF's Orientation wins over a format's own (TIFF's tag), as in every viewer */
-    imgpu_exif_info ex;
-    if (m->exif && imgpu_exif_parse(m->exif, m->exif_len, &ex) == 0 && ex.orientation)
-        m->orientation = ex.orientation;
-    const int o = m->orientation;
+    const int o = m->orientation;   /* read_meta resolved it (EXIF's wins) */
     if ((opts && opts->no_auto_orient) || o < 2 || o > 8)
         return 0;
     imgpu_image *up = imgpu_image_orient(*im, o);

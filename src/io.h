@@ -209,6 +209,18 @@ typedef struct imgpu_load_result {
 /* imgpu_image_load_info that also returns the metadata. "-" reads standard input. */
 imgpu_image *imgpu_image_load_ex(const char *path, const imgpu_load_options *opts,
                                  imgpu_load_result *r);
+/* What a decode would give, from a file's structure alone (imgpu_image_read_checked). */
+typedef struct imgpu_image_shape {
+    int width, height, channels, depth;
+} imgpu_image_shape;
+/* The file read and checked as imgpu_image_load_ex would (the limits, its format by content,
+ * its structure, the pixel count) and its metadata read (r->meta, the orientation resolved:
+ * EXIF's wins), but not decoded: for a decoder outside io (nvJPEG in batch). *buf (*len
+ * bytes, malloc'ed, the caller frees) are the file's bytes, *shape what a decode gives before
+ * the orientation is applied. 0, or -1 with the error recorded (nothing to free). */
+int imgpu_image_read_checked(const char *path, const imgpu_load_options *opts,
+                             unsigned char **buf, size_t *len, imgpu_image_shape *shape,
+                             imgpu_load_result *r);
 /* Decode from memory; `name` is used in messages (the fuzzers use this path). */
 imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *name,
                                      const imgpu_load_options *opts);
@@ -229,6 +241,14 @@ int imgpu_image_save_recorded(const imgpu_image *im, const char *path,
                               const imgpu_save_options *opts, int png_threads,
                               int (*before_rename)(void *ctx, long long size, long long mtime_ns),
                               void *ctx);
+/* imgpu_image_save_recorded for a file already encoded elsewhere (nvJPEG's JPEG bitstream):
+ * bytes[0..len) in format f are written with the same rules (atomic, no_follow, the record);
+ * opts->meta goes in as a save would put it (JPEG: EXIF and XMP APP1, ICC APP2 after a JFIF
+ * APP0) unless opts->strip. Only JPEG is taken. */
+int imgpu_save_encoded_recorded(const unsigned char *bytes, size_t len, imgpu_format f,
+                                const char *path, const imgpu_save_options *opts,
+                                int (*before_rename)(void *ctx, long long size, long long mtime_ns),
+                                void *ctx);
 /* Encode into a malloc'ed buffer (*out, *out_len); the caller frees *out. */
 int imgpu_image_encode(const imgpu_image *im, imgpu_format f, const imgpu_save_options *opts,
                        unsigned char **out, size_t *out_len);

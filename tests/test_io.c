@@ -1090,6 +1090,66 @@ static void remove_tree(const char *dir)
     rmdir(dir);
 }
 
+/* imgpu_save_encoded_recorded (nvJPEG's bitstreams): libjpeg's own output without metadata, with
+ * the metadata inserted, is byte for byte what libjpeg writes when asked for the metadata
+ * (SOI, JFIF APP0, EXIF APP1, XMP APP1, ICC APP2 chunks, then the tables and the scan); a
+ * stream without a JFIF APP0 gets libjpeg's; --strip writes none; non-JPEG bytes fail and
+ * leave no file. */
+static void test_save_encoded(void)
+{
+    imgpu_image *im = make_image(37, 21, 3, 5, 1);
+    imgpu_meta m;
+    memset(&m, 0, sizeof m);
+    static unsigned char exif[300], xmp[500], icc[70000];   /* ICC: two APP2 chunks */
+    for (size_t i = 0; i < sizeof icc; i++)
+        icc[i] = (unsigned char)(i * 7 + 3);
+    memcpy(exif, "II*\0\x08\0\0\0", 8);
+    memset(xmp, 'x', sizeof xmp);
+    CHECK(imgpu_meta_set(&m.exif, &m.exif_len, exif, sizeof exif) == 0 &&
+          imgpu_meta_set(&m.xmp, &m.xmp_len, xmp, sizeof xmp) == 0 &&
+          imgpu_meta_set(&m.icc, &m.icc_len, icc, sizeof icc) == 0);
+    imgpu_save_options with = { .quality = 90, .png_level = -1, .meta = &m };
+    imgpu_save_options bare = { .quality = 90, .png_level = -1 };
+    unsigned char *a = NULL, *b = NULL, *got = NULL;
+    size_t na = 0, nb = 0, ng = 0;
+    CHECK(imgpu_image_encode(im, IMGPU_FORMAT_JPEG, &with, &a, &na) == 0);
+    CHECK(imgpu_image_encode(im, IMGPU_FORMAT_JPEG, &bare, &b, &nb) == 0);
+    char *p = tpath("encoded.jpg");
+    CHECK(a && b && imgpu_save_encoded_recorded(b, nb, IMGPU_FORMAT_JPEG, p, &with, NULL, NULL) == 0);
+    got = read_file(p, &ng);
+    CHECK(got && ng == na && !memcmp(got, a, na));
+    free(got);
+    /* the same stream with its JFIF APP0 cut out (18 bytes after the SOI): libjpeg's goes in */
+    if (b && nb > 20 && b[2] == 0xFF && b[3] == 0xE0) {
+        unsigned char *cut = malloc(nb - 18);
+        memcpy(cut, b, 2);
+        memcpy(cut + 2, b + 20, nb - 20);
+        CHECK(imgpu_save_encoded_recorded(cut, nb - 18, IMGPU_FORMAT_JPEG, p, &with, NULL, NULL) == 0);
+        got = read_file(p, &ng);
+        CHECK(got && ng == na && !memcmp(got, a, na));
+        free(got);
+        free(cut);
+    } else {
+        CHECK(!"libjpeg wrote no JFIF APP0 first");
+    }
+    imgpu_save_options strip = with;
+    strip.strip = 1;
+    CHECK(imgpu_save_encoded_recorded(b, nb, IMGPU_FORMAT_JPEG, p, &strip, NULL, NULL) == 0);
+    got = read_file(p, &ng);
+    CHECK(got && ng == nb && !memcmp(got, b, nb));
+    free(got);
+    char *q = tpath("not_jpeg.jpg");
+    CHECK(imgpu_save_encoded_recorded((const unsigned char *)"\x89PNG\r\n\x1a\n", 8,
+                                      IMGPU_FORMAT_JPEG, q, &with, NULL, NULL) < 0 &&
+          contains(imgpu_error_message(), "no SOI") && access(q, F_OK) != 0);
+    free(a);
+    free(b);
+    free(m.exif);
+    free(m.xmp);
+    free(m.icc);
+    imgpu_image_free(im);
+}
+
 int main(void)
 {
     if (!mkdtemp(g_dir)) {
@@ -1098,6 +1158,7 @@ int main(void)
     }
     test_format_from_path();
     test_round_trips();
+    test_save_encoded();
     test_assets();
     test_bad_paths();
     test_truncation();
