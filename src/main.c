@@ -1214,6 +1214,11 @@ static void print_version(void)
 #else
     printf("CUDA support: no (built without a CUDA toolkit: CPU only)\n");
 #endif
+#ifdef IMGPU_HAVE_NVJPEG
+    printf("nvJPEG: yes (batch decodes and encodes JPEG on the GPU)\n");
+#else
+    printf("nvJPEG: no (JPEG is decoded and encoded on the CPU)\n");
+#endif
     char libs[256];
     imgpu_codec_libraries(libs, sizeof libs);
     printf("codecs: %s\n", libs);

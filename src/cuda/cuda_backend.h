@@ -58,9 +58,52 @@ imgpu_cuda_session *imgpu_cuda_session_new(void);
 void imgpu_cuda_session_free(imgpu_cuda_session *s);
 cudaStream_t imgpu_cuda_session_stream(const imgpu_cuda_session *s);
 int imgpu_cuda_session_upload(imgpu_cuda_session *s, const imgpu_image *in);
+/* upload from device memory: a copy of the packed 8-bit image at d (complete: its producer
+ * has finished) on the session's stream becomes the source. */
+int imgpu_cuda_session_upload_device(imgpu_cuda_session *s, const unsigned char *d, int w, int h, int c);
 int imgpu_cuda_session_run(imgpu_cuda_session *s, const imgpu_op *ops, int n, const unsigned char **d_out,
                            int *w, int *h, int *channels);
 int imgpu_cuda_session_download(imgpu_cuda_session *s, imgpu_image **out);
+
+/* ---- nvJPEG (src/cuda/jpeg.c; built when CMake finds the toolkit's nvJPEG) ------------------
+ * One per GPU worker thread, on the current device: the hardware decoder (the GPU's NVJPG
+ * engines, batched) where the GPU has one, nvJPEG's CUDA decoder, the CUDA encoder, and a pool
+ * of IMGPU_JPEG_BATCH device buffers for the decoded images (grown to the largest image seen,
+ * never shrunk: the device memory it holds is at most IMGPU_JPEG_BATCH x the largest
+ * w x h x channels decoded). Not thread-safe. */
+#ifdef IMGPU_HAVE_NVJPEG
+#define IMGPU_JPEG_BATCH 16
+enum { IMGPU_JPEG_CPU = 0, IMGPU_JPEG_HW = 1, IMGPU_JPEG_CUDA = 2 };
+/* Which decoder takes a JPEG, from its markers alone (host, no GPU): IMGPU_JPEG_HW for
+ * baseline or extended Huffman, 8-bit, gray or YCbCr 4:4:4/4:2:2/4:2:0/4:4:0, at most 16000
+ * pixels a side; IMGPU_JPEG_CUDA for the same but progressive; IMGPU_JPEG_CPU for the rest
+ * (CMYK/YCCK, RGB-coded, arithmetic, 12-bit, lossless, other samplings). *channels: 1 or 3. */
+int imgpu_cuda_jpeg_route(const unsigned char *b, size_t n, int *channels);
+typedef struct imgpu_cuda_jpeg imgpu_cuda_jpeg;
+imgpu_cuda_jpeg *imgpu_cuda_jpeg_new(void);
+void imgpu_cuda_jpeg_free(imgpu_cuda_jpeg *j);
+/* 1 when the hardware decoder is in use. */
+int imgpu_cuda_jpeg_hardware(const imgpu_cuda_jpeg *j);
+/* Decodes n (<= IMGPU_JPEG_BATCH) JPEGs, each routed (route[i], channels[i], w[i] x h[i]),
+ * into the pool: d_img[i] (valid until the next decode) and ok[i] (1 decoded, with how[i]
+ * IMGPU_JPEG_HW or IMGPU_JPEG_CUDA; 0: nvJPEG refused it, the caller decodes it on the CPU).
+ * Returns when the images are complete. 0, IMGPU_CUDA_OOM or -1 / IMGPU_CUDA_STICKY (a
+ * device error: the images are not decoded). */
+int imgpu_cuda_jpeg_decode(imgpu_cuda_jpeg *j, int n, const unsigned char *const *data, const size_t *len,
+                           const int *route, const int *channels, const int *w, const int *h,
+                           const unsigned char **d_img, int *ok, int *how);
+typedef struct imgpu_cuda_jpeg_params {
+    int quality;        /* 1..100 */
+    int subsampling;    /* 444, 422 or 420 */
+    int optimize, progressive;
+} imgpu_cuda_jpeg_params;
+/* Encodes the packed 8-bit image at d (1 or 3 channels) after the work already on `stream`;
+ * *out (malloc'ed) the JPEG bitstream. 0; 1 when nvJPEG cannot encode it this way (the
+ * caller encodes on the CPU); -1 / IMGPU_CUDA_OOM / IMGPU_CUDA_STICKY with a message. */
+int imgpu_cuda_jpeg_encode(imgpu_cuda_jpeg *j, const unsigned char *d, int w, int h, int c,
+                           const imgpu_cuda_jpeg_params *p, cudaStream_t stream, unsigned char **out,
+                           size_t *len);
+#endif
 
 #ifdef __cplusplus
 }

@@ -513,6 +513,23 @@ int imgpu_cuda_session_upload(imgpu_cuda_session *s, const imgpu_image *in)
     return upload(s, in);
 }
 
+int imgpu_cuda_session_upload_device(imgpu_cuda_session *s, const unsigned char *d, int w, int h, int c)
+{
+    int rc = 0;
+    const size_t bytes = (size_t)w * h * c;
+    if ((rc = ctx_init(s)) != 0 || (rc = grow_device(s, &s->d_src, &s->src_bytes, bytes + 64)) != 0)
+        return rc;
+    IMGPU_CUDA_TRY(cudaMemcpyAsync(s->d_src, d, bytes, cudaMemcpyDeviceToDevice, s->stream));
+    s->src_w = s->res_w = w;
+    s->src_h = s->res_h = h;
+    s->src_c = s->res_c = c;
+    s->src_b = s->res_b = 1;
+    s->d_result = s->d_src;
+    return 0;
+fail:
+    return rc;
+}
+
 int imgpu_cuda_session_run(imgpu_cuda_session *s, const imgpu_op *ops, int n, const unsigned char **d_out,
                            int *w, int *h, int *channels)
 {

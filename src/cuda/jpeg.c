@@ -1,0 +1,387 @@
+/* jpeg.c — nvJPEG for batch mode (contract in cuda_backend.h): decode on the GPU's hardware
+ * JPEG engines (NVJPG, batched) or nvJPEG's CUDA decoder, encode with nvJPEG's CUDA encoder,
+ * so that a JPEG never crosses PCIe as pixels: the file's bytes go up, the bitstream comes
+ * back. libjpeg-turbo stays the reference and the fallback (codec_jpeg.c): every file nvJPEG
+ * does not take, or refuses, is decoded on the CPU by the caller.
+ *
+ * The trap on H100 (../shared/GPU.md): the hardware batched decode does not wait for work
+ * already queued on the stream it is given, so a pool buffer still read by the previous
+ * batch's copies could be overwritten. Every decode therefore starts after a synchronize of
+ * the module's stream, and the caller's copies out of the pool finish before its next decode
+ * (the batch worker synchronizes its sessions: the encode and the download wait on them).
+ */
+#include "cuda_util.h"
+#include "../error.h"
+
+#ifdef IMGPU_HAVE_NVJPEG
+#include <nvjpeg.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- routing: which decoder takes a file, from its markers ---------------------------------- */
+
+int imgpu_cuda_jpeg_route(const unsigned char *b, size_t n, int *channels)
+{
+    int sof = -1, prec = 0, nc = 0, w = 0, h = 0, adobe = -1;
+    int hs[4] = {0}, vs[4] = {0}, id[4] = {0};
+    if (n < 4 || b[0] != 0xFF || b[1] != 0xD8)
+        return IMGPU_JPEG_CPU;
+    size_t i = 2;
+    while (i + 4 <= n) {
+        if (b[i] != 0xFF)
+            return IMGPU_JPEG_CPU;
+        const int m = b[i + 1];
+        if (m == 0xFF) {   /* fill byte */
+            i++;
+            continue;
+        }
+        if (m == 0xDA)     /* SOS: the frame header came before it */
+            break;
+        const size_t L = (size_t)b[i + 2] << 8 | b[i + 3];
+        if (L < 2 || i + 2 + L > n)
+            return IMGPU_JPEG_CPU;
+        const unsigned char *d = b + i + 4;
+        if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) {
+            if (sof >= 0 || L < 8)
+                return IMGPU_JPEG_CPU;
+            sof = m;
+            prec = d[0];
+            h = d[1] << 8 | d[2];
+            w = d[3] << 8 | d[4];
+            nc = d[5];
+            if ((nc != 1 && nc != 3) || L < 8 + 3 * (size_t)nc)
+                return IMGPU_JPEG_CPU;
+            for (int k = 0; k < nc; k++) {
+                id[k] = d[6 + 3 * k];
+                hs[k] = d[7 + 3 * k] >> 4;
+                vs[k] = d[7 + 3 * k] & 15;
+            }
+        } else if (m == 0xEE && L >= 14 && !memcmp(d, "Adobe", 5)) {
+            adobe = d[11];
+        }
+        i += 2 + L;
+    }
+    if (sof < 0 || prec != 8 || w < 1 || h < 1 || w > 16000 || h > 16000)
+        return IMGPU_JPEG_CPU;
+    if (nc == 3) {
+        /* YCbCr only (libjpeg's rule): an Adobe marker saying "no transform", or the
+         * component ids 'R' 'G' 'B' without one, mean RGB-coded samples */
+        if (adobe == 0 || (adobe < 0 && id[0] == 'R' && id[1] == 'G' && id[2] == 'B'))
+            return IMGPU_JPEG_CPU;
+        if (hs[1] != 1 || vs[1] != 1 || hs[2] != 1 || vs[2] != 1)
+            return IMGPU_JPEG_CPU;
+        const int ok = (hs[0] == 1 && vs[0] == 1) || (hs[0] == 2 && vs[0] == 1) ||
+                       (hs[0] == 2 && vs[0] == 2) || (hs[0] == 1 && vs[0] == 2);
+        if (!ok)
+            return IMGPU_JPEG_CPU;
+    }
+    *channels = nc;
+    if (sof == 0xC0 || sof == 0xC1)
+        return IMGPU_JPEG_HW;
+    if (sof == 0xC2)
+        return IMGPU_JPEG_CUDA;
+    return IMGPU_JPEG_CPU;   /* lossless, arithmetic, hierarchical */
+}
+
+/* ---- the module ----------------------------------------------------------------------------- */
+
+struct imgpu_cuda_jpeg {
+    nvjpegHandle_t hw;            /* hardware backend; NULL when the GPU has no NVJPG engines */
+    nvjpegJpegState_t hw_state[2];/* batched states: [0] interleaved RGB, [1] gray */
+    int hw_batch[2];              /* the batch size each state was initialized for (0: none) */
+    nvjpegHandle_t sw;            /* the default backend: single decodes and the encoder */
+    nvjpegJpegState_t sw_state;
+    nvjpegEncoderState_t enc;
+    nvjpegEncoderParams_t params;
+    cudaStream_t stream;
+    unsigned char *pool[IMGPU_JPEG_BATCH];
+    size_t pool_bytes;            /* each pool buffer's size */
+    size_t held;
+};
+
+static const char *status_name(nvjpegStatus_t s)
+{
+    switch (s) {
+    case NVJPEG_STATUS_SUCCESS: return "success";
+    case NVJPEG_STATUS_NOT_INITIALIZED: return "not initialized";
+    case NVJPEG_STATUS_INVALID_PARAMETER: return "invalid parameter";
+    case NVJPEG_STATUS_BAD_JPEG: return "bad JPEG";
+    case NVJPEG_STATUS_JPEG_NOT_SUPPORTED: return "JPEG not supported";
+    case NVJPEG_STATUS_ALLOCATOR_FAILURE: return "allocator failure";
+    case NVJPEG_STATUS_EXECUTION_FAILED: return "execution failed";
+    case NVJPEG_STATUS_ARCH_MISMATCH: return "architecture mismatch";
+    case NVJPEG_STATUS_INTERNAL_ERROR: return "internal error";
+    case NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED: return "not supported";
+    case NVJPEG_STATUS_INCOMPLETE_BITSTREAM: return "incomplete bitstream";
+    default: return "unknown status";
+    }
+}
+
+/* An nvJPEG failure: a device error behind it (sticky or not) is reported as CUDA's; else
+ * nvJPEG's own status. */
+static int nv_fail(nvjpegStatus_t st, const char *what, cudaStream_t stream)
+{
+    cudaError_t e = cudaStreamQuery(stream);
+    if (e != cudaSuccess && e != cudaErrorNotReady)
+        return imgpu__cuda_fail(e, what);
+    if (st == NVJPEG_STATUS_ALLOCATOR_FAILURE) {
+        imgpu_error("nvJPEG: %s: out of device memory", what);
+        return IMGPU_CUDA_OOM;
+    }
+    return imgpu_error("nvJPEG: %s: %s", what, status_name(st));
+}
+
+#define NV_TRY(call)                                          \
+    do {                                                      \
+        nvjpegStatus_t s_ = (call);                           \
+        if (s_ != NVJPEG_STATUS_SUCCESS) {                    \
+            rc = nv_fail(s_, #call, j->stream);               \
+            goto fail;                                        \
+        }                                                     \
+    } while (0)
+
+void imgpu_cuda_jpeg_free(imgpu_cuda_jpeg *j)
+{
+    if (!j)
+        return;
+    if (j->stream)
+        cudaStreamSynchronize(j->stream);
+    for (int k = 0; k < IMGPU_JPEG_BATCH; k++)
+        cudaFree(j->pool[k]);
+    if (j->params)
+        nvjpegEncoderParamsDestroy(j->params);
+    if (j->enc)
+        nvjpegEncoderStateDestroy(j->enc);
+    if (j->sw_state)
+        nvjpegJpegStateDestroy(j->sw_state);
+    for (int k = 0; k < 2; k++)
+        if (j->hw_state[k])
+            nvjpegJpegStateDestroy(j->hw_state[k]);
+    if (j->hw)
+        nvjpegDestroy(j->hw);
+    if (j->sw)
+        nvjpegDestroy(j->sw);
+    if (j->stream)
+        cudaStreamDestroy(j->stream);
+    free(j);
+}
+
+imgpu_cuda_jpeg *imgpu_cuda_jpeg_new(void)
+{
+    int rc = 0;
+    imgpu_cuda_jpeg *j = calloc(1, sizeof *j);
+    if (!j) {
+        imgpu_error("out of memory");
+        return NULL;
+    }
+    IMGPU_CUDA_TRY(cudaStreamCreateWithFlags(&j->stream, cudaStreamNonBlocking));
+    NV_TRY(nvjpegCreateSimple(&j->sw));
+    NV_TRY(nvjpegJpegStateCreate(j->sw, &j->sw_state));
+    NV_TRY(nvjpegEncoderStateCreate(j->sw, &j->enc, j->stream));
+    NV_TRY(nvjpegEncoderParamsCreate(j->sw, &j->params, j->stream));
+    /* The hardware decoder where the GPU has one (A100, H100, H200 ...): its absence is no
+     * error, the CUDA decoder takes its files. IMGPU_NVJPEG_HARDWARE=0 turns it off (tests). */
+    const char *env = getenv("IMGPU_NVJPEG_HARDWARE");
+    if (!(env && !strcmp(env, "0")) &&
+        nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &j->hw) == NVJPEG_STATUS_SUCCESS) {
+        if (nvjpegJpegStateCreate(j->hw, &j->hw_state[0]) != NVJPEG_STATUS_SUCCESS ||
+            nvjpegJpegStateCreate(j->hw, &j->hw_state[1]) != NVJPEG_STATUS_SUCCESS) {
+            for (int k = 0; k < 2; k++)
+                if (j->hw_state[k])
+                    nvjpegJpegStateDestroy(j->hw_state[k]);
+            j->hw_state[0] = j->hw_state[1] = NULL;
+            nvjpegDestroy(j->hw);
+            j->hw = NULL;
+        }
+    } else {
+        j->hw = NULL;
+    }
+    return j;
+fail:
+    (void)rc;
+    imgpu_cuda_jpeg_free(j);
+    return NULL;
+}
+
+int imgpu_cuda_jpeg_hardware(const imgpu_cuda_jpeg *j) { return j && j->hw != NULL; }
+
+/* Every pool buffer at least `need` bytes (contents not kept). */
+static int grow_pool(imgpu_cuda_jpeg *j, size_t need)
+{
+    int rc = 0;
+    if (need <= j->pool_bytes)
+        return 0;
+    IMGPU_CUDA_TRY(cudaStreamSynchronize(j->stream));
+    for (int k = 0; k < IMGPU_JPEG_BATCH; k++) {
+        cudaFree(j->pool[k]);
+        j->pool[k] = NULL;
+    }
+    j->held = 0;
+    j->pool_bytes = 0;
+    if ((rc = imgpu__cuda_reserve(need * IMGPU_JPEG_BATCH, 0)) != 0)
+        return rc;
+    for (int k = 0; k < IMGPU_JPEG_BATCH; k++) {
+        IMGPU_CUDA_TRY(cudaMalloc((void **)&j->pool[k], need));
+        j->held += need;
+    }
+    j->pool_bytes = need;
+    return 0;
+fail:
+    return rc;
+}
+
+static nvjpegImage_t dest_of(unsigned char *d, int w, int c)
+{
+    nvjpegImage_t im;
+    memset(&im, 0, sizeof im);
+    im.channel[0] = d;
+    im.pitch[0] = (size_t)w * c;
+    return im;
+}
+
+int imgpu_cuda_jpeg_decode(imgpu_cuda_jpeg *j, int n, const unsigned char *const *data, const size_t *len,
+                           const int *route, const int *channels, const int *w, const int *h,
+                           const unsigned char **d_img, int *ok, int *how)
+{
+    int rc = 0;
+    size_t need = 0;
+    if (n < 1 || n > IMGPU_JPEG_BATCH)
+        return imgpu_error("nvJPEG: a batch of %d images", n);
+    for (int i = 0; i < n; i++) {
+        size_t b = (size_t)w[i] * h[i] * channels[i];
+        need = b > need ? b : need;
+        ok[i] = 0;
+        how[i] = IMGPU_JPEG_CPU;
+        d_img[i] = NULL;
+    }
+    if ((rc = grow_pool(j, need + 64)) != 0)
+        return rc;
+    /* the trap: nothing may still use the pool when the engines start writing it */
+    IMGPU_CUDA_TRY(cudaStreamSynchronize(j->stream));
+    for (int i = 0; i < n; i++)
+        d_img[i] = j->pool[i];
+
+    /* the hardware engines: one batched call per output layout (RGB, gray) */
+    if (j->hw) {
+        for (int g = 0; g < 2; g++) {
+            const int want_c = g == 0 ? 3 : 1;
+            const unsigned char *bd[IMGPU_JPEG_BATCH];
+            size_t bl[IMGPU_JPEG_BATCH];
+            nvjpegImage_t dst[IMGPU_JPEG_BATCH];
+            int idx[IMGPU_JPEG_BATCH], m = 0;
+            for (int i = 0; i < n; i++)
+                if (route[i] == IMGPU_JPEG_HW && channels[i] == want_c) {
+                    bd[m] = data[i];
+                    bl[m] = len[i];
+                    dst[m] = dest_of(j->pool[i], w[i], want_c);
+                    idx[m++] = i;
+                }
+            if (!m)
+                continue;
+            const nvjpegOutputFormat_t fmt = want_c == 3 ? NVJPEG_OUTPUT_RGBI : NVJPEG_OUTPUT_Y;
+            nvjpegStatus_t st = NVJPEG_STATUS_SUCCESS;
+            if (j->hw_batch[g] != m) {
+                st = nvjpegDecodeBatchedInitialize(j->hw, j->hw_state[g], m, 1, fmt);
+                j->hw_batch[g] = st == NVJPEG_STATUS_SUCCESS ? m : 0;
+            }
+            if (st == NVJPEG_STATUS_SUCCESS)
+                st = nvjpegDecodeBatched(j->hw, j->hw_state[g], bd, bl, dst, j->stream);
+            if (st == NVJPEG_STATUS_SUCCESS) {
+                cudaError_t e = cudaStreamSynchronize(j->stream);
+                if (e != cudaSuccess)
+                    return imgpu__cuda_fail(e, "nvjpegDecodeBatched");
+                for (int k = 0; k < m; k++) {
+                    ok[idx[k]] = 1;
+                    how[idx[k]] = IMGPU_JPEG_HW;
+                }
+            } else {
+                /* one bad file fails the whole batch: the state is reset, and each of them
+                 * goes to the CUDA decoder alone (then to the CPU if that refuses it too) */
+                j->hw_batch[g] = 0;
+                cudaError_t e = cudaStreamSynchronize(j->stream);
+                if (e != cudaSuccess)
+                    return imgpu__cuda_fail(e, "nvjpegDecodeBatched");
+            }
+        }
+    }
+    /* the CUDA decoder, one image at a time: progressive files, and what the engines did not
+     * decode (no engines, or a batch that failed) */
+    for (int i = 0; i < n; i++) {
+        if (ok[i] || route[i] == IMGPU_JPEG_CPU)
+            continue;
+        nvjpegImage_t dst = dest_of(j->pool[i], w[i], channels[i]);
+        nvjpegStatus_t st = nvjpegDecode(j->sw, j->sw_state, data[i], len[i],
+                                         channels[i] == 3 ? NVJPEG_OUTPUT_RGBI : NVJPEG_OUTPUT_Y, &dst,
+                                         j->stream);
+        cudaError_t e = cudaStreamSynchronize(j->stream);
+        if (e != cudaSuccess)
+            return imgpu__cuda_fail(e, "nvjpegDecode");
+        if (st == NVJPEG_STATUS_SUCCESS) {
+            ok[i] = 1;
+            how[i] = IMGPU_JPEG_CUDA;
+        }
+    }
+    return 0;
+fail:
+    return rc;
+}
+
+int imgpu_cuda_jpeg_encode(imgpu_cuda_jpeg *j, const unsigned char *d, int w, int h, int c,
+                           const imgpu_cuda_jpeg_params *p, cudaStream_t stream, unsigned char **out,
+                           size_t *len)
+{
+    int rc = 0;
+    *out = NULL;
+    *len = 0;
+    if (c != 1 && c != 3)
+        return 1;
+    nvjpegChromaSubsampling_t css = c == 1 ? NVJPEG_CSS_GRAY
+                                   : p->subsampling == 444 ? NVJPEG_CSS_444
+                                   : p->subsampling == 422 ? NVJPEG_CSS_422 : NVJPEG_CSS_420;
+    /* settings nvJPEG does not take make the caller encode on the CPU */
+    if (nvjpegEncoderParamsSetQuality(j->params, p->quality, stream) != NVJPEG_STATUS_SUCCESS ||
+        nvjpegEncoderParamsSetSamplingFactors(j->params, css, stream) != NVJPEG_STATUS_SUCCESS ||
+        nvjpegEncoderParamsSetOptimizedHuffman(j->params, p->optimize ? 1 : 0, stream) != NVJPEG_STATUS_SUCCESS ||
+        nvjpegEncoderParamsSetEncoding(j->params, p->progressive ? NVJPEG_ENCODING_PROGRESSIVE_DCT_HUFFMAN
+                                                                 : NVJPEG_ENCODING_BASELINE_DCT,
+                                       stream) != NVJPEG_STATUS_SUCCESS)
+        return 1;
+    nvjpegImage_t src = dest_of((unsigned char *)d, w, c);
+    nvjpegStatus_t st = c == 3 ? nvjpegEncodeImage(j->sw, j->enc, j->params, &src, NVJPEG_INPUT_RGBI, w, h, stream)
+                               : nvjpegEncodeYUV(j->sw, j->enc, j->params, &src, NVJPEG_CSS_GRAY, w, h, stream);
+    if (st == NVJPEG_STATUS_JPEG_NOT_SUPPORTED || st == NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED ||
+        st == NVJPEG_STATUS_INVALID_PARAMETER) {
+        cudaError_t e = cudaStreamSynchronize(stream);
+        return e == cudaSuccess ? 1 : imgpu__cuda_fail(e, "nvjpegEncodeImage");
+    }
+    if (st != NVJPEG_STATUS_SUCCESS)
+        return nv_fail(st, "nvjpegEncodeImage", stream);
+    IMGPU_CUDA_TRY(cudaStreamSynchronize(stream));
+    size_t n = 0;
+    st = nvjpegEncodeRetrieveBitstream(j->sw, j->enc, NULL, &n, stream);
+    if (st != NVJPEG_STATUS_SUCCESS)
+        return nv_fail(st, "nvjpegEncodeRetrieveBitstream", stream);
+    unsigned char *buf = malloc(n ? n : 1);
+    if (!buf)
+        return imgpu_error("out of memory");
+    st = nvjpegEncodeRetrieveBitstream(j->sw, j->enc, buf, &n, stream);
+    if (st == NVJPEG_STATUS_SUCCESS && cudaStreamSynchronize(stream) != cudaSuccess)
+        st = NVJPEG_STATUS_EXECUTION_FAILED;
+    if (st != NVJPEG_STATUS_SUCCESS) {
+        free(buf);
+        return nv_fail(st, "nvjpegEncodeRetrieveBitstream", stream);
+    }
+    *out = buf;
+    *len = n;
+    return 0;
+fail:
+    return rc;
+}
+
+#else
+/* built without nvJPEG: nothing here (cuda_backend.h declares the API only with it) */
+typedef int imgpu__no_nvjpeg;
+#endif
