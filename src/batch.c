@@ -61,6 +61,7 @@
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 #define MAX_OPS 32
 #define MAX_DEVICES 64   /* GPU workers (listed ids, each repeated per_id times) */
+#define IMGPU_BATCH_LATER 16   /* >= IMGPU_JPEG_BATCH: what one nvJPEG batch gathers */
 
 /* ---- options ---------------------------------------------------------------------------- */
 
@@ -741,6 +742,7 @@ static double now_s(void)
 
 typedef struct stats {
     atomic_int done, failed;
+    atomic_int jpeg_hw, jpeg_cuda, jpeg_cpu, jpeg_enc;   /* nvJPEG: who decoded, GPU encodes */
     int failed_before;  /* failures found before the pipeline (not in `total`) */
     atomic_llong in_bytes, out_bytes;
     int total, skipped, quiet;
@@ -800,7 +802,25 @@ typedef struct item {
     bjob *job;
     imgpu_image *in, *out;
     imgpu_meta *meta;   /* the input's ICC, EXIF, XMP and text: written with the output */
+    /* A JPEG for nvJPEG: its bytes, read and checked but not decoded (in is NULL), the
+     * decoder that takes it and the shape it decodes to. */
+    unsigned char *jpeg;
+    size_t jpeg_len;
+    int route, w, h, c;
+    /* The output already encoded on the GPU (out is NULL): a JPEG bitstream. */
+    unsigned char *bits;
+    size_t bits_len;
 } item;
+
+static void item_free(item *it)
+{
+    imgpu_meta_free(it->meta);
+    imgpu_image_free(it->in);
+    imgpu_image_free(it->out);
+    free(it->jpeg);
+    free(it->bits);
+    free(it);
+}
 
 typedef struct tokens {
     pthread_mutex_t lock;
@@ -849,28 +869,93 @@ typedef struct batch {
 
 /* The ops for one image: a rotation background on a gray image is the color's luma, as in
  * `imgpu rotate` (op.h's one rule), so that batch output equals the single-image command's. */
-static void ops_for(const bopts *o, const imgpu_image *in, imgpu_op *ops)
+static void ops_for_channels(const bopts *o, int channels, imgpu_op *ops)
 {
     memcpy(ops, o->ops, (size_t)o->nops * sizeof *ops);
-    imgpu_ops_for_image(ops, o->nops, imgpu_image_color_channels(in));
+    imgpu_ops_for_image(ops, o->nops, channels >= 3 ? 3 : 1);
+}
+
+static void ops_for(const bopts *o, const imgpu_image *in, imgpu_op *ops)
+{
+    ops_for_channels(o, imgpu_image_color_channels(in), ops);
 }
 
 static void fail_item(batch *B, item *it, const char *msg)
 {
     report("failed '%s': %s", it->job->in, msg && *msg ? msg : "unknown error");
     atomic_fetch_add(&B->st.failed, 1);
-    imgpu_meta_free(it->meta);
-    imgpu_image_free(it->in);
-    imgpu_image_free(it->out);
-    free(it);
+    item_free(it);
     token_give(&B->tok);
     progress(&B->st, 0);
+}
+
+/* A JPEG kept as bytes for nvJPEG, decoded on the CPU after all (libjpeg-turbo, with the
+ * load's limits and orientation): no GPU stage, nvJPEG refused it, or the GPU failed. */
+static int jpeg_to_pixels(batch *B, item *it)
+{
+    imgpu_meta *m = NULL;
+    it->in = imgpu_image_load_memory_meta(it->jpeg, it->jpeg_len, it->job->in, &B->o->run.load, &m);
+    free(it->jpeg);
+    it->jpeg = NULL;
+    if (!it->in)
+        return -1;
+    imgpu_meta_free(it->meta);
+    it->meta = m;
+    atomic_fetch_add(&B->st.jpeg_cpu, 1);
+    return 0;
+}
+
+/* With nvJPEG, a JPEG input that the GPU stage may decode is read and checked here but not
+ * decoded (it->jpeg): those whose markers nvJPEG takes (imgpu_cuda_jpeg_route) and that are
+ * upright (an EXIF orientation other than 1 is turned on the CPU load). Others are decoded
+ * here from the same bytes. 1 when it read the file (it->in, it->jpeg, or an error), 0 when
+ * the caller loads it as usual. */
+static int jpeg_read(batch *B, item *it)
+{
+#ifdef IMGPU_HAVE_NVJPEG
+    const imgpu_load_options *lo = &B->o->run.load;
+    if (B->o->device == IMGPU_DEVICE_CPU || B->o->stage_copy ||
+        imgpu_format_from_path(it->job->in) != IMGPU_FORMAT_JPEG)
+        return 0;
+    unsigned char *buf;
+    size_t len;
+    imgpu_image_shape sh;
+    imgpu_load_result r = { 0 };
+    if (imgpu_image_read_checked(it->job->in, lo, &buf, &len, &sh, &r) < 0)
+        return 1;
+    it->meta = r.meta;
+    int c = 0;
+    const int route = r.format == IMGPU_FORMAT_JPEG && sh.depth == 8 ? imgpu_cuda_jpeg_route(buf, len, &c)
+                                                                       : IMGPU_JPEG_CPU;
+    const int o = it->meta->orientation;
+    if (route != IMGPU_JPEG_CPU && c == sh.channels && (o < 2 || o > 8 || lo->no_auto_orient)) {
+        it->jpeg = buf;
+        it->jpeg_len = len;
+        it->route = route;
+        it->w = sh.width;
+        it->h = sh.height;
+        it->c = c;
+        return 1;
+    }
+    it->jpeg = buf;
+    it->jpeg_len = len;
+    jpeg_to_pixels(B, it);
+    return 1;
+#else
+    (void)B;
+    (void)it;
+    return 0;
+#endif
 }
 
 /* The ops on the CPU reference backend; on failure the item is failed and freed. */
 static int cpu_ops(batch *B, item *it)
 {
     imgpu_op ops[MAX_OPS];
+    if (it->jpeg && jpeg_to_pixels(B, it) < 0) {
+        fail_item(B, it, imgpu_error_message());
+        return -1;
+    }
     ops_for(B->o, it->in, ops);
     it->out = B->o->stage_copy ? imgpu_image_copy(it->in)
                                : imgpu_pipeline_run(it->in, ops, B->o->nops, IMGPU_DEVICE_CPU, NULL);
@@ -927,9 +1012,10 @@ static int refuse_early(batch *B, item *it)
     char why[200];
     if (B->o->stage_copy)
         return 0;
-    ops_for(B->o, it->in, ops);
-    if (imgpu_pipeline_plan(it->in->width, it->in->height, it->in->channels, it->in->depth, ops, B->o->nops,
-                            NULL, it->job->in, &plan) < 0)
+    const int w = it->in ? it->in->width : it->w, h = it->in ? it->in->height : it->h;
+    const int c = it->in ? it->in->channels : it->c, depth = it->in ? it->in->depth : 8;
+    ops_for_channels(B->o, c, ops);
+    if (imgpu_pipeline_plan(w, h, c, depth, ops, B->o->nops, NULL, it->job->in, &plan) < 0)
         return -1;
     if (imgpu_format_check_size(imgpu_format_from_path(it->job->out), plan.out_w, plan.out_h, plan.channels,
                                 B->o->run.out_depth == 8 ? 8 : plan.depth, why, sizeof why) < 0)
@@ -963,22 +1049,22 @@ static void *decode_thread(void *arg)
         }
         it->job = B->todo[i];
         imgpu_error_clear();
-        imgpu_load_result lr = { 0 };
-        it->in = imgpu_image_load_ex(it->job->in, &B->o->run.load, &lr);
-        it->meta = lr.meta;
+        if (!jpeg_read(B, it)) {
+            imgpu_load_result lr = { 0 };
+            it->in = imgpu_image_load_ex(it->job->in, &B->o->run.load, &lr);
+            it->meta = lr.meta;
+        }
         if (!stage_wait(B)) {
-            imgpu_meta_free(it->meta);
-            imgpu_image_free(it->in);
-            free(it);
+            item_free(it);
             token_give(&B->tok);
             break;
         }
-        if (!it->in || refuse_early(B, it) < 0) {
+        if ((!it->in && !it->jpeg) || refuse_early(B, it) < 0) {
             fail_item(B, it, imgpu_error_message());
             continue;
         }
         /* With no GPU stage (or none left alive) the ops run here, on every decode thread (the
-         * GPU stage takes every image the decoder gives: 8 or 16 bits). */
+         * GPU stage takes every image the decoder gives: 8 or 16 bits, and JPEG bytes). */
         if (!B->use_gpu_stage || atomic_load(&B->gpu_workers_alive) == 0) {
             if (cpu_ops(B, it) == 0)
                 imgpu__queue_push(B->to_enc, it);
@@ -1050,7 +1136,7 @@ static void *encode_thread(void *arg)
         int png_threads = B->jobs / busy > 1 ? B->jobs / busy : 1;
         record_ctx rec = {B, it->job};
         int ok = 1;
-        if (B->o->run.out_depth == 8 && it->out->depth == 16) {
+        if (it->out && B->o->run.out_depth == 8 && it->out->depth == 16) {
             /* --depth 8, as the single-image commands do it: after the ops, before the write */
             imgpu_image *o8 = imgpu_image_to_depth(it->out, 8);
             ok = o8 != NULL;
@@ -1062,8 +1148,10 @@ static void *encode_thread(void *arg)
         imgpu_save_options so = B->o->run.save;
         so.meta = it->meta;
         ok = ok && mkdirs_under(B->o->outdir, it->job->out) == 0 &&
-             imgpu_image_save_recorded(it->out, it->job->out, &so, png_threads,
-                                       record_output, &rec) == 0;
+             (it->bits ? imgpu_save_encoded_recorded(it->bits, it->bits_len, IMGPU_FORMAT_JPEG, it->job->out,
+                                                     &so, record_output, &rec)
+                       : imgpu_image_save_recorded(it->out, it->job->out, &so, png_threads,
+                                                   record_output, &rec)) == 0;
         atomic_fetch_sub(&B->busy_encoders, 1);
         if (!ok) {
             fail_item(B, it, imgpu_error_message());
@@ -1074,10 +1162,7 @@ static void *encode_thread(void *arg)
             atomic_fetch_add(&B->st.out_bytes, (long long)st.st_size);
         atomic_fetch_add(&B->st.in_bytes, (long long)it->job->in_size);
         atomic_fetch_add(&B->st.done, 1);
-        imgpu_meta_free(it->meta);
-        imgpu_image_free(it->in);
-        imgpu_image_free(it->out);
-        free(it);
+        item_free(it);
         token_give(&B->tok);
         progress(&B->st, 0);
     }
@@ -1143,6 +1228,8 @@ static void gpu_to_cpu(batch *B, item *it)
 {
     imgpu_image_free(it->out);
     it->out = NULL;
+    free(it->bits);
+    it->bits = NULL;
     if (cpu_ops(B, it) == 0)
         imgpu__queue_push(B->to_enc, it);
 }
@@ -1175,6 +1262,109 @@ static int sessions_new(slot sl[2])
     return 0;
 }
 
+#ifdef IMGPU_HAVE_NVJPEG
+/* One batch of JPEGs through nvJPEG: `first` and the JPEGs already waiting (up to
+ * IMGPU_JPEG_BATCH), decoded together on the hardware engines (or by the CUDA decoder), then
+ * each through a session: the ops on the decoded image, and a JPEG output encoded on the GPU
+ * (other outputs downloaded for the CPU encoders). Images that are not JPEG bytes, taken from
+ * the queue on the way, go to later[] for the usual path. A file nvJPEG refuses is decoded on
+ * the CPU and goes on through the GPU. 0, or -1 after a GPU fault (the caller rebuilds its
+ * sessions). */
+static int jpeg_batch(batch *B, slot sl[2], imgpu_cuda_jpeg *jm, item *first, item **later, int *nlater)
+{
+    item *v[IMGPU_JPEG_BATCH], *x;
+    int n = 0, fault = 0;
+    v[n++] = first;
+    while (n + *nlater < IMGPU_JPEG_BATCH && (x = imgpu__queue_try_pop(B->to_gpu)))
+        if (x->jpeg)
+            v[n++] = x;
+        else
+            later[(*nlater)++] = x;
+    const unsigned char *data[IMGPU_JPEG_BATCH], *d_img[IMGPU_JPEG_BATCH];
+    size_t len[IMGPU_JPEG_BATCH];
+    int route[IMGPU_JPEG_BATCH], ch[IMGPU_JPEG_BATCH], w[IMGPU_JPEG_BATCH], h[IMGPU_JPEG_BATCH];
+    int ok[IMGPU_JPEG_BATCH], how[IMGPU_JPEG_BATCH];
+    for (int i = 0; i < n; i++) {
+        data[i] = v[i]->jpeg;
+        len[i] = v[i]->jpeg_len;
+        route[i] = v[i]->route;
+        ch[i] = v[i]->c;
+        w[i] = v[i]->w;
+        h[i] = v[i]->h;
+    }
+    imgpu_error_clear();
+    int rc = imgpu_cuda_jpeg_decode(jm, n, data, len, route, ch, w, h, d_img, ok, how);
+    if (rc) {
+        /* a device error, or no memory for the pool: the CPU decodes and runs them all */
+        report("nvJPEG: %s; these %d images run on the CPU", imgpu_error_message(), n);
+        for (int i = 0; i < n; i++)
+            gpu_to_cpu(B, v[i]);
+        return rc == IMGPU_CUDA_OOM ? 0 : -1;
+    }
+    const bopts *o = B->o;
+    const imgpu_save_options *so = &o->run.save;
+    imgpu_cuda_jpeg_params jp = {
+        so->quality ? so->quality : IMGPU_DEFAULT_QUALITY,
+        so->subsampling == IMGPU_SUBSAMPLING_444 ? 444 : so->subsampling == IMGPU_SUBSAMPLING_422 ? 422 : 420,
+        so->optimize, so->progressive,
+    };
+    for (int i = 0; i < n; i++) {
+        item *it = v[i];
+        if (fault) {   /* the GPU failed on an earlier image: the CPU takes the rest */
+            gpu_to_cpu(B, it);
+            continue;
+        }
+        slot *s = &sl[i & 1];
+        imgpu_op ops[MAX_OPS];
+        imgpu_error_clear();
+        if (!ok[i]) {
+            /* nvJPEG refused it: libjpeg-turbo decodes it (and fails it alone, with its
+             * reason, if it is corrupt); then the GPU runs its ops as for any image */
+            if (jpeg_to_pixels(B, it) < 0) {
+                fail_item(B, it, imgpu_error_message());
+                continue;
+            }
+            rc = gpu_start(B, s, it);
+            if (rc == 0 && (rc = gpu_finish(B, s)) != 0)
+                s->it = NULL;
+        } else {
+            atomic_fetch_add(how[i] == IMGPU_JPEG_HW ? &B->st.jpeg_hw : &B->st.jpeg_cuda, 1);
+            const unsigned char *d_out = NULL;
+            int ow = 0, oh = 0, oc = 0;
+            ops_for_channels(o, ch[i], ops);
+            rc = imgpu_cuda_session_upload_device(s->s, d_img[i], w[i], h[i], ch[i]);
+            if (rc == 0)
+                rc = imgpu_cuda_session_run(s->s, ops, o->nops, &d_out, &ow, &oh, &oc);
+            int enc = 1;   /* 1: not encoded on the GPU */
+            if (rc == 0 && imgpu_format_from_path(it->job->out) == IMGPU_FORMAT_JPEG) {
+                enc = imgpu_cuda_jpeg_encode(jm, d_out, ow, oh, oc, &jp, imgpu_cuda_session_stream(s->s), &it->bits,
+                                             &it->bits_len);
+                if (enc < 0)
+                    rc = enc;
+            }
+            if (rc == 0 && enc == 1)
+                rc = imgpu_cuda_session_download(s->s, &it->out);
+            if (rc == 0) {
+                if (enc == 0)
+                    atomic_fetch_add(&B->st.jpeg_enc, 1);
+                free(it->jpeg);
+                it->jpeg = NULL;
+                imgpu__queue_push(B->to_enc, it);
+            }
+        }
+        if (rc == IMGPU_CUDA_OOM && o->device != IMGPU_DEVICE_CUDA) {
+            gpu_to_cpu(B, it);
+        } else if (rc) {
+            fault_item(B, it, rc);
+            fault = 1;
+        }
+    }
+    for (int k = 0; k < 2; k++)   /* nothing reads the pool once this returns */
+        cudaStreamSynchronize(imgpu_cuda_session_stream(sl[k].s));
+    return fault ? -1 : 0;
+}
+#endif
+
 static void *gpu_thread(void *arg)
 {
     gpu_worker *w = arg;
@@ -1187,11 +1377,50 @@ static void *gpu_thread(void *arg)
     }
     int cur = 0;
     item *it;
-    while ((it = imgpu__queue_pop(B->to_gpu))) {
+    item *later[IMGPU_BATCH_LATER];   /* images jpeg_batch took off the queue for the usual path */
+    int nlater = 0, first_later = 0;
+#ifdef IMGPU_HAVE_NVJPEG
+    imgpu_cuda_jpeg *jm = NULL;
+    int jm_tried = 0;
+#endif
+    while ((it = first_later < nlater ? later[first_later++] : imgpu__queue_pop(B->to_gpu))) {
+        if (first_later == nlater)
+            first_later = nlater = 0;
         if (!alive) {
             gpu_to_cpu(B, it);
             continue;
         }
+#ifdef IMGPU_HAVE_NVJPEG
+        if (it->jpeg && !jm && !jm_tried) {
+            jm_tried = 1;
+            if (!(jm = imgpu_cuda_jpeg_new()))
+                report("GPU %d: nvJPEG: %s; its JPEGs are decoded on the CPU", w->device, imgpu_error_message());
+        }
+        if (it->jpeg && jm && nlater == 0) {
+            /* the images in flight on the two slots first: the batch uses both sessions */
+            for (int k = 0; k < 2; k++) {
+                slot *s = &sl[cur ^ 1 ^ k];
+                int rc;
+                if (s->it && (rc = gpu_finish(B, s)) != 0) {
+                    item *x = s->it;
+                    s->it = NULL;
+                    fault_item(B, x, rc);
+                }
+            }
+            cur = 0;
+            if (jpeg_batch(B, sl, jm, it, later, &nlater) != 0 && sessions_new(sl) != 0) {
+                alive = 0;
+                if (atomic_fetch_sub(&B->gpu_workers_alive, 1) == 1)
+                    report("the GPU stage failed (%s); the rest of the batch runs on the CPU",
+                           imgpu_error_message());
+            }
+            continue;
+        }
+        if (it->jpeg && jpeg_to_pixels(B, it) < 0) {
+            fail_item(B, it, imgpu_error_message());
+            continue;
+        }
+#endif
         slot *s = &sl[cur], *o = &sl[cur ^ 1];
         imgpu_error_clear();
         int rc = gpu_start(B, s, it);
@@ -1244,6 +1473,9 @@ static void *gpu_thread(void *arg)
     }
     for (int k = 0; k < 2; k++)
         imgpu_cuda_session_free(sl[k].s);
+#ifdef IMGPU_HAVE_NVJPEG
+    imgpu_cuda_jpeg_free(jm);
+#endif
     imgpu__queue_done(B->to_enc);
     return NULL;
 }
@@ -1643,6 +1875,13 @@ int imgpu_batch_main(int argc, char **argv)
                 (double)atomic_load(&B.st.out_bytes) / 1e6,
                 B.ntodo == 0 ? "nothing to run" : o.stage_copy ? "stage: plain copy"
                 : B.use_gpu_stage ? "ops on the GPU" : "ops on the CPU");
+#ifdef IMGPU_HAVE_NVJPEG
+        /* where the JPEGs went: what a user (and batch_nvjpeg.py) checks */
+        if (B.use_gpu_stage)
+            fprintf(stderr, "imgpu batch: JPEG (nvJPEG): %d decoded by the GPU's hardware engines, %d by "
+                    "its CUDA decoder, %d on the CPU; %d encoded on the GPU\n", atomic_load(&B.st.jpeg_hw),
+                    atomic_load(&B.st.jpeg_cuda), atomic_load(&B.st.jpeg_cpu), atomic_load(&B.st.jpeg_enc));
+#endif
     }
     free(B.todo);
     rc = failed_n || stale ? EXIT_FAIL : EXIT_OK;

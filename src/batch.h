@@ -19,6 +19,8 @@ imgpu__queue *imgpu__queue_new(int capacity, int producers);
 void imgpu__queue_free(imgpu__queue *q);
 void imgpu__queue_push(imgpu__queue *q, void *item);
 void *imgpu__queue_pop(imgpu__queue *q);
+/* An item if one is waiting now, else NULL at once (never waits: NULL is not the end). */
+void *imgpu__queue_try_pop(imgpu__queue *q);
 void imgpu__queue_done(imgpu__queue *q);   /* one producer finished */
 
 #ifdef __cplusplus

@@ -68,6 +68,20 @@ void *imgpu__queue_pop(imgpu__queue *q)
     return item;
 }
 
+void *imgpu__queue_try_pop(imgpu__queue *q)
+{
+    void *item = NULL;
+    pthread_mutex_lock(&q->lock);
+    if (q->count > 0) {
+        item = q->ring[q->head];
+        q->head = (q->head + 1) % q->cap;
+        q->count--;
+        pthread_cond_signal(&q->not_full);
+    }
+    pthread_mutex_unlock(&q->lock);
+    return item;
+}
+
 void imgpu__queue_done(imgpu__queue *q)
 {
     pthread_mutex_lock(&q->lock);

@@ -265,6 +265,12 @@ imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *na
     return load_memory_timed(buf, len, name, opts, NULL);
 }
 
+imgpu_image *imgpu_image_load_memory_meta(const void *buf, size_t len, const char *name,
+                                          const imgpu_load_options *opts, imgpu_meta **meta)
+{
+    return load_memory_timed(buf, len, name, opts, meta);
+}
+
 imgpu_image *imgpu_image_load_ex(const char *path, const imgpu_load_options *opts,
                                  imgpu_load_result *r)
 {

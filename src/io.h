@@ -224,6 +224,9 @@ int imgpu_image_read_checked(const char *path, const imgpu_load_options *opts,
 /* Decode from memory; `name` is used in messages (the fuzzers use this path). */
 imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *name,
                                      const imgpu_load_options *opts);
+/* The same with the metadata into *meta (the caller frees it), as imgpu_image_load_ex. */
+imgpu_image *imgpu_image_load_memory_meta(const void *buf, size_t len, const char *name,
+                                          const imgpu_load_options *opts, imgpu_meta **meta);
 int imgpu_image_save(const imgpu_image *im, const char *path, const imgpu_save_options *opts);
 /* The same, but a PNG is written by png_parallel.c's strip encoder on up to `png_threads`
  * threads (a standard PNG of the same pixels; other formats are unaffected). `imgpu batch`
