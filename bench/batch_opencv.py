@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""batch_opencv.py INDIR OUTDIR [PROCS] [--jpg] — the peer: a Python/OpenCV loop on every core doing
+"""batch_opencv.py INDIR OUTDIR [PROCS] [--jpg] [--op equalize|clahe|eqrot] — the peer: a Python/OpenCV loop on every core doing
 what `imgpu batch --equalize` does (luminance mode: YCrCb, equalizeHist on Y, back), reading and
 writing PNG with OpenCV's default (zlib level 1, run-length strategy: imgpu's default too), one
 process per core (cv2.setNumThreads(1) in each, so the cores are not oversubscribed). With --jpg:
@@ -20,17 +20,36 @@ def init():
 JPG = [cv2.IMWRITE_JPEG_QUALITY, 92]  # 4:2:0: libjpeg's default (Debian's cv2 4.6 has no sampling flag)
 
 
+OP = "equalize"   # --op equalize | clahe | eqrot (equalize, then rotate 15 degrees, bilinear, expand)
+
+
 def one(args):
     src, dst = args
     im = cv2.imread(src, cv2.IMREAD_UNCHANGED)
     ycc = cv2.cvtColor(im, cv2.COLOR_BGR2YCrCb)
-    ycc[:, :, 0] = cv2.equalizeHist(ycc[:, :, 0])
-    cv2.imwrite(dst, cv2.cvtColor(ycc, cv2.COLOR_YCrCb2BGR), JPG if dst.endswith(".jpg") else [])
+    if OP == "clahe":   # imgpu's defaults: clip 40, 8x8 tiles, on luma
+        ycc[:, :, 0] = cv2.createCLAHE(40.0, (8, 8)).apply(ycc[:, :, 0])
+    else:
+        ycc[:, :, 0] = cv2.equalizeHist(ycc[:, :, 0])
+    im = cv2.cvtColor(ycc, cv2.COLOR_YCrCb2BGR)
+    if OP == "eqrot":
+        h, w = im.shape[:2]
+        m = cv2.getRotationMatrix2D((w / 2, h / 2), 15, 1.0)
+        c, s = abs(m[0, 0]), abs(m[0, 1])
+        nw, nh = int(h * s + w * c + 0.5), int(h * c + w * s + 0.5)
+        m[0, 2] += nw / 2 - w / 2
+        m[1, 2] += nh / 2 - h / 2
+        im = cv2.warpAffine(im, m, (nw, nh), flags=cv2.INTER_LINEAR)
+    cv2.imwrite(dst, im, JPG if dst.endswith(".jpg") else [])
 
 
 if __name__ == "__main__":
     jpg = "--jpg" in sys.argv
     args = [a for a in sys.argv[1:] if a != "--jpg"]
+    if "--op" in args:
+        k = args.index("--op")
+        OP = args[k + 1]
+        del args[k:k + 2]
     src, out = args[0], args[1]
     procs = int(args[2]) if len(args) > 2 else os.cpu_count()
     os.makedirs(out, exist_ok=True)

@@ -11,6 +11,10 @@ if(IMGPU_PYTHON3)
   add_test(NAME batch_gpu
            COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/batch_gpu.py $<TARGET_FILE:imgpu>
                    ${IMGPU_BATCH_TMP} ${IMGPU_ASSETS})
+  # issue 17: JPEG through nvJPEG in batch (exit 77 without nvJPEG or a GPU)
+  add_test(NAME batch_nvjpeg
+           COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/batch_nvjpeg.py $<TARGET_FILE:imgpu>
+                   ${IMGPU_BATCH_TMP} ${IMGPU_ASSETS})
   add_test(NAME batch_interrupt
            COMMAND ${IMGPU_PYTHON3} ${IMGPU_TESTS}/batch_interrupt.py $<TARGET_FILE:imgpu>
                    ${IMGPU_BATCH_TMP} ${IMGPU_ASSETS})
@@ -21,6 +25,7 @@ if(IMGPU_PYTHON3)
 else()
   add_test(NAME batch_cli COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
   add_test(NAME batch_gpu COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+  add_test(NAME batch_nvjpeg COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
   add_test(NAME batch_interrupt COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
   add_test(NAME batch_manifest COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
 endif()
@@ -30,6 +35,7 @@ set_tests_properties(batch_manifest PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TI
 # COST: the longest GPU test (about 40 s alone on an H100, several times that among the
 # whole suite) starts first under ctest -j, so it is not the tail of the run
 set_tests_properties(batch_gpu PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600 COST 1000)
+set_tests_properties(batch_nvjpeg PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300 COST 900)
 
 # issue 15 (one option table): every single-image option works in batch, equal to the single
 # command with it (--formula, --depth, --max-file-size, --max-decode-time), one error wording.
