@@ -31,9 +31,9 @@ echo "floor (cat in -> out, $N files): $(t sh -c "for f in $D/jpg/*.jpg; do cat 
 for c in "equalize|--equalize" "clahe|--clahe" "eqrot|--equalize --rotate 15 --expand"; do
   name=${c%%|*}; ops=${c#*|}
   rm -rf "$D/o_gpu" "$D/o_cpu" "$D/o_cv"
-  g=$(t "$IMG" batch $ops -o "$D/o_gpu" "$D/jpg"); gs=$(grep "JPEG (nvJPEG)" "$D/last.log")
-  cp=$(t "$IMG" batch $ops --device cpu -o "$D/o_cpu" "$D/jpg")
+  g=$(IMGPU_BATCH_PROFILE=1 t "$IMG" batch $ops -o "$D/o_gpu" "$D/jpg"); gs=$(grep "JPEG (nvJPEG)\|profile" "$D/last.log")
+  cp=$(IMGPU_BATCH_PROFILE=1 t "$IMG" batch $ops --device cpu -o "$D/o_cpu" "$D/jpg"); cs=$(grep "profile" "$D/last.log")
   cv=$(t "$PY" bench/batch_opencv.py "$D/jpg" "$D/o_cv" --jpg --op "$name")
   echo "$name: imgpu (GPU) $g s, imgpu --device cpu $cp s, OpenCV loop $cv s; speed-up vs OpenCV: $(awk "BEGIN{printf \"%.2f\", $cv / $g}")x"
-  echo "  $gs"
+  echo "$gs" | sed 's/^/  GPU: /'; echo "  CPU: $cs"
 done

@@ -743,6 +743,8 @@ static double now_s(void)
 typedef struct stats {
     atomic_int done, failed;
     atomic_int jpeg_hw, jpeg_cuda, jpeg_cpu, jpeg_enc;   /* nvJPEG: who decoded, GPU encodes */
+    /* IMGPU_BATCH_PROFILE=1: where the time goes, in thread-microseconds per stage */
+    atomic_llong t_read, t_gpu_decode, t_gpu_ops, t_write;
     int failed_before;  /* failures found before the pipeline (not in `total`) */
     atomic_llong in_bytes, out_bytes;
     int total, skipped, quiet;
@@ -1049,11 +1051,13 @@ static void *decode_thread(void *arg)
         }
         it->job = B->todo[i];
         imgpu_error_clear();
+        const double tr = now_s();
         if (!jpeg_read(B, it)) {
             imgpu_load_result lr = { 0 };
             it->in = imgpu_image_load_ex(it->job->in, &B->o->run.load, &lr);
             it->meta = lr.meta;
         }
+        atomic_fetch_add(&B->st.t_read, (long long)((now_s() - tr) * 1e6));
         if (!stage_wait(B)) {
             item_free(it);
             token_give(&B->tok);
@@ -1147,11 +1151,13 @@ static void *encode_thread(void *arg)
         }
         imgpu_save_options so = B->o->run.save;
         so.meta = it->meta;
+        const double tw = now_s();
         ok = ok && mkdirs_under(B->o->outdir, it->job->out) == 0 &&
              (it->bits ? imgpu_save_encoded_recorded(it->bits, it->bits_len, IMGPU_FORMAT_JPEG, it->job->out,
                                                      &so, record_output, &rec)
                        : imgpu_image_save_recorded(it->out, it->job->out, &so, png_threads,
                                                    record_output, &rec)) == 0;
+        atomic_fetch_add(&B->st.t_write, (long long)((now_s() - tw) * 1e6));
         atomic_fetch_sub(&B->busy_encoders, 1);
         if (!ok) {
             fail_item(B, it, imgpu_error_message());
@@ -1293,7 +1299,10 @@ static int jpeg_batch(batch *B, slot sl[2], imgpu_cuda_jpeg *jm, item *first, it
         h[i] = v[i]->h;
     }
     imgpu_error_clear();
+    double t0 = now_s();
     int rc = imgpu_cuda_jpeg_decode(jm, n, data, len, route, ch, w, h, d_img, ok, how);
+    atomic_fetch_add(&B->st.t_gpu_decode, (long long)((now_s() - t0) * 1e6));
+    t0 = now_s();
     if (rc) {
         /* a device error, or no memory for the pool: the CPU decodes and runs them all */
         report("nvJPEG: %s; these %d images run on the CPU", imgpu_error_message(), n);
@@ -1361,6 +1370,7 @@ static int jpeg_batch(batch *B, slot sl[2], imgpu_cuda_jpeg *jm, item *first, it
     }
     for (int k = 0; k < 2; k++)   /* nothing reads the pool once this returns */
         cudaStreamSynchronize(imgpu_cuda_session_stream(sl[k].s));
+    atomic_fetch_add(&B->st.t_gpu_ops, (long long)((now_s() - t0) * 1e6));
     return fault ? -1 : 0;
 }
 #endif
@@ -1875,6 +1885,12 @@ int imgpu_batch_main(int argc, char **argv)
                 (double)atomic_load(&B.st.out_bytes) / 1e6,
                 B.ntodo == 0 ? "nothing to run" : o.stage_copy ? "stage: plain copy"
                 : B.use_gpu_stage ? "ops on the GPU" : "ops on the CPU");
+        const char *prof = getenv("IMGPU_BATCH_PROFILE");
+        if (prof && !strcmp(prof, "1"))   /* bench aid: thread-seconds summed over each stage's threads */
+            fprintf(stderr, "imgpu batch: profile (thread-seconds): read + check + CPU decode %.3f, nvJPEG "
+                    "decode %.3f, GPU ops + encode + download %.3f, write %.3f\n",
+                    atomic_load(&B.st.t_read) / 1e6, atomic_load(&B.st.t_gpu_decode) / 1e6,
+                    atomic_load(&B.st.t_gpu_ops) / 1e6, atomic_load(&B.st.t_write) / 1e6);
 #ifdef IMGPU_HAVE_NVJPEG
         /* where the JPEGs went: what a user (and batch_nvjpeg.py) checks */
         if (B.use_gpu_stage)

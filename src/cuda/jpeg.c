@@ -178,7 +178,11 @@ imgpu_cuda_jpeg *imgpu_cuda_jpeg_new(void)
         return NULL;
     }
     IMGPU_CUDA_TRY(cudaStreamCreateWithFlags(&j->stream, cudaStreamNonBlocking));
-    NV_TRY(nvjpegCreateSimple(&j->sw));
+    /* chroma upsampled with interpolation, as libjpeg-turbo's "fancy" upsampling does, where
+     * the library offers it (closer to the CPU's decode than replication); else plain */
+    if (nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &j->sw) !=
+        NVJPEG_STATUS_SUCCESS)
+        NV_TRY(nvjpegCreateSimple(&j->sw));
     NV_TRY(nvjpegJpegStateCreate(j->sw, &j->sw_state));
     NV_TRY(nvjpegEncoderStateCreate(j->sw, &j->enc, j->stream));
     NV_TRY(nvjpegEncoderParamsCreate(j->sw, &j->params, j->stream));
@@ -186,7 +190,9 @@ imgpu_cuda_jpeg *imgpu_cuda_jpeg_new(void)
      * error, the CUDA decoder takes its files. IMGPU_NVJPEG_HARDWARE=0 turns it off (tests). */
     const char *env = getenv("IMGPU_NVJPEG_HARDWARE");
     if (!(env && !strcmp(env, "0")) &&
-        nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &j->hw) == NVJPEG_STATUS_SUCCESS) {
+        (nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &j->hw) ==
+             NVJPEG_STATUS_SUCCESS ||
+         nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &j->hw) == NVJPEG_STATUS_SUCCESS)) {
         if (nvjpegJpegStateCreate(j->hw, &j->hw_state[0]) != NVJPEG_STATUS_SUCCESS ||
             nvjpegJpegStateCreate(j->hw, &j->hw_state[1]) != NVJPEG_STATUS_SUCCESS) {
             for (int k = 0; k < 2; k++)
