@@ -744,7 +744,7 @@ typedef struct stats {
     atomic_int done, failed;
     atomic_int jpeg_hw, jpeg_cuda, jpeg_cpu, jpeg_enc;   /* nvJPEG: who decoded, GPU encodes */
     /* IMGPU_BATCH_PROFILE=1: where the time goes, in thread-microseconds per stage */
-    atomic_llong t_read, t_gpu_decode, t_gpu_ops, t_write;
+    atomic_llong t_read, t_gpu_decode, t_gpu_ops, t_write, t_setup;
     int failed_before;  /* failures found before the pipeline (not in `total`) */
     atomic_llong in_bytes, out_bytes;
     int total, skipped, quiet;
@@ -867,6 +867,7 @@ typedef struct batch {
     atomic_int sticky_seen;  /* a sticky GPU fault was reported (one file failed for it) */
     int jobs;
     imgpu_manifest *mf;      /* OUTDIR's manifest: each output's line goes in before its rename */
+    int jpeg_inputs;         /* inputs named .jpg/.jpeg: the GPU workers set nvJPEG up at start */
 } batch;
 
 /* The ops for one image: a rotation background on a gray image is the color's luma, as in
@@ -1392,6 +1393,14 @@ static void *gpu_thread(void *arg)
 #ifdef IMGPU_HAVE_NVJPEG
     imgpu_cuda_jpeg *jm = NULL;
     int jm_tried = 0;
+    if (alive && B->jpeg_inputs && B->o->device != IMGPU_DEVICE_CPU) {
+        /* nvJPEG's set-up at once, while the decode threads read the first files */
+        const double t0 = now_s();
+        jm_tried = 1;
+        if (!(jm = imgpu_cuda_jpeg_new()))
+            report("GPU %d: nvJPEG: %s; its JPEGs are decoded on the CPU", w->device, imgpu_error_message());
+        atomic_fetch_add(&B->st.t_setup, (long long)((now_s() - t0) * 1e6));
+    }
 #endif
     while ((it = first_later < nlater ? later[first_later++] : imgpu__queue_pop(B->to_gpu))) {
         if (first_later == nlater)
@@ -1801,6 +1810,7 @@ int imgpu_batch_main(int argc, char **argv)
                 printf("skip %s -> %s (exists)\n", imgpu_escape(j->in, in_shown, sizeof in_shown),
                        imgpu_escape(j->out, out_shown, sizeof out_shown));
         } else {
+            B.jpeg_inputs += imgpu_format_from_path(j->in) == IMGPU_FORMAT_JPEG;
             B.todo[B.ntodo++] = j;
             if (o.dry_run)
                 printf("%s -> %s\n", imgpu_escape(j->in, in_shown, sizeof in_shown),
@@ -1887,8 +1897,9 @@ int imgpu_batch_main(int argc, char **argv)
                 : B.use_gpu_stage ? "ops on the GPU" : "ops on the CPU");
         const char *prof = getenv("IMGPU_BATCH_PROFILE");
         if (prof && !strcmp(prof, "1"))   /* bench aid: thread-seconds summed over each stage's threads */
-            fprintf(stderr, "imgpu batch: profile (thread-seconds): read + check + CPU decode %.3f, nvJPEG "
-                    "decode %.3f, GPU ops + encode + download %.3f, write %.3f\n",
+            fprintf(stderr, "imgpu batch: profile (thread-seconds): nvJPEG set-up %.3f, read + check + CPU "
+                    "decode %.3f, nvJPEG decode %.3f, GPU ops + encode + download %.3f, write %.3f\n",
+                    atomic_load(&B.st.t_setup) / 1e6,
                     atomic_load(&B.st.t_read) / 1e6, atomic_load(&B.st.t_gpu_decode) / 1e6,
                     atomic_load(&B.st.t_gpu_ops) / 1e6, atomic_load(&B.st.t_write) / 1e6);
 #ifdef IMGPU_HAVE_NVJPEG
