@@ -32,8 +32,8 @@
  * 4 GiB: the output is BigTIFF when the samples alone exceed 2 GiB (only 16-bit images can:
  * imgpu_format_check_size keeps every format's pixel data within 2 GiB at 8 bits).
  * Metadata: the ICC profile (ICCProfile tag), XMP (XMLPacket) and the orientation (1 once
- * load turned the pixels upright) are read and written; EXIF is read (the Exif IFD copied
- * into a blob, below) and so travels to PNG/JPEG/WebP outputs, but is not written into TIFF
+ * load turned the pixels upright) are read and written; EXIF is read (the Exif and GPS IFDs
+ * copied into a blob, below) and so travels to PNG/JPEG/WebP outputs, but is not written into TIFF
  * outputs (that would need libtiff's custom-directory writer fed tag by tag).
  */
 #include "codec.h"
@@ -690,14 +690,15 @@ static imgpu_image *tiff_load16(const unsigned char *b, size_t n, const char *na
 
 /* ---- metadata --------------------------------------------------------------------------- */
 
-/* EXIF: TIFF keeps it in a sub-IFD of the file (ExifIFD) whose values may lie anywhere in the
- * file, while meta->exif is a self-contained TIFF-structured blob. The blob built here, in the
- * file's byte order: IFD0 with Make, Model, Orientation (the TIFF tag, so that the EXIF and the
- * pixels agree wherever the blob goes) and DateTime where the page has them, and the
- * pointer to a copy of the Exif IFD, each entry with its value (out-of-line values copied
- * after the IFD, offsets rewritten). Dropped: entries of unknown type, values outside the file
- * or over 64 KiB, pointers to further IFDs (Interoperability), anything past 512 entries.
- * Classic TIFF only (a BigTIFF's EXIF is not read). */
+/* EXIF: TIFF keeps it in sub-IFDs of the file (ExifIFD, GPSIFD) whose values may lie anywhere
+ * in the file, while meta->exif is a self-contained TIFF-structured blob. The blob built here,
+ * in the file's byte order: IFD0 with ImageDescription, Make, Model, Orientation (the TIFF tag,
+ * so that the EXIF and the pixels agree wherever the blob goes), DateTime, Artist and Copyright
+ * where the page has them, and the pointers to copies of the Exif and GPS IFDs, each entry with
+ * its value (out-of-line values copied after the IFD, offsets rewritten). Dropped: entries of
+ * unknown type, values outside the file or over 64 KiB, pointers to further IFDs
+ * (Interoperability), anything past 512 entries per IFD. Classic TIFF only (a BigTIFF's EXIF is
+ * not read). */
 #define EXIF_MAX_ENTRIES 512
 #define EXIF_MAX_VALUE ((uint32_t)1 << 16)
 
@@ -727,9 +728,18 @@ static void put32(exif_out *o, size_t at, uint32_t v)
     put16(o, at + (o->le ? 2 : 0), v >> 16);
 }
 
-/* Whether Exif entry e (in a file of n bytes) is copied, and the size of its value: a known
- * type, not the Interoperability pointer (0xA005), at most EXIF_MAX_VALUE, and an out-of-line
- * value wholly inside the file. */
+/* One sub-IFD of the file (Exif or GPS) as it is copied: its entries, how many are kept, the
+ * room their out-of-line values take. */
+typedef struct exif_sub {
+    const unsigned char *ifd;   /* NULL: the file has none (or it lies outside), or none kept */
+    int present;                /* the file points to one inside it */
+    uint32_t count, kept;
+    size_t vals;
+} exif_sub;
+
+/* Whether entry e (in a file of n bytes) is copied, and the size of its value: a known type,
+ * not the Interoperability pointer (0xA005), at most EXIF_MAX_VALUE, and an out-of-line value
+ * wholly inside the file. */
 static int exif_entry_kept(const unsigned char *e, size_t n, uint32_t (*r16)(const unsigned char *),
                            uint32_t (*r32)(const unsigned char *), uint32_t *size)
 {
@@ -741,65 +751,110 @@ static int exif_entry_kept(const unsigned char *e, size_t n, uint32_t (*r16)(con
     return *size <= 4 || (vo <= n && *size <= n - vo);
 }
 
+/* Pass 1 over the sub-IFD at file offset off (0: none). */
+static void exif_sub_plan(const unsigned char *b, size_t n, uint64_t off,
+                          uint32_t (*r16)(const unsigned char *),
+                          uint32_t (*r32)(const unsigned char *), exif_sub *s)
+{
+    memset(s, 0, sizeof *s);
+    if (off < 8 || off > n - 2)
+        return;
+    s->ifd = b + off;
+    s->present = 1;
+    s->count = r16(s->ifd);
+    if ((uint64_t)s->count * 12 > n - off - 2)
+        s->count = (uint32_t)((n - off - 2) / 12);   /* the entries that are whole */
+    if (s->count > EXIF_MAX_ENTRIES)
+        s->count = EXIF_MAX_ENTRIES;
+    for (uint32_t i = 0; i < s->count; i++) {
+        uint32_t size;
+        if (!exif_entry_kept(s->ifd + 2 + 12 * (size_t)i, n, r16, r32, &size))
+            continue;
+        s->kept++;
+        if (size > 4)
+            s->vals += (size + 1) & ~(size_t)1;
+    }
+    if (!s->kept)
+        s->ifd = NULL;
+}
+
+/* The bytes the copy of s takes: entry count, entries, next link, values. */
+static size_t exif_sub_bytes(const exif_sub *s)
+{
+    return s->ifd ? 2 + 12 * (size_t)s->kept + 4 + s->vals : 0;
+}
+
+/* Pass 2: the copy of s at blob offset at (its values after it; the next link stays 0). */
+static void exif_sub_write(exif_out *o, size_t at, const exif_sub *s, const unsigned char *b,
+                           size_t n, uint32_t (*r16)(const unsigned char *),
+                           uint32_t (*r32)(const unsigned char *))
+{
+    put16(o, at, s->kept);
+    size_t va = at + 2 + 12 * (size_t)s->kept + 4;
+    at += 2;
+    for (uint32_t i = 0; i < s->count; i++) {
+        const unsigned char *e = s->ifd + 2 + 12 * (size_t)i;
+        uint32_t size;
+        if (!exif_entry_kept(e, n, r16, r32, &size))
+            continue;
+        const uint32_t vo = r32(e + 8);
+        memcpy(o->p + at, e, 8);   /* tag, type, count: the same byte order */
+        if (size <= 4) {
+            memcpy(o->p + at + 8, e + 8, 4);
+        } else {
+            put32(o, at + 8, (uint32_t)va);
+            memcpy(o->p + va, b + vo, size);
+            va += (size + 1) & ~(size_t)1;
+        }
+        at += 12;
+    }
+}
+
 /* m->exif from the current directory of t (file bytes b[0..n)); -1 only when out of memory. */
 static int tiff_read_exif(TIFF *t, const unsigned char *b, size_t n, imgpu_meta *m)
 {
     const uint32_t orient = m->orientation >= 1 && m->orientation <= 8 ? (uint32_t)m->orientation : 0;
-    uint64_t off = 0;
-    if (n < 8 || (b[2] != 42 && b[3] != 42) || !TIFFGetField(t, TIFFTAG_EXIFIFD, &off) ||
-        off < 8 || off > n - 2)
+    if (n < 8 || (b[2] != 42 && b[3] != 42))
         return 0;
     const int le = b[0] == 'I';
     uint32_t (*r16)(const unsigned char *) = le ? imgpu__le16 : imgpu__be16;
     uint32_t (*r32)(const unsigned char *) = le ? imgpu__le32 : imgpu__be32;
-    const unsigned char *ifd = b + off;
-    uint32_t count = r16(ifd);
-    if ((uint64_t)count * 12 > n - off - 2)
-        count = (uint32_t)((n - off - 2) / 12);   /* the entries that are whole */
-    if (count > EXIF_MAX_ENTRIES)
-        count = EXIF_MAX_ENTRIES;
-    /* IFD0's strings, as libtiff read them */
-    static const uint32_t s_tags[3] = { TIFFTAG_MAKE, TIFFTAG_MODEL, TIFFTAG_DATETIME };
-    const char *str[3] = { NULL, NULL, NULL };
-    size_t slen[3] = { 0, 0, 0 };
-    uint32_t n0 = 1 + (orient != 0);   /* the ExifIFD pointer, Orientation */
-    for (int i = 0; i < 3; i++) {
+    uint64_t off = 0;
+    exif_sub sub[2];   /* Exif, GPS */
+    exif_sub_plan(b, n, TIFFGetField(t, TIFFTAG_EXIFIFD, &off) ? off : 0, r16, r32, &sub[0]);
+    off = 0;
+    exif_sub_plan(b, n, TIFFGetField(t, TIFFTAG_GPSIFD, &off) ? off : 0, r16, r32, &sub[1]);
+    if (!sub[0].present && !sub[1].present)
+        return 0;   /* no EXIF: IFD0's tags alone are the TIFF's own, read as such */
+    /* IFD0's strings, as libtiff read them, in tag order; Orientation goes before DateTime */
+    static const uint32_t s_tags[6] = { TIFFTAG_IMAGEDESCRIPTION, TIFFTAG_MAKE, TIFFTAG_MODEL,
+                                        TIFFTAG_DATETIME, TIFFTAG_ARTIST, TIFFTAG_COPYRIGHT };
+    const char *str[6] = { NULL };
+    size_t slen[6] = { 0 }, s0 = 0;
+    uint32_t n0 = (orient != 0) + (sub[0].ifd != NULL) + (sub[1].ifd != NULL);
+    for (int i = 0; i < 6; i++) {
         char *v = NULL;
         if (TIFFGetField(t, s_tags[i], &v) && v) {
             str[i] = v;
             slen[i] = strnlen(v, 255) + 1;
             n0++;
+            if (slen[i] > 4)
+                s0 += (slen[i] + 1) & ~(size_t)1;
         }
     }
-    /* pass 1: which Exif entries are kept and the room their values take */
-    uint32_t kept = 0;
-    size_t vals = 0;
-    for (uint32_t i = 0; i < count; i++) {
-        uint32_t size;
-        if (!exif_entry_kept(ifd + 2 + 12 * (size_t)i, n, r16, r32, &size))
-            continue;
-        kept++;
-        if (size > 4)
-            vals += (size + 1) & ~(size_t)1;
-    }
-    if (!kept && n0 == 1)
-        return 0;
-    size_t s0 = 0;
-    for (int i = 0; i < 3; i++)
-        if (slen[i] > 4)
-            s0 += (slen[i] + 1) & ~(size_t)1;
     const size_t ifd0 = 8, ifd0_vals = ifd0 + 2 + 12 * (size_t)n0 + 4;
-    const size_t exif_at = ifd0_vals + s0, exif_vals = exif_at + 2 + 12 * (size_t)kept + 4;
-    exif_out o = { calloc(1, exif_vals + vals), exif_vals + vals, le };
+    const size_t exif_at = ifd0_vals + s0, gps_at = exif_at + exif_sub_bytes(&sub[0]);
+    const size_t total = gps_at + exif_sub_bytes(&sub[1]);
+    exif_out o = { calloc(1, total), total, le };
     if (!o.p)
         return -1;
     memcpy(o.p, le ? "II*\0" : "MM\0*", 4);
     put32(&o, 4, (uint32_t)ifd0);
-    /* IFD0: entries sorted by tag (271, 272, 274, 306, 34665) */
+    /* IFD0: entries sorted by tag (270, 271, 272, 274, 306, 315, 33432, 34665, 34853) */
     put16(&o, ifd0, n0);
     size_t at = ifd0 + 2, va = ifd0_vals;
-    for (int i = 0; i < 3; i++) {
-        if (i == 2 && orient) {
+    for (int i = 0; i < 6; i++) {
+        if (s_tags[i] == TIFFTAG_DATETIME && orient) {
             put16(&o, at, TIFFTAG_ORIENTATION);
             put16(&o, at + 2, 3);   /* SHORT */
             put32(&o, at + 4, 1);
@@ -820,31 +875,19 @@ static int tiff_read_exif(TIFF *t, const unsigned char *b, size_t n, imgpu_meta 
         }
         at += 12;
     }
-    put16(&o, at, TIFFTAG_EXIFIFD);
-    put16(&o, at + 2, 4);   /* LONG */
-    put32(&o, at + 4, 1);
-    put32(&o, at + 8, (uint32_t)exif_at);
-    /* the next-IFD link after it stays 0 (calloc) */
-    /* pass 2: the Exif IFD */
-    put16(&o, exif_at, kept);
-    at = exif_at + 2;
-    va = exif_vals;
-    for (uint32_t i = 0; i < count; i++) {
-        const unsigned char *e = ifd + 2 + 12 * (size_t)i;
-        uint32_t size;
-        if (!exif_entry_kept(e, n, r16, r32, &size))
+    static const uint32_t s_ptr[2] = { TIFFTAG_EXIFIFD, TIFFTAG_GPSIFD };
+    const size_t s_at[2] = { exif_at, gps_at };
+    for (int k = 0; k < 2; k++) {
+        if (!sub[k].ifd)
             continue;
-        const uint32_t vo = r32(e + 8);
-        memcpy(o.p + at, e, 8);   /* tag, type, count: the same byte order */
-        if (size <= 4) {
-            memcpy(o.p + at + 8, e + 8, 4);
-        } else {
-            put32(&o, at + 8, (uint32_t)va);
-            memcpy(o.p + va, b + vo, size);
-            va += (size + 1) & ~(size_t)1;
-        }
+        put16(&o, at, s_ptr[k]);
+        put16(&o, at + 2, 4);   /* LONG */
+        put32(&o, at + 4, 1);
+        put32(&o, at + 8, (uint32_t)s_at[k]);
         at += 12;
+        exif_sub_write(&o, s_at[k], &sub[k], b, n, r16, r32);
     }
+    /* the next-IFD link after IFD0 stays 0 (calloc) */
     m->exif = o.p;
     m->exif_len = o.len;
     return 0;
