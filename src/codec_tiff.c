@@ -33,11 +33,14 @@
  * imgpu_format_check_size keeps every format's pixel data within 2 GiB at 8 bits).
  * Metadata: the ICC profile (ICCProfile tag), XMP (XMLPacket) and the orientation (1 once
  * load turned the pixels upright) are read and written; EXIF is read (the Exif and GPS IFDs
- * copied into a blob, below) and so travels to PNG/JPEG/WebP outputs, but is not written into TIFF
- * outputs (that would need libtiff's custom-directory writer fed tag by tag).
+ * copied into a blob, below) and so travels to PNG/JPEG/WebP outputs, and is written into TIFF
+ * outputs as TIFF keeps it: IFD0's photographer tags in the main IFD, real Exif and GPS IFDs
+ * through libtiff's custom-directory writer fed tag by tag ("encode: EXIF" below), Software
+ * set to imgpu's name.
  */
 #include "codec.h"
 #include "error.h"
+#include "exif.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -922,6 +925,281 @@ done:
     return rc;
 }
 
+/* ---- encode: EXIF ----------------------------------------------------------------------- */
+
+/* meta->exif goes into the output as TIFF keeps EXIF: the photographer's IFD0 tags in the main
+ * IFD, the Exif and GPS IFDs as libtiff custom directories (TIFFCreateEXIFDirectory /
+ * TIFFCreateGPSDirectory, TIFFSetField per tag, TIFFWriteCustomDirectory) pointed at by
+ * ExifIFD / GPSIFD. The custom directories are written first, before the main IFD exists
+ * (each TIFFCreate...Directory drops the current directory): then the main IFD is created
+ * afresh with their offsets, and nothing has to be read back and rewritten.
+ *
+ * Each entry goes through libtiff's own field table for its directory: a tag libtiff does not
+ * know, a type or count other than the table's (a SHORT for a LONG field is widened, as EXIF
+ * allows), a zero denominator, or a value libtiff refuses is skipped, that entry alone, and
+ * libtiff's error for it forgotten: damaged metadata never fails a save. Not written: IFD1
+ * (imgpu_exif_each never visits it), Orientation (the main IFD's own tag says how the written
+ * pixels stand), the Interoperability IFD. PixelXDimension / PixelYDimension, where the input
+ * has them, say the output's size. Of two entries with one tag the first counts. */
+
+typedef struct exif_put {
+    TIFF *t;
+    tiff_io *io;
+    int ifd;                          /* the blob's IFD being written (IMGPU_EXIF_IFD_*) */
+    uint32_t w, h;                    /* the output's size */
+    int set;                          /* fields set on the current directory */
+    unsigned char seen[65536 / 8];    /* tags already handed over in this IFD */
+} exif_put;
+
+/* TIFFSetField's result for a metadata field: a refusal (its error recorded through the
+ * handlers) is forgotten, the save goes on without the field. */
+static int meta_set_ok(tiff_io *io, int had_error, int ok)
+{
+    if (!ok && !had_error)
+        io->err[0] = '\0';
+    return ok;
+}
+
+/* IFD0 tags that travel into the main IFD: ASCII, describing the photo (not the file). */
+static int ifd0_tag_kept(unsigned tag)
+{
+    return tag == TIFFTAG_IMAGEDESCRIPTION || tag == TIFFTAG_MAKE || tag == TIFFTAG_MODEL ||
+           tag == TIFFTAG_DATETIME || tag == TIFFTAG_ARTIST || tag == TIFFTAG_COPYRIGHT;
+}
+
+/* An ASCII entry as a C string (up to its first NUL) into a malloc()'ed buffer: NULL when it
+ * is empty or memory is short. */
+static char *entry_string(const imgpu_exif_entry *e)
+{
+    const unsigned char *nul = memchr(e->value, 0, e->count);
+    const size_t len = nul ? (size_t)(nul - e->value) : e->count;
+    char *s = len ? malloc(len + 1) : NULL;
+    if (s) {
+        memcpy(s, e->value, len);
+        s[len] = '\0';
+    }
+    return s;
+}
+
+/* Sets entry e on the current directory as libtiff's field for its tag takes it: 1 when set. */
+static int exif_set(exif_put *p, const imgpu_exif_entry *e)
+{
+    TIFF *t = p->t;
+    const TIFFField *f = TIFFFindField(t, e->tag, TIFF_ANY);
+    if (!f || TIFFFieldIsAnonymous(f))
+        return 0;
+    const TIFFDataType ft = TIFFFieldDataType(f);
+    const int had = p->io->err[0] != '\0';
+    if (ft == TIFF_ASCII) {
+        if (e->type != TIFF_ASCII || TIFFFieldPassCount(f))
+            return 0;
+        char *str = entry_string(e);
+        int ok = str && meta_set_ok(p->io, had, TIFFSetField(t, e->tag, str));
+        free(str);
+        return ok;
+    }
+    if ((unsigned)ft != e->type && !(ft == TIFF_LONG && e->type == TIFF_SHORT))
+        return 0;
+    /* the count the table wants: passed with the values, exactly 1, or exactly N */
+    const int pass = TIFFFieldPassCount(f), wc = TIFFFieldWriteCount(f);
+    const int csize = pass ? TIFFFieldSetGetCountSize(f) : 0;
+    const uint32_t n = e->count;
+    if (pass ? (csize != 2 && csize != 4) || (csize == 2 && n > 0xFFFF)
+             : wc < 1 || (uint32_t)wc != n)
+        return 0;
+    /* the values in libtiff's storage type for the field (TIFFFieldSetGetSize bytes each) */
+    const int ss = TIFFFieldSetGetSize(f);
+    const int want = ft == TIFF_BYTE || ft == TIFF_SBYTE || ft == TIFF_UNDEFINED ? 1
+                   : ft == TIFF_SHORT || ft == TIFF_SSHORT ? 2
+                   : ft == TIFF_LONG || ft == TIFF_SLONG ? 4
+                   : ft == TIFF_RATIONAL || ft == TIFF_SRATIONAL ? (ss == 8 ? 8 : 4) : 0;
+    if (!want || ss != want)
+        return 0;
+    unsigned char *v = malloc((size_t)n * (size_t)ss);
+    if (!v)
+        return 0;
+    int ok = 1;
+    for (uint32_t i = 0; ok && i < n; i++) {
+        unsigned char *d = v + (size_t)i * (size_t)ss;
+        if (ft == TIFF_RATIONAL || ft == TIFF_SRATIONAL) {
+            uint32_t num, den;
+            imgpu_exif_entry_rational(e, i, &num, &den);
+            const double x = ft == TIFF_SRATIONAL ? (double)(int32_t)num / (int32_t)den
+                                                  : (double)num / den;
+            ok = den != 0;
+            if (ss == 8)
+                memcpy(d, &x, 8);
+            else {
+                const float fx = (float)x;
+                memcpy(d, &fx, 4);
+            }
+            continue;
+        }
+        uint32_t u = imgpu_exif_entry_uint(e, i);
+        if (e->tag == EXIFTAG_PIXELXDIMENSION && p->ifd == IMGPU_EXIF_IFD_EXIF)
+            u = p->w;
+        else if (e->tag == EXIFTAG_PIXELYDIMENSION && p->ifd == IMGPU_EXIF_IFD_EXIF)
+            u = p->h;
+        if (ss == 1) {
+            d[0] = (unsigned char)u;
+        } else if (ss == 2) {
+            const uint16_t u16 = (uint16_t)u;
+            memcpy(d, &u16, 2);
+        } else {
+            memcpy(d, &u, 4);
+        }
+    }
+    if (ok) {
+        if (pass && csize == 4)
+            ok = TIFFSetField(t, e->tag, n, v);
+        else if (pass)
+            ok = TIFFSetField(t, e->tag, (int)n, v);
+        else if (n > 1)
+            ok = TIFFSetField(t, e->tag, v);
+        else if (ss == 8)   /* one value: passed by value, as its promoted type */
+            ok = TIFFSetField(t, e->tag, *(const double *)(const void *)v);
+        else if (ft == TIFF_RATIONAL || ft == TIFF_SRATIONAL)
+            ok = TIFFSetField(t, e->tag, (double)*(const float *)(const void *)v);
+        else if (ss == 4)
+            ok = TIFFSetField(t, e->tag, *(const uint32_t *)(const void *)v);
+        else if (ss == 2)
+            ok = TIFFSetField(t, e->tag, (int)*(const uint16_t *)(const void *)v);
+        else
+            ok = TIFFSetField(t, e->tag, (int)v[0]);
+        ok = meta_set_ok(p->io, had, ok);
+    }
+    free(v);
+    return ok;
+}
+
+static void exif_put_entry(const imgpu_exif_entry *e, void *ctx)
+{
+    exif_put *p = ctx;
+    if (e->ifd != p->ifd || p->seen[e->tag / 8] & 1u << e->tag % 8)
+        return;
+    p->seen[e->tag / 8] |= (unsigned char)(1u << e->tag % 8);
+    if (p->ifd == IMGPU_EXIF_IFD0 && !ifd0_tag_kept(e->tag))
+        return;
+    p->set += exif_set(p, e);
+}
+
+/* The blob's IFD `ifd` (Exif or GPS) as a custom directory: its offset, or 0 when it has
+ * nothing libtiff takes (or could not be written). Leaves no current image directory: the
+ * caller creates the main one afterwards. */
+static uint64_t exif_write_dir(exif_put *p, const imgpu_meta *m, int ifd)
+{
+    const int had = p->io->err[0] != '\0';
+    /* libtiff 4.5's TIFFCreate...Directory drops the previous custom directory's values
+     * without freeing them (valgrind): free them first */
+    TIFFFreeDirectory(p->t);
+    const int ok = ifd == IMGPU_EXIF_IFD_EXIF ? TIFFCreateEXIFDirectory(p->t) == 0
+                                              : TIFFCreateGPSDirectory(p->t) == 0;
+    uint64_t off = 0;
+    p->ifd = ifd;
+    p->set = 0;
+    memset(p->seen, 0, sizeof p->seen);
+    if (ok)
+        imgpu_exif_each(m->exif, m->exif_len, exif_put_entry, p);
+    if (!ok || !p->set || !meta_set_ok(p->io, had, TIFFWriteCustomDirectory(p->t, &off)))
+        off = 0;
+    return off;
+}
+
+/* Writes the Exif and GPS IFDs of m->exif, then makes a fresh main directory current (as the
+ * open left it): 0, or -1 when libtiff cannot create that directory (out of memory). */
+static int exif_write_dirs(TIFF *t, tiff_io *io, const imgpu_meta *m, uint32_t w, uint32_t h,
+                           uint64_t *exif_off, uint64_t *gps_off)
+{
+    *exif_off = *gps_off = 0;
+    imgpu_exif_info info;
+    if (!m || !m->exif || imgpu_exif_parse(m->exif, m->exif_len, &info) < 0)
+        return 0;   /* (the parse's message is for nobody: the save goes on) */
+    exif_put *p = calloc(1, sizeof *p);
+    if (!p)
+        return 0;
+    p->t = t;
+    p->io = io;
+    p->w = w;
+    p->h = h;
+    *exif_off = exif_write_dir(p, m, IMGPU_EXIF_IFD_EXIF);
+    if (info.has_gps)
+        *gps_off = exif_write_dir(p, m, IMGPU_EXIF_IFD_GPS);
+    free(p);
+    TIFFFreeDirectory(t);
+    return TIFFCreateDirectory(t) == 0 ? 0 : -1;
+}
+
+/* libtiff keeps most EXIF rationals as float and writes back its own approximation
+ * (ExposureTime 1/125 comes out as 8589935/1073741824). Once the file is complete, the
+ * rationals of the written Exif / GPS IFD at `off` get the input's exact numerator and
+ * denominator again: same tag, type and count, so the same 8 bytes per value. Classic TIFF
+ * only (a BigTIFF output keeps libtiff's values). */
+typedef struct rational_fix {
+    unsigned char *b;
+    size_t n;
+    int le;
+    uint64_t off;
+    int ifd;
+    unsigned char seen[65536 / 8];
+} rational_fix;
+
+static void rational_fix_entry(const imgpu_exif_entry *e, void *ctx)
+{
+    rational_fix *r = ctx;
+    if (e->ifd != r->ifd || r->seen[e->tag / 8] & 1u << e->tag % 8)
+        return;
+    r->seen[e->tag / 8] |= (unsigned char)(1u << e->tag % 8);   /* the first one was written */
+    if (e->type != TIFF_RATIONAL && e->type != TIFF_SRATIONAL)
+        return;
+    uint32_t (*r16)(const unsigned char *) = r->le ? imgpu__le16 : imgpu__be16;
+    uint32_t (*r32)(const unsigned char *) = r->le ? imgpu__le32 : imgpu__be32;
+    const uint32_t count = r16(r->b + r->off);
+    for (uint32_t i = 0; i < count; i++) {
+        const unsigned char *o = r->b + r->off + 2 + 12 * (size_t)i;
+        const uint32_t vo = r32(o + 8);
+        if (r16(o) != e->tag || r16(o + 2) != e->type || r32(o + 4) != e->count ||
+            vo > r->n || (uint64_t)e->count * 8 > r->n - vo)
+            continue;
+        for (uint32_t k = 0; k < e->count; k++) {
+            uint32_t num, den;
+            imgpu_exif_entry_rational(e, k, &num, &den);
+            unsigned char *d = r->b + vo + 8 * (size_t)k;
+            for (int j = 0; j < 4; j++) {
+                d[r->le ? j : 3 - j] = (unsigned char)(num >> 8 * j);
+                d[4 + (r->le ? j : 3 - j)] = (unsigned char)(den >> 8 * j);
+            }
+        }
+        return;
+    }
+}
+
+static void exif_fix_rationals(unsigned char *b, size_t n, uint64_t off, int ifd,
+                               const imgpu_meta *m)
+{
+    if (!off || n < 8 || (b[2] != 42 && b[3] != 42) || off > n - 2)
+        return;
+    rational_fix *r = calloc(1, sizeof *r);
+    if (!r)
+        return;
+    r->b = b, r->n = n, r->le = b[0] == 'I', r->off = off, r->ifd = ifd;
+    if ((uint64_t)(r->le ? imgpu__le16(b + off) : imgpu__be16(b + off)) * 12 <= n - off - 2)
+        imgpu_exif_each(m->exif, m->exif_len, rational_fix_entry, r);
+    free(r);
+}
+
+/* The photographer's IFD0 tags of m->exif into the main IFD. */
+static void exif_write_ifd0(TIFF *t, tiff_io *io, const imgpu_meta *m)
+{
+    exif_put *p = m && m->exif ? calloc(1, sizeof *p) : NULL;
+    if (!p)
+        return;
+    p->t = t;
+    p->io = io;
+    p->ifd = IMGPU_EXIF_IFD0;
+    imgpu_exif_each(m->exif, m->exif_len, exif_put_entry, p);
+    free(p);
+}
+
 /* ---- encode ----------------------------------------------------------------------------- */
 
 static int compression_tag(imgpu_compression c, uint16_t *tag, const char **name)
@@ -984,6 +1262,10 @@ static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsig
         free(io.wr);
         return -1;
     }
+    const imgpu_meta *m = a->meta;
+    uint64_t exif_off = 0, gps_off = 0;
+    if (exif_write_dirs(t, &io, m, (uint32_t)w, (uint32_t)h, &exif_off, &gps_off) < 0)
+        goto fail;
     const uint16_t photometric = c >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
     int ok = TIFFSetField(t, TIFFTAG_IMAGEWIDTH, (uint32_t)w) &&
              TIFFSetField(t, TIFFTAG_IMAGELENGTH, (uint32_t)h) &&
@@ -1016,7 +1298,6 @@ static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsig
         uint16_t extra = EXTRASAMPLE_UNASSALPHA;
         ok = TIFFSetField(t, TIFFTAG_EXTRASAMPLES, (uint16_t)1, &extra);
     }
-    const imgpu_meta *m = a->meta;
     if (ok && m) {
         if (m->icc && m->icc_len && m->icc_len <= UINT32_MAX)
             ok = TIFFSetField(t, TIFFTAG_ICCPROFILE, (uint32_t)m->icc_len, m->icc);
@@ -1026,6 +1307,13 @@ static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsig
         const int o = m->oriented ? 1 : m->orientation;
         if (ok && o >= 1 && o <= 8)
             ok = TIFFSetField(t, TIFFTAG_ORIENTATION, (uint16_t)o);
+        if (ok)
+            ok = TIFFSetField(t, TIFFTAG_SOFTWARE, "imgpu " IMGPU_VERSION);
+        exif_write_ifd0(t, &io, m);
+        if (ok && exif_off)
+            ok = TIFFSetField(t, TIFFTAG_EXIFIFD, exif_off);
+        if (ok && gps_off)
+            ok = TIFFSetField(t, TIFFTAG_GPSIFD, gps_off);
     }
     if (!ok)
         goto fail;
@@ -1048,6 +1336,8 @@ static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsig
     t = NULL;
     if (io.err[0])
         goto fail;
+    exif_fix_rationals(io.wr, io.len, exif_off, IMGPU_EXIF_IFD_EXIF, m);
+    exif_fix_rationals(io.wr, io.len, gps_off, IMGPU_EXIF_IFD_GPS, m);
     free(strip);
     *out = io.wr;
     *out_len = io.len;
