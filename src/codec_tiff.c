@@ -32,12 +32,15 @@
  * 4 GiB: the output is BigTIFF when the samples alone exceed 2 GiB (only 16-bit images can:
  * imgpu_format_check_size keeps every format's pixel data within 2 GiB at 8 bits).
  * Metadata: the ICC profile (ICCProfile tag), XMP (XMLPacket) and the orientation (1 once
- * load turned the pixels upright) are read and written; EXIF is read (the Exif IFD copied
- * into a blob, below) and so travels to PNG/JPEG/WebP outputs, but is not written into TIFF
- * outputs (that would need libtiff's custom-directory writer fed tag by tag).
+ * load turned the pixels upright) are read and written; EXIF is read (the Exif and GPS IFDs
+ * copied into a blob, below) and so travels to PNG/JPEG/WebP outputs, and is written into TIFF
+ * outputs as TIFF keeps it: IFD0's photographer tags in the main IFD, real Exif and GPS IFDs
+ * through libtiff's custom-directory writer fed tag by tag ("encode: EXIF" below), Software
+ * set to imgpu's name.
  */
 #include "codec.h"
 #include "error.h"
+#include "exif.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -690,14 +693,15 @@ static imgpu_image *tiff_load16(const unsigned char *b, size_t n, const char *na
 
 /* ---- metadata --------------------------------------------------------------------------- */
 
-/* EXIF: TIFF keeps it in a sub-IFD of the file (ExifIFD) whose values may lie anywhere in the
- * file, while meta->exif is a self-contained TIFF-structured blob. The blob built here, in the
- * file's byte order: IFD0 with Make, Model, Orientation (the TIFF tag, so that the EXIF and the
- * pixels agree wherever the blob goes) and DateTime where the page has them, and the
- * pointer to a copy of the Exif IFD, each entry with its value (out-of-line values copied
- * after the IFD, offsets rewritten). Dropped: entries of unknown type, values outside the file
- * or over 64 KiB, pointers to further IFDs (Interoperability), anything past 512 entries.
- * Classic TIFF only (a BigTIFF's EXIF is not read). */
+/* EXIF: TIFF keeps it in sub-IFDs of the file (ExifIFD, GPSIFD) whose values may lie anywhere
+ * in the file, while meta->exif is a self-contained TIFF-structured blob. The blob built here,
+ * in the file's byte order: IFD0 with ImageDescription, Make, Model, Orientation (the TIFF tag,
+ * so that the EXIF and the pixels agree wherever the blob goes), DateTime, Artist and Copyright
+ * where the page has them, and the pointers to copies of the Exif and GPS IFDs, each entry with
+ * its value (out-of-line values copied after the IFD, offsets rewritten). Dropped: entries of
+ * unknown type, values outside the file or over 64 KiB, pointers to further IFDs
+ * (Interoperability), anything past 512 entries per IFD. Classic TIFF only (a BigTIFF's EXIF is
+ * not read). */
 #define EXIF_MAX_ENTRIES 512
 #define EXIF_MAX_VALUE ((uint32_t)1 << 16)
 
@@ -727,9 +731,18 @@ static void put32(exif_out *o, size_t at, uint32_t v)
     put16(o, at + (o->le ? 2 : 0), v >> 16);
 }
 
-/* Whether Exif entry e (in a file of n bytes) is copied, and the size of its value: a known
- * type, not the Interoperability pointer (0xA005), at most EXIF_MAX_VALUE, and an out-of-line
- * value wholly inside the file. */
+/* One sub-IFD of the file (Exif or GPS) as it is copied: its entries, how many are kept, the
+ * room their out-of-line values take. */
+typedef struct exif_sub {
+    const unsigned char *ifd;   /* NULL: the file has none (or it lies outside), or none kept */
+    int present;                /* the file points to one inside it */
+    uint32_t count, kept;
+    size_t vals;
+} exif_sub;
+
+/* Whether entry e (in a file of n bytes) is copied, and the size of its value: a known type,
+ * not the Interoperability pointer (0xA005), at most EXIF_MAX_VALUE, and an out-of-line value
+ * wholly inside the file. */
 static int exif_entry_kept(const unsigned char *e, size_t n, uint32_t (*r16)(const unsigned char *),
                            uint32_t (*r32)(const unsigned char *), uint32_t *size)
 {
@@ -741,65 +754,110 @@ static int exif_entry_kept(const unsigned char *e, size_t n, uint32_t (*r16)(con
     return *size <= 4 || (vo <= n && *size <= n - vo);
 }
 
+/* Pass 1 over the sub-IFD at file offset off (0: none). */
+static void exif_sub_plan(const unsigned char *b, size_t n, uint64_t off,
+                          uint32_t (*r16)(const unsigned char *),
+                          uint32_t (*r32)(const unsigned char *), exif_sub *s)
+{
+    memset(s, 0, sizeof *s);
+    if (off < 8 || off > n - 2)
+        return;
+    s->ifd = b + off;
+    s->present = 1;
+    s->count = r16(s->ifd);
+    if ((uint64_t)s->count * 12 > n - off - 2)
+        s->count = (uint32_t)((n - off - 2) / 12);   /* the entries that are whole */
+    if (s->count > EXIF_MAX_ENTRIES)
+        s->count = EXIF_MAX_ENTRIES;
+    for (uint32_t i = 0; i < s->count; i++) {
+        uint32_t size;
+        if (!exif_entry_kept(s->ifd + 2 + 12 * (size_t)i, n, r16, r32, &size))
+            continue;
+        s->kept++;
+        if (size > 4)
+            s->vals += (size + 1) & ~(size_t)1;
+    }
+    if (!s->kept)
+        s->ifd = NULL;
+}
+
+/* The bytes the copy of s takes: entry count, entries, next link, values. */
+static size_t exif_sub_bytes(const exif_sub *s)
+{
+    return s->ifd ? 2 + 12 * (size_t)s->kept + 4 + s->vals : 0;
+}
+
+/* Pass 2: the copy of s at blob offset at (its values after it; the next link stays 0). */
+static void exif_sub_write(exif_out *o, size_t at, const exif_sub *s, const unsigned char *b,
+                           size_t n, uint32_t (*r16)(const unsigned char *),
+                           uint32_t (*r32)(const unsigned char *))
+{
+    put16(o, at, s->kept);
+    size_t va = at + 2 + 12 * (size_t)s->kept + 4;
+    at += 2;
+    for (uint32_t i = 0; i < s->count; i++) {
+        const unsigned char *e = s->ifd + 2 + 12 * (size_t)i;
+        uint32_t size;
+        if (!exif_entry_kept(e, n, r16, r32, &size))
+            continue;
+        const uint32_t vo = r32(e + 8);
+        memcpy(o->p + at, e, 8);   /* tag, type, count: the same byte order */
+        if (size <= 4) {
+            memcpy(o->p + at + 8, e + 8, 4);
+        } else {
+            put32(o, at + 8, (uint32_t)va);
+            memcpy(o->p + va, b + vo, size);
+            va += (size + 1) & ~(size_t)1;
+        }
+        at += 12;
+    }
+}
+
 /* m->exif from the current directory of t (file bytes b[0..n)); -1 only when out of memory. */
 static int tiff_read_exif(TIFF *t, const unsigned char *b, size_t n, imgpu_meta *m)
 {
     const uint32_t orient = m->orientation >= 1 && m->orientation <= 8 ? (uint32_t)m->orientation : 0;
-    uint64_t off = 0;
-    if (n < 8 || (b[2] != 42 && b[3] != 42) || !TIFFGetField(t, TIFFTAG_EXIFIFD, &off) ||
-        off < 8 || off > n - 2)
+    if (n < 8 || (b[2] != 42 && b[3] != 42))
         return 0;
     const int le = b[0] == 'I';
     uint32_t (*r16)(const unsigned char *) = le ? imgpu__le16 : imgpu__be16;
     uint32_t (*r32)(const unsigned char *) = le ? imgpu__le32 : imgpu__be32;
-    const unsigned char *ifd = b + off;
-    uint32_t count = r16(ifd);
-    if ((uint64_t)count * 12 > n - off - 2)
-        count = (uint32_t)((n - off - 2) / 12);   /* the entries that are whole */
-    if (count > EXIF_MAX_ENTRIES)
-        count = EXIF_MAX_ENTRIES;
-    /* IFD0's strings, as libtiff read them */
-    static const uint32_t s_tags[3] = { TIFFTAG_MAKE, TIFFTAG_MODEL, TIFFTAG_DATETIME };
-    const char *str[3] = { NULL, NULL, NULL };
-    size_t slen[3] = { 0, 0, 0 };
-    uint32_t n0 = 1 + (orient != 0);   /* the ExifIFD pointer, Orientation */
-    for (int i = 0; i < 3; i++) {
+    uint64_t off = 0;
+    exif_sub sub[2];   /* Exif, GPS */
+    exif_sub_plan(b, n, TIFFGetField(t, TIFFTAG_EXIFIFD, &off) ? off : 0, r16, r32, &sub[0]);
+    off = 0;
+    exif_sub_plan(b, n, TIFFGetField(t, TIFFTAG_GPSIFD, &off) ? off : 0, r16, r32, &sub[1]);
+    if (!sub[0].present && !sub[1].present)
+        return 0;   /* no EXIF: IFD0's tags alone are the TIFF's own, read as such */
+    /* IFD0's strings, as libtiff read them, in tag order; Orientation goes before DateTime */
+    static const uint32_t s_tags[6] = { TIFFTAG_IMAGEDESCRIPTION, TIFFTAG_MAKE, TIFFTAG_MODEL,
+                                        TIFFTAG_DATETIME, TIFFTAG_ARTIST, TIFFTAG_COPYRIGHT };
+    const char *str[6] = { NULL };
+    size_t slen[6] = { 0 }, s0 = 0;
+    uint32_t n0 = (orient != 0) + (sub[0].ifd != NULL) + (sub[1].ifd != NULL);
+    for (int i = 0; i < 6; i++) {
         char *v = NULL;
         if (TIFFGetField(t, s_tags[i], &v) && v) {
             str[i] = v;
             slen[i] = strnlen(v, 255) + 1;
             n0++;
+            if (slen[i] > 4)
+                s0 += (slen[i] + 1) & ~(size_t)1;
         }
     }
-    /* pass 1: which Exif entries are kept and the room their values take */
-    uint32_t kept = 0;
-    size_t vals = 0;
-    for (uint32_t i = 0; i < count; i++) {
-        uint32_t size;
-        if (!exif_entry_kept(ifd + 2 + 12 * (size_t)i, n, r16, r32, &size))
-            continue;
-        kept++;
-        if (size > 4)
-            vals += (size + 1) & ~(size_t)1;
-    }
-    if (!kept && n0 == 1)
-        return 0;
-    size_t s0 = 0;
-    for (int i = 0; i < 3; i++)
-        if (slen[i] > 4)
-            s0 += (slen[i] + 1) & ~(size_t)1;
     const size_t ifd0 = 8, ifd0_vals = ifd0 + 2 + 12 * (size_t)n0 + 4;
-    const size_t exif_at = ifd0_vals + s0, exif_vals = exif_at + 2 + 12 * (size_t)kept + 4;
-    exif_out o = { calloc(1, exif_vals + vals), exif_vals + vals, le };
+    const size_t exif_at = ifd0_vals + s0, gps_at = exif_at + exif_sub_bytes(&sub[0]);
+    const size_t total = gps_at + exif_sub_bytes(&sub[1]);
+    exif_out o = { calloc(1, total), total, le };
     if (!o.p)
         return -1;
     memcpy(o.p, le ? "II*\0" : "MM\0*", 4);
     put32(&o, 4, (uint32_t)ifd0);
-    /* IFD0: entries sorted by tag (271, 272, 274, 306, 34665) */
+    /* IFD0: entries sorted by tag (270, 271, 272, 274, 306, 315, 33432, 34665, 34853) */
     put16(&o, ifd0, n0);
     size_t at = ifd0 + 2, va = ifd0_vals;
-    for (int i = 0; i < 3; i++) {
-        if (i == 2 && orient) {
+    for (int i = 0; i < 6; i++) {
+        if (s_tags[i] == TIFFTAG_DATETIME && orient) {
             put16(&o, at, TIFFTAG_ORIENTATION);
             put16(&o, at + 2, 3);   /* SHORT */
             put32(&o, at + 4, 1);
@@ -820,31 +878,19 @@ static int tiff_read_exif(TIFF *t, const unsigned char *b, size_t n, imgpu_meta 
         }
         at += 12;
     }
-    put16(&o, at, TIFFTAG_EXIFIFD);
-    put16(&o, at + 2, 4);   /* LONG */
-    put32(&o, at + 4, 1);
-    put32(&o, at + 8, (uint32_t)exif_at);
-    /* the next-IFD link after it stays 0 (calloc) */
-    /* pass 2: the Exif IFD */
-    put16(&o, exif_at, kept);
-    at = exif_at + 2;
-    va = exif_vals;
-    for (uint32_t i = 0; i < count; i++) {
-        const unsigned char *e = ifd + 2 + 12 * (size_t)i;
-        uint32_t size;
-        if (!exif_entry_kept(e, n, r16, r32, &size))
+    static const uint32_t s_ptr[2] = { TIFFTAG_EXIFIFD, TIFFTAG_GPSIFD };
+    const size_t s_at[2] = { exif_at, gps_at };
+    for (int k = 0; k < 2; k++) {
+        if (!sub[k].ifd)
             continue;
-        const uint32_t vo = r32(e + 8);
-        memcpy(o.p + at, e, 8);   /* tag, type, count: the same byte order */
-        if (size <= 4) {
-            memcpy(o.p + at + 8, e + 8, 4);
-        } else {
-            put32(&o, at + 8, (uint32_t)va);
-            memcpy(o.p + va, b + vo, size);
-            va += (size + 1) & ~(size_t)1;
-        }
+        put16(&o, at, s_ptr[k]);
+        put16(&o, at + 2, 4);   /* LONG */
+        put32(&o, at + 4, 1);
+        put32(&o, at + 8, (uint32_t)s_at[k]);
         at += 12;
+        exif_sub_write(&o, s_at[k], &sub[k], b, n, r16, r32);
     }
+    /* the next-IFD link after IFD0 stays 0 (calloc) */
     m->exif = o.p;
     m->exif_len = o.len;
     return 0;
@@ -877,6 +923,281 @@ static int tiff_read_meta(const unsigned char *b, size_t n, imgpu_meta *m)
 done:
     TIFFClose(t);
     return rc;
+}
+
+/* ---- encode: EXIF ----------------------------------------------------------------------- */
+
+/* meta->exif goes into the output as TIFF keeps EXIF: the photographer's IFD0 tags in the main
+ * IFD, the Exif and GPS IFDs as libtiff custom directories (TIFFCreateEXIFDirectory /
+ * TIFFCreateGPSDirectory, TIFFSetField per tag, TIFFWriteCustomDirectory) pointed at by
+ * ExifIFD / GPSIFD. The custom directories are written first, before the main IFD exists
+ * (each TIFFCreate...Directory drops the current directory): then the main IFD is created
+ * afresh with their offsets, and nothing has to be read back and rewritten.
+ *
+ * Each entry goes through libtiff's own field table for its directory: a tag libtiff does not
+ * know, a type or count other than the table's (a SHORT for a LONG field is widened, as EXIF
+ * allows), a zero denominator, or a value libtiff refuses is skipped, that entry alone, and
+ * libtiff's error for it forgotten: damaged metadata never fails a save. Not written: IFD1
+ * (imgpu_exif_each never visits it), Orientation (the main IFD's own tag says how the written
+ * pixels stand), the Interoperability IFD. PixelXDimension / PixelYDimension, where the input
+ * has them, say the output's size. Of two entries with one tag the first counts. */
+
+typedef struct exif_put {
+    TIFF *t;
+    tiff_io *io;
+    int ifd;                          /* the blob's IFD being written (IMGPU_EXIF_IFD_*) */
+    uint32_t w, h;                    /* the output's size */
+    int set;                          /* fields set on the current directory */
+    unsigned char seen[65536 / 8];    /* tags already handed over in this IFD */
+} exif_put;
+
+/* TIFFSetField's result for a metadata field: a refusal (its error recorded through the
+ * handlers) is forgotten, the save goes on without the field. */
+static int meta_set_ok(tiff_io *io, int had_error, int ok)
+{
+    if (!ok && !had_error)
+        io->err[0] = '\0';
+    return ok;
+}
+
+/* IFD0 tags that travel into the main IFD: ASCII, describing the photo (not the file). */
+static int ifd0_tag_kept(unsigned tag)
+{
+    return tag == TIFFTAG_IMAGEDESCRIPTION || tag == TIFFTAG_MAKE || tag == TIFFTAG_MODEL ||
+           tag == TIFFTAG_DATETIME || tag == TIFFTAG_ARTIST || tag == TIFFTAG_COPYRIGHT;
+}
+
+/* An ASCII entry as a C string (up to its first NUL) into a malloc()'ed buffer: NULL when it
+ * is empty or memory is short. */
+static char *entry_string(const imgpu_exif_entry *e)
+{
+    const unsigned char *nul = memchr(e->value, 0, e->count);
+    const size_t len = nul ? (size_t)(nul - e->value) : e->count;
+    char *s = len ? malloc(len + 1) : NULL;
+    if (s) {
+        memcpy(s, e->value, len);
+        s[len] = '\0';
+    }
+    return s;
+}
+
+/* Sets entry e on the current directory as libtiff's field for its tag takes it: 1 when set. */
+static int exif_set(exif_put *p, const imgpu_exif_entry *e)
+{
+    TIFF *t = p->t;
+    const TIFFField *f = TIFFFindField(t, e->tag, TIFF_ANY);
+    if (!f || TIFFFieldIsAnonymous(f))
+        return 0;
+    const TIFFDataType ft = TIFFFieldDataType(f);
+    const int had = p->io->err[0] != '\0';
+    if (ft == TIFF_ASCII) {
+        if (e->type != TIFF_ASCII || TIFFFieldPassCount(f))
+            return 0;
+        char *str = entry_string(e);
+        int ok = str && meta_set_ok(p->io, had, TIFFSetField(t, e->tag, str));
+        free(str);
+        return ok;
+    }
+    if ((unsigned)ft != e->type && !(ft == TIFF_LONG && e->type == TIFF_SHORT))
+        return 0;
+    /* the count the table wants: passed with the values, exactly 1, or exactly N */
+    const int pass = TIFFFieldPassCount(f), wc = TIFFFieldWriteCount(f);
+    const int csize = pass ? TIFFFieldSetGetCountSize(f) : 0;
+    const uint32_t n = e->count;
+    if (pass ? (csize != 2 && csize != 4) || (csize == 2 && n > 0xFFFF)
+             : wc < 1 || (uint32_t)wc != n)
+        return 0;
+    /* the values in libtiff's storage type for the field (TIFFFieldSetGetSize bytes each) */
+    const int ss = TIFFFieldSetGetSize(f);
+    const int want = ft == TIFF_BYTE || ft == TIFF_SBYTE || ft == TIFF_UNDEFINED ? 1
+                   : ft == TIFF_SHORT || ft == TIFF_SSHORT ? 2
+                   : ft == TIFF_LONG || ft == TIFF_SLONG ? 4
+                   : ft == TIFF_RATIONAL || ft == TIFF_SRATIONAL ? (ss == 8 ? 8 : 4) : 0;
+    if (!want || ss != want)
+        return 0;
+    unsigned char *v = malloc((size_t)n * (size_t)ss);
+    if (!v)
+        return 0;
+    int ok = 1;
+    for (uint32_t i = 0; ok && i < n; i++) {
+        unsigned char *d = v + (size_t)i * (size_t)ss;
+        if (ft == TIFF_RATIONAL || ft == TIFF_SRATIONAL) {
+            uint32_t num, den;
+            imgpu_exif_entry_rational(e, i, &num, &den);
+            const double x = ft == TIFF_SRATIONAL ? (double)(int32_t)num / (int32_t)den
+                                                  : (double)num / den;
+            ok = den != 0;
+            if (ss == 8)
+                memcpy(d, &x, 8);
+            else {
+                const float fx = (float)x;
+                memcpy(d, &fx, 4);
+            }
+            continue;
+        }
+        uint32_t u = imgpu_exif_entry_uint(e, i);
+        if (e->tag == EXIFTAG_PIXELXDIMENSION && p->ifd == IMGPU_EXIF_IFD_EXIF)
+            u = p->w;
+        else if (e->tag == EXIFTAG_PIXELYDIMENSION && p->ifd == IMGPU_EXIF_IFD_EXIF)
+            u = p->h;
+        if (ss == 1) {
+            d[0] = (unsigned char)u;
+        } else if (ss == 2) {
+            const uint16_t u16 = (uint16_t)u;
+            memcpy(d, &u16, 2);
+        } else {
+            memcpy(d, &u, 4);
+        }
+    }
+    if (ok) {
+        if (pass && csize == 4)
+            ok = TIFFSetField(t, e->tag, n, v);
+        else if (pass)
+            ok = TIFFSetField(t, e->tag, (int)n, v);
+        else if (n > 1)
+            ok = TIFFSetField(t, e->tag, v);
+        else if (ss == 8)   /* one value: passed by value, as its promoted type */
+            ok = TIFFSetField(t, e->tag, *(const double *)(const void *)v);
+        else if (ft == TIFF_RATIONAL || ft == TIFF_SRATIONAL)
+            ok = TIFFSetField(t, e->tag, (double)*(const float *)(const void *)v);
+        else if (ss == 4)
+            ok = TIFFSetField(t, e->tag, *(const uint32_t *)(const void *)v);
+        else if (ss == 2)
+            ok = TIFFSetField(t, e->tag, (int)*(const uint16_t *)(const void *)v);
+        else
+            ok = TIFFSetField(t, e->tag, (int)v[0]);
+        ok = meta_set_ok(p->io, had, ok);
+    }
+    free(v);
+    return ok;
+}
+
+static void exif_put_entry(const imgpu_exif_entry *e, void *ctx)
+{
+    exif_put *p = ctx;
+    if (e->ifd != p->ifd || p->seen[e->tag / 8] & 1u << e->tag % 8)
+        return;
+    p->seen[e->tag / 8] |= (unsigned char)(1u << e->tag % 8);
+    if (p->ifd == IMGPU_EXIF_IFD0 && !ifd0_tag_kept(e->tag))
+        return;
+    p->set += exif_set(p, e);
+}
+
+/* The blob's IFD `ifd` (Exif or GPS) as a custom directory: its offset, or 0 when it has
+ * nothing libtiff takes (or could not be written). Leaves no current image directory: the
+ * caller creates the main one afterwards. */
+static uint64_t exif_write_dir(exif_put *p, const imgpu_meta *m, int ifd)
+{
+    const int had = p->io->err[0] != '\0';
+    /* libtiff 4.5's TIFFCreate...Directory drops the previous custom directory's values
+     * without freeing them (valgrind): free them first */
+    TIFFFreeDirectory(p->t);
+    const int ok = ifd == IMGPU_EXIF_IFD_EXIF ? TIFFCreateEXIFDirectory(p->t) == 0
+                                              : TIFFCreateGPSDirectory(p->t) == 0;
+    uint64_t off = 0;
+    p->ifd = ifd;
+    p->set = 0;
+    memset(p->seen, 0, sizeof p->seen);
+    if (ok)
+        imgpu_exif_each(m->exif, m->exif_len, exif_put_entry, p);
+    if (!ok || !p->set || !meta_set_ok(p->io, had, TIFFWriteCustomDirectory(p->t, &off)))
+        off = 0;
+    return off;
+}
+
+/* Writes the Exif and GPS IFDs of m->exif, then makes a fresh main directory current (as the
+ * open left it): 0, or -1 when libtiff cannot create that directory (out of memory). */
+static int exif_write_dirs(TIFF *t, tiff_io *io, const imgpu_meta *m, uint32_t w, uint32_t h,
+                           uint64_t *exif_off, uint64_t *gps_off)
+{
+    *exif_off = *gps_off = 0;
+    imgpu_exif_info info;
+    if (!m || !m->exif || imgpu_exif_parse(m->exif, m->exif_len, &info) < 0)
+        return 0;   /* (the parse's message is for nobody: the save goes on) */
+    exif_put *p = calloc(1, sizeof *p);
+    if (!p)
+        return 0;
+    p->t = t;
+    p->io = io;
+    p->w = w;
+    p->h = h;
+    *exif_off = exif_write_dir(p, m, IMGPU_EXIF_IFD_EXIF);
+    if (info.has_gps)
+        *gps_off = exif_write_dir(p, m, IMGPU_EXIF_IFD_GPS);
+    free(p);
+    TIFFFreeDirectory(t);
+    return TIFFCreateDirectory(t) == 0 ? 0 : -1;
+}
+
+/* libtiff keeps most EXIF rationals as float and writes back its own approximation
+ * (ExposureTime 1/125 comes out as 8589935/1073741824). Once the file is complete, the
+ * rationals of the written Exif / GPS IFD at `off` get the input's exact numerator and
+ * denominator again: same tag, type and count, so the same 8 bytes per value. Classic TIFF
+ * only (a BigTIFF output keeps libtiff's values). */
+typedef struct rational_fix {
+    unsigned char *b;
+    size_t n;
+    int le;
+    uint64_t off;
+    int ifd;
+    unsigned char seen[65536 / 8];
+} rational_fix;
+
+static void rational_fix_entry(const imgpu_exif_entry *e, void *ctx)
+{
+    rational_fix *r = ctx;
+    if (e->ifd != r->ifd || r->seen[e->tag / 8] & 1u << e->tag % 8)
+        return;
+    r->seen[e->tag / 8] |= (unsigned char)(1u << e->tag % 8);   /* the first one was written */
+    if (e->type != TIFF_RATIONAL && e->type != TIFF_SRATIONAL)
+        return;
+    uint32_t (*r16)(const unsigned char *) = r->le ? imgpu__le16 : imgpu__be16;
+    uint32_t (*r32)(const unsigned char *) = r->le ? imgpu__le32 : imgpu__be32;
+    const uint32_t count = r16(r->b + r->off);
+    for (uint32_t i = 0; i < count; i++) {
+        const unsigned char *o = r->b + r->off + 2 + 12 * (size_t)i;
+        const uint32_t vo = r32(o + 8);
+        if (r16(o) != e->tag || r16(o + 2) != e->type || r32(o + 4) != e->count ||
+            vo > r->n || (uint64_t)e->count * 8 > r->n - vo)
+            continue;
+        for (uint32_t k = 0; k < e->count; k++) {
+            uint32_t num, den;
+            imgpu_exif_entry_rational(e, k, &num, &den);
+            unsigned char *d = r->b + vo + 8 * (size_t)k;
+            for (int j = 0; j < 4; j++) {
+                d[r->le ? j : 3 - j] = (unsigned char)(num >> 8 * j);
+                d[4 + (r->le ? j : 3 - j)] = (unsigned char)(den >> 8 * j);
+            }
+        }
+        return;
+    }
+}
+
+static void exif_fix_rationals(unsigned char *b, size_t n, uint64_t off, int ifd,
+                               const imgpu_meta *m)
+{
+    if (!off || n < 8 || (b[2] != 42 && b[3] != 42) || off > n - 2)
+        return;
+    rational_fix *r = calloc(1, sizeof *r);
+    if (!r)
+        return;
+    r->b = b, r->n = n, r->le = b[0] == 'I', r->off = off, r->ifd = ifd;
+    if ((uint64_t)(r->le ? imgpu__le16(b + off) : imgpu__be16(b + off)) * 12 <= n - off - 2)
+        imgpu_exif_each(m->exif, m->exif_len, rational_fix_entry, r);
+    free(r);
+}
+
+/* The photographer's IFD0 tags of m->exif into the main IFD. */
+static void exif_write_ifd0(TIFF *t, tiff_io *io, const imgpu_meta *m)
+{
+    exif_put *p = m && m->exif ? calloc(1, sizeof *p) : NULL;
+    if (!p)
+        return;
+    p->t = t;
+    p->io = io;
+    p->ifd = IMGPU_EXIF_IFD0;
+    imgpu_exif_each(m->exif, m->exif_len, exif_put_entry, p);
+    free(p);
 }
 
 /* ---- encode ----------------------------------------------------------------------------- */
@@ -941,6 +1262,10 @@ static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsig
         free(io.wr);
         return -1;
     }
+    const imgpu_meta *m = a->meta;
+    uint64_t exif_off = 0, gps_off = 0;
+    if (exif_write_dirs(t, &io, m, (uint32_t)w, (uint32_t)h, &exif_off, &gps_off) < 0)
+        goto fail;
     const uint16_t photometric = c >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
     int ok = TIFFSetField(t, TIFFTAG_IMAGEWIDTH, (uint32_t)w) &&
              TIFFSetField(t, TIFFTAG_IMAGELENGTH, (uint32_t)h) &&
@@ -973,7 +1298,6 @@ static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsig
         uint16_t extra = EXTRASAMPLE_UNASSALPHA;
         ok = TIFFSetField(t, TIFFTAG_EXTRASAMPLES, (uint16_t)1, &extra);
     }
-    const imgpu_meta *m = a->meta;
     if (ok && m) {
         if (m->icc && m->icc_len && m->icc_len <= UINT32_MAX)
             ok = TIFFSetField(t, TIFFTAG_ICCPROFILE, (uint32_t)m->icc_len, m->icc);
@@ -983,6 +1307,13 @@ static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsig
         const int o = m->oriented ? 1 : m->orientation;
         if (ok && o >= 1 && o <= 8)
             ok = TIFFSetField(t, TIFFTAG_ORIENTATION, (uint16_t)o);
+        if (ok)
+            ok = TIFFSetField(t, TIFFTAG_SOFTWARE, "imgpu " IMGPU_VERSION);
+        exif_write_ifd0(t, &io, m);
+        if (ok && exif_off)
+            ok = TIFFSetField(t, TIFFTAG_EXIFIFD, exif_off);
+        if (ok && gps_off)
+            ok = TIFFSetField(t, TIFFTAG_GPSIFD, gps_off);
     }
     if (!ok)
         goto fail;
@@ -1005,6 +1336,8 @@ static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsig
     t = NULL;
     if (io.err[0])
         goto fail;
+    exif_fix_rationals(io.wr, io.len, exif_off, IMGPU_EXIF_IFD_EXIF, m);
+    exif_fix_rationals(io.wr, io.len, gps_off, IMGPU_EXIF_IFD_GPS, m);
     free(strip);
     *out = io.wr;
     *out_len = io.len;

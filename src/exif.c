@@ -13,12 +13,14 @@
 #include <string.h>
 
 enum {
-    TYPE_ASCII = 2, TYPE_SHORT = 3, TYPE_LONG = 4, TYPE_IFD = 13,
+    TYPE_BYTE = 1, TYPE_ASCII = 2, TYPE_SHORT = 3, TYPE_LONG = 4, TYPE_RATIONAL = 5,
+    TYPE_SBYTE = 6, TYPE_UNDEFINED = 7, TYPE_SSHORT = 8, TYPE_SLONG = 9, TYPE_SRATIONAL = 10,
+    TYPE_IFD = 13,
 };
 
 enum {
     TAG_MAKE = 0x010F, TAG_MODEL = 0x0110, TAG_ORIENTATION = 0x0112, TAG_DATETIME = 0x0132,
-    TAG_EXIF_IFD = 0x8769, TAG_GPS_IFD = 0x8825,
+    TAG_EXIF_IFD = 0x8769, TAG_GPS_IFD = 0x8825, TAG_INTEROP_IFD = 0xA005,
     TAG_DATETIME_ORIGINAL = 0x9003, TAG_PIXEL_X = 0xA002, TAG_PIXEL_Y = 0xA003,
 };
 
@@ -206,6 +208,8 @@ typedef struct ifd0_scan {
     imgpu_exif_info info;   /* orientation, make, model; DateTime in datetime_original */
     int has_exif, has_gps;
     uint32_t exif_ifd, gps_ifd;
+    int has_ifd0;           /* IFD0 itself, opened: d0 */
+    ifd d0;
 } ifd0_scan;
 
 static void scan_ifd0(walk *w, ifd0_scan *s)
@@ -216,6 +220,8 @@ static void scan_ifd0(walk *w, ifd0_scan *s)
     ifd d;
     if (ifd_open(w, t->ifd0, &d) < 0)
         return;
+    s->has_ifd0 = 1;
+    s->d0 = d;
     for (unsigned i = 0; i < d.count; i++) {
         entry e = ifd_entry(t, &d, i);
         uint32_t v;
@@ -362,4 +368,83 @@ int imgpu_exif_set_pixel_size(unsigned char *b, size_t n, uint32_t w, uint32_t h
             done_y = 1;
     }
     return done_x + done_y;
+}
+
+/* ---- every entry -------------------------------------------------------------------------- */
+
+/* Bytes per value of TIFF's twelve types; 0: not one of them (13, IFD, is a pointer). */
+static uint32_t type_size(unsigned type)
+{
+    static const unsigned char sz[13] = { 0, 1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8 };
+    return type < 13 ? sz[type] : 0;
+}
+
+/* Hands over IFD d's entries that have a known type and whose values lie in the blob. */
+static void each_in(const tiff *t, const ifd *d, int which,
+                    void (*fn)(const imgpu_exif_entry *e, void *ctx), void *ctx)
+{
+    for (unsigned i = 0; i < d->count; i++) {
+        entry e = ifd_entry(t, d, i);
+        const uint64_t size = (uint64_t)type_size(e.type) * e.count;
+        if (!size || e.tag == TAG_EXIF_IFD || e.tag == TAG_GPS_IFD || e.tag == TAG_INTEROP_IFD)
+            continue;
+        size_t pos = e.at + 8;
+        if (size > 4) {
+            const uint32_t off = rd32(t, e.at + 8);
+            if ((uint64_t)off + size > t->n)
+                continue;
+            pos = off;
+        }
+        imgpu_exif_entry x = { which, e.tag, e.type, e.count, t->b + pos, t->big_endian };
+        fn(&x, ctx);
+    }
+}
+
+int imgpu_exif_each(const unsigned char *b, size_t n,
+                    void (*fn)(const imgpu_exif_entry *e, void *ctx), void *ctx)
+{
+    tiff t;
+    if (tiff_open(b, n, &t) < 0)
+        return -1;
+    walk w;
+    walk_init(&w, &t);
+    ifd0_scan s;
+    scan_ifd0(&w, &s);
+    if (s.has_ifd0)
+        each_in(&t, &s.d0, IMGPU_EXIF_IFD0, fn, ctx);
+    ifd d;
+    if (s.has_exif && ifd_open(&w, s.exif_ifd, &d) == 0)
+        each_in(&t, &d, IMGPU_EXIF_IFD_EXIF, fn, ctx);
+    if (s.has_gps && ifd_open(&w, s.gps_ifd, &d) == 0)
+        each_in(&t, &d, IMGPU_EXIF_IFD_GPS, fn, ctx);
+    return 0;
+}
+
+/* The entry's bytes as a tiff for rd16 / rd32: offsets count from e->value. */
+static tiff entry_view(const imgpu_exif_entry *e)
+{
+    tiff t = { e->value, 0, e->big_endian, 0 };
+    return t;
+}
+
+uint32_t imgpu_exif_entry_uint(const imgpu_exif_entry *e, uint32_t i)
+{
+    const tiff t = entry_view(e);
+    switch (e->type) {
+    case TYPE_BYTE: case TYPE_SBYTE: case TYPE_UNDEFINED: return e->value[i];
+    case TYPE_SHORT: case TYPE_SSHORT: return rd16(&t, (size_t)i * 2);
+    case TYPE_LONG: case TYPE_SLONG: return rd32(&t, (size_t)i * 4);
+    default: return 0;
+    }
+}
+
+void imgpu_exif_entry_rational(const imgpu_exif_entry *e, uint32_t i, uint32_t *num,
+                               uint32_t *den)
+{
+    const tiff t = entry_view(e);
+    *num = *den = 0;
+    if (e->type == TYPE_RATIONAL || e->type == TYPE_SRATIONAL) {
+        *num = rd32(&t, (size_t)i * 8);
+        *den = rd32(&t, (size_t)i * 8 + 4);
+    }
 }

@@ -7,7 +7,8 @@
  *
  * What is read: IFD0 (Make, Model, Orientation, DateTime, and the pointers to the Exif and
  * GPS IFDs), the Exif IFD (DateTimeOriginal, PixelXDimension, PixelYDimension) and whether a
- * GPS IFD exists. The next-IFD link of IFD0 (IFD1, the thumbnail's tags) is not followed: its
+ * GPS IFD exists; imgpu_exif_each hands every entry of those three IFDs to a writer that
+ * rebuilds them elsewhere (the TIFF encoder's Exif and GPS IFDs). The next-IFD link of IFD0 (IFD1, the thumbnail's tags) is not followed: its
  * tags describe the thumbnail, not the image. A pointer to an IFD already visited (the Exif
  * pointer aimed back at IFD0, say) is ignored, so at most three IFDs are read, and at most
  * IMGPU_EXIF_MAX_ENTRIES entries in all.
@@ -66,6 +67,38 @@ int imgpu_exif_set_orientation(unsigned char *b, size_t n, int orientation);
  * way). Returns how many of the two it rewrote (0, 1 or 2; a missing one is not added), or -1
  * with an error recorded when the header is malformed. */
 int imgpu_exif_set_pixel_size(unsigned char *b, size_t n, uint32_t w, uint32_t h);
+
+/* Which IFD an entry comes from (imgpu_exif_each). */
+enum { IMGPU_EXIF_IFD0 = 0, IMGPU_EXIF_IFD_EXIF = 1, IMGPU_EXIF_IFD_GPS = 2 };
+
+/* One IFD entry as imgpu_exif_each hands it over: its values are the blob's own bytes, in the
+ * blob's byte order (read them with the two helpers below). */
+typedef struct imgpu_exif_entry {
+    int ifd;                      /* IMGPU_EXIF_IFD0, _IFD_EXIF or _IFD_GPS */
+    unsigned tag, type;           /* type: one of TIFF's twelve (1 BYTE .. 12 DOUBLE) */
+    uint32_t count;               /* values, each of the type's size */
+    const unsigned char *value;   /* count values, wholly inside the blob */
+    int big_endian;
+} imgpu_exif_entry;
+
+/* Calls fn(e, ctx) for every entry of IFD0, then of the Exif IFD, then of the GPS IFD (never
+ * IFD1, the thumbnail's) whose type is one of TIFF's twelve and whose values lie wholly inside
+ * the blob, in the order the IFDs list them (duplicates included: the first is the one that
+ * counts). The pointer entries (Exif, GPS and Interoperability IFDs) are not handed over: their
+ * values are offsets into this blob, meaningless anywhere else. The same limits as
+ * imgpu_exif_parse. Returns 0, or -1 with an error recorded when the header is malformed. */
+int imgpu_exif_each(const unsigned char *b, size_t n,
+                    void (*fn)(const imgpu_exif_entry *e, void *ctx), void *ctx);
+
+/* Value i (< e->count) of a BYTE, SBYTE, UNDEFINED, SHORT, SSHORT, LONG or SLONG entry, as
+ * the unsigned bits of its width (a signed one: cast to int8_t / int16_t / int32_t); 0 for
+ * another type. */
+uint32_t imgpu_exif_entry_uint(const imgpu_exif_entry *e, uint32_t i);
+
+/* Value i (< e->count) of a RATIONAL or SRATIONAL entry: numerator and denominator (SRATIONAL:
+ * cast both to int32_t). Both 0 for another type. */
+void imgpu_exif_entry_rational(const imgpu_exif_entry *e, uint32_t i, uint32_t *num,
+                               uint32_t *den);
 
 #ifdef __cplusplus
 }

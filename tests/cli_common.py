@@ -28,6 +28,8 @@ class Checker:
         if not cond:
             self.failures += 1
             msg = f"FAIL: {what}"
+            if detail is not None and not isinstance(detail, str):
+                detail = repr(detail)   # a dict, bytes, a tuple: shown, never a TypeError
             if detail:
                 msg += "\n      " + detail.replace("\n", "\n      ")
             print(msg, flush=True)

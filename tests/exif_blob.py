@@ -5,14 +5,14 @@
 
 Each IFD is a list of (tag, type, value): ASCII takes a str (a NUL is added) or bytes (as
 they are), SHORT/LONG an int or a list of ints, RATIONAL a list of (numerator, denominator),
-BYTE/UNDEFINED bytes. The pointers to the Exif and GPS IFDs (0x8769, 0x8825) are added to
+SRATIONAL a list of signed (numerator, denominator), BYTE/UNDEFINED bytes. The pointers to the Exif and GPS IFDs (0x8769, 0x8825) are added to
 IFD0 when those IFDs are given; IFD1 (the thumbnail's) follows IFD0 through its next link.
 Entries are written sorted by tag, as TIFF asks. Offsets count from the byte-order mark;
 app1(blob) puts "Exif\\0\\0" in front, as a JPEG's APP1 segment holds it."""
 import struct
 
-BYTE, ASCII, SHORT, LONG, RATIONAL, UNDEFINED = 1, 2, 3, 4, 5, 7
-SIZE = {BYTE: 1, ASCII: 1, SHORT: 2, LONG: 4, RATIONAL: 8, UNDEFINED: 1}
+BYTE, ASCII, SHORT, LONG, RATIONAL, UNDEFINED, SRATIONAL = 1, 2, 3, 4, 5, 7, 10
+SIZE = {BYTE: 1, ASCII: 1, SHORT: 2, LONG: 4, RATIONAL: 8, UNDEFINED: 1, SRATIONAL: 8}
 EXIF_IFD, GPS_IFD = 0x8769, 0x8825
 
 
@@ -21,8 +21,9 @@ def _value_bytes(e, typ, value):
         return value.encode() + b"\0" if isinstance(value, str) else bytes(value)
     if typ in (BYTE, UNDEFINED):
         return bytes(value)
-    if typ == RATIONAL:
-        return b"".join(struct.pack(e + "II", n, d) for n, d in value)
+    if typ in (RATIONAL, SRATIONAL):
+        f = e + ("II" if typ == RATIONAL else "ii")
+        return b"".join(struct.pack(f, n, d) for n, d in value)
     vals = value if isinstance(value, (list, tuple)) else [value]
     return b"".join(struct.pack(e + ("H" if typ == SHORT else "I"), v) for v in vals)
 

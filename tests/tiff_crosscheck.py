@@ -14,7 +14,9 @@ contiguous / separate planes x little / big endian. imgpu's decode (io_dump) mus
 Then: palette, MinIsWhite and associated alpha; multi-page files with --page and
 `imgpu info`'s pages; write round trips for every --compression (imgpu writes, PIL/cv2 read
 the same pixels as imgpu's PNG output of the same command); 16-bit LZW equalize stays 16-bit;
-ICC / XMP / Orientation through exiftool; the kinds that are refused by name (exit 1, no
+ICC / XMP / Orientation through exiftool; EXIF (IFD0's tags, the Exif and GPS IFDs) written
+into TIFF outputs and kept through TIFF -> JPEG / TIFF (exiftool, PIL), damaged EXIF skipped
+tag by tag; the kinds that are refused by name (exit 1, no
 output); truncated and corrupt files (the file named, the reason, an existing output left as
 it was); batch over a folder of .tif/.tiff files.
 
@@ -29,6 +31,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cli_common as cc  # noqa: E402
+import exif_blob as eb  # noqa: E402
 import zlib
 
 try:
@@ -538,23 +541,202 @@ ex = os.path.join(m, "exif.tif")
 write_tiff(ex, src, 2)
 subprocess.run(["exiftool", "-q", "-overwrite_original", "-Make=Canon", "-Model=EOS 5D",
                 "-DateTimeOriginal=2024:01:02 03:04:05", "-ExposureTime=1/125",
-                "-UserComment=a comment longer than four bytes", "-Orientation#=6", ex], check=True)
+                "-UserComment=a comment longer than four bytes", "-Orientation#=6",
+                "-GPSLatitude=35.6586", "-GPSLatitudeRef=N", "-Artist=A. Photographer", ex],
+               check=True)
 rc, o, err = run([IMGPU, "info", ex])
 check(rc == 0 and b"Canon EOS 5D" in o and b"2024:01:02 03:04:05" in o,
       "TIFF EXIF: imgpu info shows the camera and date", o.decode() + err)
 exp = os.path.join(m, "exif_out.png")
 rc, _, err = run([IMGPU, "equalize", ex, exp])
 e = exiftool(exp, "-Make", "-Model", "-DateTimeOriginal", "-ExposureTime", "-UserComment",
-             "-Orientation#", "-ImageWidth")
+             "-Orientation#", "-ImageWidth", "-GPSLatitude#", "-GPSLatitudeRef", "-Artist")
 check(rc == 0 and e.get("Make") == "Canon" and e.get("Model") == "EOS 5D" and
       e.get("DateTimeOriginal") == "2024:01:02 03:04:05" and e.get("ExposureTime") == "1/125" and
       e.get("UserComment") == "a comment longer than four bytes" and e.get("Orientation") == 1 and
       e.get("ImageWidth") == H, "TIFF EXIF -> PNG: the tags carried, Orientation 1, upright", e)
+check(e.get("GPSLatitude") == 35.6586 and e.get("GPSLatitudeRef") == "North" and
+      e.get("Artist") == "A. Photographer", "TIFF EXIF -> PNG: the GPS IFD and the Artist too", e)
 exp = os.path.join(m, "exif_keep.png")
 rc, _, err = run([IMGPU, "equalize", ex, exp, "--no-auto-orient"])
 e = exiftool(exp, "-Orientation#", "-ImageWidth")
 check(rc == 0 and e.get("Orientation") == 6 and e.get("ImageWidth") == W,
       "TIFF EXIF -> PNG --no-auto-orient: Orientation 6 with the stored pixels", e)
+
+# EXIF written into TIFF outputs (issue 16, "metadata kept"): a camera JPEG's IFD0 tags, Exif
+# IFD and GPS IFD come out as the TIFF's own IFD0 tags and real Exif / GPS IFDs (exiftool and
+# PIL read them), Orientation 1 over upright pixels, no thumbnail IFD1; and they survive
+# TIFF -> JPEG and TIFF -> TIFF.
+
+PHOTO_TAGS = ["Make", "Model", "DateTimeOriginal", "ExposureTime", "FNumber", "ISO",
+              "GPSLatitude", "GPSLongitude", "GPSLatitudeRef", "GPSLongitudeRef", "Artist",
+              "Copyright", "ImageDescription"]
+
+
+def photo_tags(path):
+    """exiftool's numeric values (-n) of PHOTO_TAGS plus Orientation, the pixel size tags and
+    the groups seen (IFD1 is the thumbnail's)."""
+    p = subprocess.run(["exiftool", "-j", "-n", "-G1", "-a", *[f"-{t}" for t in PHOTO_TAGS],
+                        "-Orientation", "-ExifImageWidth", "-ExifImageHeight",
+                        "-IFD1:all", path], capture_output=True, text=True)
+    try:
+        d = json.loads(p.stdout)[0]
+    except Exception:
+        return {}, set()
+    flat = {k.split(":", 1)[1]: v for k, v in d.items() if ":" in k}
+    return flat, {k.split(":", 1)[0] for k in d if ":" in k}
+
+
+def jpeg_with_app1(path, img, blob):
+    ok, enc = cv2.imencode(".jpg", img)
+    enc = enc.tobytes()
+    body = eb.app1(blob)
+    open(path, "wb").write(enc[:2] + b"\xff\xe1" + struct.pack(">H", len(body) + 2) + body +
+                           enc[2:])
+
+
+ew = os.path.join(TMP, "exif_write")
+os.makedirs(ew, exist_ok=True)
+PW, PH = 64, 40                      # stored 64 wide, 40 tall; Orientation 6: upright 40 x 64
+stored = np.full((PH, PW, 3), 60, np.uint8)
+stored += rng.integers(0, 40, stored.shape, dtype=np.uint8)
+stored[:12, :16] = 250               # the stored top-left corner: upright, the top-right one
+thumb = os.path.join(ew, "thumb.jpg")
+cv2.imwrite(thumb, stored[::4, ::4])
+photo = os.path.join(ew, "photo_with_exif.jpg")
+cv2.imwrite(photo, stored)
+subprocess.run(["exiftool", "-q", "-overwrite_original", "-Make=Canon", "-Model=EOS 5D",
+                "-DateTimeOriginal=2024:01:02 03:04:05", "-ExposureTime=1/125", "-FNumber=2.8",
+                "-ISO=400", "-GPSLatitude=48.8583", "-GPSLatitudeRef=N", "-GPSLongitude=2.2945",
+                "-GPSLongitudeRef=E", "-Artist=A. Photographer", "-Copyright=(c) 2024 A. P.",
+                "-ImageDescription=a test photo", "-Orientation#=6", f"-ExifImageWidth={PW}",
+                f"-ExifImageHeight={PH}", f"-ThumbnailImage<={thumb}", photo], check=True)
+want, groups = photo_tags(photo)
+check(all(t in want for t in PHOTO_TAGS) and want.get("Orientation") == 6 and "IFD1" in groups,
+      "the camera JPEG has every tag, Orientation 6 and a thumbnail IFD1 (exiftool wrote them)",
+      want)
+
+
+def same_photo_tags(got, what):
+    diff = {t: (want.get(t), got.get(t)) for t in PHOTO_TAGS if got.get(t) != want.get(t)}
+    check(not diff, f"{what}: Make, Model, DateTimeOriginal, ExposureTime, FNumber, ISO, GPS, "
+          "Artist, Copyright, ImageDescription equal the input's (exiftool -n)", diff)
+
+
+out_tif = os.path.join(ew, "out.tif")
+rc, _, err = run([IMGPU, "equalize", photo, out_tif])
+got, groups = photo_tags(out_tif) if rc == 0 else ({}, set())
+check(rc == 0, "equalize photo_with_exif.jpg out.tif", err)
+same_photo_tags(got, "JPEG -> TIFF")
+check({"ExifIFD", "GPS"} <= groups and "IFD1" not in groups,
+      "JPEG -> TIFF: real Exif and GPS IFDs, no thumbnail IFD1", sorted(groups))
+check(got.get("Orientation") in (1, None) and got.get("ExifImageWidth") == PH and
+      got.get("ExifImageHeight") == PW,
+      "JPEG -> TIFF: Orientation 1, PixelX/YDimension the upright size", got)
+up = pil_read(out_tif) if rc == 0 else None
+# upright: 40 wide, 64 tall, the stored top-left block now at the top right (90 deg clockwise)
+check(up is not None and up.shape == (PW, PH, 3) and
+      up[:16, -12:].mean() > up[16:, :].mean() + 100 and up[:16, :12].mean() < 200,
+      "JPEG -> TIFF: pixels upright (PIL: 40 x 64, the marked corner top right)",
+      None if up is None else up.shape)
+png_ref = os.path.join(ew, "out.png")
+run([IMGPU, "equalize", photo, png_ref])
+ref = cv_read(png_ref)
+check(up is not None and ref is not None and np.array_equal(up, ref),
+      "JPEG -> TIFF: the pixels equal the PNG output of the same command", None)
+# PIL reads the same EXIF (its own TIFF and EXIF parsers)
+try:
+    with Image.open(out_tif) as im:
+        ex = im.getexif()
+        exif_ifd, gps_ifd = ex.get_ifd(0x8769), ex.get_ifd(0x8825)
+        pil_ok = (ex.get(271) == "Canon" and ex.get(272) == "EOS 5D" and
+                  ex.get(274) in (1, None) and
+                  exif_ifd.get(0x9003) == "2024:01:02 03:04:05" and
+                  exif_ifd.get(0x829A) == 0.008 and
+                  (exif_ifd[0x829A].numerator, exif_ifd[0x829A].denominator) == (1, 125) and
+                  exif_ifd.get(0x8827) == 400 and
+                  gps_ifd.get(1) == "N" and gps_ifd.get(3) == "E" and
+                  abs(sum(float(v) / 60 ** i for i, v in enumerate(gps_ifd.get(2))) - 48.8583)
+                  < 1e-6)
+        pil_what = (dict(ex), dict(exif_ifd), dict(gps_ifd))
+except Exception as e:  # noqa: BLE001
+    pil_ok, pil_what = False, repr(e)
+check(pil_ok, "JPEG -> TIFF: PIL reads Make, Model, DateTimeOriginal, ExposureTime 1/125 "
+      "exactly, ISO, GPS", pil_what)
+for name, what in (("rt.jpg", "TIFF -> JPEG"), ("rt.tif", "TIFF -> TIFF"),
+                   ("rt_jpegc.tif", "TIFF -> TIFF --compression jpeg")):
+    rt = os.path.join(ew, name)
+    argv = [IMGPU, "equalize", out_tif, rt] + (["--compression", "jpeg"] if "jpegc" in name else [])
+    rc, _, err = run(argv)
+    got, groups = photo_tags(rt) if rc == 0 else ({}, set())
+    check(rc == 0, what, err)
+    same_photo_tags(got, what)
+    check(got.get("Orientation") in (1, None) and "IFD1" not in groups and
+          got.get("ExifImageWidth") == PH, f"{what}: Orientation 1, no IFD1, the pixel size", got)
+# a size change: PixelXDimension / PixelYDimension say the output's size
+rot = os.path.join(ew, "rot.tif")
+rc, _, err = run([IMGPU, "rotate", photo, rot, "--angle", "30"])
+got, _ = photo_tags(rot) if rc == 0 else ({}, set())
+r = pil_read(rot) if rc == 0 else None
+check(r is not None and got.get("ExifImageWidth") == r.shape[1] and
+      got.get("ExifImageHeight") == r.shape[0] and got.get("Make") == "Canon",
+      "rotate 30 -> TIFF: ExifImageWidth/Height the rotated size", (got, None if r is None else r.shape))
+# --no-auto-orient: the stored pixels and Orientation 6, the EXIF still there
+keep = os.path.join(ew, "keep.tif")
+rc, _, err = run([IMGPU, "equalize", photo, keep, "--no-auto-orient"])
+got, _ = photo_tags(keep) if rc == 0 else ({}, set())
+check(got.get("Orientation") == 6 and got.get("ExifImageWidth") == PW and
+      got.get("GPSLatitude") == want.get("GPSLatitude"),
+      "--no-auto-orient -> TIFF: Orientation 6, the stored size, the EXIF kept", got)
+# --strip: none of it
+strip = os.path.join(ew, "strip.tif")
+rc, _, err = run([IMGPU, "equalize", photo, strip, "--strip"])
+got, groups = photo_tags(strip) if rc == 0 else ({}, set())
+check(rc == 0 and not {"ExifIFD", "GPS"} & groups and "Make" not in got,
+      "--strip -> TIFF: no EXIF, no GPS, no Make", (got, groups))
+
+# damaged EXIF never fails the save: entries of the wrong type or count, unknown tags, a zero
+# denominator are left out one by one; the good ones (either byte order) are written
+for be in (False, True):
+    blob = eb.tiff(
+        [(0x010F, eb.SHORT, 5),                                    # Make as SHORT: dropped
+         (0x0110, eb.ASCII, "Model X"), (0x0112, eb.SHORT, 6), (0x013B, eb.ASCII, "Artist Y")],
+        exif=[(0x829A, eb.RATIONAL, [(1, 0)]),                     # ExposureTime x/0: dropped
+              (0x829D, eb.RATIONAL, [(28, 10), (1, 1)]),           # FNumber of 2: dropped
+              (0x1234, eb.LONG, 7),                                # unknown: dropped
+              (0x8827, eb.ASCII, "400"),                           # ISO as text: dropped
+              (0x9003, eb.ASCII, "2020:01:02 03:04:05"),
+              (0x9204, eb.SRATIONAL, [(-1, 3)]),                   # ExposureBiasValue
+              (0xA002, eb.SHORT, 999), (0xA003, eb.LONG, 999),
+              (0xA005, eb.LONG, 12345)],                           # Interop pointer: dropped
+        gps=[(0x0000, eb.BYTE, b"\2\3\0\0"),
+             (0x0002, eb.SHORT, [48, 51, 29]),                     # GPSLatitude SHORT: dropped
+             (0x0004, eb.RATIONAL, [(2, 1), (17, 1), (4020, 100)])],
+        ifd1=[(0x010F, eb.ASCII, "THUMB MAKE"), (0x0103, eb.SHORT, 6)],
+        big_endian=be)
+    dj = os.path.join(ew, f"damaged_{'be' if be else 'le'}.jpg")
+    jpeg_with_app1(dj, stored, blob)
+    dt = dj[:-4] + ".tif"
+    rc, _, err = run([IMGPU, "equalize", dj, dt])
+    p = subprocess.run(["exiftool", "-j", "-n", "-G1", "-a", dt], capture_output=True, text=True)
+    try:
+        d = json.loads(p.stdout)[0]
+    except Exception:
+        d = {}
+    check(rc == 0 and d.get("IFD0:Model") == "Model X" and d.get("IFD0:Artist") == "Artist Y" and
+          d.get("IFD0:Orientation") == 1 and "IFD0:Make" not in d and
+          d.get("ExifIFD:DateTimeOriginal") == "2020:01:02 03:04:05" and
+          abs(d.get("ExifIFD:ExposureCompensation", 0) + 1 / 3) < 1e-9 and
+          d.get("ExifIFD:ExifImageWidth") == PH and d.get("ExifIFD:ExifImageHeight") == PW and
+          "ExifIFD:ExposureTime" not in d and "ExifIFD:FNumber" not in d and
+          "ExifIFD:ISO" not in d and "GPS:GPSLatitude" not in d and
+          d.get("GPS:GPSVersionID") == "2 3 0 0" and
+          abs(d.get("GPS:GPSLongitude", 0) - (2 + 17 / 60 + 40.2 / 3600)) < 1e-9 and
+          not any(k.startswith(("IFD1:", "InteropIFD:")) for k in d),
+          f"damaged EXIF ({'big' if be else 'little'}-endian) -> TIFF: saved, the well-formed "
+          "tags written, the rest left out one by one, no IFD1",
+          {k: v for k, v in d.items() if k.split(":")[0] in ("IFD0", "ExifIFD", "GPS", "IFD1")}
+          if d else err)
 
 # ---- refused kinds: named, exit 1, no output ----------------------------------------------
 r = os.path.join(TMP, "refused")
