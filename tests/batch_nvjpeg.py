@@ -33,10 +33,14 @@ except ImportError:
 
 # The agreement README states (issue 17, "Agreement"), per decoded photo: nvJPEG's IDCT and
 # chroma upsampling against libjpeg-turbo's.
-DECODE_MIN_PSNR = 40.0
-DECODE_MAX_MEAN = 1.0
-# After equalization (which stretches level differences) and a lossy re-encode.
-EQ_MIN_PSNR = 30.0
+# Measured on an H200 (2026-11-26): photos max 1 level, mean < 0.001, PSNR >= 97 dB; the worst
+# of all 40 files (the 64x48 ones) max 3, mean 0.030, PSNR 62.2 dB. Stated in README with margin:
+DECODE_MAX_DIFF = 4
+DECODE_MIN_PSNR = 60.0
+DECODE_MAX_MEAN = 0.05
+# After equalization (which stretches level differences) and the GPU's encode against
+# libjpeg-turbo's, both at quality 92 (measured worst: 47.3 dB).
+EQ_MIN_PSNR = 45.0
 
 binary, tmp, assets = cc.setup("batch_nvjpeg")
 
@@ -185,7 +189,7 @@ for f in gpu_files + prog_files:
         continue
     d = np.abs(a.astype(np.int32) - b.astype(np.int32))
     stats.append((psnr(a, b), int(d.max()), float(d.mean()), f))
-    C.check(psnr(a, b) >= DECODE_MIN_PSNR and d.mean() <= DECODE_MAX_MEAN,
+    C.check(psnr(a, b) >= DECODE_MIN_PSNR and d.mean() <= DECODE_MAX_MEAN and d.max() <= DECODE_MAX_DIFF,
             f"{f}: nvJPEG's decode within the stated bound of libjpeg-turbo's",
             f"PSNR {psnr(a, b):.2f} max {d.max()} mean {d.mean():.3f}")
 if stats:
