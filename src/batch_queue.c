@@ -52,32 +52,32 @@ void imgpu__queue_push(imgpu__queue *q, void *item)
     pthread_mutex_unlock(&q->lock);
 }
 
+/* The head item, or NULL when the queue is empty; under q->lock. */
+static void *take(imgpu__queue *q)
+{
+    if (q->count == 0)
+        return NULL;
+    void *item = q->ring[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->count--;
+    pthread_cond_signal(&q->not_full);
+    return item;
+}
+
 void *imgpu__queue_pop(imgpu__queue *q)
 {
-    void *item = NULL;
     pthread_mutex_lock(&q->lock);
     while (q->count == 0 && q->producers > 0)
         pthread_cond_wait(&q->not_empty, &q->lock);
-    if (q->count > 0) {
-        item = q->ring[q->head];
-        q->head = (q->head + 1) % q->cap;
-        q->count--;
-        pthread_cond_signal(&q->not_full);
-    }
+    void *item = take(q);
     pthread_mutex_unlock(&q->lock);
     return item;
 }
 
 void *imgpu__queue_try_pop(imgpu__queue *q)
 {
-    void *item = NULL;
     pthread_mutex_lock(&q->lock);
-    if (q->count > 0) {
-        item = q->ring[q->head];
-        q->head = (q->head + 1) % q->cap;
-        q->count--;
-        pthread_cond_signal(&q->not_full);
-    }
+    void *item = take(q);
     pthread_mutex_unlock(&q->lock);
     return item;
 }
