@@ -451,6 +451,8 @@ typedef struct seg_buf {
 
 static int put(seg_buf *o, const void *d, size_t n)
 {
+    if (n == 0)
+        return 0;    /* d may be NULL (an empty id or payload) */
     if (o->n + n > o->cap)
         return -1;   /* sized up front: cannot happen */
     memcpy(o->p + o->n, d, n);
