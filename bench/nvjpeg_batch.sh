@@ -36,4 +36,19 @@ for c in "equalize|--equalize" "clahe|--clahe" "eqrot|--equalize --rotate 15 --e
   cv=$(t "$PY" bench/batch_opencv.py "$D/jpg" "$D/o_cv" --jpg --op "$name")
   echo "$name: imgpu (GPU) $g s, imgpu --device cpu $cp s, OpenCV loop $cv s; speed-up vs OpenCV: $(awk "BEGIN{printf \"%.2f\", $cv / $g}")x"
   echo "$gs" | sed 's/^/  GPU: /'; echo "  CPU: $cs"
+  # the set-up rule (IMGPU_NVJPEG_CPU_FIRST: JPEGs decoded on the CPU while nvJPEG sets up;
+  # default 4 per decode thread); 0 = every JPEG waits for nvJPEG, as before the rule
+  for k in ${CPU_FIRST_SWEEP:-0 128 256}; do
+    rm -rf "$D/o_gpu"
+    echo "  GPU, IMGPU_NVJPEG_CPU_FIRST=$k: $(IMGPU_NVJPEG_CPU_FIRST=$k t "$IMG" batch $ops -o "$D/o_gpu" "$D/jpg") s"
+  done
+done
+# small batches: the first N inputs; below the rule's count nvJPEG is never set up
+for n in ${SMALL_BATCHES:-1 16 64}; do
+  rm -rf "$D/small" "$D/o_s"; mkdir -p "$D/small"
+  ls "$D"/jpg/*.jpg | head -n "$n" | xargs -I{} ln {} "$D/small/"
+  echo "small batch of $n, equalize: imgpu (GPU, default) $(t "$IMG" batch --equalize -o "$D/o_s/g" "$D/small") s," \
+    "IMGPU_NVJPEG_CPU_FIRST=0 $(IMGPU_NVJPEG_CPU_FIRST=0 t "$IMG" batch --equalize -o "$D/o_s/z" "$D/small") s," \
+    "--device cpu $(t "$IMG" batch --equalize --device cpu -o "$D/o_s/c" "$D/small") s," \
+    "OpenCV loop $(t "$PY" bench/batch_opencv.py "$D/small" "$D/o_s/cv" --jpg --op equalize) s"
 done

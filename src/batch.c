@@ -743,6 +743,7 @@ static double now_s(void)
 typedef struct stats {
     atomic_int done, failed;
     atomic_int jpeg_hw, jpeg_cuda, jpeg_cpu, jpeg_enc;   /* nvJPEG: who decoded, GPU encodes */
+    atomic_int jpeg_first;   /* the first JPEGs, on the CPU by design (jpeg_cpu: refused ones) */
     /* IMGPU_BATCH_PROFILE=1: where the time goes, in thread-microseconds per stage */
     atomic_llong t_read, t_gpu_decode, t_gpu_ops, t_write, t_setup;
     int failed_before;  /* failures found before the pipeline (not in `total`) */
@@ -866,6 +867,11 @@ typedef struct batch {
     atomic_int busy_encoders;
     atomic_int sticky_seen;  /* a sticky GPU fault was reported (one file failed for it) */
     int jobs;
+    /* nvJPEG's set-up costs ~1 s (bench/nvjpeg_setup.c): the first `jpeg_first_n` JPEGs are
+     * decoded on the CPU while it runs, and a batch with no more JPEGs than that never sets it
+     * up. todo[nvjpeg_from] is the first JPEG nvJPEG may take (ntodo: none). */
+    size_t nvjpeg_from, njpeg;
+    long jpeg_first_n;
     imgpu_manifest *mf;      /* OUTDIR's manifest: each output's line goes in before its rename */
 } batch;
 
@@ -912,13 +918,22 @@ static int jpeg_to_pixels(batch *B, item *it)
  * upright (an EXIF orientation other than 1 is turned on the CPU load). Others are decoded
  * here from the same bytes. 1 when it read the file (it->in, it->jpeg, or an error), 0 when
  * the caller loads it as usual. */
-static int jpeg_read(batch *B, item *it)
+static int jpeg_read(batch *B, item *it, size_t idx)
 {
 #ifdef IMGPU_HAVE_NVJPEG
     const imgpu_load_options *lo = &B->o->run.load;
     if (B->o->device == IMGPU_DEVICE_CPU || B->o->stage_copy ||
         imgpu_format_from_path(it->job->in) != IMGPU_FORMAT_JPEG)
         return 0;
+    if (idx < B->nvjpeg_from) {
+        /* one of the first JPEGs: libjpeg-turbo, while nvJPEG sets up (or never does) */
+        imgpu_load_result lr = { 0 };
+        it->in = imgpu_image_load_ex(it->job->in, lo, &lr);
+        it->meta = lr.meta;
+        if (it->in)
+            atomic_fetch_add(&B->st.jpeg_first, 1);
+        return 1;
+    }
     unsigned char *buf;
     size_t len;
     imgpu_image_shape sh;
@@ -946,6 +961,7 @@ static int jpeg_read(batch *B, item *it)
 #else
     (void)B;
     (void)it;
+    (void)idx;
     return 0;
 #endif
 }
@@ -1052,7 +1068,7 @@ static void *decode_thread(void *arg)
         it->job = B->todo[i];
         imgpu_error_clear();
         const double tr = now_s();
-        if (!jpeg_read(B, it)) {
+        if (!jpeg_read(B, it, i)) {
             imgpu_load_result lr = { 0 };
             it->in = imgpu_image_load_ex(it->job->in, &B->o->run.load, &lr);
             it->meta = lr.meta;
@@ -1375,6 +1391,28 @@ static int jpeg_batch(batch *B, slot sl[2], imgpu_cuda_jpeg *jm, item *first, it
 }
 #endif
 
+#ifdef IMGPU_HAVE_NVJPEG
+/* nvJPEG's set-up for one worker, on a thread of its own: the handles (shared by the GPU's
+ * workers), states and stream, ~1 s on an H200 (bench/nvjpeg_setup.c). */
+typedef struct jpeg_setup {
+    pthread_t tid;
+    int started, device;
+    imgpu_cuda_jpeg *jm;
+    char err[256];
+} jpeg_setup;
+
+static void *jpeg_setup_thread(void *arg)
+{
+    jpeg_setup *js = arg;
+    imgpu_error_clear();
+    if (imgpu_cuda_use_device(js->device) == 0)
+        js->jm = imgpu_cuda_jpeg_new();
+    if (!js->jm)
+        snprintf(js->err, sizeof js->err, "%s", imgpu_error_message());
+    return NULL;
+}
+#endif
+
 static void *gpu_thread(void *arg)
 {
     gpu_worker *w = arg;
@@ -1392,6 +1430,11 @@ static void *gpu_thread(void *arg)
 #ifdef IMGPU_HAVE_NVJPEG
     imgpu_cuda_jpeg *jm = NULL;
     int jm_tried = 0;
+    /* nvJPEG sets up on its own thread from now on, while this worker takes the batch's first
+     * JPEGs (decoded on the CPU) and its other images; the first JPEG for nvJPEG waits for it */
+    jpeg_setup js = { .device = w->device };
+    if (alive && B->nvjpeg_from < B->ntodo)
+        js.started = pthread_create(&js.tid, NULL, jpeg_setup_thread, &js) == 0;
 #endif
     while ((it = first_later < nlater ? later[first_later++] : imgpu__queue_pop(B->to_gpu))) {
         if (first_later == nlater)
@@ -1402,12 +1445,18 @@ static void *gpu_thread(void *arg)
         }
 #ifdef IMGPU_HAVE_NVJPEG
         if (it->jpeg && !jm && !jm_tried) {
-            /* nvJPEG is set up when the first JPEG it takes arrives (about 1.1 s on an H200,
-             * longer while other processes set it up too): never for a batch without one */
+            /* the set-up begun above (or, where its thread could not start, here) */
             const double t0 = now_s();
             jm_tried = 1;
-            if (!(jm = imgpu_cuda_jpeg_new()))
-                report("GPU %d: nvJPEG: %s; its JPEGs are decoded on the CPU", w->device, imgpu_error_message());
+            if (js.started) {
+                pthread_join(js.tid, NULL);
+                js.started = 0;
+                jm = js.jm;
+            } else if (!(jm = imgpu_cuda_jpeg_new())) {
+                snprintf(js.err, sizeof js.err, "%s", imgpu_error_message());
+            }
+            if (!jm)
+                report("GPU %d: nvJPEG: %s; its JPEGs are decoded on the CPU", w->device, js.err);
             atomic_fetch_add(&B->st.t_setup, (long long)((now_s() - t0) * 1e6));
         }
         if (it->jpeg && jm && nlater == 0) {
@@ -1488,6 +1537,10 @@ static void *gpu_thread(void *arg)
     for (int k = 0; k < 2; k++)
         imgpu_cuda_session_free(sl[k].s);
 #ifdef IMGPU_HAVE_NVJPEG
+    if (js.started) {   /* set up, and no JPEG came for it after all */
+        pthread_join(js.tid, NULL);
+        jm = js.jm;
+    }
     imgpu_cuda_jpeg_free(jm);
 #endif
     imgpu__queue_done(B->to_enc);
@@ -1535,6 +1588,37 @@ static int stage_decide(batch *B, int planned)
     return rc < 0 ? -1 : n;
 }
 
+/* Which JPEGs nvJPEG may take (B->nvjpeg_from): all but the first jpeg_first_n, and none when
+ * the batch has no more than that. The rule: nvJPEG's set-up (~1 s, bench/nvjpeg_setup.c) is
+ * worth paying only for more JPEGs than the CPU decodes in that time, so the first 4 per
+ * decode thread (a 4K photo takes a core ~40 ms to decode with libjpeg-turbo) go to the CPU
+ * while it sets up. IMGPU_NVJPEG_CPU_FIRST=N sets that count (0: every JPEG to nvJPEG). Which
+ * file goes where depends only on the list and the thread count, never on timing. */
+static void jpeg_split(batch *B)
+{
+    B->nvjpeg_from = B->ntodo;
+    B->njpeg = 0;
+    B->jpeg_first_n = 4L * B->jobs;
+#ifdef IMGPU_HAVE_NVJPEG
+    const char *env = getenv("IMGPU_NVJPEG_CPU_FIRST");
+    if (env && *env) {
+        char *end;
+        errno = 0;
+        const long v = strtol(env, &end, 10);
+        if (*end || errno || v < 0)
+            report("IMGPU_NVJPEG_CPU_FIRST='%s' is not a count of images; using %ld", env, B->jpeg_first_n);
+        else
+            B->jpeg_first_n = v;
+    }
+    if (B->o->device == IMGPU_DEVICE_CPU || B->o->stage_copy)
+        return;
+    for (size_t i = 0; i < B->ntodo; i++)
+        if (imgpu_format_from_path(B->todo[i]->in) == IMGPU_FORMAT_JPEG &&
+            (long)B->njpeg++ == B->jpeg_first_n)
+            B->nvjpeg_from = i;
+#endif
+}
+
 static int run_pipeline(batch *B, int planned)
 {
     const bopts *o = B->o;
@@ -1557,6 +1641,7 @@ static int run_pipeline(batch *B, int planned)
     pthread_cond_init(&B->stage_cv, NULL);
     atomic_init(&B->stage, STAGE_PENDING);
     atomic_init(&B->gpu_workers_alive, 0);
+    jpeg_split(B);
     int nd = 0, ne = 0, ng = 0;
     for (; nd < jobs; nd++)
         if (pthread_create(&dec[nd], NULL, decode_thread, B) != 0)
@@ -1898,10 +1983,19 @@ int imgpu_batch_main(int argc, char **argv)
                     atomic_load(&B.st.t_gpu_ops) / 1e6, atomic_load(&B.st.t_write) / 1e6);
 #ifdef IMGPU_HAVE_NVJPEG
         /* where the JPEGs went: what a user (and batch_nvjpeg.py) checks */
-        if (B.use_gpu_stage)
+        if (B.use_gpu_stage && B.njpeg) {
+            const int first = atomic_load(&B.st.jpeg_first);
+            char why[160] = "";
+            if (B.nvjpeg_from == B.ntodo)
+                snprintf(why, sizeof why, " (%zu JPEG%s, no more than the %ld worth nvJPEG's set-up: "
+                         "IMGPU_NVJPEG_CPU_FIRST)", B.njpeg, B.njpeg == 1 ? "" : "s", B.jpeg_first_n);
+            else if (first)
+                snprintf(why, sizeof why, " (the first %d while nvJPEG set up)", first);
             fprintf(stderr, "imgpu batch: JPEG (nvJPEG): %d decoded by the GPU's hardware engines, %d by "
-                    "its CUDA decoder, %d on the CPU; %d encoded on the GPU\n", atomic_load(&B.st.jpeg_hw),
-                    atomic_load(&B.st.jpeg_cuda), atomic_load(&B.st.jpeg_cpu), atomic_load(&B.st.jpeg_enc));
+                    "its CUDA decoder, %d on the CPU%s; %d encoded on the GPU\n", atomic_load(&B.st.jpeg_hw),
+                    atomic_load(&B.st.jpeg_cuda), atomic_load(&B.st.jpeg_cpu) + first, why,
+                    atomic_load(&B.st.jpeg_enc));
+        }
 #endif
     }
     free(B.todo);

@@ -11,7 +11,11 @@ kinds a camera or an editor writes:
     EXIF and ICC kept; equalized results against the CPU batch within the bound;
   - buffer reuse: 40 files of six sizes in batches of up to 16 (a reused or unordered buffer
     shows as a wrong image, far outside the bound);
-  - a truncated JPEG among them fails alone, with its name.
+  - a truncated JPEG among them fails alone, with its name;
+  - the set-up rule: a batch with no more JPEGs than IMGPU_NVJPEG_CPU_FIRST (default 4 per decode
+    thread) never sets nvJPEG up and gives the CPU batch's bytes; in a larger one, the first N
+    JPEGs of the sorted list are decoded on the CPU (the CPU batch's bytes) while it sets up.
+    The checks above run with IMGPU_NVJPEG_CPU_FIRST=0, so every JPEG nvJPEG takes goes to it.
 
 usage: batch_nvjpeg.py IMGPU_BINARY TMP_ROOT ASSETS_DIR
 """
@@ -46,8 +50,9 @@ binary, tmp, assets = cc.setup("batch_nvjpeg")
 
 
 def imgpu(*args, env=None):
-    p = subprocess.run([binary] + [str(a) for a in args], capture_output=True, timeout=600,
-                       env=dict(os.environ, **(env or {})))
+    e = dict(os.environ, IMGPU_NVJPEG_CPU_FIRST="0")
+    e.update(env or {})
+    p = subprocess.run([binary] + [str(a) for a in args], capture_output=True, timeout=600, env=e)
     return cc.Result([str(a) for a in args], p.returncode, p.stdout.decode(errors="replace"),
                      p.stderr.decode(errors="replace"), False)
 
@@ -227,6 +232,41 @@ if icc:
 im6 = Image.open(os.path.join(out_g, "korient6.jpg"))
 C.check(im6.size == (rgb.shape[0], rgb.shape[1]) and im6.getexif().get(0x0112, 1) == 1,
         "EXIF-rotated input: upright pixels, Orientation 1", f"{im6.size} {im6.getexif().get(0x0112)}")
+
+# ---- the set-up rule: the first JPEGs on the CPU while nvJPEG sets up, or never set up ---------
+def same_bytes(a, b):
+    return os.path.exists(a) and os.path.exists(b) and open(a, "rb").read() == open(b, "rb").read()
+
+
+few = ["p_astronaut.jpg", "p_chelsea.jpg", "kgray.jpg"]
+out_f = os.path.join(tmp, "few")
+rf = imgpu("batch", "--equalize", "-o", out_f, *[os.path.join(src, f) for f in few],
+           env={"IMGPU_NVJPEG_CPU_FIRST": ""})
+C.check(rf.rc == 0 and "0 decoded by the GPU's hardware engines, 0 by its CUDA decoder, 3 on the CPU (3 JPEGs, "
+        "no more than the" in rf.err and "0 encoded on the GPU" in rf.err,
+        "default rule: 3 JPEGs are too few to set nvJPEG up; all on the CPU, said so", str(rf))
+for f in few:
+    C.check(same_bytes(os.path.join(out_f, f), os.path.join(out_c, f)),
+            f"{f}: with nvJPEG not set up, the CPU batch's bytes (GPU ops are bit-exact)")
+out_2 = os.path.join(tmp, "first2")
+r2 = imgpu("batch", "--equalize", "-o", out_2, src, env={"IMGPU_NVJPEG_CPU_FIRST": "2"})
+m2 = re.search(r"(\d+) decoded by the GPU's hardware engines, (\d+) by its CUDA decoder, (\d+) on the CPU "
+               r"\(the first 2 while nvJPEG set up\); (\d+) encoded on the GPU", r2.err)
+C.check(r2.rc == 1 and m2 is not None, "IMGPU_NVJPEG_CPU_FIRST=2: the summary names the first 2", r2.err)
+if m2:
+    hw, cu, cp, enc = map(int, m2.groups())
+    n_gpu = len(gpu_files) + len(prog_files)
+    C.check(cp == len(cpu_files) + 2 and hw + cu == n_gpu - 2 and enc == n_gpu - 2,
+            "IMGPU_NVJPEG_CPU_FIRST=2: two more on the CPU, two fewer through nvJPEG",
+            f"hw {hw} cuda {cu} cpu {cp} enc {enc}")
+first = sorted(f for f in os.listdir(src) if f.endswith(".jpg"))[:2]
+for f in first:
+    C.check(same_bytes(os.path.join(out_2, f), os.path.join(out_c, f)),
+            f"{f} (one of the first 2 of the sorted list): the CPU batch's bytes")
+rb = imgpu("batch", "--equalize", "-o", os.path.join(tmp, "badenv"), os.path.join(src, "p_horse.jpg"),
+           env={"IMGPU_NVJPEG_CPU_FIRST": "many"})
+C.check(rb.rc == 0 and "IMGPU_NVJPEG_CPU_FIRST='many' is not a count" in rb.err,
+        "a bad IMGPU_NVJPEG_CPU_FIRST is named, and the default used", str(rb))
 
 cc.cleanup(tmp, C.failures > 0)
 sys.exit(C.end())

@@ -250,12 +250,10 @@ imgpu_cuda_jpeg *imgpu_cuda_jpeg_new(void)
     NV_TRY(nvjpegJpegStateCreate(j->sw, &j->sw_state));
     NV_TRY(nvjpegEncoderStateCreate(j->sw, &j->enc, j->stream));
     NV_TRY(nvjpegEncoderParamsCreate(j->sw, &j->params, j->stream));
-    if (j->hw && (nvjpegJpegStateCreate(j->hw, &j->hw_state[0]) != NVJPEG_STATUS_SUCCESS ||
-                  nvjpegJpegStateCreate(j->hw, &j->hw_state[1]) != NVJPEG_STATUS_SUCCESS)) {
-        for (int k = 0; k < 2; k++)
-            if (j->hw_state[k])
-                nvjpegJpegStateDestroy(j->hw_state[k]);
-        j->hw_state[0] = j->hw_state[1] = NULL;
+    /* the RGB state now; the gray one when the first gray file comes (a hardware state costs
+     * ~0.35 s on an H200: bench/nvjpeg_setup.c) */
+    if (j->hw && nvjpegJpegStateCreate(j->hw, &j->hw_state[0]) != NVJPEG_STATUS_SUCCESS) {
+        j->hw_state[0] = NULL;
         j->hw = NULL;   /* the handle stays the GPU's; this worker uses the CUDA decoder */
     }
     return j;
@@ -340,6 +338,10 @@ int imgpu_cuda_jpeg_decode(imgpu_cuda_jpeg *j, int n, const unsigned char *const
                 }
             if (!m)
                 continue;
+            if (!j->hw_state[g] && nvjpegJpegStateCreate(j->hw, &j->hw_state[g]) != NVJPEG_STATUS_SUCCESS) {
+                j->hw_state[g] = NULL;   /* these go to the CUDA decoder below */
+                continue;
+            }
             const nvjpegOutputFormat_t fmt = want_c == 3 ? NVJPEG_OUTPUT_RGBI : NVJPEG_OUTPUT_Y;
             nvjpegStatus_t st = NVJPEG_STATUS_SUCCESS;
             if (j->hw_batch[g] != m) {
