@@ -45,7 +45,7 @@ for c in "equalize|--equalize" "clahe|--clahe" "eqrot|--equalize --rotate 15 --e
 done
 # small batches: the first N inputs; below the rule's count nvJPEG is never set up
 for n in ${SMALL_BATCHES:-1 16 64}; do
-  rm -rf "$D/small" "$D/o_s"; mkdir -p "$D/small"
+  rm -rf "$D/small" "$D/o_s"; mkdir -p "$D/small" "$D/o_s"
   ls "$D"/jpg/*.jpg | head -n "$n" | xargs -I{} ln {} "$D/small/"
   echo "small batch of $n, equalize: imgpu (GPU, default) $(t "$IMG" batch --equalize -o "$D/o_s/g" "$D/small") s," \
     "IMGPU_NVJPEG_CPU_FIRST=0 $(IMGPU_NVJPEG_CPU_FIRST=0 t "$IMG" batch --equalize -o "$D/o_s/z" "$D/small") s," \

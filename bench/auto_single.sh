@@ -1,0 +1,54 @@
+#!/bin/bash
+# bench/auto_single.sh IMGPU [RUNS] [PY] — issue 17's single-image target on the GPU machine:
+# `imgpu` with the default `--device auto` against `--device cpu` and `--device cuda`, wall time
+# of whole commands (median of RUNS, default 3), for 1080p / 4K / 8K photos (assets/astronaut.png
+# scaled up by cv2) as PNG and as q92 JPEG, equalize / CLAHE / rotate 30 bicubic, each written
+# to the input's format. Target: auto within 5% of the faster of the other two. Also OpenCV's
+# Python one-liner (imread, YCrCb equalizeHist on Y, imwrite q92) on the 4K JPEG.
+set -u
+IMG=$(readlink -f "${1:-build-gpu/imgpu}"); RUNS=${2:-3}; PY=${3:-python3}
+D=${AUTO_BENCH_DIR:-/tmp/autob}; mkdir -p "$D"
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+"$PY" - "$HERE/assets/astronaut.png" "$D" <<'PYEOF' || exit 1
+import sys, cv2
+im = cv2.imread(sys.argv[1], cv2.IMREAD_COLOR)
+for name, (w, h) in {"1080p": (1920, 1080), "4k": (3840, 2160), "8k": (7680, 4320)}.items():
+    big = cv2.resize(im, (w, h), interpolation=cv2.INTER_CUBIC)
+    cv2.imwrite(f"{sys.argv[2]}/{name}.png", big)
+    cv2.imwrite(f"{sys.argv[2]}/{name}.jpg", big, [cv2.IMWRITE_JPEG_QUALITY, 92])
+PYEOF
+med() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+# one run's seconds; a failed run (no GPU for --device cuda) counts as 999, so it never wins
+t() { local s; s=$(date +%s.%N); if "$@" > "$D/last.log" 2>&1; then awk "BEGIN{printf \"%.3f\n\", $(date +%s.%N) - $s}"; else echo 999; fi; }
+echo "$(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); commit $(git -C "$HERE" rev-parse --short HEAD 2>/dev/null); $(date -u +%F)"
+printf "%-6s %-4s %-9s %8s %8s %8s  %s\n" size fmt op auto cpu cuda "auto vs the faster"
+worst=0
+for size in 1080p 4k 8k; do
+  for fmt in png jpg; do
+    for op in equalize clahe rotate; do
+      case $op in
+        equalize) args=(equalize);;
+        clahe) args=(clahe);;
+        rotate) args=(rotate --angle 30 --filter bicubic);;
+      esac
+      declare -A m=()
+      for dev in auto cpu cuda; do
+        m[$dev]=$(for r in $(seq "$RUNS"); do
+          if [ "$op" = rotate ]; then t "$IMG" rotate "$D/$size.$fmt" "$D/o.$fmt" --angle 30 --filter bicubic --device $dev
+          else t "$IMG" "${args[0]}" "$D/$size.$fmt" "$D/o.$fmt" --device $dev; fi
+        done | med)
+      done
+      best=$(awk "BEGIN{print (${m[cpu]} < ${m[cuda]}) ? ${m[cpu]} : ${m[cuda]}}")
+      ratio=$(awk "BEGIN{printf \"%.3f\", ${m[auto]} / $best}")
+      printf "%-6s %-4s %-9s %8s %8s %8s  %s\n" $size $fmt $op ${m[auto]} ${m[cpu]} ${m[cuda]} "${ratio}x"
+      worst=$(awk "BEGIN{print ($ratio > $worst) ? $ratio : $worst}")
+    done
+  done
+done
+echo "worst auto / faster: ${worst}x (target <= 1.05)"
+cv=$(for r in $(seq "$RUNS"); do t "$PY" -c "
+import cv2, sys
+im = cv2.imread('$D/4k.jpg'); y = cv2.cvtColor(im, cv2.COLOR_BGR2YCrCb)
+y[:, :, 0] = cv2.equalizeHist(y[:, :, 0])
+cv2.imwrite('$D/cv.jpg', cv2.cvtColor(y, cv2.COLOR_YCrCb2BGR), [cv2.IMWRITE_JPEG_QUALITY, 92])"; done | med)
+echo "4K JPEG equalize: OpenCV Python one-liner $cv s"
