@@ -144,6 +144,10 @@ static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
     imgpu__scan s;
     if (check_memory(b, len, name, opts, &k, &s) < 0)
         return NULL;
+    if (opts && opts->on_shape) {
+        const imgpu_image_shape sh = { (int)s.w, (int)s.h, s.channels, s.deep ? 16 : 8 };
+        opts->on_shape(&sh, opts->on_shape_ctx);
+    }
     imgpu_image *im = decode(b, len, name, opts, k, &s);
     if (!im)
         return NULL;

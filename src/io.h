@@ -84,6 +84,8 @@ extern "C" {
  * advance (the decode-time limit stops what is left). */
 #define IMGPU_MAX_JPEG_SCANS 256
 
+struct imgpu_image_shape;   /* below */
+
 typedef struct imgpu_load_options {
     uint64_t max_pixels;      /* 0 means IMGPU_DEFAULT_MAX_PIXELS */
     uint64_t max_file_bytes;  /* 0 means IMGPU_DEFAULT_MAX_FILE_BYTES */
@@ -91,6 +93,11 @@ typedef struct imgpu_load_options {
     int no_auto_orient;       /* 1: keep the stored pixels and the EXIF Orientation tag
                                * (--no-auto-orient); 0: turn the image upright on load */
     int page;                 /* the page (TIFF directory) to load, 0-based (--page) */
+    /* Optional: called once the file is read and its structure checked, before the decode,
+     * with what the decode will give (before the orientation is applied). The single-image
+     * commands decide there whether CUDA is worth starting while the decode runs. */
+    void (*on_shape)(const struct imgpu_image_shape *shape, void *ctx);
+    void *on_shape_ctx;
 } imgpu_load_options;
 
 /* Fill each limit still 0 in *o from the environment: IMGPU_MAX_PIXELS (a count),

@@ -639,15 +639,43 @@ static int check_device(const cli *c)
     return imgpu_device_resolve(c->device, &resolved);
 }
 
-/* Load the input. CUDA's context creation runs on a background thread meanwhile; an
- * explicit --device cuda still fails before the decode when there is no GPU. */
-static imgpu_image *load_input(const cli *c, imgpu_meta **meta)
+/* What the load's on_shape hook needs to start CUDA for the job (ops.c's rule). */
+typedef struct prepare_ctx {
+    imgpu_device device;
+    const imgpu_op *ops;
+    int n;
+} prepare_ctx;
+
+static void prepare_for_shape(const imgpu_image_shape *s, void *ctx)
 {
-    imgpu_backend_prepare(c->device);
+    const prepare_ctx *p = ctx;
+    imgpu_op ops[1];
+    int n = p->n < 1 ? p->n : 1;
+    if (n == 1) {   /* as process_one will run it: a gray image's background is the luma */
+        ops[0] = p->ops[0];
+        imgpu_ops_for_image(ops, 1, s->channels >= 3 ? 3 : 1);
+    }
+    imgpu_backend_prepare_for(p->device, s->width, s->height, s->channels, s->depth, ops, n);
+}
+
+/* Load the input (the job: n ops, or a histogram with n == 0). With --device cuda, CUDA's
+ * context creation starts first, on a background thread, and a machine without a GPU fails
+ * before the decode; with auto it starts once the file's header gives the image's size, and
+ * only when the GPU could win the job (ops.c), overlapping the decode. */
+static imgpu_image *load_input(const cli *c, const imgpu_op *ops, int n, imgpu_meta **meta)
+{
+    imgpu_load_options lo = c->run.load;
+    prepare_ctx pc = { c->device, ops, n };
+    if (c->device == IMGPU_DEVICE_AUTO) {
+        lo.on_shape = prepare_for_shape;
+        lo.on_shape_ctx = &pc;
+    } else {
+        imgpu_backend_prepare(c->device);
+    }
     if (c->device == IMGPU_DEVICE_CUDA && check_device(c) < 0)
         return NULL;
     imgpu_load_result r = { 0 };
-    imgpu_image *im = imgpu_image_load_ex(c->pos[0], &c->run.load, &r);
+    imgpu_image *im = imgpu_image_load_ex(c->pos[0], &lo, &r);
     if (meta)
         *meta = r.meta;
     else
@@ -662,7 +690,7 @@ static int process_one(const cli *c, imgpu_op *op)
     imgpu_image *in = NULL, *out = NULL;
     imgpu_meta *meta = NULL;
 
-    in = load_input(c, &meta);
+    in = load_input(c, op, 1, &meta);
     if (!in)
         goto done;
     /* a gray image's rotation background is the color's luma (op.h) */
@@ -965,7 +993,7 @@ static int cmd_histogram(const cli *c)
     imgpu_device used = IMGPU_DEVICE_CPU;
     int ok = 0;
 
-    in = load_input(c, NULL);
+    in = load_input(c, NULL, 0, NULL);
     if (!in)
         goto done;
     if (in->depth == 16 || c->bins || c->have_range) {

@@ -240,10 +240,10 @@ int imgpu_device_resolve(imgpu_device requested, imgpu_device *resolved)
 #define IMGPU_CUDA_FIRST_USE_MS 10.0
 #define IMGPU_CUDA_NS_PER_BYTE 0.4
 
-static double cpu_cost_ms(const imgpu_image *in, const imgpu_op *ops, int n)
+static double cpu_cost_ms_shape(int width, int height, int channels, int depth, const imgpu_op *ops, int n)
 {
-    double w = in->width, h = in->height, c = in->channels, ns = 0;
-    const double depth_f = in->depth == 16 ? 1.3 : 1.0;
+    double w = width, h = height, c = channels, ns = 0;
+    const double depth_f = depth == 16 ? 1.3 : 1.0;
     for (int i = 0; i < n; i++) {
         const imgpu_op *op = &ops[i];
         const int color = c >= 3;
@@ -271,10 +271,15 @@ static double cpu_cost_ms(const imgpu_image *in, const imgpu_op *ops, int n)
     /* The CPU backend splits a job this size over its threads (src/cpu/parallel.c; jobs under
      * about 65536 samples a thread stay on one): the per-core costs above, divided. */
     double threads = imgpu_cpu_threads();
-    double work = in->width * (double)in->height * in->channels;
+    double work = width * (double)height * channels;
     if (threads > 1 && work > 65536.0 * threads)
         ns /= threads;
     return ns * depth_f / 1e6;
+}
+
+static double cpu_cost_ms(const imgpu_image *in, const imgpu_op *ops, int n)
+{
+    return cpu_cost_ms_shape(in->width, in->height, in->channels, in->depth, ops, n);
 }
 
 #ifdef IMGPU_HAVE_CUDA
@@ -321,6 +326,44 @@ static int pick_device(imgpu_device requested, double cpu_ms, size_t gpu_bytes, 
 static int pick_device_histogram(imgpu_device requested, const imgpu_image *in, imgpu_device *d)
 {
     return pick_device(requested, 1.5e-6 * (double)image_bytes(in), image_bytes(in), d);
+}
+
+/* `auto` starts CUDA only for a job the GPU could win once its start-up is behind it: the
+ * CPU's estimate above CUDA's first use and transfers (the rule below, with no start-up
+ * left). Any other job runs on the CPU whatever happens next, and a process that touched
+ * CUDA pays for the start-up in flight even when it ends without it (measured on an H100:
+ * 50-300 ms of a 1080p equalize's 35-200 ms, bench/RESULTS.md), so it is never begun. */
+void imgpu_backend_prepare_for(imgpu_device requested, int width, int height, int channels, int depth,
+                               const imgpu_op *ops, int n)
+{
+#ifdef IMGPU_HAVE_CUDA
+    if (requested == IMGPU_DEVICE_AUTO) {
+        const size_t in_bytes = (size_t)width * height * channels * (size_t)(depth / 8);
+        size_t out_bytes = in_bytes;
+        double cpu_ms = 1.5e-6 * (double)in_bytes;   /* a histogram (n == 0) */
+        imgpu_plan plan;
+        if (n > 0) {
+            if (imgpu_pipeline_plan(width, height, channels, depth, ops, n, NULL, NULL, &plan) < 0) {
+                imgpu_error_clear();   /* the load or the run says why, with the file's name */
+                return;
+            }
+            out_bytes = (size_t)plan.out_w * plan.out_h * plan.channels * (size_t)(plan.depth / 8);
+            cpu_ms = cpu_cost_ms_shape(width, height, channels, depth, ops, n);
+        } else {
+            out_bytes = 0;
+        }
+        if (cpu_ms <= cuda_cost_ms(0.0, in_bytes + out_bytes))
+            return;
+    }
+#else
+    (void)width;
+    (void)height;
+    (void)channels;
+    (void)depth;
+    (void)ops;
+    (void)n;
+#endif
+    imgpu_backend_prepare(requested);
 }
 
 imgpu_image *imgpu_pipeline_run(const imgpu_image *in, const imgpu_op *ops, int n,

@@ -57,6 +57,10 @@ void imgpu_backend_cpu_threads(int n);
 /* Optional: start backend initialization early (CUDA context creation on a background
  * thread) so it overlaps decoding; and release cached backend resources at the end. */
 void imgpu_backend_prepare(imgpu_device requested);
+/* The same for one job of this shape (n ops; n == 0: a histogram): with `auto`, CUDA is
+ * started only when the cost rule could send the job to the GPU (ops.c). */
+void imgpu_backend_prepare_for(imgpu_device requested, int width, int height, int channels, int depth,
+                               const imgpu_op *ops, int n);
 /* Returns 1 when CUDA is still starting (nothing ran on it): the caller should then end the
  * process with _exit() after flushing its output, instead of waiting for the start-up it
  * no longer needs; 0 when everything was released. */
