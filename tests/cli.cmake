@@ -48,3 +48,10 @@ else()
   add_test(NAME options_help COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
 endif()
 set_tests_properties(options_help PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# `--device auto` starts CUDA only for a job the GPU could win (issue 17): seen through the
+# dynamic loader; skipped (77) in a build without CUDA.
+add_test(NAME auto_start
+         COMMAND bash ${IMGPU_TESTS}/auto_start.sh $<TARGET_FILE:imgpu>
+                 ${CMAKE_CURRENT_BINARY_DIR}/auto_start_tmp ${IMGPU_ASSETS})
+set_tests_properties(auto_start PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
