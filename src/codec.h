@@ -105,8 +105,9 @@ extern const imgpu__codec imgpu__codec_webp;
 
 /* codec_jpeg.c: a JPEG encoded elsewhere (nvJPEG) with m's EXIF, XMP and ICC inserted after
  * its SOI and JFIF APP0 (one written when it has none), the segments a libjpeg encode writes;
- * any APP segment of its own that is not JFIF is dropped. 0, or -1 with why. */
-int imgpu__jpeg_insert_meta(const unsigned char *jpg, size_t n, const imgpu_meta *m,
+ * any APP segment of its own that is not JFIF is dropped (name: the output, for notices). 0, or
+ * -1 with why. */
+int imgpu__jpeg_insert_meta(const unsigned char *jpg, size_t n, const imgpu_meta *m, const char *name,
                             unsigned char **out, size_t *out_len, char *why, size_t why_n);
 
 /* codec.c: the entry of format f, or NULL for UNKNOWN and anything not in the table. */

@@ -332,7 +332,8 @@ static const char s_xmp_id[] = "http://ns.adobe.com/xap/1.0/";   /* with its NUL
 /* meta's EXIF and XMP as APP1 segments and its ICC profile as APP2 chunks, after the JFIF
  * APP0 libjpeg writes (as libvips, PIL and exiftool do). A block too large for one segment
  * (EXIF, XMP past 64 KiB: extended XMP) is left out with a notice. */
-static void write_meta(struct jpeg_compress_struct *ci, const imgpu_meta *m, unsigned char *tmp)
+static void write_meta(struct jpeg_compress_struct *ci, const imgpu_meta *m, unsigned char *tmp,
+                       const char *name)
 {
     if (m->exif && m->exif_len) {
         if (m->exif_len <= JPEG_MAX_SEGMENT - sizeof s_exif_id) {
@@ -341,8 +342,8 @@ static void write_meta(struct jpeg_compress_struct *ci, const imgpu_meta *m, uns
             jpeg_write_marker(ci, JPEG_APP0 + 1, tmp,
                               (unsigned)(sizeof s_exif_id + m->exif_len));
         } else {
-            imgpu_notice("JPEG: the EXIF block (%zu bytes) does not fit one APP1 segment: "
-                         "left out", m->exif_len);
+            imgpu_notice("'%s': the EXIF block (%zu bytes) does not fit one JPEG APP1 segment: "
+                         "left out", name, m->exif_len);
         }
     }
     if (m->xmp && m->xmp_len) {
@@ -351,8 +352,8 @@ static void write_meta(struct jpeg_compress_struct *ci, const imgpu_meta *m, uns
             memcpy(tmp + sizeof s_xmp_id, m->xmp, m->xmp_len);
             jpeg_write_marker(ci, JPEG_APP0 + 1, tmp, (unsigned)(sizeof s_xmp_id + m->xmp_len));
         } else {
-            imgpu_notice("JPEG: the XMP packet (%zu bytes) does not fit one APP1 segment: "
-                         "left out", m->xmp_len);
+            imgpu_notice("'%s': the XMP packet (%zu bytes) does not fit one JPEG APP1 segment: "
+                         "left out", name, m->xmp_len);
         }
     }
     /* libjpeg-turbo splits it into "ICC_PROFILE\0", sequence, count, up to 65519 bytes */
@@ -409,7 +410,7 @@ static int encode_jpeg(jpeg_enc *e, const imgpu_image *im, const imgpu__encode_a
             snprintf(e->err.msg, sizeof e->err.msg, "out of memory");
             longjmp(e->err.jump, 1);
         }
-        write_meta(ci, a->meta, e->tmp);
+        write_meta(ci, a->meta, e->tmp, a->path ? a->path : "(memory)");
     }
     while (ci->next_scanline < ci->image_height) {
         JSAMPROW r = (JSAMPROW)imgpu_image_row(im, (int)ci->next_scanline);
@@ -468,7 +469,7 @@ static int put_segment(seg_buf *o, int m, const void *id, size_t idn, const void
     return put(o, hdr, 4) || put(o, id, idn) || put(o, d, n) ? -1 : 0;
 }
 
-int imgpu__jpeg_insert_meta(const unsigned char *jpg, size_t n, const imgpu_meta *m,
+int imgpu__jpeg_insert_meta(const unsigned char *jpg, size_t n, const imgpu_meta *m, const char *name,
                             unsigned char **out, size_t *out_len, char *why, size_t why_n)
 {
     /* libjpeg's default JFIF APP0: version 1.01, no units, 1:1, no thumbnail */
@@ -484,11 +485,11 @@ int imgpu__jpeg_insert_meta(const unsigned char *jpg, size_t n, const imgpu_meta
     const int xmp = m && m->xmp && m->xmp_len && m->xmp_len <= JPEG_MAX_SEGMENT - sizeof s_xmp_id;
     const int icc = m && m->icc && m->icc_len && m->icc_len <= 255u * icc_chunk;
     if (m && m->exif && m->exif_len && !exif)
-        imgpu_notice("JPEG: the EXIF block (%zu bytes) does not fit one APP1 segment: left out",
-                     m->exif_len);
+        imgpu_notice("'%s': the EXIF block (%zu bytes) does not fit one JPEG APP1 segment: left out",
+                     name, m->exif_len);
     if (m && m->xmp && m->xmp_len && !xmp)
-        imgpu_notice("JPEG: the XMP packet (%zu bytes) does not fit one APP1 segment: left out",
-                     m->xmp_len);
+        imgpu_notice("'%s': the XMP packet (%zu bytes) does not fit one JPEG APP1 segment: left out",
+                     name, m->xmp_len);
     const size_t nicc = icc ? (m->icc_len + icc_chunk - 1) / icc_chunk : 0;
     seg_buf o = { NULL, 0, n + 32 + (exif ? m->exif_len + 16 : 0) + (xmp ? m->xmp_len + 40 : 0) +
                                (icc ? m->icc_len + 18 * nicc : 0) };

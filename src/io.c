@@ -514,7 +514,7 @@ int imgpu_save_encoded_recorded(const unsigned char *bytes, size_t len, imgpu_fo
     size_t n = 0;
     char why[160];
     const imgpu_meta *m = opts && !opts->strip ? opts->meta : NULL;
-    if (imgpu__jpeg_insert_meta(bytes, len, m, &buf, &n, why, sizeof why) < 0)
+    if (imgpu__jpeg_insert_meta(bytes, len, m, path, &buf, &n, why, sizeof why) < 0)
         return save_fail(path, why);
     int rc = !strcmp(path, "-") ? imgpu__write_stdout(buf, n)
                                 : imgpu__write_atomic(path, buf, n, opts ? opts->no_follow : 0,

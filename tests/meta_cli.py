@@ -197,6 +197,19 @@ def main():
     rc, o, err = run([imgpu, "info", plain, "--page", "0"])
     check(rc == 0, "--page 0 on a PNG: the image", err)
 
+    # an XMP packet past one JPEG segment (64 KiB): left out of a JPEG output, with a notice
+    # that names the output; the image itself is written
+    big_xmp = XMP.replace(b"</x:xmpmeta>", b"<!-- " + b"x" * 70000 + b" --></x:xmpmeta>")
+    bigp = os.path.join(tmp, "bigxmp.png")
+    open(bigp, "wb").write(with_chunks(enc.tobytes(), [(b"iTXt", b"XML:com.adobe.xmp\0\0\0\0\0" + big_xmp)]))
+    bigj = os.path.join(tmp, "bigxmp.jpg")
+    rc, _, err = run([imgpu, "equalize", bigp, bigj, "--device", "cpu"])
+    check(rc == 0 and f"imgpu: '{bigj}': the XMP packet ({len(big_xmp)} bytes) does not fit one JPEG APP1 "
+          "segment: left out" in err and os.path.getsize(bigj) > 0,
+          "a 70 KB XMP packet to JPEG: left out, the notice names the output", err)
+    if rc == 0:
+        check(b"http://ns.adobe.com/xap/1.0/" not in open(bigj, "rb").read(), "... and no XMP segment written")
+
     return T.end()
 
 
