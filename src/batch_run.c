@@ -1,0 +1,574 @@
+/* batch_run.c — the pipeline of `imgpu batch`.
+ *
+ * The work flows through three stages joined by bounded queues (batch_queue.c):
+ *
+ *   decode threads (--jobs)  ->  GPU stage (one thread per --devices entry,  ->  encode threads (--jobs)
+ *   read + decode, or the        two CUDA sessions each, alternating)           encode (PNG in strips on
+ *   ops too on the CPU backend                                                  several threads) + atomic write
+ *
+ * Memory is bounded by tokens, not by the input count: a decode thread takes a token before it
+ * reads a file and the encode thread gives it back after the write, so at most
+ * 2 x jobs + 4 x GPU workers images are alive at once (each as its input and/or its result),
+ * whether the batch has ten files or a million.
+ *
+ * The GPU stage hides behind the codecs by double buffering: with two sessions A and B (each
+ * its own stream, pinned staging and device buffers, reused across images), the worker uploads
+ * image k+1 on B and enqueues its kernels, then downloads image k from A, which waits on A's
+ * stream only; so the upload of k+1, the kernels of k and the download of k-1 overlap.
+ *
+ * The op stage runs on the GPU workers (batch_gpu.c) when CUDA is used, else on the decode
+ * threads. Progress, reports and Ctrl-C are here too.
+ */
+#include "batch_internal.h"
+#include "cli_values.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- reporting and imgpu__batch_progress ------------------------------------------------------------- */
+
+static pthread_mutex_t s_report_lock = PTHREAD_MUTEX_INITIALIZER;
+static int s_bar_shown; /* a imgpu__batch_progress bar is on the terminal's last line */
+static int s_tty;
+
+void imgpu__batch_report(const char *fmt, ...)
+{
+    char line[IMGPU_MESSAGE_MAX];   /* file names escaped, a long one shortened (error.h) */
+    va_list ap;
+    va_start(ap, fmt);
+    imgpu_vformat_message(line, sizeof line, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&s_report_lock);
+    if (s_bar_shown) {
+        fputs("\r\033[K", stderr);
+        s_bar_shown = 0;
+    }
+    fprintf(stderr, "imgpu: %s\n", line);
+    pthread_mutex_unlock(&s_report_lock);
+}
+
+double imgpu__batch_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void fmt_eta(char *buf, size_t n, double s)
+{
+    if (!isfinite(s) || s < 0)
+        snprintf(buf, n, "--:--");
+    else if (s >= 3600)
+        snprintf(buf, n, "%d:%02d:%02d", (int)s / 3600, (int)s / 60 % 60, (int)s % 60);
+    else
+        snprintf(buf, n, "%d:%02d", (int)s / 60, (int)s % 60);
+}
+
+/* Progress after a file finished: a bar redrawn in place on a terminal (at most 10 times a
+ * second), a plain line every `interval` seconds otherwise. */
+void imgpu__batch_progress(stats *st, int final)
+{
+    if (st->quiet)
+        return;
+    pthread_mutex_lock(&s_report_lock);
+    double t = imgpu__batch_now();
+    int finished = atomic_load(&st->done) + atomic_load(&st->failed) - st->failed_before;
+    double min_gap = s_tty ? 0.1 : st->interval;
+    if (!final && t - st->last_print < min_gap) {
+        pthread_mutex_unlock(&s_report_lock);
+        return;
+    }
+    st->last_print = t;
+    double el = t - st->t0, rate = el > 0 ? finished / el : 0;
+    char eta[32];
+    fmt_eta(eta, sizeof eta, rate > 0 ? (st->total - finished) / rate : NAN);
+    if (s_tty) {
+        int width = 30, fill = st->total ? (int)((long long)width * finished / st->total) : width;
+        char bar[64];
+        for (int i = 0; i < width; i++)
+            bar[i] = i < fill ? '#' : '.';
+        bar[width] = '\0';
+        fprintf(stderr, "\r\033[K[%s] %d/%d  %.2f images/s  ETA %s", bar, finished, st->total, rate, eta);
+        s_bar_shown = 1;
+        if (final) {
+            fputc('\n', stderr);
+            s_bar_shown = 0;
+        }
+    } else if (!final) {
+        fprintf(stderr, "imgpu batch: %d/%d files, %.2f images/s, ETA %s\n", finished, st->total, rate, eta);
+    }
+    fflush(stderr);
+    pthread_mutex_unlock(&s_report_lock);
+}
+
+/* ---- the pipeline ------------------------------------------------------------------------ */
+
+void imgpu__batch_item_free(item *it)
+{
+    imgpu_meta_free(it->meta);
+    imgpu_image_free(it->in);
+    imgpu_image_free(it->out);
+    free(it->jpeg);
+    free(it->bits);
+    free(it);
+}
+
+static void token_take(tokens *t)
+{
+    pthread_mutex_lock(&t->lock);
+    while (t->left <= 0)
+        pthread_cond_wait(&t->cv, &t->lock);
+    t->left--;
+    pthread_mutex_unlock(&t->lock);
+}
+
+void imgpu__batch_token_give(tokens *t)
+{
+    pthread_mutex_lock(&t->lock);
+    t->left++;
+    pthread_cond_signal(&t->cv);
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* The ops for one image: a rotation background on a gray image is the color's luma, as in
+ * `imgpu rotate` (op.h's one rule), so that batch output equals the single-image command's. */
+void imgpu__batch_ops_for_channels(const bopts *o, int channels, imgpu_op *ops)
+{
+    memcpy(ops, o->ops, (size_t)o->nops * sizeof *ops);
+    imgpu_ops_for_image(ops, o->nops, channels >= 3 ? 3 : 1);
+}
+
+void imgpu__batch_ops_for(const bopts *o, const imgpu_image *in, imgpu_op *ops)
+{
+    imgpu__batch_ops_for_channels(o, imgpu_image_color_channels(in), ops);
+}
+
+void imgpu__batch_fail_item(batch *B, item *it, const char *msg)
+{
+    imgpu__batch_report("failed '%s': %s", it->job->in, msg && *msg ? msg : "unknown error");
+    atomic_fetch_add(&B->st.failed, 1);
+    imgpu__batch_item_free(it);
+    imgpu__batch_token_give(&B->tok);
+    imgpu__batch_progress(&B->st, 0);
+}
+
+/* A JPEG kept as bytes for nvJPEG, decoded on the CPU after all (libjpeg-turbo, with the
+ * load's limits and orientation): no GPU stage, nvJPEG refused it, or the GPU failed. */
+int imgpu__batch_jpeg_to_pixels(batch *B, item *it)
+{
+    imgpu_meta *m = NULL;
+    it->in = imgpu_image_load_memory_meta(it->jpeg, it->jpeg_len, it->job->in, &B->o->run.load, &m);
+    free(it->jpeg);
+    it->jpeg = NULL;
+    if (!it->in)
+        return -1;
+    imgpu_meta_free(it->meta);
+    it->meta = m;
+    atomic_fetch_add(&B->st.jpeg_cpu, 1);
+    return 0;
+}
+
+/* The ops on the CPU reference backend; on failure the item is failed and freed. */
+int imgpu__batch_cpu_ops(batch *B, item *it)
+{
+    imgpu_op ops[MAX_OPS];
+    if (it->jpeg && imgpu__batch_jpeg_to_pixels(B, it) < 0) {
+        imgpu__batch_fail_item(B, it, imgpu_error_message());
+        return -1;
+    }
+    imgpu__batch_ops_for(B->o, it->in, ops);
+    it->out = B->o->stage_copy ? imgpu_image_copy(it->in)
+                               : imgpu_pipeline_run(it->in, ops, B->o->nops, IMGPU_DEVICE_CPU, NULL);
+    if (!it->out) {
+        imgpu__batch_fail_item(B, it, imgpu_error_message());
+        return -1;
+    }
+    imgpu_image_free(it->in);
+    it->in = NULL;
+    return 0;
+}
+
+/* 1 once the op stage is decided; 0 when the batch stops before it starts (--device cuda and
+ * no usable GPU). */
+static int stage_wait(batch *B)
+{
+    int s = atomic_load(&B->stage);
+    if (s == STAGE_PENDING) {
+        pthread_mutex_lock(&B->stage_lock);
+        while ((s = atomic_load(&B->stage)) == STAGE_PENDING)
+            pthread_cond_wait(&B->stage_cv, &B->stage_lock);
+        pthread_mutex_unlock(&B->stage_lock);
+    }
+    return s == STAGE_DECIDED;
+}
+
+/* Ctrl-C (SIGINT) or SIGTERM: no new file is started; the files in flight are finished and
+ * written whole, then the summary says what was done and how to resume. The handler resets
+ * itself (SA_RESETHAND), so a second Ctrl-C stops the batch at once, as usual. */
+static volatile sig_atomic_t s_stop_signal;
+
+static void on_stop(int sig) { s_stop_signal = sig; }
+
+int imgpu__batch_stop_signal(void) { return (int)s_stop_signal; }
+
+void imgpu__batch_set_tty(int tty) { s_tty = tty; }
+
+void imgpu__batch_catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART | SA_RESETHAND;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* The bounds of this image's pipeline (imgpu_pipeline_plan: every result and the memory) and
+ * whether its output format can hold the result, checked before the ops run on either stage:
+ * an image refused here fails alone, with its file and reason. */
+static int refuse_early(batch *B, item *it)
+{
+    imgpu_op ops[MAX_OPS];
+    imgpu_plan plan;
+    char why[200];
+    if (B->o->stage_copy)
+        return 0;
+    const int w = it->in ? it->in->width : it->w, h = it->in ? it->in->height : it->h;
+    const int c = it->in ? it->in->channels : it->c, depth = it->in ? it->in->depth : 8;
+    imgpu__batch_ops_for_channels(B->o, c, ops);
+    if (imgpu_pipeline_plan(w, h, c, depth, ops, B->o->nops, NULL, it->job->in, &plan) < 0)
+        return -1;
+    if (imgpu_format_check_size(imgpu_format_from_path(it->job->out), plan.out_w, plan.out_h, plan.channels,
+                                B->o->run.out_depth == 8 ? 8 : plan.depth, why, sizeof why) < 0)
+        return imgpu_error("cannot write '%s': %s", it->job->out, why);
+    return 0;
+}
+
+static void *decode_thread(void *arg)
+{
+    batch *B = arg;
+    /* The CPU ops this thread runs get its share of the imgpu__batch_cores: `jobs` threads already run one
+     * image each (fewer images than threads: each image gets more), and the CPU backend would
+     * otherwise split every op over all the imgpu__batch_cores again. */
+    const int busy = B->jobs < (int)B->ntodo ? B->jobs : (int)B->ntodo;
+    imgpu_backend_cpu_threads(busy > 0 ? (imgpu__batch_cores() + busy - 1) / busy : 0);
+    for (;;) {
+        if (s_stop_signal)
+            break;
+        size_t i = atomic_fetch_add(&B->next, 1);
+        if (i >= B->ntodo)
+            break;
+        token_take(&B->tok);
+        item *it = calloc(1, sizeof *it);
+        if (!it) {
+            imgpu__batch_report("failed '%s': out of memory", B->todo[i]->in);
+            atomic_fetch_add(&B->st.failed, 1);
+            imgpu__batch_token_give(&B->tok);
+            continue;
+        }
+        it->job = B->todo[i];
+        imgpu_error_clear();
+        const double tr = imgpu__batch_now();
+        if (!imgpu__batch_jpeg_read(B, it, i)) {
+            imgpu_load_result lr = { 0 };
+            it->in = imgpu_image_load_ex(it->job->in, &B->o->run.load, &lr);
+            it->meta = lr.meta;
+        }
+        atomic_fetch_add(&B->st.t_read, (long long)((imgpu__batch_now() - tr) * 1e6));
+        if (!stage_wait(B)) {
+            imgpu__batch_item_free(it);
+            imgpu__batch_token_give(&B->tok);
+            break;
+        }
+        if ((!it->in && !it->jpeg) || refuse_early(B, it) < 0) {
+            imgpu__batch_fail_item(B, it, imgpu_error_message());
+            continue;
+        }
+        /* With no GPU stage (or none left alive) the ops run here, on every decode thread (the
+         * GPU stage takes every image the decoder gives: 8 or 16 bits, and JPEG bytes). */
+        if (!B->use_gpu_stage || atomic_load(&B->gpu_workers_alive) == 0) {
+            if (imgpu__batch_cpu_ops(B, it) == 0)
+                imgpu__queue_push(B->to_enc, it);
+            continue;
+        }
+        imgpu__queue_push(B->to_gpu, it);
+    }
+    imgpu__queue_done(B->to_gpu);
+    imgpu__queue_done(B->to_enc); /* decode threads also feed the encoders directly */
+    return NULL;
+}
+
+/* Create the folders between OUTDIR and the file, checking each one that exists before going
+ * into it: the folder that receives a file must resolve inside OUTDIR, so a symbolic link to a
+ * folder elsewhere, planted inside OUTDIR, cannot carry an output (or a new folder) out. */
+static int mkdirs_under(const char *outdir, const char *path)
+{
+    char *p = strdup(path), *ro = realpath(outdir, NULL);
+    int rc = -1;
+    if (!p || !ro) {
+        imgpu_error("cannot write '%s': %s", path, !p ? "out of memory" : strerror(errno));
+        goto done;
+    }
+    const size_t nro = strlen(ro);
+    for (char *s = p + strlen(outdir) + 1; (s = strchr(s, '/')); s++) {
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            imgpu_error("cannot create folder '%s': %s", p, strerror(errno));
+            goto done;
+        }
+        char *rd = realpath(p, NULL);
+        int inside = rd && !strncmp(rd, ro, nro) && (rd[nro] == '\0' || rd[nro] == '/');
+        free(rd);
+        if (!inside) {
+            imgpu_error("cannot write '%s': folder '%s' resolves outside the output folder", path, p);
+            goto done;
+        }
+        *s = '/';
+    }
+    rc = 0;
+done:
+    free(p);
+    free(ro);
+    return rc;
+}
+
+/* io.c's before_rename: the output's manifest line, written before the output is in place */
+typedef struct record_ctx {
+    batch *B;
+    const bjob *job;
+} record_ctx;
+
+static int record_output(void *ctx, long long size, long long mtime_ns)
+{
+    const record_ctx *c = ctx;
+    return imgpu_manifest_add(c->B->mf, c->job->out + strlen(c->B->o->outdir) + 1, c->job->settings,
+                              (long long)c->job->in_size, c->job->in_mtime, size, mtime_ns);
+}
+
+static void *encode_thread(void *arg)
+{
+    batch *B = arg;
+    item *it;
+    while ((it = imgpu__queue_pop(B->to_enc))) {
+        imgpu_error_clear();
+        /* strips of one PNG over the imgpu__batch_cores the other encoders leave idle (the tail of a batch,
+         * or a batch of a few large images) */
+        int busy = atomic_fetch_add(&B->busy_encoders, 1) + 1;
+        int png_threads = B->jobs / busy > 1 ? B->jobs / busy : 1;
+        record_ctx rec = {B, it->job};
+        int ok = 1;
+        if (it->out && B->o->run.out_depth == 8 && it->out->depth == 16) {
+            /* --depth 8, as the single-image commands do it: after the ops, before the write */
+            imgpu_image *o8 = imgpu_image_to_depth(it->out, 8);
+            ok = o8 != NULL;
+            if (ok) {
+                imgpu_image_free(it->out);
+                it->out = o8;
+            }
+        }
+        imgpu_save_options so = B->o->run.save;
+        so.meta = it->meta;
+        const double tw = imgpu__batch_now();
+        ok = ok && mkdirs_under(B->o->outdir, it->job->out) == 0 &&
+             (it->bits ? imgpu_save_encoded_recorded(it->bits, it->bits_len, IMGPU_FORMAT_JPEG, it->job->out,
+                                                     &so, record_output, &rec)
+                       : imgpu_image_save_recorded(it->out, it->job->out, &so, png_threads,
+                                                   record_output, &rec)) == 0;
+        atomic_fetch_add(&B->st.t_write, (long long)((imgpu__batch_now() - tw) * 1e6));
+        atomic_fetch_sub(&B->busy_encoders, 1);
+        if (!ok) {
+            imgpu__batch_fail_item(B, it, imgpu_error_message());
+            continue;
+        }
+        struct stat st;
+        if (stat(it->job->out, &st) == 0)
+            atomic_fetch_add(&B->st.out_bytes, (long long)st.st_size);
+        atomic_fetch_add(&B->st.in_bytes, (long long)it->job->in_size);
+        atomic_fetch_add(&B->st.done, 1);
+        imgpu__batch_item_free(it);
+        imgpu__batch_token_give(&B->tok);
+        imgpu__batch_progress(&B->st, 0);
+    }
+    return NULL;
+}
+
+/* ---- running the batch ------------------------------------------------------------------- */
+
+/* Decide the op stage: `planned` workers of the GPU stage (or of --stage-copy), or none when
+ * the ops run on the CPU. Waits for CUDA's start-up; the decode threads are already running.
+ * Returns the number of workers to start, or -1 with an error when the batch cannot run. */
+static int stage_decide(batch *B, int planned)
+{
+    const bopts *o = B->o;
+    int n = 0, rc = 0;
+    if (o->stage_copy) {
+        n = planned;
+    } else {
+        imgpu_device d = IMGPU_DEVICE_CPU;
+        rc = imgpu_device_resolve(o->device, &d);
+#ifdef IMGPU_HAVE_CUDA
+        if (rc == 0 && d == IMGPU_DEVICE_CUDA) {
+            int count = imgpu__batch_gpu_count();
+            for (int i = 0; rc == 0 && i < o->ndevices; i++)
+                if (o->devices[i] >= count)
+                    rc = imgpu_error("--devices: there is no GPU %d (%d found)", o->devices[i], count < 0 ? 0 : count);
+            n = planned;
+        }
+#endif
+    }
+    if (rc < 0)
+        n = 0;
+    if (n == 0 && planned > 0) { /* the images no worker will hold: the bound is 2 x jobs again */
+        pthread_mutex_lock(&B->tok.lock);
+        B->tok.left -= 4 * planned;
+        pthread_mutex_unlock(&B->tok.lock);
+    }
+    pthread_mutex_lock(&B->stage_lock);
+    B->use_gpu_stage = n > 0;
+    atomic_store(&B->gpu_workers_alive, n);
+    atomic_store(&B->stage, rc < 0 ? STAGE_ABORT : STAGE_DECIDED);
+    pthread_cond_broadcast(&B->stage_cv);
+    pthread_mutex_unlock(&B->stage_lock);
+    return rc < 0 ? -1 : n;
+}
+
+/* Which JPEGs nvJPEG may take (B->nvjpeg_from): all but the first jpeg_first_n, and none when
+ * the batch has no more than that. The rule: nvJPEG's set-up (~1 s, bench/nvjpeg_setup.c) is
+ * worth paying only for more JPEGs than the CPU decodes in that time, so the first 4 per
+ * decode thread (a 4K photo takes a core ~40 ms to decode with libjpeg-turbo) go to the CPU
+ * while it sets up. IMGPU_NVJPEG_CPU_FIRST=N sets that count (0: every JPEG to nvJPEG). Which
+ * file goes where depends only on the list and the thread count, never on timing. */
+static void jpeg_split(batch *B)
+{
+    B->nvjpeg_from = B->ntodo;
+    B->njpeg = 0;
+    B->jpeg_first_n = 4L * B->jobs;
+#ifdef IMGPU_HAVE_NVJPEG
+    const char *env = getenv("IMGPU_NVJPEG_CPU_FIRST");
+    if (env && *env) {
+        char *end;
+        errno = 0;
+        const long v = strtol(env, &end, 10);
+        if (*end || errno || v < 0)
+            imgpu__batch_report("IMGPU_NVJPEG_CPU_FIRST='%s' is not a count of images; using %ld", env, B->jpeg_first_n);
+        else
+            B->jpeg_first_n = v;
+    }
+    if (B->o->device == IMGPU_DEVICE_CPU || B->o->stage_copy)
+        return;
+    for (size_t i = 0; i < B->ntodo; i++)
+        if (imgpu_format_from_path(B->todo[i]->in) == IMGPU_FORMAT_JPEG &&
+            (long)B->njpeg++ == B->jpeg_first_n)
+            B->nvjpeg_from = i;
+#endif
+}
+
+int imgpu__batch_run_pipeline(batch *B, int planned)
+{
+    const bopts *o = B->o;
+    int jobs = B->jobs, rc = 0;
+    /* producers of to_enc: every decode thread (CPU ops, or items that skip the GPU), and
+     * every planned worker of the op stage (those not started are accounted for below) */
+    int cap = 2 * jobs + 4 * planned;
+    pthread_t *dec = calloc((size_t)jobs, sizeof *dec), *enc = calloc((size_t)jobs, sizeof *enc);
+    gpu_worker *gw = calloc((size_t)(planned ? planned : 1), sizeof *gw);
+    B->to_gpu = imgpu__queue_new(cap, jobs);
+    B->to_enc = imgpu__queue_new(cap, jobs + planned);
+    if (!dec || !enc || !gw || !B->to_gpu || !B->to_enc) {
+        rc = imgpu_error("out of memory");
+        goto done;
+    }
+    pthread_mutex_init(&B->tok.lock, NULL);
+    pthread_cond_init(&B->tok.cv, NULL);
+    B->tok.left = cap;
+    pthread_mutex_init(&B->stage_lock, NULL);
+    pthread_cond_init(&B->stage_cv, NULL);
+    atomic_init(&B->stage, STAGE_PENDING);
+    atomic_init(&B->gpu_workers_alive, 0);
+    jpeg_split(B);
+    int nd = 0, ne = 0, ng = 0;
+    for (; nd < jobs; nd++)
+        if (pthread_create(&dec[nd], NULL, decode_thread, B) != 0)
+            break;
+    for (; ne < jobs; ne++)
+        if (pthread_create(&enc[ne], NULL, encode_thread, B) != 0)
+            break;
+    /* Threads that did not start will never call done: account for them, so the queues still
+     * drain and end. Fewer threads is slower, not wrong, with at least one of each kind. */
+    for (int k = nd; k < jobs; k++) {
+        imgpu__queue_done(B->to_gpu);
+        imgpu__queue_done(B->to_enc);
+    }
+    if (nd == 0 || ne == 0) {
+        imgpu__batch_report("cannot start the batch threads: %s", strerror(errno));
+        atomic_store(&B->next, B->ntodo);
+    }
+    int nworkers = stage_decide(B, planned);
+    if (nworkers < 0)
+        rc = -1;
+    void *(*fn)(void *) = imgpu__batch_copy_stage_thread;
+#ifdef IMGPU_HAVE_CUDA
+    if (!o->stage_copy)
+        fn = imgpu__batch_gpu_thread;
+#endif
+    for (int k = 0; k < nworkers; k++) {
+        gw[k].B = B;
+        gw[k].device = o->ndevices ? o->devices[k] : 0;
+#ifdef IMGPU_HAVE_CUDA
+        if (!o->ndevices && !o->stage_copy)
+            gw[k].device = imgpu__batch_default_gpu();
+#endif
+    }
+    for (; ng < nworkers; ng++)
+        if (pthread_create(&gw[ng].tid, NULL, fn, &gw[ng]) != 0)
+            break;
+    /* no worker thread at all: this thread is the one worker (images already wait in to_gpu) */
+    const int inline_worker = nworkers > 0 && ng == 0;
+    for (int k = ng + inline_worker; k < planned; k++)
+        imgpu__queue_done(B->to_enc);
+    if (inline_worker)
+        fn(&gw[0]);
+    for (int k = 0; k < nd; k++)
+        pthread_join(dec[k], NULL);
+    for (int k = 0; k < ng; k++)
+        pthread_join(gw[k].tid, NULL);
+    for (int k = 0; k < ne; k++)
+        pthread_join(enc[k], NULL);
+    /* with no encoder at all, what was queued is lost: count it */
+    item *it;
+    while (ne == 0 && (it = imgpu__queue_pop(B->to_enc)))
+        imgpu__batch_fail_item(B, it, "no encode thread could be started");
+    pthread_mutex_destroy(&B->stage_lock);
+    pthread_cond_destroy(&B->stage_cv);
+done:
+    imgpu__queue_free(B->to_gpu);
+    imgpu__queue_free(B->to_enc);
+    free(dec);
+    free(enc);
+    free(gw);
+    return rc;
+}
+
+
+int imgpu__batch_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
+}
