@@ -133,17 +133,31 @@ static void channel_map_rows(void *ctx, int part, int y0, int y1)
     }
 }
 
+/* Four histograms, one per pixel of each group of four, summed at the end: neighbouring pixels
+ * of a photo often share a Y, and one histogram would make each increment wait for the one
+ * before it (a store-to-load dependency through the same counter). */
 static void luma_hist_rows(void *ctx, int part, int y0, int y1)
 {
     const eq_job *j = ctx;
     const imgpu_image *in = j->in;
     const int c = in->channels, w = in->width;
-    uint32_t *hist = j->hist[part];
+    uint32_t h4[4][256];
+    memset(h4, 0, sizeof h4);
     for (int y = y0; y < y1; y++) {
         const uint8_t *p = imgpu_image_row(in, y);
-        for (int x = 0; x < w; x++, p += c)
-            hist[imgpu__rgb_to_y(p[0], p[1], p[2])]++;
+        int x = 0;
+        for (; x + 4 <= w; x += 4, p += 4 * c) {
+            h4[0][imgpu__rgb_to_y(p[0], p[1], p[2])]++;
+            h4[1][imgpu__rgb_to_y(p[c], p[c + 1], p[c + 2])]++;
+            h4[2][imgpu__rgb_to_y(p[2 * c], p[2 * c + 1], p[2 * c + 2])]++;
+            h4[3][imgpu__rgb_to_y(p[3 * c], p[3 * c + 1], p[3 * c + 2])]++;
+        }
+        for (; x < w; x++, p += c)
+            h4[0][imgpu__rgb_to_y(p[0], p[1], p[2])]++;
     }
+    uint32_t *hist = j->hist[part];
+    for (int i = 0; i < 256; i++)
+        hist[i] += h4[0][i] + h4[1][i] + h4[2][i] + h4[3][i];
 }
 
 static void luma_map_rows(void *ctx, int part, int y0, int y1)
