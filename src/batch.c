@@ -69,7 +69,7 @@ static const char s_help[] =
     "                       input's ICC profile, EXIF, XMP and PNG text kept)\n"
     "  --depth 8            write 16-bit results as 8 bits (default: keep the depth)\n"
     "pipeline:\n"
-    "  --jobs N             decode threads and encode threads (default: the imgpu__batch_cores)\n"
+    "  --jobs N             decode threads and encode threads (default: the cores)\n"
     "  --device auto|cpu|cuda  backend of the op stage (default auto, or IMGPU_DEVICE)\n"
     "  --devices 0,1,...    spread the GPU stage over these GPUs (implies --device cuda\n"
     "                       unless --device is given; an id may repeat). Each id gets\n"
@@ -86,7 +86,7 @@ static const char s_help[] =
     "                       IMGPU_MAX_FILE_SIZE, IMGPU_MAX_DECODE_TIME; an option wins)\n"
     "  --no-auto-orient     keep stored pixels and EXIF orientation (default: upright)\n"
     "  --page N             the page of multi-page TIFFs to read (default 0)\n"
-    "  --quiet              no imgpu__batch_progress and no summary (errors are still printed)\n"
+    "  --quiet              no progress and no summary (errors are still printed)\n"
     "  -h, --help           this help\n"
     "A file that fails is reported with its reason and the batch goes on; the summary gives\n"
     "done, skipped, failed, images/s and MB/s (input bytes). Ctrl-C (or SIGTERM) starts no\n"
@@ -519,7 +519,7 @@ int imgpu_batch_main(int argc, char **argv)
     /* GPU workers: each listed id (the default GPU without --devices) gets jobs / (8 x ids)
      * of them, 1 to 4. A worker's thread also stages every image through pinned memory (three
      * host copies of it), and among 2 x jobs busy codec threads one such thread per GPU got too
-     * little CPU to keep up on 32 imgpu__batch_cores (H200 run, bench/RESULTS.md). */
+     * little CPU to keep up on 32 cores (H200 run, bench/RESULTS.md). */
     int nids = o.ndevices ? o.ndevices : 1;
     int per_id = o.jobs / (8 * nids);
     per_id = per_id < 1 ? 1 : per_id > 4 ? 4 : per_id;

@@ -149,7 +149,7 @@ static void gpu_to_cpu(batch *B, item *it)
 }
 
 /* A GPU error on an item. A sticky fault (IMGPU_CUDA_STICKY: the context is gone for the whole
- * process) surfaces in every worker's next call; only the first imgpu__batch_report fails its file, every
+ * process) surfaces in every worker's next call; only the first report fails its file, every
  * later one belongs to an innocent image, which the CPU finishes. Other errors fail their file. */
 static void fault_item(batch *B, item *it, int rc)
 {

@@ -41,10 +41,10 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- reporting and imgpu__batch_progress ------------------------------------------------------------- */
+/* ---- reporting and progress ------------------------------------------------------------- */
 
 static pthread_mutex_t s_report_lock = PTHREAD_MUTEX_INITIALIZER;
-static int s_bar_shown; /* a imgpu__batch_progress bar is on the terminal's last line */
+static int s_bar_shown; /* a progress bar is on the terminal's last line */
 static int s_tty;
 
 void imgpu__batch_report(const char *fmt, ...)
@@ -264,9 +264,9 @@ static int refuse_early(batch *B, item *it)
 static void *decode_thread(void *arg)
 {
     batch *B = arg;
-    /* The CPU ops this thread runs get its share of the imgpu__batch_cores: `jobs` threads already run one
+    /* The CPU ops this thread runs get its share of the cores: `jobs` threads already run one
      * image each (fewer images than threads: each image gets more), and the CPU backend would
-     * otherwise split every op over all the imgpu__batch_cores again. */
+     * otherwise split every op over all the cores again. */
     const int busy = B->jobs < (int)B->ntodo ? B->jobs : (int)B->ntodo;
     imgpu_backend_cpu_threads(busy > 0 ? (imgpu__batch_cores() + busy - 1) / busy : 0);
     for (;;) {
@@ -368,7 +368,7 @@ static void *encode_thread(void *arg)
     item *it;
     while ((it = imgpu__queue_pop(B->to_enc))) {
         imgpu_error_clear();
-        /* strips of one PNG over the imgpu__batch_cores the other encoders leave idle (the tail of a batch,
+        /* strips of one PNG over the cores the other encoders leave idle (the tail of a batch,
          * or a batch of a few large images) */
         int busy = atomic_fetch_add(&B->busy_encoders, 1) + 1;
         int png_threads = B->jobs / busy > 1 ? B->jobs / busy : 1;

@@ -70,6 +70,10 @@ help_ok() {
             *) fail "imgpu ${args[*]}: help does not mention '$w'" ;;
         esac
     done
+    # no internal identifier leaks into what a user reads (a rename once reached batch's help)
+    case "$out" in
+        *imgpu__*) fail "imgpu ${args[*]}: help shows an internal name: $(grep -o 'imgpu__[a-z_]*' <<< "$out" | head -1)" ;;
+    esac
 }
 
 # ---- global -------------------------------------------------------------------------------
@@ -133,6 +137,7 @@ case "$out" in *"equalizeHist), 8-bit."*) fail "equalize --help says 8-bit only"
 case "$out" in *"16-bit"*) ;; *) fail "equalize --help does not mention 16-bit" ;; esac
 help_ok compare --help -- --diff --max-abs PSNR "${common_save[@]}"
 help_ok compare -h -- --diff
+help_ok batch --help -- --equalize --clahe --rotate --jobs --quiet --devices --overwrite
 # --help wins over other mistakes anywhere on the line.
 help_ok rotate --bogus x --help -- --angle
 help_ok equalize a.png b.xyz -h -- --mode
