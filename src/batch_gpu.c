@@ -290,7 +290,7 @@ typedef struct jpeg_setup {
     pthread_t tid;
     int started, device;
     imgpu_cuda_jpeg *jm;
-    char err[256];
+    char err[IMGPU_MESSAGE_MAX];
 } jpeg_setup;
 
 static void *jpeg_setup_thread(void *arg)

@@ -461,6 +461,8 @@ static void jpeg_split(batch *B)
     B->njpeg = 0;
     B->jpeg_first_n = 4L * B->jobs;
 #ifdef IMGPU_HAVE_NVJPEG
+    if (B->o->device == IMGPU_DEVICE_CPU || B->o->stage_copy)
+        return;
     const char *env = getenv("IMGPU_NVJPEG_CPU_FIRST");
     if (env && *env) {
         char *end;
@@ -471,8 +473,6 @@ static void jpeg_split(batch *B)
         else
             B->jpeg_first_n = v;
     }
-    if (B->o->device == IMGPU_DEVICE_CPU || B->o->stage_copy)
-        return;
     for (size_t i = 0; i < B->ntodo; i++)
         if (imgpu_format_from_path(B->todo[i]->in) == IMGPU_FORMAT_JPEG &&
             (long)B->njpeg++ == B->jpeg_first_n)

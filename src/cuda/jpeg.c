@@ -158,6 +158,7 @@ struct imgpu_cuda_jpeg {
     nvjpegHandle_t hw;            /* hardware backend; NULL when the GPU has no NVJPG engines */
     nvjpegJpegState_t hw_state[2];/* batched states: [0] interleaved RGB, [1] gray */
     int hw_batch[2];              /* the batch size each state was initialized for (0: none) */
+    int hw_state_failed[2];       /* its creation failed: the CUDA decoder takes those files */
     nvjpegHandle_t sw;            /* the default backend: single decodes and the encoder */
     nvjpegJpegState_t sw_state;
     nvjpegEncoderState_t enc;
@@ -338,8 +339,10 @@ int imgpu_cuda_jpeg_decode(imgpu_cuda_jpeg *j, int n, const unsigned char *const
                 }
             if (!m)
                 continue;
-            if (!j->hw_state[g] && nvjpegJpegStateCreate(j->hw, &j->hw_state[g]) != NVJPEG_STATUS_SUCCESS) {
-                j->hw_state[g] = NULL;   /* these go to the CUDA decoder below */
+            if (!j->hw_state[g] &&
+                (j->hw_state_failed[g] || nvjpegJpegStateCreate(j->hw, &j->hw_state[g]) != NVJPEG_STATUS_SUCCESS)) {
+                j->hw_state[g] = NULL;   /* these go to the CUDA decoder below; not tried again */
+                j->hw_state_failed[g] = 1;
                 continue;
             }
             const nvjpegOutputFormat_t fmt = want_c == 3 ? NVJPEG_OUTPUT_RGBI : NVJPEG_OUTPUT_Y;
