@@ -1,9 +1,12 @@
 /* test_cpu_equalize.c — the CPU equalize: hand-computed LUTs (two levels, half-way rounding
  * to even, constant, 1x1, ramps), a second, differently organised implementation of OpenCV's
  * definition, shapes (1xN, Nx1, odd width 451 with padded rows), alpha pass-through, luminance
- * versus per-channel, and the "equalization raises contrast" invariant. Bit-exactness against
- * cv2 itself is tests/cpu_opencv_equalize.py. */
+ * versus per-channel, the "equalization raises contrast" invariant, and luminance mode on every
+ * one of the 2^24 colours (one 4096x4096 image; --quick: 65536 of them, for valgrind) against
+ * the plain per-pixel conversions of cpu/ycc.h, which the mapping loop replaces by tables.
+ * Bit-exactness against cv2 itself is tests/cpu_opencv_equalize.py. */
 #include "cpu/cpu.h"
+#include "cpu/ycc.h"
 #include "error.h"
 #include "test_util.h"
 
@@ -390,12 +393,54 @@ static void errors(void)
     CHECK(imgpu_error_message()[0] != '\0');
 }
 
-int main(void)
+/* Luminance mode on every colour (quick: a 256x256 slice, G varying with R and B): the output
+ * is ycbcr_to_rgb(lut[Y], Cb, Cr) of each pixel's rgb_to_ycbcr, with the LUT of the Y
+ * histogram by the second implementation above. */
+static void every_colour(int quick)
 {
+    const int w = quick ? 256 : 4096, h = quick ? 256 : 4096;
+    imgpu_image *in = imgpu_image_new(w, h, 3, 8);
+    CHECK(in != NULL);
+    if (!in)
+        return;
+    uint32_t hist[256] = {0};
+    for (int y = 0; y < h; y++) {
+        uint8_t *p = imgpu_image_row(in, y);
+        for (int x = 0; x < w; x++, p += 3) {
+            const uint32_t i = (uint32_t)y * (uint32_t)w + (uint32_t)x;
+            p[0] = (uint8_t)(quick ? (uint32_t)y : i >> 16);
+            p[2] = (uint8_t)(quick ? (uint32_t)x : i);
+            p[1] = (uint8_t)(quick ? (uint32_t)(y * 7 + x * 13) : i >> 8);
+            hist[imgpu__rgb_to_y(p[0], p[1], p[2])]++;
+        }
+    }
+    uint8_t lut[256];
+    reference_lut(hist, lut);
+    imgpu_image *out = eq(in, IMGPU_MODE_LUMINANCE);
+    size_t bad = 0;
+    for (int y = 0; out && y < h; y++) {
+        const uint8_t *p = imgpu_image_row(in, y), *q = imgpu_image_row(out, y);
+        for (int x = 0; x < w; x++, p += 3, q += 3) {
+            uint8_t yy, cb, cr, r, g, b;
+            imgpu__rgb_to_ycbcr(p[0], p[1], p[2], &yy, &cb, &cr);
+            imgpu__ycbcr_to_rgb(lut[yy], cb, cr, &r, &g, &b);
+            bad += q[0] != r || q[1] != g || q[2] != b;
+        }
+    }
+    CHECKF(out && bad == 0, "luminance equalize on %d colours: %zu differ from ycc.h's conversions",
+           w * h, bad);
+    imgpu_image_free(out);
+    imgpu_image_free(in);
+}
+
+int main(int argc, char **argv)
+{
+    const int quick = argc > 1 && !strcmp(argv[1], "--quick");
     lut_hand_cases();
     gray_shapes();
     color_and_alpha();
     raises_contrast();
     errors();
+    every_colour(quick);
     TEST_MAIN_END();
 }

@@ -68,24 +68,26 @@ typedef struct eq_job {
     const struct ycc_tabs *t;  /* luminance mode: the per-level terms of the conversions */
 } eq_job;
 
-/* Luminance mode's per-pixel conversions (ycc.h) split into table lookups with the same
- * integer results: Cr and Cb depend only on R - Y and B - Y (-255..255), and the red and blue
- * terms of the inverse only on Cr and Cb. The green term mixes both and is computed. */
+/* Luminance mode's per-pixel conversions (ycc.h) as table lookups with the same integer
+ * results: Cr and Cb depend only on R - Y and B - Y (-255..255), so each term of the inverse
+ * does too, and is tabled by that difference: the red and blue terms whole, the green term's
+ * two products before their sum is descaled (a descale of a sum is not a sum of descales).
+ * Checked against imgpu__rgb_to_ycbcr + imgpu__ycbcr_to_rgb on all 2^24 colours. */
 struct ycc_tabs {
-    uint8_t cr[511], cb[511];  /* index R - Y + 255, B - Y + 255 */
-    int16_t r[256], b[256];    /* descale14(CR2R (Cr - 128)), descale14(CB2B (Cb - 128)) */
+    int16_t r[511], b[511];    /* index R - Y + 255, B - Y + 255: descale14(CR2R (Cr - 128)), ... */
+    int32_t gr[511], gb[511];  /* CR2G (Cr - 128), CB2G (Cb - 128), by the same indexes */
     uint8_t sat[1024];         /* v + 384 -> v saturated to 0..255 (v in -384..639) */
 };
 
 static void ycc_tabs_init(struct ycc_tabs *t)
 {
     for (int d = -255; d <= 255; d++) {
-        t->cr[d + 255] = imgpu__sat_u8(imgpu__descale14(d * IMGPU_Y2CR + (128 << IMGPU_YCC_SHIFT)));
-        t->cb[d + 255] = imgpu__sat_u8(imgpu__descale14(d * IMGPU_Y2CB + (128 << IMGPU_YCC_SHIFT)));
-    }
-    for (int v = 0; v < 256; v++) {
-        t->r[v] = (int16_t)imgpu__descale14(IMGPU_CR2R * (v - 128));
-        t->b[v] = (int16_t)imgpu__descale14(IMGPU_CB2B * (v - 128));
+        const int cr = imgpu__sat_u8(imgpu__descale14(d * IMGPU_Y2CR + (128 << IMGPU_YCC_SHIFT)));
+        const int cb = imgpu__sat_u8(imgpu__descale14(d * IMGPU_Y2CB + (128 << IMGPU_YCC_SHIFT)));
+        t->r[d + 255] = (int16_t)imgpu__descale14(IMGPU_CR2R * (cr - 128));
+        t->b[d + 255] = (int16_t)imgpu__descale14(IMGPU_CB2B * (cb - 128));
+        t->gr[d + 255] = IMGPU_CR2G * (cr - 128);
+        t->gb[d + 255] = IMGPU_CB2G * (cb - 128);
     }
     for (int v = 0; v < 1024; v++)
         t->sat[v] = imgpu__sat_u8(v - 384);
@@ -175,11 +177,11 @@ static void luma_map_rows(void *ctx, int part, int y0, int y1)
             /* exactly imgpu__rgb_to_ycbcr then imgpu__ycbcr_to_rgb(lut[Y], Cb, Cr) */
             const int r = p[0], g = p[1], b = p[2];
             const int yy = (IMGPU_R2Y * r + IMGPU_G2Y * g + IMGPU_B2Y * b + (1 << 13)) >> 14;
-            const int cr = t->cr[r - yy + 255], cb = t->cb[b - yy + 255];
+            const int dr = r - yy + 255, db = b - yy + 255;
             const int y2 = lut[yy] + 384;
-            q[0] = t->sat[y2 + t->r[cr]];
-            q[1] = t->sat[y2 + imgpu__descale14(IMGPU_CR2G * (cr - 128) + IMGPU_CB2G * (cb - 128))];
-            q[2] = t->sat[y2 + t->b[cb]];
+            q[0] = t->sat[y2 + t->r[dr]];
+            q[1] = t->sat[y2 + imgpu__descale14(t->gr[dr] + t->gb[db])];
+            q[2] = t->sat[y2 + t->b[db]];
             /* q[3] (alpha) was copied with the image */
         }
     }
