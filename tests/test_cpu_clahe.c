@@ -1,11 +1,15 @@
 /* test_cpu_clahe.c — the CPU reference for issue 6: CLAHE geometry (OpenCV's padding rule),
  * reflect-101, clipping and redistribution, the equalize formulas (OpenCV at 8 and 16 bits,
  * PIL, ImageMagick) on small histograms whose LUTs are worked out by hand in the comments,
- * and whole-image invariants. The OpenCV agreement on real images is opencv_clahe.py's job. */
+ * and whole-image invariants; and luminance mode on every one of the 2^24 colours (one 4096x4096
+ * image; --quick: 65536 of them, for valgrind) against ycc.h's plain conversions around the
+ * plane CLAHE, which the colour loops replace by tables. The OpenCV agreement on real images is
+ * opencv_clahe.py's job. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu/cpu.h"
+#include "cpu/ycc.h"
 #include "error.h"
 #include "test_util.h"
 
@@ -125,12 +129,64 @@ static void test_images(void)
     imgpu_image_free(im);
 }
 
-int main(void)
+/* Luminance mode on every colour (quick: a 256x256 slice): rgb_to_ycbcr, the plane CLAHE,
+ * ycbcr_to_rgb with the pixel's own Cb and Cr, done here with ycc.h's functions. */
+static void test_every_colour(int quick)
 {
+    const int w = quick ? 256 : 4096, h = quick ? 256 : 4096;
+    const size_t n = (size_t)w * h;
+    imgpu_image *in = imgpu_image_new(w, h, 3, 8);
+    uint16_t *plane = malloc(n * sizeof *plane), *res = malloc(n * sizeof *res);
+    uint8_t *cb = malloc(n), *cr = malloc(n);
+    CHECK(in && plane && res && cb && cr);
+    if (!in || !plane || !res || !cb || !cr)
+        goto done;
+    for (int y = 0; y < h; y++) {
+        uint8_t *p = imgpu_image_row(in, y);
+        for (int x = 0; x < w; x++, p += 3) {
+            const uint32_t i = (uint32_t)y * (uint32_t)w + (uint32_t)x;
+            p[0] = (uint8_t)(quick ? (uint32_t)y : i >> 16);
+            p[1] = (uint8_t)(quick ? (uint32_t)(y * 7 + x * 13) : i >> 8);
+            p[2] = (uint8_t)(quick ? (uint32_t)x : i);
+            uint8_t yy;
+            imgpu__rgb_to_ycbcr(p[0], p[1], p[2], &yy, &cb[i], &cr[i]);
+            plane[i] = yy;
+        }
+    }
+    const imgpu_clahe_params prm = {40.0, 8, 8, IMGPU_MODE_LUMINANCE};
+    imgpu_clahe_geom g;
+    CHECK(imgpu_clahe_geometry(w, h, 8, &prm, &g) == 0);
+    CHECK(imgpu_cpu_clahe_plane(plane, &g, res) == 0);
+    imgpu_image *out = imgpu_cpu_clahe(in, &prm);
+    CHECKF(out != NULL, "clahe failed: %s", imgpu_error_message());
+    size_t bad = 0;
+    for (int y = 0; out && y < h; y++) {
+        const uint8_t *q = imgpu_image_row(out, y);
+        for (int x = 0; x < w; x++, q += 3) {
+            const size_t i = (size_t)y * w + x;
+            uint8_t r, gg, b;
+            imgpu__ycbcr_to_rgb((uint8_t)res[i], cb[i], cr[i], &r, &gg, &b);
+            bad += q[0] != r || q[1] != gg || q[2] != b;
+        }
+    }
+    CHECKF(out && bad == 0, "luminance CLAHE on %zu colours: %zu differ from ycc.h's conversions", n, bad);
+    imgpu_image_free(out);
+done:
+    imgpu_image_free(in);
+    free(plane);
+    free(res);
+    free(cb);
+    free(cr);
+}
+
+int main(int argc, char **argv)
+{
+    const int quick = argc > 1 && !strcmp(argv[1], "--quick");
     test_reflect();
     test_geometry();
     test_tile_lut();
     test_formulas();
     test_images();
+    test_every_colour(quick);
     TEST_MAIN_END();
 }

@@ -191,12 +191,41 @@ int imgpu_cpu_clahe_plane(const uint16_t *src, const imgpu_clahe_geom *g, uint16
     return 0;
 }
 
+/* 8-bit luminance mode's conversions (ycc.h) as table lookups with the same integer results:
+ * Cr and Cb depend only on R - Y and B - Y (-255..255); the inverse's red and blue terms only
+ * on Cr and Cb, and its green term is the descale of two products tabled by Cr and Cb (a
+ * descale of a sum is not a sum of descales). tests/test_cpu_clahe.c checks every colour
+ * against ycc.h's conversions. */
+struct clahe_ycc {
+    uint8_t cr[511], cb[511];  /* index R - Y + 255, B - Y + 255 */
+    int16_t r[256], b[256];    /* descale14(CR2R (Cr - 128)), descale14(CB2B (Cb - 128)) */
+    int32_t gr[256], gb[256];  /* CR2G (Cr - 128), CB2G (Cb - 128) */
+    uint8_t sat[1024];         /* v + 384 -> v saturated to 0..255 (v in -384..639) */
+};
+
+static void clahe_ycc_init(struct clahe_ycc *t)
+{
+    for (int d = -255; d <= 255; d++) {
+        t->cr[d + 255] = imgpu__sat_u8(imgpu__descale14(d * IMGPU_Y2CR + (128 << IMGPU_YCC_SHIFT)));
+        t->cb[d + 255] = imgpu__sat_u8(imgpu__descale14(d * IMGPU_Y2CB + (128 << IMGPU_YCC_SHIFT)));
+    }
+    for (int v = 0; v < 256; v++) {
+        t->r[v] = (int16_t)imgpu__descale14(IMGPU_CR2R * (v - 128));
+        t->b[v] = (int16_t)imgpu__descale14(IMGPU_CB2B * (v - 128));
+        t->gr[v] = IMGPU_CR2G * (v - 128);
+        t->gb[v] = IMGPU_CB2G * (v - 128);
+    }
+    for (int v = 0; v < 1024; v++)
+        t->sat[v] = imgpu__sat_u8(v - 384);
+}
+
 /* The colour conversions and plane copies of imgpu_cpu_clahe, by rows on every core. */
 typedef struct conv_job {
     const imgpu_image *in;
     imgpu_image *out;
     uint16_t *plane, *res, *cb, *cr;
     int k;
+    const struct clahe_ycc *t;   /* 8-bit luminance mode */
 } conv_job;
 
 static void to_ycc_rows(void *ctx, int part, int y0, int y1)
@@ -206,21 +235,27 @@ static void to_ycc_rows(void *ctx, int part, int y0, int y1)
     const imgpu_image *in = j->in;
     const int w = in->width, c = in->channels, d = in->depth;
     uint16_t *plane = j->plane, *cb = j->cb, *cr = j->cr;
+    const struct clahe_ycc *t = j->t;
     for (int y = y0; y < y1; y++) {
         const unsigned char *row = imgpu_image_row(in, y);
-        for (int x = 0; x < w; x++) {
-            const size_t i = (size_t)y * w + x, s = (size_t)x * c;
-            if (d == 16) {
+        const size_t i0 = (size_t)y * w;
+        if (d == 16) {
+            for (int x = 0; x < w; x++) {
+                const size_t i = i0 + x, s = (size_t)x * c;
                 imgpu_cpu_rgb16_to_ycbcr((uint16_t)imgpu_sample_get(row, d, s),
                                          (uint16_t)imgpu_sample_get(row, d, s + 1),
                                          (uint16_t)imgpu_sample_get(row, d, s + 2), &plane[i], &cb[i], &cr[i]);
-            } else {
-                uint8_t yy, b, r;
-                imgpu__rgb_to_ycbcr(row[s], row[s + 1], row[s + 2], &yy, &b, &r);
-                plane[i] = yy;
-                cb[i] = b;
-                cr[i] = r;
             }
+            continue;
+        }
+        const unsigned char *p = row;
+        for (int x = 0; x < w; x++, p += c) {
+            /* exactly imgpu__rgb_to_ycbcr */
+            const int r = p[0], g = p[1], b = p[2];
+            const int yy = (IMGPU_R2Y * r + IMGPU_G2Y * g + IMGPU_B2Y * b + (1 << 13)) >> 14;
+            plane[i0 + x] = (uint16_t)yy;
+            cr[i0 + x] = t->cr[r - yy + 255];
+            cb[i0 + x] = t->cb[b - yy + 255];
         }
     }
 }
@@ -231,20 +266,28 @@ static void from_ycc_rows(void *ctx, int part, int y0, int y1)
     const conv_job *j = ctx;
     const int w = j->in->width, c = j->in->channels, d = j->in->depth;
     const uint16_t *res = j->res, *cb = j->cb, *cr = j->cr;
+    const struct clahe_ycc *t = j->t;
     for (int y = y0; y < y1; y++) {
         unsigned char *row = imgpu_image_row(j->out, y);
-        for (int x = 0; x < w; x++) {
-            const size_t i = (size_t)y * w + x, s = (size_t)x * c;
-            if (d == 16) {
+        const size_t i0 = (size_t)y * w;
+        if (d == 16) {
+            for (int x = 0; x < w; x++) {
+                const size_t i = i0 + x, s = (size_t)x * c;
                 uint16_t r, gg, b;
                 imgpu_cpu_ycbcr16_to_rgb(res[i], cb[i], cr[i], &r, &gg, &b);
                 imgpu_sample_put(row, d, s, r);
                 imgpu_sample_put(row, d, s + 1, gg);
                 imgpu_sample_put(row, d, s + 2, b);
-            } else {
-                imgpu__ycbcr_to_rgb((uint8_t)res[i], (uint8_t)cb[i], (uint8_t)cr[i], &row[s], &row[s + 1],
-                                       &row[s + 2]);
             }
+            continue;
+        }
+        unsigned char *q = row;
+        for (int x = 0; x < w; x++, q += c) {
+            /* exactly imgpu__ycbcr_to_rgb */
+            const int y2 = res[i0 + x] + 384, vr = cr[i0 + x], vb = cb[i0 + x];
+            q[0] = t->sat[y2 + t->r[vr]];
+            q[1] = t->sat[y2 + imgpu__descale14(t->gr[vr] + t->gb[vb])];
+            q[2] = t->sat[y2 + t->b[vb]];
         }
     }
 }
@@ -301,8 +344,11 @@ imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p)
             imgpu_error("clahe: out of memory");
             goto fail;
         }
+        struct clahe_ycc t;
+        clahe_ycc_init(&t);
         j.cb = cb;
         j.cr = cr;
+        j.t = &t;
         imgpu__cpu_parallel_rows(h, parts, to_ycc_rows, &j);
         if (imgpu_cpu_clahe_plane(plane, &g, res) < 0)
             goto fail;
