@@ -100,6 +100,15 @@ static uint32_t round_clamp(float v, float maxv)
     return r < 0.0f ? 0u : r > maxv ? (uint32_t)maxv : (uint32_t)r;
 }
 
+/* roundf(f * 256) for f in [0, 1] (half away from zero), without the library call: f * 256
+ * is exact (a power of two), the truncation is its floor, and t - q is exact (t < 2^23). */
+static inline int round256(float f)
+{
+    const float t = f * 256.0f;
+    const int q = (int)t;
+    return q + (t - (float)q >= 0.5f);
+}
+
 /* bg below is one pixel at the image's depth (imgpu_rotate_background_pixel). */
 static void sample_nearest(const imgpu_image *in, float sx, float sy, const uint8_t *bg,
                            uint8_t *out)
@@ -116,7 +125,7 @@ static void sample_bilinear(const imgpu_image *in, float sx, float sy, const uin
     const int i = (int)fi, j = (int)fj;
     /* 8 fractional bits, like the texture unit: A = 256 a_q in 0..256 (the clamp is a guard;
      * (x - fi) * 256 is already in [0, 256]). */
-    int A = (int)roundf((x - fi) * 256.0f), B = (int)roundf((y - fj) * 256.0f);
+    int A = round256(x - fi), B = round256(y - fj);
     A = A < 0 ? 0 : A > 256 ? 256 : A;
     B = B < 0 ? 0 : B > 256 ? 256 : B;
     const uint8_t *p00 = tap(in, i, j), *p10 = tap(in, i + 1, j);
@@ -142,14 +151,12 @@ static void sample_bilinear(const imgpu_image *in, float sx, float sy, const uin
         }
         return;
     }
-    /* 8 bits: float, exact (see the top of the file), equal to the integer formula above. */
-    const float aq = (float)A / 256.0f, bq = (float)B / 256.0f;
-    const float w00 = (1.0f - aq) * (1.0f - bq), w10 = aq * (1.0f - bq);
-    const float w01 = (1.0f - aq) * bq, w11 = aq * bq;
-    for (int k = 0; k < in->channels; k++) {
-        float v = w00 * p00[k] + w10 * p10[k] + w01 * p01[k] + w11 * p11[k]; /* exact */
-        out[k] = (uint8_t)round_clamp(v, 255.0f);
-    }
+    /* 8 bits: the integer formula, which the exact float one at the top of the file equals
+     * (the sum is at most 65536 x 255, so no clamp) */
+    const uint32_t w00 = (uint32_t)((256 - A) * (256 - B)), w10 = (uint32_t)(A * (256 - B));
+    const uint32_t w01 = (uint32_t)((256 - A) * B), w11 = (uint32_t)(A * B);
+    for (int k = 0; k < in->channels; k++)
+        out[k] = (uint8_t)((w00 * p00[k] + w10 * p10[k] + w01 * p01[k] + w11 * p11[k] + 32768u) >> 16);
 }
 
 /* Keys cubic convolution weights for taps at offsets -1, 0, 1, 2 from floor(x), t in [0, 1). */
