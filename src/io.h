@@ -237,7 +237,8 @@ imgpu_image *imgpu_image_load_memory_meta(const void *buf, size_t len, const cha
 int imgpu_image_save(const imgpu_image *im, const char *path, const imgpu_save_options *opts);
 /* The same, but a PNG is written by png_parallel.c's strip encoder on up to `png_threads`
  * threads (a standard PNG of the same pixels; other formats are unaffected). `imgpu batch`
- * uses it; the single-image commands keep stb's writer. */
+ * and the single-image commands' results use it; plots and compare's diff images keep stb's
+ * writer. */
 int imgpu_image_save_threads(const imgpu_image *im, const char *path,
                              const imgpu_save_options *opts, int png_threads);
 /* imgpu_image_save_threads, and once the temp file is written whole and synced, just before

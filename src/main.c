@@ -725,7 +725,9 @@ static int process_one(const cli *c, imgpu_op *op)
     }
     imgpu_save_options so = c->run.save;
     so.meta = meta;   /* the input's ICC profile, EXIF, XMP and text travel (not with --strip) */
-    if (imgpu_image_save(out, c->pos[1], &so) < 0)
+    /* a PNG on the CPU backend's threads (png_parallel.c: the same pixels, about stb's size,
+     * a 4K photo in half the time) */
+    if (imgpu_image_save_threads(out, c->pos[1], &so, imgpu_backend_cpu_thread_count()) < 0)
         goto done;
     rc = EXIT_OK;
 done:

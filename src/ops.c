@@ -166,6 +166,8 @@ int imgpu_backend_shutdown(void)
 
 void imgpu_backend_cpu_threads(int n) { imgpu_cpu_threads_cap(n); }
 
+int imgpu_backend_cpu_thread_count(void) { return imgpu_cpu_threads(); }
+
 int imgpu_device_from_env(imgpu_device *d)
 {
     const char *v = getenv("IMGPU_DEVICE");

@@ -54,6 +54,9 @@ int imgpu_device_from_env(imgpu_device *d);
  * front end that already runs several images at once (batch's workers) caps the threads of
  * the ops started from the calling thread at n (0: no cap). Same bytes whatever the count. */
 void imgpu_backend_cpu_threads(int n);
+/* How many threads the CPU backend uses for one op (IMGPU_CPU_THREADS, else the cores); the
+ * single-image commands encode a PNG output on as many (io.h, imgpu_image_save_threads). */
+int imgpu_backend_cpu_thread_count(void);
 /* Optional: start backend initialization early (CUDA context creation on a background
  * thread) so it overlaps decoding; and release cached backend resources at the end. */
 void imgpu_backend_prepare(imgpu_device requested);
