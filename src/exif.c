@@ -169,6 +169,21 @@ static int entry_pointer(const tiff *t, const entry *e, uint32_t *off)
     return 0;
 }
 
+/* Where the entry's `size` bytes of value lie: in the entry itself when they fit its 4 bytes,
+ * else at its offset. 0 and *pos, or -1 when they leave the blob. */
+static int entry_value_pos(const tiff *t, const entry *e, uint64_t size, size_t *pos)
+{
+    if (size <= 4) {
+        *pos = e->at + 8;
+        return 0;
+    }
+    const uint32_t off = rd32(t, e->at + 8);
+    if ((uint64_t)off + size > t->n)
+        return -1;
+    *pos = off;
+    return 0;
+}
+
 static int is_space(unsigned char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
@@ -178,15 +193,9 @@ static int is_space(unsigned char c)
  * 0, or -1 (out untouched) when the entry is not ASCII or its bytes leave the blob. */
 static int entry_text(const tiff *t, const entry *e, char *out, size_t cap)
 {
-    if (e->type != TYPE_ASCII || e->count == 0)
+    size_t pos;
+    if (e->type != TYPE_ASCII || e->count == 0 || entry_value_pos(t, e, e->count, &pos) < 0)
         return -1;
-    size_t pos = e->at + 8;
-    if (e->count > 4) {
-        uint32_t off = rd32(t, e->at + 8);
-        if ((uint64_t)off + e->count > t->n)
-            return -1;
-        pos = off;
-    }
     const unsigned char *s = t->b + pos;
     const unsigned char *nul = memchr(s, 0, e->count);
     size_t len = nul ? (size_t)(nul - s) : e->count;
@@ -261,6 +270,16 @@ static void scan_ifd0(walk *w, ifd0_scan *s)
     }
 }
 
+/* The blob opened, a walk begun over it and IFD0 scanned: what the readers start from. */
+static int open_scan(const unsigned char *b, size_t n, tiff *t, walk *w, ifd0_scan *s)
+{
+    if (tiff_open(b, n, t) < 0)
+        return -1;
+    walk_init(w, t);
+    scan_ifd0(w, s);
+    return 0;
+}
+
 size_t imgpu_exif_skip_header(const unsigned char *b, size_t n)
 {
     return b && n >= 6 && memcmp(b, "Exif\0\0", 6) == 0 ? 6 : 0;
@@ -269,12 +288,10 @@ size_t imgpu_exif_skip_header(const unsigned char *b, size_t n)
 int imgpu_exif_parse(const unsigned char *b, size_t n, imgpu_exif_info *out)
 {
     tiff t;
-    if (tiff_open(b, n, &t) < 0)
-        return -1;
     walk w;
-    walk_init(&w, &t);
     ifd0_scan s;
-    scan_ifd0(&w, &s);
+    if (open_scan(b, n, &t, &w, &s) < 0)
+        return -1;
     imgpu_exif_info info = s.info;
 
     ifd d;
@@ -338,12 +355,10 @@ int imgpu_exif_set_orientation(unsigned char *b, size_t n, int orientation)
 int imgpu_exif_set_pixel_size(unsigned char *b, size_t n, uint32_t w, uint32_t h)
 {
     tiff t;
-    if (tiff_open(b, n, &t) < 0)
-        return -1;
     walk wk;
-    walk_init(&wk, &t);
     ifd0_scan s;
-    scan_ifd0(&wk, &s);
+    if (open_scan(b, n, &t, &wk, &s) < 0)
+        return -1;
     ifd d;
     if (!s.has_exif || ifd_open(&wk, s.exif_ifd, &d) < 0)
         return 0;
@@ -386,15 +401,10 @@ static void each_in(const tiff *t, const ifd *d, int which,
     for (unsigned i = 0; i < d->count; i++) {
         entry e = ifd_entry(t, d, i);
         const uint64_t size = (uint64_t)type_size(e.type) * e.count;
-        if (!size || e.tag == TAG_EXIF_IFD || e.tag == TAG_GPS_IFD || e.tag == TAG_INTEROP_IFD)
+        size_t pos;
+        if (!size || e.tag == TAG_EXIF_IFD || e.tag == TAG_GPS_IFD || e.tag == TAG_INTEROP_IFD ||
+            entry_value_pos(t, &e, size, &pos) < 0)
             continue;
-        size_t pos = e.at + 8;
-        if (size > 4) {
-            const uint32_t off = rd32(t, e.at + 8);
-            if ((uint64_t)off + size > t->n)
-                continue;
-            pos = off;
-        }
         imgpu_exif_entry x = { which, e.tag, e.type, e.count, t->b + pos, t->big_endian };
         fn(&x, ctx);
     }
@@ -404,12 +414,10 @@ int imgpu_exif_each(const unsigned char *b, size_t n,
                     void (*fn)(const imgpu_exif_entry *e, void *ctx), void *ctx)
 {
     tiff t;
-    if (tiff_open(b, n, &t) < 0)
-        return -1;
     walk w;
-    walk_init(&w, &t);
     ifd0_scan s;
-    scan_ifd0(&w, &s);
+    if (open_scan(b, n, &t, &w, &s) < 0)
+        return -1;
     if (s.has_ifd0)
         each_in(&t, &s.d0, IMGPU_EXIF_IFD0, fn, ctx);
     ifd d;
