@@ -164,6 +164,18 @@ static void fault_item(batch *B, item *it, int rc)
     imgpu__batch_fail_item(B, it, imgpu_error_message());
 }
 
+/* An image the GPU did not finish (rc != 0): out of device memory, unless --device cuda,
+ * sends it to the CPU; anything else fails it (fault_item). 1 when it was a fault. */
+static int gpu_gave_up(batch *B, item *it, int rc)
+{
+    if (rc == IMGPU_CUDA_OOM && B->o->device != IMGPU_DEVICE_CUDA) {
+        gpu_to_cpu(B, it);
+        return 0;
+    }
+    fault_item(B, it, rc);
+    return 1;
+}
+
 static int sessions_new(slot sl[2])
 {
     for (int k = 0; k < 2; k++) {
@@ -269,12 +281,8 @@ static int jpeg_batch(batch *B, slot sl[2], imgpu_cuda_jpeg *jm, item *first, it
                 imgpu__queue_push(B->to_enc, it);
             }
         }
-        if (rc == IMGPU_CUDA_OOM && o->device != IMGPU_DEVICE_CUDA) {
-            gpu_to_cpu(B, it);
-        } else if (rc) {
-            fault_item(B, it, rc);
-            fault = 1;
-        }
+        if (rc)
+            fault = gpu_gave_up(B, it, rc);
     }
     for (int k = 0; k < 2; k++)   /* nothing reads the pool once this returns */
         cudaStreamSynchronize(imgpu_cuda_session_stream(sl[k].s));
@@ -379,23 +387,12 @@ void *imgpu__batch_gpu_thread(void *arg)
         slot *s = &sl[cur], *o = &sl[cur ^ 1];
         imgpu_error_clear();
         int rc = gpu_start(B, s, it);
-        int fault = 0;
-        if (rc == IMGPU_CUDA_OOM && B->o->device != IMGPU_DEVICE_CUDA) {
-            gpu_to_cpu(B, it);
-        } else if (rc) {
-            fault_item(B, it, rc);
-            fault = 1;
-        }
+        int fault = rc ? gpu_gave_up(B, it, rc) : 0;
         /* image k's download waits on its own stream only, while k+1 is already queued */
         if (!fault && o->it && (rc = gpu_finish(B, o)) != 0) {
             item *bad_it = o->it;
             o->it = NULL;
-            if (rc == IMGPU_CUDA_OOM && B->o->device != IMGPU_DEVICE_CUDA) {
-                gpu_to_cpu(B, bad_it);
-            } else {
-                fault_item(B, bad_it, rc);
-                fault = 1;
-            }
+            fault = gpu_gave_up(B, bad_it, rc);
         }
         if (fault) {
             /* the other image was not at fault: finish it on the GPU if the GPU still
