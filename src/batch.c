@@ -389,8 +389,6 @@ int imgpu_batch_main(int argc, char **argv)
     imgpu__batch_set_tty(isatty(STDERR_FILENO));
     if (!o.jobs)
         o.jobs = imgpu__batch_cores();
-    if (!o.stage_copy && !o.dry_run)
-        imgpu_backend_prepare(o.device); /* CUDA's start-up overlaps the folder walk */
 
     /* OUTDIR: created unless this is a dry run */
     struct stat ost;
@@ -531,7 +529,12 @@ int imgpu_batch_main(int argc, char **argv)
                 o.devices[i * per_id + k] = o.devices[i];
         o.ndevices *= per_id;
     }
-    int planned = o.device == IMGPU_DEVICE_CPU && !o.stage_copy ? 0 : nids * per_id;
+    /* CUDA's start-up begins here, on a background thread, and overlaps the decoding of the
+     * first images; `auto` does not start it for a batch the CPU finishes first (the set-up
+     * rule, imgpu__batch_auto_cpu). */
+    if (!o.stage_copy && !imgpu__batch_auto_cpu(&B))
+        imgpu_backend_prepare(o.device);
+    int planned = (o.device == IMGPU_DEVICE_CPU && !o.stage_copy) || B.auto_cpu ? 0 : nids * per_id;
     B.st.t0 = B.st.last_print = imgpu__batch_now();
     atomic_init(&B.next, 0);
     imgpu__batch_catch_stop_signals();
@@ -575,7 +578,8 @@ int imgpu_batch_main(int argc, char **argv)
                 el > 0 ? done_n / el : 0.0, el > 0 ? mb / el : 0.0, mb,
                 (double)atomic_load(&B.st.out_bytes) / 1e6,
                 B.ntodo == 0 ? "nothing to run" : o.stage_copy ? "stage: plain copy"
-                : B.use_gpu_stage ? "ops on the GPU" : "ops on the CPU");
+                : B.use_gpu_stage ? "ops on the GPU"
+                : B.auto_cpu ? "ops on the CPU: too few images for a GPU's start-up" : "ops on the CPU");
         const char *prof = getenv("IMGPU_BATCH_PROFILE");
         if (prof && !strcmp(prof, "1"))   /* bench aid: thread-seconds summed over each stage's threads */
             fprintf(stderr, "imgpu batch: profile (thread-seconds): nvJPEG set-up %.3f, read + check + CPU "

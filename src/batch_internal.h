@@ -113,7 +113,7 @@ typedef struct batch {
     imgpu__queue *to_gpu, *to_enc;
     tokens tok;
     stats st;
-    /* The op stage is decided once CUDA's start-up (begun before the folder walk) answers.
+    /* The op stage is decided once CUDA's start-up (begun after the plan) answers.
      * The decode threads start before that and wait for the decision only with their first
      * image in hand, so the start-up overlaps decoding. */
     pthread_mutex_t stage_lock;
@@ -129,6 +129,10 @@ typedef struct batch {
      * up. todo[nvjpeg_from] is the first JPEG nvJPEG may take (ntodo: none). */
     size_t nvjpeg_from, njpeg;
     long jpeg_first_n;
+    /* --device auto took the CPU for the whole batch: it holds no more images than the CPU
+     * finishes while a GPU would set up (jpeg_first_n again; imgpu__batch_auto_cpu), so CUDA
+     * is never started. */
+    int auto_cpu;
     imgpu_manifest *mf;      /* OUTDIR's manifest: each output's line goes in before its rename */
 } batch;
 
@@ -158,6 +162,10 @@ int imgpu__batch_cores(void);
 void imgpu__batch_catch_stop_signals(void);
 int imgpu__batch_stop_signal(void);   /* the signal that stopped the batch, or 0 */
 int imgpu__batch_run_pipeline(batch *B, int planned);
+/* Read IMGPU_NVJPEG_CPU_FIRST into B->jpeg_first_n (default 4 per decode thread) and say
+ * whether `--device auto` runs this batch on the CPU alone (sets B->auto_cpu). Call once the
+ * list to run (todo) is known, before CUDA is started. */
+int imgpu__batch_auto_cpu(batch *B);
 void imgpu__batch_item_free(item *it);
 void imgpu__batch_token_give(tokens *t);
 void imgpu__batch_fail_item(batch *B, item *it, const char *msg);

@@ -420,7 +420,7 @@ static int stage_decide(batch *B, int planned)
     int n = 0, rc = 0;
     if (o->stage_copy) {
         n = planned;
-    } else {
+    } else if (planned > 0) {   /* none planned: --device cpu, or auto's set-up rule */
         imgpu_device d = IMGPU_DEVICE_CPU;
         rc = imgpu_device_resolve(o->device, &d);
 #ifdef IMGPU_HAVE_CUDA
@@ -449,20 +449,26 @@ static int stage_decide(batch *B, int planned)
     return rc < 0 ? -1 : n;
 }
 
-/* Which JPEGs nvJPEG may take (B->nvjpeg_from): all but the first jpeg_first_n, and none when
- * the batch has no more than that. The rule: nvJPEG's set-up (~1 s, bench/nvjpeg_setup.c) is
- * worth paying only for more JPEGs than the CPU decodes in that time, so the first 4 per
- * decode thread (a 4K photo takes a core ~40 ms to decode with libjpeg-turbo) go to the CPU
- * while it sets up. IMGPU_NVJPEG_CPU_FIRST=N sets that count (0: every JPEG to nvJPEG). Which
- * file goes where depends only on the list and the thread count, never on timing. */
-static void jpeg_split(batch *B)
+/* The set-up rule. A GPU is worth setting up only for more images than the CPU finishes in the
+ * meantime: CUDA's context takes ~0.3 s and nvJPEG's handles and states ~1 s more
+ * (bench/nvjpeg_setup.c), while one decode thread does a 4K photo in ~40-60 ms (decode, ops,
+ * encode on another thread). So the first 4 images per decode thread are the CPU's:
+ *   - with `--device auto`, a batch of no more images than that runs on the CPU alone and never
+ *     starts CUDA (a few photos: 0.12 s against 0.48 s with the GPU stage, H200, RESULTS.md);
+ *     `--device cuda` and `--devices` always use the GPU;
+ *   - in a larger batch the first that many JPEGs are decoded on the CPU while nvJPEG sets up
+ *     (jpeg_split), and a batch with no more JPEGs than that never sets nvJPEG up.
+ * IMGPU_NVJPEG_CPU_FIRST=N sets the count (0: the GPU stage and nvJPEG for everything, as
+ * before the rule). Which file goes where depends only on the list and the thread count,
+ * never on timing. */
+int imgpu__batch_auto_cpu(batch *B)
 {
-    B->nvjpeg_from = B->ntodo;
-    B->njpeg = 0;
+    const bopts *o = B->o;
     B->jpeg_first_n = 4L * B->jobs;
-#ifdef IMGPU_HAVE_NVJPEG
-    if (B->o->device == IMGPU_DEVICE_CPU || B->o->stage_copy)
-        return;
+    B->auto_cpu = 0;
+#ifdef IMGPU_HAVE_CUDA
+    if (o->device == IMGPU_DEVICE_CPU || o->stage_copy)
+        return 0;
     const char *env = getenv("IMGPU_NVJPEG_CPU_FIRST");
     if (env && *env) {
         char *end;
@@ -473,6 +479,22 @@ static void jpeg_split(batch *B)
         else
             B->jpeg_first_n = v;
     }
+    B->auto_cpu = o->device == IMGPU_DEVICE_AUTO && !o->ndevices && (long)B->ntodo <= B->jpeg_first_n;
+#else
+    (void)o;
+#endif
+    return B->auto_cpu;
+}
+
+/* Which JPEGs nvJPEG may take (B->nvjpeg_from): all but the first jpeg_first_n (the set-up
+ * rule above), and none when the batch has no more than that. */
+static void jpeg_split(batch *B)
+{
+    B->nvjpeg_from = B->ntodo;
+    B->njpeg = 0;
+#ifdef IMGPU_HAVE_NVJPEG
+    if (B->o->device == IMGPU_DEVICE_CPU || B->o->stage_copy || B->auto_cpu)
+        return;
     for (size_t i = 0; i < B->ntodo; i++)
         if (imgpu_format_from_path(B->todo[i]->in) == IMGPU_FORMAT_JPEG &&
             (long)B->njpeg++ == B->jpeg_first_n)

@@ -7,7 +7,8 @@
 #   a 512x512 equalize and histogram (< 1 ms on the CPU) never load it, and write what
 #   --device cpu writes; IMGPU_DEVICE=cpu never loads it;
 #   a 512x512 colour bicubic rotation by 30 degrees, expanded (~17 ms on one core, against
-#   CUDA's 10 ms of first use + 0.9 ms of transfers), and --device cuda do.
+#   CUDA's 10 ms of first use + 0.9 ms of transfers), and --device cuda do;
+#   a batch of two images never loads it (batch's set-up rule), unless told to.
 # Exit 77 (skipped) for a build without CUDA or where the loader does not report.
 set -u
 im=${1:?usage: auto_start.sh IMGPU TMPDIR ASSETS} tmp=${2:?} assets=${3:?}
@@ -43,5 +44,23 @@ loads "IMGPU_DEVICE=cpu, rotation" 0 env IMGPU_DEVICE=cpu "$im" rotate "$assets/
 loads "auto, 512x512 colour bicubic rotation" 1 "$im" rotate "$assets/astronaut.png" "$tmp/r1.png" \
     --angle 30 --filter bicubic
 loads "--device cuda, equalize" 1 "$im" equalize "$assets/camera.png" "$tmp/eq_cuda.png" --device cuda
+# batch: a batch of no more images than the CPU finishes while a GPU sets up (4 per decode
+# thread: 8 with --jobs 2) never starts CUDA and writes the CPU batch's bytes; the count set to 0
+# (IMGPU_NVJPEG_CPU_FIRST) and --device cuda start it
+mkdir -p "$tmp/bin"
+cp "$assets/camera.png" "$assets/coffee.png" "$tmp/bin/"
+rm -rf "$tmp/b_auto" "$tmp/b_cpu" "$tmp/b_zero" "$tmp/b_cuda"
+loads "auto, a batch of 2 images" 0 "$im" batch --equalize --jobs 2 -o "$tmp/b_auto" "$tmp/bin"
+if grep -q "ops on the CPU: too few images for a GPU's start-up" "$tmp/out.log"; then
+    echo "ok: the summary says why the batch ran on the CPU"
+else echo "FAIL: the summary does not say why: $(grep 'imgpu batch:' "$tmp/out.log")"; fails=$((fails + 1)); fi
+"$im" batch --equalize --jobs 2 --device cpu --quiet -o "$tmp/b_cpu" "$tmp/bin"
+for f in camera.png coffee.png; do
+    if cmp -s "$tmp/b_auto/$f" "$tmp/b_cpu/$f"; then echo "ok: batch auto wrote what --device cpu writes: $f"
+    else echo "FAIL: batch auto's $f differs from --device cpu's"; fails=$((fails + 1)); fi
+done
+loads "IMGPU_NVJPEG_CPU_FIRST=0, a batch of 2 images" 1 env IMGPU_NVJPEG_CPU_FIRST=0 "$im" batch --equalize \
+    --jobs 2 -o "$tmp/b_zero" "$tmp/bin"
+loads "--device cuda, a batch of 2 images" 1 "$im" batch --equalize --jobs 2 --device cuda -o "$tmp/b_cuda" "$tmp/bin"
 echo "auto_start: $fails failed"
 [ $fails -eq 0 ]

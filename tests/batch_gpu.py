@@ -172,7 +172,10 @@ else:
 
 # out of device memory: auto falls back per file, cuda fails per file
 out_oom = os.path.join(tmp, "gpu_oom")
-r = imgpu("batch", "--equalize", "-o", out_oom, src, "--format", "png", env={"IMGPU_CUDA_MEM_LIMIT": "1M"})
+# (IMGPU_NVJPEG_CPU_FIRST=0: this small batch would otherwise run on the CPU alone, never
+# starting CUDA: the set-up rule, checked below and in auto_start.sh)
+r = imgpu("batch", "--equalize", "-o", out_oom, src, "--format", "png",
+          env={"IMGPU_CUDA_MEM_LIMIT": "1M", "IMGPU_NVJPEG_CPU_FIRST": "0"})
 C.check(r.rc == 0, "OOM with --device auto: the batch completes on the CPU", str(r))
 for rel in ALL_PNG:
     C.check(maxdiff(os.path.join(out_oom, rel), os.path.join(tmp, "cpu_eq", rel)) == 0, f"OOM fallback: {rel}")
@@ -180,11 +183,27 @@ out_oom2 = os.path.join(tmp, "gpu_oom2")
 r = imgpu("batch", "--equalize", "--device", "cuda", "-o", out_oom2, src, env={"IMGPU_CUDA_MEM_LIMIT": "1M"})
 C.check(r.rc == 1 and "out of device memory" in r.err, "OOM with --device cuda: files fail", str(r))
 
+# the set-up rule: with --device auto a batch of no more images than 4 per decode thread runs on
+# the CPU alone (the CPU batch's bytes); IMGPU_NVJPEG_CPU_FIRST=0 puts it on the GPU
+out_small = os.path.join(tmp, "auto_small")
+jobs_small = str((len(ALL) + 3) // 4)   # len(ALL) <= 4 x jobs: the CPU's
+r = imgpu("batch", "--equalize", "--jobs", jobs_small, "-o", out_small, src, "--format", "png")
+C.check(r.rc == 0 and "too few images for a GPU's start-up" in r.err and "ops on the GPU" not in r.err,
+        f"set-up rule: {len(ALL)} images with --jobs {jobs_small} run on the CPU", str(r))
+for rel in ALL_PNG:
+    C.check(maxdiff(os.path.join(out_small, rel), os.path.join(tmp, "cpu_eq", rel)) == 0, f"set-up rule: {rel}")
+r = imgpu("batch", "--equalize", "--jobs", "1", "-o", out_small + "1", src, "--format", "png")
+C.check(r.rc == 0 and "ops on the GPU" in r.err, f"set-up rule: {len(ALL)} images with --jobs 1 (> 4) "
+        "use the GPU", str(r))
+r = imgpu("batch", "--equalize", "--jobs", jobs_small, "-o", out_small + "z", src, "--format", "png",
+          env={"IMGPU_NVJPEG_CPU_FIRST": "0"})
+C.check(r.rc == 0 and "ops on the GPU" in r.err, "IMGPU_NVJPEG_CPU_FIRST=0: ops on the GPU", str(r))
+
 # a sticky fault (IMGPU_FAULT_INJECT=trap: the first GPU run of the process faults) fails the
 # file it happened on, and only that one; the rest is finished on the CPU with the CPU's pixels
 out_f = os.path.join(tmp, "gpu_fault")
 r = imgpu("batch", "--equalize", "--jobs", "4", "-o", out_f, src, "--format", "png",
-          env={"IMGPU_FAULT_INJECT": "trap"})
+          env={"IMGPU_FAULT_INJECT": "trap", "IMGPU_NVJPEG_CPU_FIRST": "0"})
 C.check(r.rc == 1 and r.err.count("failed '") == 1 and "IMGPU_FAULT_INJECT" in r.err
         and f"{len(ALL) - 1} done, 0 skipped, 1 failed" in r.err, "sticky fault: one file fails", str(r))
 written = rels(out_f)
