@@ -27,7 +27,7 @@ overflow:
     return imgpu_error("image of %dx%dx%d is too large for this machine", width, height, channels);
 }
 
-imgpu_image *imgpu_image_new(int width, int height, int channels, int depth)
+static imgpu_image *image_new(int width, int height, int channels, int depth, int zero)
 {
     size_t bytes = 0;
     if (imgpu_image_bytes(width, height, channels, depth, &bytes) < 0)
@@ -35,7 +35,7 @@ imgpu_image *imgpu_image_new(int width, int height, int channels, int depth)
     imgpu_image *im = calloc(1, sizeof *im);
     if (!im)
         goto oom;
-    im->data = calloc(1, bytes);
+    im->data = zero ? calloc(1, bytes) : malloc(bytes);
     if (!im->data) {
         free(im);
         goto oom;
@@ -50,6 +50,16 @@ imgpu_image *imgpu_image_new(int width, int height, int channels, int depth)
 oom:
     imgpu_error("out of memory allocating a %dx%d image (%zu bytes)", width, height, bytes);
     return NULL;
+}
+
+imgpu_image *imgpu_image_new(int width, int height, int channels, int depth)
+{
+    return image_new(width, height, channels, depth, 1);
+}
+
+imgpu_image *imgpu_image_new_unset(int width, int height, int channels, int depth)
+{
+    return image_new(width, height, channels, depth, 0);
 }
 
 imgpu_image *imgpu_image_copy(const imgpu_image *src)

@@ -40,6 +40,9 @@ int imgpu_image_bytes(int width, int height, int channels, int depth, size_t *ou
 
 /* A new owned, zero-filled image with stride = width*channels*bytes. NULL + error on failure. */
 imgpu_image *imgpu_image_new(int width, int height, int channels, int depth);
+/* The same with the pixels left unset, for a producer that writes every byte (zeroing a 4K
+ * image first costs as much as one pass over it). */
+imgpu_image *imgpu_image_new_unset(int width, int height, int channels, int depth);
 /* A deep copy (tight stride). */
 imgpu_image *imgpu_image_copy(const imgpu_image *src);
 void imgpu_image_free(imgpu_image *im);

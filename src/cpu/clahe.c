@@ -235,7 +235,6 @@ static void to_ycc_rows(void *ctx, int part, int y0, int y1)
     const imgpu_image *in = j->in;
     const int w = in->width, c = in->channels, d = in->depth;
     uint16_t *plane = j->plane, *cb = j->cb, *cr = j->cr;
-    const struct clahe_ycc *t = j->t;
     for (int y = y0; y < y1; y++) {
         const unsigned char *row = imgpu_image_row(in, y);
         const size_t i0 = (size_t)y * w;
@@ -253,9 +252,7 @@ static void to_ycc_rows(void *ctx, int part, int y0, int y1)
             /* exactly imgpu__rgb_to_ycbcr */
             const int r = p[0], g = p[1], b = p[2];
             const int yy = (IMGPU_R2Y * r + IMGPU_G2Y * g + IMGPU_B2Y * b + (1 << 13)) >> 14;
-            plane[i0 + x] = (uint16_t)yy;
-            cr[i0 + x] = t->cr[r - yy + 255];
-            cb[i0 + x] = t->cb[b - yy + 255];
+            plane[i0 + x] = (uint16_t)yy;   /* Cb and Cr: recomputed in from_ycc_rows */
         }
     }
 }
@@ -281,10 +278,15 @@ static void from_ycc_rows(void *ctx, int part, int y0, int y1)
             }
             continue;
         }
+        /* 8 bits: Cb and Cr again from the input pixel (the same integers to_ycc_rows would
+         * have stored: two planes less to write and read back) */
+        const unsigned char *p = imgpu_image_row(j->in, y);
         unsigned char *q = row;
-        for (int x = 0; x < w; x++, q += c) {
-            /* exactly imgpu__ycbcr_to_rgb */
-            const int y2 = res[i0 + x] + 384, vr = cr[i0 + x], vb = cb[i0 + x];
+        for (int x = 0; x < w; x++, p += c, q += c) {
+            /* exactly imgpu__rgb_to_ycbcr's Cb and Cr, then imgpu__ycbcr_to_rgb */
+            const int r = p[0], g = p[1], b = p[2];
+            const int yy = (IMGPU_R2Y * r + IMGPU_G2Y * g + IMGPU_B2Y * b + (1 << 13)) >> 14;
+            const int y2 = res[i0 + x] + 384, vr = t->cr[r - yy + 255], vb = t->cb[b - yy + 255];
             q[0] = t->sat[y2 + t->r[vr]];
             q[1] = t->sat[y2 + imgpu__descale14(t->gr[vr] + t->gb[vb])];
             q[2] = t->sat[y2 + t->b[vb]];
@@ -327,7 +329,7 @@ imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p)
     }
     const int w = in->width, h = in->height, c = in->channels;
     const size_t n = (size_t)w * h;
-    imgpu_image *out = imgpu__cpu_image_copy(in); /* alpha (and all else) already right */
+    imgpu_image *out = imgpu__cpu_image_for(in); /* every colour sample is written; alpha copied */
     uint16_t *plane = malloc(n * sizeof *plane), *res = malloc(n * sizeof *res);
     uint16_t *cb = NULL, *cr = NULL;
     if (!out || !plane || !res) {
@@ -338,9 +340,11 @@ imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p)
     const int parts = imgpu__cpu_parts(h, (size_t)w * c, 0);
     conv_job j = {.in = in, .out = out, .plane = plane, .res = res};
     if (color == 3 && p->mode == IMGPU_MODE_LUMINANCE) {
-        cb = malloc(n * sizeof *cb);
-        cr = malloc(n * sizeof *cr);
-        if (!cb || !cr) {
+        if (in->depth == 16) {   /* 8 bits recompute them from the input (from_ycc_rows) */
+            cb = malloc(n * sizeof *cb);
+            cr = malloc(n * sizeof *cr);
+        }
+        if (in->depth == 16 && (!cb || !cr)) {
             imgpu_error("clahe: out of memory");
             goto fail;
         }

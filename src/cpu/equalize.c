@@ -182,7 +182,7 @@ static void luma_map_rows(void *ctx, int part, int y0, int y1)
             q[0] = t->sat[y2 + t->r[dr]];
             q[1] = t->sat[y2 + imgpu__descale14(t->gr[dr] + t->gb[db])];
             q[2] = t->sat[y2 + t->b[db]];
-            /* q[3] (alpha) was copied with the image */
+            /* q[3] (alpha) came with the copy (imgpu__cpu_image_for) */
         }
     }
 }
@@ -199,8 +199,11 @@ static void equalize_luminance(eq_job *j, int parts)
     int i0 = 0;
     while (hist[i0] == 0)
         i0++;
-    if (hist[i0] == n)
-        return; /* constant Y: `out` already holds an exact copy (see the top of the file) */
+    if (hist[i0] == n) { /* constant Y: the image is its own result */
+        for (int y = 0; y < in->height; y++)
+            memcpy(imgpu_image_row(j->out, y), imgpu_image_row(in, y), j->out->stride);
+        return;
+    }
     struct ycc_tabs t;
     ycc_tabs_init(&t);
     j->lut = lut;
@@ -223,8 +226,8 @@ imgpu_image *imgpu_cpu_equalize(const imgpu_image *in, const imgpu_equalize_para
         imgpu_error("equalize: %dx%d has too many pixels for 32-bit bins", in->width, in->height);
         return NULL;
     }
-    /* Start from a tight copy: alpha (and anything the LUT leaves alone) is already right. */
-    imgpu_image *out = imgpu__cpu_image_copy(in);
+    /* Every colour sample is written below; alpha comes with a copy of the input. */
+    imgpu_image *out = imgpu__cpu_image_for(in);
     if (!out)
         return NULL;
     const int parts = imgpu__cpu_parts(in->height, (size_t)in->width * (size_t)in->channels, 256);

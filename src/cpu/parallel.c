@@ -144,3 +144,10 @@ imgpu_image *imgpu__cpu_image_copy(const imgpu_image *src)
     imgpu__cpu_parallel_rows(src->height, imgpu__cpu_parts(src->height, im->stride / 4, 0), copy_rows, &j);
     return im;
 }
+
+imgpu_image *imgpu__cpu_image_for(const imgpu_image *src)
+{
+    if (src->channels != imgpu_image_color_channels(src))
+        return imgpu__cpu_image_copy(src);
+    return imgpu_image_new_unset(src->width, src->height, src->channels, src->depth);
+}

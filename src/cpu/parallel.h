@@ -47,6 +47,11 @@ void imgpu__cpu_parallel_rows(int rows, int parts, imgpu__cpu_rows_fn fn, void *
  * single-threaded pass on it. NULL + error on failure. */
 struct imgpu_image;
 struct imgpu_image *imgpu__cpu_image_copy(const struct imgpu_image *src);
+/* The output image of an op that writes every colour channel of every pixel and leaves the
+ * others (alpha) as they were: a copy of src (above) when it has channels beyond colour,
+ * else a new image of its shape with the pixels unset (no pass spent copying what the op
+ * overwrites). */
+struct imgpu_image *imgpu__cpu_image_for(const struct imgpu_image *src);
 
 /* Tests only: use `threads` threads (0: back to the environment / cores) and, when
  * small_jobs is nonzero, split even tiny jobs (no minimum work per part), so a 37x23
