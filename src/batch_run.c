@@ -454,7 +454,8 @@ static int stage_decide(batch *B, int planned)
  * (bench/nvjpeg_setup.c), while one decode thread does a 4K photo in ~40-60 ms (decode, ops,
  * encode on another thread). So the first 4 images per decode thread are the CPU's:
  *   - with `--device auto`, a batch of no more images than that runs on the CPU alone and never
- *     starts CUDA (a few photos: 0.12 s against 0.48 s with the GPU stage, H200, RESULTS.md);
+ *     starts CUDA, unless it rotates (below): 1 / 16 / 64 4K photos, equalize, 0.10 / 0.23 /
+ *     0.68 s against 0.42 / 0.58 / 0.99 s with the GPU stage (H200, bench/RESULTS.md);
  *     `--device cuda` and `--devices` always use the GPU;
  *   - in a larger batch the first that many JPEGs are decoded on the CPU while nvJPEG sets up
  *     (jpeg_split), and a batch with no more JPEGs than that never sets nvJPEG up.
@@ -479,7 +480,14 @@ int imgpu__batch_auto_cpu(batch *B)
         else
             B->jpeg_first_n = v;
     }
-    B->auto_cpu = o->device == IMGPU_DEVICE_AUTO && !o->ndevices && (long)B->ntodo <= B->jpeg_first_n;
+    /* ... and only for ops the CPU does at the codecs' pace: a rotation by other than quarter
+     * turns costs it ~3x the rest of an image's work (64 4K JPEGs, equalize + rotate 15, H100:
+     * 4.27 s on the CPU against 1.49 s with the GPU stage), so such a batch keeps the GPU. */
+    int cheap = 1;
+    for (int i = 0; i < o->nops; i++)
+        if (o->ops[i].kind == IMGPU_OP_ROTATE && imgpu_rotate_quarter(o->ops[i].u.rotate.angle) < 0)
+            cheap = 0;
+    B->auto_cpu = o->device == IMGPU_DEVICE_AUTO && !o->ndevices && cheap && (long)B->ntodo <= B->jpeg_first_n;
 #else
     (void)o;
 #endif

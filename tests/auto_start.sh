@@ -8,7 +8,7 @@
 #   --device cpu writes; IMGPU_DEVICE=cpu never loads it;
 #   a 512x512 colour bicubic rotation by 30 degrees, expanded (~17 ms on one core, against
 #   CUDA's 10 ms of first use + 0.9 ms of transfers), and --device cuda do;
-#   a batch of two images never loads it (batch's set-up rule), unless told to.
+#   a batch of two images never loads it (batch's set-up rule), unless told to or it rotates.
 # Exit 77 (skipped) for a build without CUDA or where the loader does not report.
 set -u
 im=${1:?usage: auto_start.sh IMGPU TMPDIR ASSETS} tmp=${2:?} assets=${3:?}
@@ -49,7 +49,7 @@ loads "--device cuda, equalize" 1 "$im" equalize "$assets/camera.png" "$tmp/eq_c
 # (IMGPU_NVJPEG_CPU_FIRST) and --device cuda start it
 mkdir -p "$tmp/bin"
 cp "$assets/camera.png" "$assets/coffee.png" "$tmp/bin/"
-rm -rf "$tmp/b_auto" "$tmp/b_cpu" "$tmp/b_zero" "$tmp/b_cuda"
+rm -rf "$tmp/b_auto" "$tmp/b_cpu" "$tmp/b_zero" "$tmp/b_cuda" "$tmp/b_rot"
 loads "auto, a batch of 2 images" 0 "$im" batch --equalize --jobs 2 -o "$tmp/b_auto" "$tmp/bin"
 if grep -q "ops on the CPU: too few images for a GPU's start-up" "$tmp/out.log"; then
     echo "ok: the summary says why the batch ran on the CPU"
@@ -61,6 +61,8 @@ for f in camera.png coffee.png; do
 done
 loads "IMGPU_NVJPEG_CPU_FIRST=0, a batch of 2 images" 1 env IMGPU_NVJPEG_CPU_FIRST=0 "$im" batch --equalize \
     --jobs 2 -o "$tmp/b_zero" "$tmp/bin"
+loads "auto, a batch of 2 images rotated by 30 degrees" 1 "$im" batch --rotate 30 --jobs 2 -o "$tmp/b_rot" \
+    "$tmp/bin"
 loads "--device cuda, a batch of 2 images" 1 "$im" batch --equalize --jobs 2 --device cuda -o "$tmp/b_cuda" "$tmp/bin"
 echo "auto_start: $fails failed"
 [ $fails -eq 0 ]
