@@ -1,8 +1,9 @@
-/* batch_gpu.c — the op stage of `imgpu batch` on the GPU: one thread per worker, two CUDA
+/* batch_gpu.c — the op stage of `imgpu batch` on the GPU: one thread per worker, two
  * sessions each, double-buffered (batch_run.c says how the stages fit); JPEGs decoded and
- * encoded by nvJPEG where it is built in; the GPU fault policy (a fault fails its file, the
- * sessions are rebuilt, else the rest runs on the CPU). And --stage-copy's plain copy, the
- * stage the GPU's is measured against. */
+ * encoded by nvJPEG where it is built in; what batch does with the session door's verdict on
+ * a failed image (session.h: the CPU finishes it, or it fails, the sessions are rebuilt, else
+ * the rest runs on the CPU). And --stage-copy's plain copy, the stage the GPU's is measured
+ * against. The GPU is reached through the session door only. */
 #include "batch_internal.h"
 #include "cli_values.h"
 
@@ -25,20 +26,19 @@
 #include <time.h>
 #include <unistd.h>
 #ifdef IMGPU_HAVE_CUDA
-#include "cuda/cuda_backend.h"
-#include "cuda/devices.h"
+#include "session.h"
 #endif
 
 /* ---- the GPU stage ----------------------------------------------------------------------- */
 
 #ifdef IMGPU_HAVE_CUDA
-int imgpu__batch_gpu_count(void) { return imgpu_cuda_device_count(); }
+int imgpu__batch_gpu_count(void) { return imgpu_session_device_count(); }
 
-int imgpu__batch_default_gpu(void) { return imgpu_cuda_default_device(); }
+int imgpu__batch_default_gpu(void) { return imgpu_session_default_device(); }
 #endif
 
 /* With nvJPEG, a JPEG input that the GPU stage may decode is read and checked here but not
- * decoded (it->jpeg): those whose markers nvJPEG takes (imgpu_cuda_jpeg_route) and that are
+ * decoded (it->jpeg): those whose markers nvJPEG takes (imgpu_session_jpeg_route) and that are
  * upright (an EXIF orientation other than 1 is turned on the CPU load). Others are decoded
  * here from the same bytes. 1 when it read the file (it->in, it->jpeg, or an error), 0 when
  * the caller loads it as usual. */
@@ -66,10 +66,10 @@ int imgpu__batch_jpeg_read(batch *B, item *it, size_t idx)
         return 1;
     it->meta = r.meta;
     int c = 0;
-    const int route = r.format == IMGPU_FORMAT_JPEG && sh.depth == 8 ? imgpu_cuda_jpeg_route(buf, len, &c)
-                                                                       : IMGPU_JPEG_CPU;
+    const int route = r.format == IMGPU_FORMAT_JPEG && sh.depth == 8 ? imgpu_session_jpeg_route(buf, len, &c)
+                                                                       : IMGPU_SESSION_JPEG_CPU;
     const int o = it->meta->orientation;
-    if (route != IMGPU_JPEG_CPU && c == sh.channels && (o < 2 || o > 8 || lo->no_auto_orient)) {
+    if (route != IMGPU_SESSION_JPEG_CPU && c == sh.channels && (o < 2 || o > 8 || lo->no_auto_orient)) {
         it->jpeg = buf;
         it->jpeg_len = len;
         it->route = route;
@@ -106,7 +106,7 @@ void *imgpu__batch_copy_stage_thread(void *arg)
 
 #ifdef IMGPU_HAVE_CUDA
 typedef struct slot {
-    imgpu_cuda_session *s;
+    imgpu_session *s;
     item *it;   /* enqueued on s, result not yet downloaded */
 } slot;
 
@@ -114,9 +114,9 @@ static int gpu_start(batch *B, slot *sl, item *it)
 {
     imgpu_op ops[MAX_OPS];
     imgpu__batch_ops_for(B->o, it->in, ops);
-    int rc = imgpu_cuda_session_upload(sl->s, it->in);
+    int rc = imgpu_session_upload(sl->s, it->in);
     if (rc == 0)
-        rc = imgpu_cuda_session_run(sl->s, ops, B->o->nops, NULL, NULL, NULL, NULL);
+        rc = imgpu_session_run(sl->s, ops, B->o->nops, NULL, NULL, NULL);
     if (rc == 0)
         sl->it = it;
     return rc;
@@ -126,7 +126,7 @@ static int gpu_start(batch *B, slot *sl, item *it)
 static int gpu_finish(batch *B, slot *sl)
 {
     item *it = sl->it;
-    int rc = imgpu_cuda_session_download(sl->s, &it->out);
+    int rc = imgpu_session_download(sl->s, &it->out);
     if (rc)
         return rc;
     sl->it = NULL;
@@ -148,68 +148,66 @@ static void gpu_to_cpu(batch *B, item *it)
         imgpu__queue_push(B->to_enc, it);
 }
 
-/* A GPU error on an item. A sticky fault (IMGPU_CUDA_STICKY: the context is gone for the whole
- * process) surfaces in every worker's next call; only the first report fails its file, every
- * later one belongs to an innocent image, which the CPU finishes. Other errors fail their file. */
-static void fault_item(batch *B, item *it, int rc)
+/* An image the GPU did not finish (rc != 0), as the door judges it for `device`
+ * (imgpu_session_failure): the CPU finishes it, or it fails its file. 1 when it was a fault
+ * (the sessions must be rebuilt). */
+static int gave_up(batch *B, item *it, int rc, imgpu_device device)
 {
-#ifdef IMGPU_CUDA_STICKY
-    if (rc == IMGPU_CUDA_STICKY && atomic_exchange(&B->sticky_seen, 1)) {
-        gpu_to_cpu(B, it);
-        return;
-    }
-#else
-    (void)rc;
-#endif
-    imgpu__batch_fail_item(B, it, imgpu_error_message());
-}
-
-/* An image the GPU did not finish (rc != 0): out of device memory, unless --device cuda,
- * sends it to the CPU; anything else fails it (fault_item). 1 when it was a fault. */
-static int gpu_gave_up(batch *B, item *it, int rc)
-{
-    if (rc == IMGPU_CUDA_OOM && B->o->device != IMGPU_DEVICE_CUDA) {
+    switch (imgpu_session_failure(rc, device, &B->sticky_seen)) {
+    case IMGPU_SESSION_TO_CPU:
         gpu_to_cpu(B, it);
         return 0;
+    case IMGPU_SESSION_INNOCENT:
+        gpu_to_cpu(B, it);
+        return 1;
+    case IMGPU_SESSION_FAULT:
+        break;
     }
-    fault_item(B, it, rc);
+    imgpu__batch_fail_item(B, it, imgpu_error_message());
     return 1;
 }
+
+/* The same under this batch's --device: out of device memory sends the image to the CPU
+ * unless it is `cuda`. */
+static int gpu_gave_up(batch *B, item *it, int rc) { return gave_up(B, it, rc, B->o->device); }
 
 static int sessions_new(slot sl[2])
 {
     for (int k = 0; k < 2; k++) {
-        imgpu_cuda_session_free(sl[k].s);
+        imgpu_session_free(sl[k].s);
         sl[k].s = NULL;
     }
     for (int k = 0; k < 2; k++)
-        if (!(sl[k].s = imgpu_cuda_session_new()))
+        if (!(sl[k].s = imgpu_session_new()))
             return -1;
     return 0;
 }
 
 #ifdef IMGPU_HAVE_NVJPEG
+_Static_assert(IMGPU_BATCH_LATER >= IMGPU_SESSION_JPEG_BATCH, "later[] holds what one nvJPEG batch gathers");
+
 /* One batch of JPEGs through nvJPEG: `first` and the JPEGs already waiting (up to
- * IMGPU_JPEG_BATCH), decoded together on the hardware engines (or by the CUDA decoder), then
+ * IMGPU_SESSION_JPEG_BATCH), decoded together on the hardware engines (or by the CUDA decoder), then
  * each through a session: the ops on the decoded image, and a JPEG output encoded on the GPU
  * (other outputs downloaded for the CPU encoders). Images that are not JPEG bytes, taken from
  * the queue on the way, go to later[] for the usual path. A file nvJPEG refuses is decoded on
  * the CPU and goes on through the GPU. 0, or -1 after a GPU fault (the caller rebuilds its
  * sessions). */
-static int jpeg_batch(batch *B, slot sl[2], imgpu_cuda_jpeg *jm, item *first, item **later, int *nlater)
+static int jpeg_batch(batch *B, slot sl[2], imgpu_session_jpeg *jm, item *first, item **later, int *nlater)
 {
-    item *v[IMGPU_JPEG_BATCH], *x;
+    item *v[IMGPU_SESSION_JPEG_BATCH], *x;
     int n = 0, fault = 0;
     v[n++] = first;
-    while (n + *nlater < IMGPU_JPEG_BATCH && (x = imgpu__queue_try_pop(B->to_gpu)))
+    while (n + *nlater < IMGPU_SESSION_JPEG_BATCH && (x = imgpu__queue_try_pop(B->to_gpu)))
         if (x->jpeg)
             v[n++] = x;
         else
             later[(*nlater)++] = x;
-    const unsigned char *data[IMGPU_JPEG_BATCH], *d_img[IMGPU_JPEG_BATCH];
-    size_t len[IMGPU_JPEG_BATCH];
-    int route[IMGPU_JPEG_BATCH], ch[IMGPU_JPEG_BATCH], w[IMGPU_JPEG_BATCH], h[IMGPU_JPEG_BATCH];
-    int ok[IMGPU_JPEG_BATCH], how[IMGPU_JPEG_BATCH];
+    const unsigned char *data[IMGPU_SESSION_JPEG_BATCH];
+    size_t len[IMGPU_SESSION_JPEG_BATCH];
+    int route[IMGPU_SESSION_JPEG_BATCH], ch[IMGPU_SESSION_JPEG_BATCH], w[IMGPU_SESSION_JPEG_BATCH],
+        h[IMGPU_SESSION_JPEG_BATCH];
+    int ok[IMGPU_SESSION_JPEG_BATCH], how[IMGPU_SESSION_JPEG_BATCH];
     for (int i = 0; i < n; i++) {
         data[i] = v[i]->jpeg;
         len[i] = v[i]->jpeg_len;
@@ -220,7 +218,7 @@ static int jpeg_batch(batch *B, slot sl[2], imgpu_cuda_jpeg *jm, item *first, it
     }
     imgpu_error_clear();
     double t0 = imgpu__batch_now();
-    int rc = imgpu_cuda_jpeg_decode(jm, n, data, len, route, ch, w, h, d_img, ok, how);
+    int rc = imgpu_session_jpeg_decode(jm, n, data, len, route, ch, w, h, ok, how);
     atomic_fetch_add(&B->st.t_gpu_decode, (long long)((imgpu__batch_now() - t0) * 1e6));
     t0 = imgpu__batch_now();
     if (rc) {
@@ -228,11 +226,12 @@ static int jpeg_batch(batch *B, slot sl[2], imgpu_cuda_jpeg *jm, item *first, it
         imgpu__batch_report("nvJPEG: %s; these %d images run on the CPU", imgpu_error_message(), n);
         for (int i = 0; i < n; i++)
             gpu_to_cpu(B, v[i]);
-        return rc == IMGPU_CUDA_OOM ? 0 : -1;
+        /* whatever --device says; the sessions are rebuilt unless it was only out of memory */
+        return imgpu_session_failure(rc, IMGPU_DEVICE_AUTO, NULL) == IMGPU_SESSION_TO_CPU ? 0 : -1;
     }
     const bopts *o = B->o;
     const imgpu_save_options *so = &o->run.save;
-    imgpu_cuda_jpeg_params jp = {
+    imgpu_session_jpeg_params jp = {
         so->quality ? so->quality : IMGPU_DEFAULT_QUALITY,
         so->subsampling == IMGPU_SUBSAMPLING_444 ? 444 : so->subsampling == IMGPU_SUBSAMPLING_422 ? 422 : 420,
         so->optimize, so->progressive,
@@ -257,22 +256,19 @@ static int jpeg_batch(batch *B, slot sl[2], imgpu_cuda_jpeg *jm, item *first, it
             if (rc == 0 && (rc = gpu_finish(B, s)) != 0)
                 s->it = NULL;
         } else {
-            atomic_fetch_add(how[i] == IMGPU_JPEG_HW ? &B->st.jpeg_hw : &B->st.jpeg_cuda, 1);
-            const unsigned char *d_out = NULL;
-            int ow = 0, oh = 0, oc = 0;
+            atomic_fetch_add(how[i] == IMGPU_SESSION_JPEG_HW ? &B->st.jpeg_hw : &B->st.jpeg_cuda, 1);
             imgpu__batch_ops_for_channels(o, ch[i], ops);
-            rc = imgpu_cuda_session_upload_device(s->s, d_img[i], w[i], h[i], ch[i]);
+            rc = imgpu_session_upload_jpeg(s->s, jm, i);
             if (rc == 0)
-                rc = imgpu_cuda_session_run(s->s, ops, o->nops, &d_out, &ow, &oh, &oc);
+                rc = imgpu_session_run(s->s, ops, o->nops, NULL, NULL, NULL);
             int enc = 1;   /* 1: not encoded on the GPU */
             if (rc == 0 && imgpu_format_from_path(it->job->out) == IMGPU_FORMAT_JPEG) {
-                enc = imgpu_cuda_jpeg_encode(jm, d_out, ow, oh, oc, &jp, imgpu_cuda_session_stream(s->s), &it->bits,
-                                             &it->bits_len);
+                enc = imgpu_session_jpeg_encode(jm, s->s, &jp, &it->bits, &it->bits_len);
                 if (enc < 0)
                     rc = enc;
             }
             if (rc == 0 && enc == 1)
-                rc = imgpu_cuda_session_download(s->s, &it->out);
+                rc = imgpu_session_download(s->s, &it->out);
             if (rc == 0) {
                 if (enc == 0)
                     atomic_fetch_add(&B->st.jpeg_enc, 1);
@@ -285,7 +281,7 @@ static int jpeg_batch(batch *B, slot sl[2], imgpu_cuda_jpeg *jm, item *first, it
             fault = gpu_gave_up(B, it, rc);
     }
     for (int k = 0; k < 2; k++)   /* nothing reads the pool once this returns */
-        cudaStreamSynchronize(imgpu_cuda_session_stream(sl[k].s));
+        imgpu_session_wait(sl[k].s);
     atomic_fetch_add(&B->st.t_gpu_ops, (long long)((imgpu__batch_now() - t0) * 1e6));
     return fault ? -1 : 0;
 }
@@ -297,7 +293,7 @@ static int jpeg_batch(batch *B, slot sl[2], imgpu_cuda_jpeg *jm, item *first, it
 typedef struct jpeg_setup {
     pthread_t tid;
     int started, device;
-    imgpu_cuda_jpeg *jm;
+    imgpu_session_jpeg *jm;
     char err[IMGPU_MESSAGE_MAX];
 } jpeg_setup;
 
@@ -305,8 +301,8 @@ static void *jpeg_setup_thread(void *arg)
 {
     jpeg_setup *js = arg;
     imgpu_error_clear();
-    if (imgpu_cuda_use_device(js->device) == 0)
-        js->jm = imgpu_cuda_jpeg_new();
+    if (imgpu_session_use_device(js->device) == 0)
+        js->jm = imgpu_session_jpeg_new();
     if (!js->jm)
         snprintf(js->err, sizeof js->err, "%s", imgpu_error_message());
     return NULL;
@@ -318,7 +314,7 @@ void *imgpu__batch_gpu_thread(void *arg)
     gpu_worker *w = arg;
     batch *B = w->B;
     slot sl[2] = {{NULL, NULL}, {NULL, NULL}};
-    int alive = imgpu_cuda_use_device(w->device) == 0 && sessions_new(sl) == 0;
+    int alive = imgpu_session_use_device(w->device) == 0 && sessions_new(sl) == 0;
     if (!alive) {
         imgpu__batch_report("GPU %d: %s; its share of the batch runs on the CPU", w->device, imgpu_error_message());
         atomic_fetch_sub(&B->gpu_workers_alive, 1);
@@ -328,7 +324,7 @@ void *imgpu__batch_gpu_thread(void *arg)
     item *later[IMGPU_BATCH_LATER];   /* images jpeg_batch took off the queue for the usual path */
     int nlater = 0, first_later = 0;
 #ifdef IMGPU_HAVE_NVJPEG
-    imgpu_cuda_jpeg *jm = NULL;
+    imgpu_session_jpeg *jm = NULL;
     int jm_tried = 0;
     /* nvJPEG sets up on its own thread from now on, while this worker takes the batch's first
      * JPEGs (decoded on the CPU) and its other images; the first JPEG for nvJPEG waits for it */
@@ -352,7 +348,7 @@ void *imgpu__batch_gpu_thread(void *arg)
                 pthread_join(js.tid, NULL);
                 js.started = 0;
                 jm = js.jm;
-            } else if (!(jm = imgpu_cuda_jpeg_new())) {
+            } else if (!(jm = imgpu_session_jpeg_new())) {
                 snprintf(js.err, sizeof js.err, "%s", imgpu_error_message());
             }
             if (!jm)
@@ -367,7 +363,8 @@ void *imgpu__batch_gpu_thread(void *arg)
                 if (s->it && (rc = gpu_finish(B, s)) != 0) {
                     item *x = s->it;
                     s->it = NULL;
-                    fault_item(B, x, rc);
+                    /* as under --device cuda: out of memory here fails its file too */
+                    gave_up(B, x, rc, IMGPU_DEVICE_CUDA);
                 }
             }
             cur = 0;
@@ -424,13 +421,13 @@ void *imgpu__batch_gpu_thread(void *arg)
         }
     }
     for (int k = 0; k < 2; k++)
-        imgpu_cuda_session_free(sl[k].s);
+        imgpu_session_free(sl[k].s);
 #ifdef IMGPU_HAVE_NVJPEG
     if (js.started) {   /* set up, and no JPEG came for it after all */
         pthread_join(js.tid, NULL);
         jm = js.jm;
     }
-    imgpu_cuda_jpeg_free(jm);
+    imgpu_session_jpeg_free(jm);
 #endif
     imgpu__queue_done(B->to_enc);
     return NULL;

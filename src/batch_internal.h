@@ -174,7 +174,7 @@ void imgpu__batch_ops_for(const bopts *o, const imgpu_image *in, imgpu_op *ops);
 int imgpu__batch_cpu_ops(batch *B, item *it);
 int imgpu__batch_jpeg_to_pixels(batch *B, item *it);
 
-/* ---- batch_gpu.c: the only batch file that includes src/cuda/ ---- */
+/* ---- batch_gpu.c: the GPU stage, through the session door (session.h) ---- */
 void *imgpu__batch_copy_stage_thread(void *arg);   /* arg: a gpu_worker */
 /* A decode thread's read of todo[idx]: 1 when it read the file (an nvJPEG-bound JPEG kept as
  * bytes, or decoded, or an error), 0 when the caller loads it as usual. */
