@@ -1,10 +1,11 @@
-/* display.c — the viewer's GL side: display textures, CUDA-GL interop, drawing, read-back.
+/* display.c — the viewer's GL side: display textures, drawing, read-back, the upload path.
  *
  * Two ways to get a processed frame into the RGBA8 display texture:
  *  - interop (NVIDIA GL with a usable GPU): the source stays on the device in a CUDA session;
  *    each frame runs the ops there and a kernel writes the result through a surface object
- *    into the GL texture, which was registered with CUDA once (cudaGraphicsGLRegisterImage,
- *    surface load/store): map, launch, unmap, draw. Nothing crosses to the host.
+ *    into the GL texture, which was registered with CUDA once: map, launch, unmap, draw.
+ *    Nothing crosses to the host. The CUDA side of this (the session, registering, mapping,
+ *    the display kernels) is src/cuda/interop.c, reached through src/cuda/interop.h only.
  *  - upload (no GPU, or a GL that CUDA cannot share with, such as Mesa): the ops run on the
  *    available backend (a CUDA session with a download, or the CPU reference), the result is
  *    expanded to RGBA on the host and sent with glTexSubImage2D. One notice line says so.
@@ -29,11 +30,7 @@
 #include <GL/glew.h>
 
 #ifdef IMGPU_HAVE_CUDA
-#include <cuda_gl_interop.h>
-#include <cuda_runtime_api.h>
-
-#include "cuda/cuda_backend.h"
-#include "kernels.h"
+#include "cuda/interop.h"
 #endif
 
 #include <math.h>
@@ -68,10 +65,8 @@ struct vw_display {
     float h_before[3][256]; /* upload path: normalised "before" counts and CDF */
     float h_before_cdf[3][256];
 #ifdef IMGPU_HAVE_CUDA
-    imgpu_cuda_session *sess;
-    cudaGraphicsResource_t res[2], res_orig, res_hist;
-    uint32_t *d_hist_before, *d_hist_after;
-    cudaEvent_t ev0, ev1;
+    imgpu_interop *cu;      /* the session, its histograms and events (src/cuda/interop.c) */
+    imgpu_interop_tex *res[2], *res_orig, *res_hist; /* tex[], tex_orig, tex_hist registered */
 #endif
 };
 
@@ -236,110 +231,18 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* ---- CUDA interop -------------------------------------------------------------------------- */
+/* ---- textures ------------------------------------------------------------------------------- */
 
 #ifdef IMGPU_HAVE_CUDA
-static int cuda_fail(cudaError_t e, const char *what)
-{
-    cudaGetLastError();
-    return imgpu_error("CUDA error in %s: %s", what, cudaGetErrorString(e));
-}
-#define CU_TRY(call)                          \
-    do {                                      \
-        cudaError_t e_ = (call);              \
-        if (e_ != cudaSuccess)                \
-            return cuda_fail(e_, #call);      \
-    } while (0)
-
-static int reg(GLuint tex, cudaGraphicsResource_t *r)
-{
-    CU_TRY(cudaGraphicsGLRegisterImage(r, tex, GL_TEXTURE_2D, cudaGraphicsRegisterFlagsSurfaceLoadStore));
-    return 0;
-}
-
-static void unreg(cudaGraphicsResource_t *r)
-{
-    if (*r)
-        cudaGraphicsUnregisterResource(*r);
-    *r = NULL;
-}
-
-/* Map the resources, write each through a surface object, unmap. write(i, surf) launches. */
-typedef int (*surface_writer)(vw_display *d, int i, cudaSurfaceObject_t surf, void *user);
-
-static int with_surfaces(vw_display *d, cudaGraphicsResource_t *res, int n, surface_writer write, void *user)
-{
-    int rc = 0;
-    cudaSurfaceObject_t surf[4] = {0, 0, 0, 0};
-    cudaStream_t st = imgpu_cuda_session_stream(d->sess);
-    cudaError_t e = cudaGraphicsMapResources(n, res, st);
-    if (e != cudaSuccess)
-        return cuda_fail(e, "cudaGraphicsMapResources");
-    for (int i = 0; i < n && rc == 0; i++) {
-        cudaArray_t arr;
-        struct cudaResourceDesc rd;
-        if ((e = cudaGraphicsSubResourceGetMappedArray(&arr, res[i], 0, 0)) != cudaSuccess) {
-            rc = cuda_fail(e, "cudaGraphicsSubResourceGetMappedArray");
-            break;
-        }
-        memset(&rd, 0, sizeof rd);
-        rd.resType = cudaResourceTypeArray;
-        rd.res.array.array = arr;
-        if ((e = cudaCreateSurfaceObject(&surf[i], &rd)) != cudaSuccess) {
-            rc = cuda_fail(e, "cudaCreateSurfaceObject");
-            break;
-        }
-        rc = write(d, i, surf[i], user);
-    }
-    /* unmap is stream-ordered after the launches; the surface objects go only once the stream
-     * has finished with them (the frame waits for its end event anyway) */
-    if ((e = cudaGraphicsUnmapResources(n, res, st)) != cudaSuccess && rc == 0)
-        rc = cuda_fail(e, "cudaGraphicsUnmapResources");
-    if ((e = cudaStreamSynchronize(st)) != cudaSuccess && rc == 0)
-        rc = cuda_fail(e, "cudaStreamSynchronize (after the display kernels)");
-    for (int i = 0; i < n; i++)
-        if (surf[i])
-            cudaDestroySurfaceObject(surf[i]);
-    return rc;
-}
-
-typedef struct write_job {
-    const unsigned char *d_img;
-    int w, h, c;
-    int hist;
-} write_job;
-
-static int write_image(vw_display *d, int i, cudaSurfaceObject_t surf, void *user)
-{
-    write_job *j = user;
-    cudaStream_t st = imgpu_cuda_session_stream(d->sess);
-    cudaError_t e;
-    if (i == 0)
-        e = imgpu_launch_view_to_surface(j->d_img, j->w, j->h, j->c, surf, st);
-    else
-        e = imgpu_launch_view_hist_to_surface(d->d_hist_before, d->d_hist_after, j->c >= 3 ? 3 : 1, surf, st);
-    return e == cudaSuccess ? 0 : cuda_fail(e, i == 0 ? "imgpu_launch_view_to_surface" : "imgpu_launch_view_hist_to_surface");
-}
-
 /* Does this GL share textures with CUDA? Registers a small texture once to find out. */
-static int interop_probe(vw_display *d, char *why, size_t n)
+static int interop_probe(char *why, size_t n)
 {
     GLuint t = new_texture(GL_RGBA8, 16, 16, GL_RGBA, GL_UNSIGNED_BYTE);
-    cudaGraphicsResource_t r = NULL;
-    cudaError_t e = cudaGraphicsGLRegisterImage(&r, t, GL_TEXTURE_2D, cudaGraphicsRegisterFlagsSurfaceLoadStore);
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        snprintf(why, n, "cudaGraphicsGLRegisterImage: %s", cudaGetErrorString(e));
-    } else {
-        cudaGraphicsUnregisterResource(r);
-    }
+    int rc = imgpu_interop_probe(t, why, n);
     glDeleteTextures(1, &t);
-    (void)d;
-    return e == cudaSuccess ? 0 : -1;
+    return rc;
 }
 #endif
-
-/* ---- textures ------------------------------------------------------------------------------- */
 
 /* Grow the double-buffered display textures to hold w x h (rounded up, so a rotation by mouse
  * regrows rarely). */
@@ -360,7 +263,7 @@ static int ensure_capacity(vw_display *d, int w, int h)
     if (ch > max) ch = max;
     for (int i = 0; i < 2; i++) {
 #ifdef IMGPU_HAVE_CUDA
-        unreg(&d->res[i]);
+        imgpu_interop_unregister(&d->res[i]);
 #endif
         if (d->tex[i])
             glDeleteTextures(1, &d->tex[i]);
@@ -375,7 +278,7 @@ static int ensure_capacity(vw_display *d, int w, int h)
 #ifdef IMGPU_HAVE_CUDA
     if (d->path == VW_PATH_INTEROP && d->depth == 8)
         for (int i = 0; i < 2; i++)
-            if (reg(d->tex[i], &d->res[i]) != 0)
+            if (imgpu_interop_register(d->tex[i], &d->res[i]) != 0)
                 return -1;
 #endif
     return 0;
@@ -386,7 +289,7 @@ static int ensure_orig(vw_display *d, int w, int h)
     if (d->tex_orig && w <= d->orig_cap_w && h <= d->orig_cap_h && d->orig_depth == d->depth)
         return 0;
 #ifdef IMGPU_HAVE_CUDA
-    unreg(&d->res_orig);
+    imgpu_interop_unregister(&d->res_orig);
 #endif
     if (d->tex_orig)
         glDeleteTextures(1, &d->tex_orig);
@@ -398,7 +301,7 @@ static int ensure_orig(vw_display *d, int w, int h)
     if (gl_check("allocating the source texture") != 0)
         return -1;
 #ifdef IMGPU_HAVE_CUDA
-    if (d->path == VW_PATH_INTEROP && d->depth == 8 && reg(d->tex_orig, &d->res_orig) != 0)
+    if (d->path == VW_PATH_INTEROP && d->depth == 8 && imgpu_interop_register(d->tex_orig, &d->res_orig) != 0)
         return -1;
 #endif
     return 0;
@@ -451,7 +354,7 @@ vw_display *vw_display_new(imgpu_device device, int interop)
     const char *gl_renderer = (const char *)glGetString(GL_RENDERER);
 #ifdef IMGPU_HAVE_CUDA
     if (device != IMGPU_DEVICE_CPU) {
-        if (!imgpu_cuda_available()) {
+        if (!imgpu_interop_device_available()) {
             if (device == IMGPU_DEVICE_CUDA)
                 goto fail; /* the reason is recorded */
             imgpu_notice("no CUDA-GL interop (%s): the viewer computes on the CPU and uploads each frame "
@@ -459,15 +362,10 @@ vw_display *vw_display_new(imgpu_device device, int interop)
             imgpu_error_clear();
         } else {
             char why[256] = "disabled by --no-interop";
-            if (!(d->sess = imgpu_cuda_session_new()))
+            if (!(d->cu = imgpu_interop_new()))
                 goto fail;
-            if (cudaMalloc((void **)&d->d_hist_before, 4 * 256 * 4) != cudaSuccess ||
-                cudaMalloc((void **)&d->d_hist_after, 4 * 256 * 4) != cudaSuccess ||
-                cudaEventCreate(&d->ev0) != cudaSuccess || cudaEventCreate(&d->ev1) != cudaSuccess) {
-                cuda_fail(cudaGetLastError(), "cudaMalloc/cudaEventCreate (viewer)");
-                goto fail;
-            }
-            if (interop && interop_probe(d, why, sizeof why) == 0 && reg(d->tex_hist, &d->res_hist) == 0) {
+            if (interop && interop_probe(why, sizeof why) == 0 &&
+                imgpu_interop_register(d->tex_hist, &d->res_hist) == 0) {
                 d->path = VW_PATH_INTEROP;
             } else {
                 d->path = VW_PATH_UPLOAD_CUDA;
@@ -500,17 +398,12 @@ void vw_display_free(vw_display *d)
     if (!d)
         return;
 #ifdef IMGPU_HAVE_CUDA
-    unreg(&d->res[0]);
-    unreg(&d->res[1]);
-    unreg(&d->res_orig);
-    unreg(&d->res_hist);
-    cudaFree(d->d_hist_before);
-    cudaFree(d->d_hist_after);
-    if (d->ev0)
-        cudaEventDestroy(d->ev0);
-    if (d->ev1)
-        cudaEventDestroy(d->ev1);
-    imgpu_cuda_session_free(d->sess);
+    /* unregistered before GL deletes the textures below */
+    imgpu_interop_unregister(&d->res[0]);
+    imgpu_interop_unregister(&d->res[1]);
+    imgpu_interop_unregister(&d->res_orig);
+    imgpu_interop_unregister(&d->res_hist);
+    imgpu_interop_free(d->cu);
 #endif
     GLuint texs[] = {d->tex[0], d->tex[1], d->tex_orig, d->tex_hist, d->tex_help, d->tex_note};
     for (size_t i = 0; i < sizeof texs / sizeof texs[0]; i++)
@@ -716,23 +609,14 @@ int vw_display_set_image(vw_display *d, const imgpu_image *src)
     if (ensure_orig(d, src->width, src->height) != 0)
         return -1;
 #ifdef IMGPU_HAVE_CUDA
-    if (d->sess && d->depth == 8) {
-        if (imgpu_cuda_session_upload(d->sess, src) != 0)
+    if (d->cu && d->depth == 8) {
+        /* the source on the device and its histogram; on the interop path also written into
+         * the source texture, and then nothing is left to do on the host */
+        const int interop = d->path == VW_PATH_INTEROP;
+        if (imgpu_interop_set_source(d->cu, src, interop ? d->res_orig : NULL) != 0)
             return -1;
-        const unsigned char *d_src;
-        int w, h, c;
-        cudaStream_t st = imgpu_cuda_session_stream(d->sess);
-        if (imgpu_cuda_session_run(d->sess, NULL, 0, &d_src, &w, &h, &c) != 0)
-            return -1;
-        CU_TRY(cudaMemsetAsync(d->d_hist_before, 0, 4 * 256 * 4, st));
-        CU_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_src, (size_t)w * h, c, 0, d->d_hist_before, 0, st));
-        if (d->path == VW_PATH_INTEROP) {
-            write_job j = {d_src, w, h, c, 0};
-            if (with_surfaces(d, &d->res_orig, 1, write_image, &j) != 0)
-                return -1;
-            CU_TRY(cudaStreamSynchronize(st));
+        if (interop)
             return 0;
-        }
     }
 #endif
     /* upload path: keep a host copy to compute from (CPU) and to show as the original */
@@ -771,26 +655,9 @@ int vw_display_process(vw_display *d, const imgpu_op *ops, int n, int hist, doub
     const int back = d->have_result ? 1 - d->front : 0;
 #ifdef IMGPU_HAVE_CUDA
     if (d->path == VW_PATH_INTEROP && d->depth == 8) {
-        cudaStream_t st = imgpu_cuda_session_stream(d->sess);
-        const unsigned char *d_res;
         int c;
-        CU_TRY(cudaEventRecord(d->ev0, st));
-        if (imgpu_cuda_session_run(d->sess, ops, n, &d_res, &w, &h, &c) != 0)
+        if (imgpu_interop_process(d->cu, ops, n, d->res[back], hist ? d->res_hist : NULL, &w, &h, &c, gpu_ms) != 0)
             return -1;
-        if (hist) {
-            CU_TRY(cudaMemsetAsync(d->d_hist_after, 0, 4 * 256 * 4, st));
-            CU_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_res, (size_t)w * h, c, 0, d->d_hist_after, 0, st));
-        }
-        write_job j = {d_res, w, h, c, hist};
-        cudaGraphicsResource_t res[2] = {d->res[back], d->res_hist};
-        if (with_surfaces(d, res, hist ? 2 : 1, write_image, &j) != 0)
-            return -1;
-        CU_TRY(cudaEventRecord(d->ev1, st));
-        CU_TRY(cudaEventSynchronize(d->ev1));
-        float ms = 0;
-        CU_TRY(cudaEventElapsedTime(&ms, d->ev0, d->ev1));
-        if (gpu_ms)
-            *gpu_ms = ms;
         d->res_c = c;
         goto done;
     }
@@ -801,8 +668,7 @@ int vw_display_process(vw_display *d, const imgpu_op *ops, int n, int hist, doub
         int rc = 0;
 #ifdef IMGPU_HAVE_CUDA
         if (d->path == VW_PATH_UPLOAD_CUDA && d->depth == 8) {
-            if (imgpu_cuda_session_run(d->sess, ops, n, NULL, NULL, NULL, NULL) != 0 ||
-                imgpu_cuda_session_download(d->sess, &res) != 0)
+            if (imgpu_interop_run(d->cu, ops, n, &res) != 0)
                 return -1;
         }
 #endif
@@ -1085,9 +951,9 @@ imgpu_image *vw_display_read_view(vw_display *d, const vw_draw *v, int w, int h)
 imgpu_image *vw_display_result(vw_display *d)
 {
 #ifdef IMGPU_HAVE_CUDA
-    if (d->sess && d->depth == 8) {
+    if (d->cu && d->depth == 8) {
         imgpu_image *out = NULL;
-        return imgpu_cuda_session_download(d->sess, &out) == 0 ? out : NULL;
+        return imgpu_interop_download(d->cu, &out) == 0 ? out : NULL;
     }
 #endif
     /* CPU path and 16-bit images: the display texture holds exactly the result (read_raw's

@@ -16,7 +16,7 @@
 #include <GLFW/glfw3.h>
 
 #ifdef IMGPU_HAVE_CUDA
-#include "cuda/cuda_backend.h"
+#include "cuda/interop.h"
 #endif
 
 #include <ctype.h>
@@ -715,7 +715,7 @@ static int gpu_usable(imgpu_device dev)
 #ifdef IMGPU_HAVE_CUDA
     if (dev == IMGPU_DEVICE_CPU)
         return 0;
-    int ok = imgpu_cuda_available();
+    int ok = imgpu_interop_device_available();
     if (!ok)
         imgpu_error_clear(); /* the display says why, once */
     return ok;
@@ -843,8 +843,6 @@ done:
     free(v.list);
     free(v.frame_ms);
     free(v.o.files);
-#ifdef IMGPU_HAVE_CUDA
-    imgpu_cuda_shutdown();
-#endif
+    imgpu_backend_shutdown();
     return rc;
 }

@@ -2,7 +2,8 @@
  *   viewer.c        options, image list, the main loop, snapshots, save
  *   input.c         the controls: keys, mouse, wheel, drops -> settings and view (no GL here)
  *   events.c        --events FILE: scripted input fed through the same handlers
- *   display.c       GL objects, CUDA-GL interop (or the glTexSubImage2D upload path), drawing
+ *   display.c       GL objects, drawing, the glTexSubImage2D upload path; CUDA-GL interop
+ *                   through src/cuda/interop.h, the viewer's one door into the CUDA backend
  *   context_egl.c   headless GL through EGL's device platform (pbuffer, no X server)
  *   context_glfw.c  a GLFW window (interactive, or hidden for snapshots under an X server)
  *   text.c          a tiny bitmap font for the on-screen help
