@@ -10,8 +10,8 @@ bash bench/device.sh || exit 1
 nvidia-smi -L; nproc; echo "python: $PY"
 cd build-gpu
 echo "== unit"; ./tests/test_batch_png | tail -2
-echo "== batch_gpu"; time $PY ../tests/batch_gpu.py ./imgpu /tmp/bt ../assets 2>&1 | grep -v libpng | tail -25
-[ "${WITH_CLI:-0}" = 1 ] && { echo "== batch_cli"; $PY ../tests/batch_cli.py ./imgpu /tmp/bt ../assets 2>&1 | grep -v libpng | tail -8; }
+echo "== batch_gpu"; time $PY ../tests/batch/batch_gpu.py ./imgpu /tmp/bt ../assets 2>&1 | grep -v libpng | tail -25
+[ "${WITH_CLI:-0}" = 1 ] && { echo "== batch_cli"; $PY ../tests/batch/batch_cli.py ./imgpu /tmp/bt ../assets 2>&1 | grep -v libpng | tail -8; }
 echo "== memcheck"; compute-sanitizer --tool memcheck --error-exitcode 9 ./imgpu batch --equalize --rotate 30 \
   --devices 0,0 -o /tmp/cs ../assets 2>&1 | tail -4; echo "memcheck rc=${PIPESTATUS[0]}"
 cd ..

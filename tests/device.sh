@@ -5,7 +5,7 @@
 # Unpacks the carried packages (GLFW, GLEW, stb, libdeflate, Xvfb + Mesa), builds build-gpu with
 # the machine's python3 (cv2) for the Python-driven tests, starts Xvfb for the window tests, runs
 # the whole suite (ctest -j, default settings) DEVICE_ROUNDS times (default 1), and, with
-# DEVICE_SANITIZE=1, the compute-sanitizer runs of tests/robust_gpu.sh and of the viewer's interop
+# DEVICE_SANITIZE=1, the compute-sanitizer runs of tests/robust/robust_gpu.sh and of the viewer's interop
 # and 16-bit display paths (DEVICE_SANITIZE=viewer: the viewer's only), timed apart, and with
 # DEVICE_FLAKE=N, viewer_events N times while GPU tests load the same GPU. Logs go to
 # $OUT (default /tmp/device-out): build.log, suite.log (every round, per-test times), slow.txt
@@ -70,7 +70,7 @@ if [ "${DEVICE_SANITIZE:-0}" != 0 ]; then
   cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
   src=0
   if [ "${DEVICE_SANITIZE}" = 1 ] || [ "${DEVICE_SANITIZE}" = gpu ]; then
-    (cd build-gpu && bash ../tests/robust_gpu.sh /tmp/sanitize) > "$OUT/sanitize.log" 2>&1 || src=1
+    (cd build-gpu && bash ../tests/robust/robust_gpu.sh /tmp/sanitize) > "$OUT/sanitize.log" 2>&1 || src=1
   fi
   [ "${DEVICE_SANITIZE}" = gpu ] || python3 -c "
 import cv2, numpy as np

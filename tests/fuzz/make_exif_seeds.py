@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """make_exif_seeds.py — writes the seed corpus of fuzz_exif, tests/fuzz/seeds/exif/: EXIF
-blobs built with tests/exif_blob.py (Python's struct only): a camera's blob in both byte
+blobs built with tests/common/exif_blob.py (Python's struct only): a camera's blob in both byte
 orders, as a bare TIFF blob and as a JPEG APP1 payload ("Exif\\0\\0" first); the smallest
 blob with an orientation; one with IFD1 (a thumbnail's IFD) and LONG pixel sizes; and a few
 broken ones (truncated, an Exif pointer back to IFD0, an entry count past the end, text at an
@@ -13,7 +13,7 @@ import struct
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "common"))
 sys.dont_write_bytecode = True
 from exif_blob import (ASCII, LONG, SHORT, RATIONAL, app1, camera, tiff)  # noqa: E402
 

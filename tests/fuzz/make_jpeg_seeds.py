@@ -2,7 +2,7 @@
 """make_jpeg_seeds.py — writes the seed corpus of fuzz_jpeg, tests/fuzz/seeds/jpeg/: small
 JPEGs made with OpenCV (cv2.imwrite: baseline, progressive, optimized, restart intervals,
 gray) and PIL (4:4:4 / 4:2:2, CMYK, progressive gray), odd sizes (1x1, 17x9), files carrying
-metadata (an EXIF blob from tests/exif_blob.py with an orientation, an XMP packet, an ICC
+metadata (an EXIF blob from tests/common/exif_blob.py with an orientation, an XMP packet, an ICC
 profile split into three APP2 chunks, and one whose ICC chunks are out of order and one with a
 chunk missing), the arithmetic-coded and jpegtran seeds of the decode corpus, and a few damaged
 files (truncated, a flipped byte in the entropy data, a bad restart marker). The outputs are
@@ -20,7 +20,7 @@ import numpy as np
 from PIL import Image
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "common"))
 sys.dont_write_bytecode = True
 from exif_blob import app1, camera  # noqa: E402
 

@@ -10,7 +10,7 @@
 (tests/fuzz/seeds/exif/ is tests/fuzz/make_exif_seeds.py's.)
 The outputs are committed; rerun after changing this script:
     /usr/bin/python3 tests/fuzz/make_seeds.py        (cjpeg/jpegtran: apt-get install libjpeg-turbo-progs)
-Deterministic: fixed pixel patterns, no randomness. tests/robust_matrix.py uses the same
+Deterministic: fixed pixel patterns, no randomness. tests/robust/robust_matrix.py uses the same
 files as its crafted cases.
 """
 import os, shutil, struct, subprocess, sys, tempfile, zlib

@@ -1,6 +1,6 @@
 /* replay_main.c — a main() for the fuzz targets when built without libFuzzer (any compiler):
  * runs LLVMFuzzerTestOneInput once on each file named on the command line, and on each file
- * inside a named directory. This is how the regression corpus (tests/fuzz-regress/) runs in
+ * inside a named directory. This is how the regression corpus (tests/fuzz/regress/) runs in
  * the ordinary and the ASan+UBSan test suites.
  */
 #include <dirent.h>

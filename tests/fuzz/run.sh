@@ -12,7 +12,7 @@ shift 4
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 assets=${IMGPU_ASSETS:-$here/../../assets}
 mkdir -p "$work/corpus"
-seeds=("$work/corpus" "$here/seeds/$target" "$here/corpus/$target" "$here/../fuzz-regress/$target")
+seeds=("$work/corpus" "$here/seeds/$target" "$here/corpus/$target" "$here/regress/$target")
 case $target in decode|ops) seeds+=("$assets") ;; esac
 dict=()
 [ -f "$here/$target.dict" ] && dict=(-dict="$here/$target.dict")

@@ -3,14 +3,14 @@
     /usr/bin/python3 make_golden.py STB_DECODE INPUT OUTPUT equalize [--mode MODE]
 
 The input is decoded as imgpu decodes it: a JPEG by OpenCV's imread (libjpeg-turbo, which
-imgpu's JPEG codec matches bit for bit, tests/io_jpeg_cv2.py), any other format by stb_image
+imgpu's JPEG codec matches bit for bit, tests/io/io_jpeg_cv2.py), any other format by stb_image
 (through the STB_DECODE helper, the decoder imgpu uses for them), then equalized by OpenCV
-(tests/opencv_ref.py), and written as PNG at zlib level 9.
+(tests/common/opencv_ref.py), and written as PNG at zlib level 9.
 """
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import opencv_ref  # noqa: E402
 
 

@@ -1,0 +1,84 @@
+# CLI tests (label cli): drive the built imgpu binary end to end. Each script gets the
+# binary, a scratch root in the build tree (each run makes and removes its own directory
+# there; IMGPU_KEEP_TMP=1 keeps a failing run's files) and the assets directory.
+#   cli_usage      parsing, usage errors (exit 2, nothing written), --help, --version
+#   cli_bad_input  broken and hostile inputs through every command (exit 1, no leftovers)
+#   cli_output     successful runs, unwritable outputs, output == input, --device
+#   cli_reports    histogram (table, --csv, --plot), info, compare (--diff, --max-abs)
+#   cli_messages   long paths keep the reason, hostile file names and bytes print escaped,
+#                  a decoder reason names the right format
+#   cli_compare16  compare on 16-bit images and 8 vs 16 bits, against numpy (needs numpy, cv2)
+#   cli_plot       histogram --plot read back as pixels: bins, range, x/y ticks, --log, --cdf
+#                  (needs cv2 and numpy: skipped, 77, without them)
+# The Python scripts need /usr/bin/python3 (cv2 is optional there: without it a few pixel
+# checks fall back to `imgpu info`); without any python3 they report skipped (77).
+# Below them: options_help, auto_start, meta_cli, cpu_threads_cli, equalize_formula.
+set(_imgpu_cli_dir ${CMAKE_CURRENT_LIST_DIR})
+set(IMGPU_CLI_TMP ${CMAKE_CURRENT_BINARY_DIR}/cli_tmp)
+
+add_test(NAME cli_usage
+         COMMAND bash ${_imgpu_cli_dir}/cli_usage.sh $<TARGET_FILE:imgpu> ${IMGPU_CLI_TMP} ${IMGPU_ASSETS})
+
+foreach(_imgpu_cli cli_bad_input cli_output cli_reports cli_messages cli_compare16 cli_plot)
+  if(IMGPU_PYTHON3)
+    add_test(NAME ${_imgpu_cli}
+             COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/${_imgpu_cli}.py $<TARGET_FILE:imgpu>
+                     ${IMGPU_CLI_TMP} ${IMGPU_ASSETS})
+  else()
+    add_test(NAME ${_imgpu_cli} COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+  endif()
+endforeach()
+
+set_tests_properties(cli_usage cli_bad_input cli_output cli_reports cli_messages cli_compare16 cli_plot PROPERTIES
+                     LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 600)
+
+# options_help (issue 15): every front end's --help against options.h's one option table
+# (each entry a front end accepts is in its help; nothing in a help names an option that
+# front end does not parse). options_table prints the table.
+imgpu_add_test_tool(options_table ${_imgpu_cli_dir}/options_table.c)
+if(IMGPU_PYTHON3)
+  if(TARGET imgpu-view)
+    set(_imgpu_view_arg $<TARGET_FILE:imgpu-view>)
+  else()
+    set(_imgpu_view_arg -)
+  endif()
+  add_test(NAME options_help
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/options_help.py $<TARGET_FILE:options_table>
+                   $<TARGET_FILE:imgpu> ${_imgpu_view_arg})
+else()
+  add_test(NAME options_help COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+endif()
+set_tests_properties(options_help PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# `--device auto` starts CUDA only for a job the GPU could win (issue 17): seen through the
+# dynamic loader; skipped (77) in a build without CUDA.
+add_test(NAME auto_start
+         COMMAND bash ${_imgpu_cli_dir}/auto_start.sh $<TARGET_FILE:imgpu>
+                 ${CMAKE_CURRENT_BINARY_DIR}/auto_start_tmp ${IMGPU_ASSETS})
+set_tests_properties(auto_start PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
+
+# meta_cli: issue 16's photo fidelity through the CLI on PNG: orientation applied on load (and
+#   kept with --no-auto-orient), ICC / EXIF / XMP / text carried byte for byte (EXIF with
+#   Orientation 1 and the turned pixel size), --strip, info on many files and --json, '-' in
+#   and out, batch naming files that are not images; exiftool as the outside reader.
+if(IMGPU_PYTHON3)
+  add_test(NAME meta_cli
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/meta_cli.py $<TARGET_FILE:imgpu>
+                   ${CMAKE_CURRENT_BINARY_DIR}/meta_cli.tmp)
+  set_tests_properties(meta_cli PROPERTIES LABELS "cli;exif" TIMEOUT 120)
+endif()
+
+# cpu_threads_cli: the CPU backend through the CLI with IMGPU_CPU_THREADS=1, 3, 4, 0 (ignored:
+#   the cores) on the assets, byte-identical outputs (unit/test_cpu_threads.c: the same in C).
+add_test(NAME cpu_threads_cli
+         COMMAND bash ${_imgpu_cli_dir}/cpu_threads_cli.sh $<TARGET_FILE:imgpu>
+                 ${CMAKE_CURRENT_BINARY_DIR}/cpu_threads_tmp ${IMGPU_ASSETS})
+set_tests_properties(cpu_threads_cli PROPERTIES LABELS unit)
+
+# equalize_formula: --formula pil / imagemagick vs independent Python transliterations (issue 6).
+if(IMGPU_PYTHON3)
+  add_test(NAME equalize_formula
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/equalize_formula.py
+                   $<TARGET_FILE:imgpu> ${IMGPU_ASSETS} ${CMAKE_CURRENT_BINARY_DIR}/formula cpu)
+  set_tests_properties(equalize_formula PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 300)
+endif()

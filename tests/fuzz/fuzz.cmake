@@ -1,0 +1,74 @@
+# fuzz.cmake — fuzz targets (tests/fuzz/) and their regression corpus (tests/fuzz/regress/).
+#
+# Targets: decode (imgpu_image_load_memory, the CLI's decode path and limits), ops
+# (decode + every CPU operation + encode to memory, small images), cli (the command-line
+# parser of src/main.c), exif (the EXIF reader and in-place editor, src/exif.h), jpeg (the JPEG
+# codec, src/codec_jpeg.c: libjpeg-turbo's decode and encode, the metadata reader), webp
+# (the WebP codec: load, metadata, lossy and lossless re-encode and load back) and tiff
+# (the TIFF codec: load at pages 0 and 1, its metadata reader, re-encode and load back). Each
+# is built twice:
+#   fuzz_<t>_replay   any compiler: runs the target once per file. Test fuzz.regress.<t>
+#                     (label unit) replays tests/fuzz/regress/<t>/ (every input that once
+#                     failed), the hand-made seeds and tests/fuzz/corpus/<t>/ (a campaign's
+#                     minimized corpus, where kept), in every build — under ASan+UBSan in
+#                     an IMGPU_SANITIZE or IMGPU_FUZZ build.
+#   fuzz_<t>          IMGPU_FUZZ=ON only (clang): the libFuzzer binary. Test fuzz.smoke.<t>
+#                     (label fuzz) fuzzes for IMGPU_FUZZ_SMOKE_SECONDS (default 30) from the
+#                     seeds; any crash, leak, timeout or out-of-memory fails it and leaves the
+#                     input in <build>/tests/fuzz-smoke/<t>/.
+# tests/fuzz/run.sh runs the long campaigns (README, "Reliability").
+set(IMGPU_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
+set(IMGPU_FUZZ_REGRESS ${IMGPU_FUZZ_DIR}/regress)
+# 30 s: seven targets share CI's two cores (the long campaigns are tests/fuzz/run.sh's)
+set(IMGPU_FUZZ_SMOKE_SECONDS 30 CACHE STRING "Seconds per target of the fuzz.smoke.* tests")
+
+function(imgpu_fuzz_target t)
+  set(_src ${IMGPU_FUZZ_DIR}/fuzz_${t}.c)
+  set(_extra)
+  if(t STREQUAL "cli")
+    list(APPEND _extra ${PROJECT_SOURCE_DIR}/src/main.c)
+  endif()
+  add_executable(fuzz_${t}_replay ${_src} ${IMGPU_FUZZ_DIR}/replay_main.c ${_extra})
+  set(_targets fuzz_${t}_replay)
+  if(IMGPU_FUZZ)
+    add_executable(fuzz_${t} ${_src} ${_extra})
+    target_link_options(fuzz_${t} PRIVATE -fsanitize=fuzzer)
+    list(APPEND _targets fuzz_${t})
+  endif()
+  foreach(_tg IN LISTS _targets)
+    target_link_libraries(${_tg} PRIVATE imgpu_core)
+    target_compile_options(${_tg} PRIVATE -Wall -Wextra)
+    if(t STREQUAL "cli")
+      # main.c's main() becomes a function; the parse-only switch stops it before any I/O.
+      set_source_files_properties(${PROJECT_SOURCE_DIR}/src/main.c TARGET_DIRECTORY ${_tg}
+                                  PROPERTIES COMPILE_DEFINITIONS "main=imgpu__cli_main;IMGPU_CLI_PARSE_ONLY=1")
+    endif()
+  endforeach()
+
+  # git keeps no empty folder: a target with no failing input yet has no fuzz/regress/<t>
+  set(_inputs)
+  if(EXISTS ${IMGPU_FUZZ_REGRESS}/${t})
+    list(APPEND _inputs ${IMGPU_FUZZ_REGRESS}/${t})
+  endif()
+  if(EXISTS ${IMGPU_FUZZ_DIR}/seeds/${t})
+    list(APPEND _inputs ${IMGPU_FUZZ_DIR}/seeds/${t})
+  endif()
+  # a campaign's corpus, minimized (libFuzzer -merge=1), where one was kept: tests/fuzz/corpus/<t>
+  if(EXISTS ${IMGPU_FUZZ_DIR}/corpus/${t})
+    list(APPEND _inputs ${IMGPU_FUZZ_DIR}/corpus/${t})
+  endif()
+  add_test(NAME fuzz.regress.${t} COMMAND fuzz_${t}_replay ${_inputs})
+  set_tests_properties(fuzz.regress.${t} PROPERTIES LABELS unit TIMEOUT 300)
+
+  if(IMGPU_FUZZ)
+    add_test(NAME fuzz.smoke.${t}
+             COMMAND bash ${IMGPU_FUZZ_DIR}/run.sh $<TARGET_FILE:fuzz_${t}> ${t}
+                     ${IMGPU_FUZZ_SMOKE_SECONDS} ${CMAKE_CURRENT_BINARY_DIR}/fuzz-smoke/${t})
+    set_tests_properties(fuzz.smoke.${t} PROPERTIES LABELS fuzz TIMEOUT 600
+                         ENVIRONMENT "IMGPU_ASSETS=${IMGPU_ASSETS}")
+  endif()
+endfunction()
+
+foreach(_t decode ops cli exif jpeg webp tiff)
+  imgpu_fuzz_target(${_t})
+endforeach()

@@ -1,0 +1,12 @@
+# gpu.cmake — C tests of the CUDA backend (label gpu), built only with it; they exit 77
+# (skipped) where no usable GPU exists. Registered by imgpu_add_c_test(... GPU).
+#   test_gpu_scan   the scans against a sequential scan
+#   test_gpu_ops    histograms, both fused equalize kernels, both rotation thread layouts, chains
+#                   and sessions against the CPU reference
+#   test_gpu_clahe  CUDA CLAHE, 16-bit equalize and the formulas against the CPU, bit for bit
+# (The golden cases register .cuda variants too: golden/golden.cmake. robust/robust_gpu.sh runs
+# these under compute-sanitizer.)
+set(_imgpu_gpu_dir ${CMAKE_CURRENT_LIST_DIR})
+imgpu_add_c_test(test_gpu_scan ${_imgpu_gpu_dir}/test_gpu_scan.c GPU TIMEOUT 600)
+imgpu_add_c_test(test_gpu_ops ${_imgpu_gpu_dir}/test_gpu_ops.c GPU TIMEOUT 600)
+imgpu_add_c_test(test_gpu_clahe ${_imgpu_gpu_dir}/test_gpu_clahe.c GPU TIMEOUT 600)

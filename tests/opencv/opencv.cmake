@@ -1,0 +1,77 @@
+# opencv.cmake — cross-checks against OpenCV (label opencv, and gpu for the .cuda variants; unit
+# for the CPU backend's own), in Debian's /usr/bin/python3 with cv2 + numpy. Without such a
+# Python they are still registered, as tests that exit 77 (skipped, not passed).
+#   opencv.equalize[.cuda]  imgpu equalize vs cv2.equalizeHist / YCrCb pipeline, bit for bit
+#   opencv.rotate[.cuda]    imgpu rotate --crop vs cv2.warpAffine, interior PSNR >= 35 dB (8-bit),
+#                           >= 65 dB on the 16-bit cases (full 16-bit precision, output stays 16-bit)
+#   opencv.clahe            imgpu clahe vs cv2.createCLAHE (8- and 16-bit, gray and color), 16-bit
+#                           equalize written as 16-bit PNG/PNM and decoded by cv2
+#   cpu_ycc_exhaustive, cpu_opencv_equalize, cpu_opencv_rotate
+#                           (label unit) the CPU backend driven through test_cpu_driver (raw files
+#                           in, raw files out) against cv2: every colour through YCrCb, equalize,
+#                           rotate
+#   opencv_exif_orient      (labels unit;exif;opencv) what OpenCV's imread shows for a JPEG with
+#                           each orientation in its APP1 == our parse of that APP1 (exif_dump) +
+#                           imgpu_image_orient of the stored pixels
+# opencv_ref.py (tests/common/) holds the OpenCV pipelines these and golden/make_golden.py share.
+set(_imgpu_opencv_dir ${CMAKE_CURRENT_LIST_DIR})
+
+foreach(_check equalize rotate)
+  foreach(_dev cpu cuda)
+    if(_dev STREQUAL "cpu")
+      set(_tname opencv.${_check})
+      set(_labels opencv)
+    else()
+      set(_tname opencv.${_check}.cuda)
+      set(_labels opencv gpu)
+    endif()
+    if(IMGPU_HAVE_CV2)
+      add_test(NAME ${_tname}
+               COMMAND ${IMGPU_PYTHON3} ${_imgpu_opencv_dir}/opencv_${_check}.py
+                       $<TARGET_FILE:imgpu> ${IMGPU_ASSETS}
+                       ${CMAKE_CURRENT_BINARY_DIR}/opencv/${_check} ${_dev})
+    else()
+      add_test(NAME ${_tname}
+               COMMAND ${IMGPU_SH} -c "echo 'SKIP: /usr/bin/python3 with cv2 and numpy not found (apt-get install python3-opencv python3-numpy)'; exit 77")
+    endif()
+    set_tests_properties(${_tname} PROPERTIES LABELS "${_labels}" SKIP_RETURN_CODE 77 TIMEOUT 300)
+  endforeach()
+endforeach()
+
+if(IMGPU_HAVE_CV2)
+  add_test(NAME opencv.clahe
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_opencv_dir}/opencv_clahe.py
+                   $<TARGET_FILE:imgpu> ${IMGPU_ASSETS} ${CMAKE_CURRENT_BINARY_DIR}/opencv/clahe_cpu cpu)
+else()
+  add_test(NAME opencv.clahe COMMAND ${IMGPU_SH} -c "echo 'SKIP: /usr/bin/python3 with cv2 not found'; exit 77")
+endif()
+set_tests_properties(opencv.clahe PROPERTIES LABELS opencv SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# The CPU backend without the CLI: test_cpu_driver runs one op on a raw file.
+imgpu_add_test_tool(test_cpu_driver ${_imgpu_opencv_dir}/test_cpu_driver.c)
+
+# imgpu_cpu_py_test(name script args...): run a cross-check script, or skip (77) without cv2.
+function(imgpu_cpu_py_test name script)
+  if(IMGPU_HAVE_CV2)
+    add_test(NAME ${name} COMMAND ${IMGPU_PYTHON3} ${_imgpu_opencv_dir}/${script} ${ARGN})
+  else()
+    add_test(NAME ${name} COMMAND sh -c "echo 'skip: no /usr/bin/python3 with cv2'; exit 77")
+  endif()
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 LABELS unit
+                       ENVIRONMENT "IMGPU_ASSETS=${IMGPU_ASSETS}")
+endfunction()
+
+imgpu_cpu_py_test(cpu_ycc_exhaustive cpu_ycc_exhaustive.py $<TARGET_FILE:test_cpu_driver>)
+imgpu_cpu_py_test(cpu_opencv_equalize cpu_opencv_equalize.py $<TARGET_FILE:test_cpu_driver>
+                  ${IMGPU_ASSETS})
+imgpu_cpu_py_test(cpu_opencv_rotate cpu_opencv_rotate.py $<TARGET_FILE:test_cpu_driver>
+                  ${IMGPU_ASSETS})
+
+# exif_dump prints what src/exif.c parses from a file's APP1 and the oriented pixels.
+imgpu_add_test_tool(exif_dump ${_imgpu_opencv_dir}/exif_dump.c)
+if(IMGPU_PYTHON3)
+  add_test(NAME opencv_exif_orient
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_opencv_dir}/opencv_exif_orient.py $<TARGET_FILE:exif_dump>)
+  set_tests_properties(opencv_exif_orient PROPERTIES LABELS "unit;exif;opencv" SKIP_RETURN_CODE 77
+                       TIMEOUT 120)
+endif()

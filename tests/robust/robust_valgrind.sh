@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# robust_valgrind.sh BUILD_DIR — the CPU tests under valgrind memcheck (CI step; README
+# "Reliability"): the C unit tests of the CPU backend, the I/O layer and EXIF, the fuzz targets'
+# replay of the regression corpus and seeds, and imgpu itself on every command with
+# --device cpu. Any memcheck error or definite/indirect leak fails (exit 1), naming the run.
+# Sized for CI: about two minutes on two cores.
+set -u
+build=${1:?usage: robust_valgrind.sh BUILD_DIR}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+assets=$here/../../assets
+export IMGPU_ASSETS=$assets
+command -v valgrind >/dev/null || { echo "robust_valgrind: valgrind not installed (apt-get install valgrind)"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+vg=(valgrind --quiet --error-exitcode=99 --child-silent-after-fork=yes --leak-check=full
+    --show-leak-kinds=definite,indirect
+    --errors-for-leak-kinds=definite,indirect)
+fails=0 runs=0
+check() {  # check NAME OK_STATUSES CMD...: run under memcheck; e.g. OK_STATUSES "0" or "0 1"
+    local name=$1 okst=" $2 "; shift 2
+    runs=$((runs + 1))
+    local t0=$SECONDS
+    "${vg[@]}" --log-file="$tmp/vg.log" "$@" > "$tmp/out.log" 2>&1
+    local rc=$? el=$((SECONDS - t0))
+    if [ $rc -eq 99 ] || [[ "$okst" != *" $rc "* ]] || [ -s "$tmp/vg.log" ]; then
+        fails=$((fails + 1))
+        echo "FAIL: $name (status $rc, ${el} s; rerun with --track-origins=yes for where)"; tail -30 "$tmp/vg.log"; tail -5 "$tmp/out.log"
+    else
+        echo "ok: $name (${el} s)"
+    fi
+}
+# test_io's own 10-second bound and its RLIMIT_FSIZE child check do not hold under valgrind's
+# slowdown, so for test_io only memcheck's verdict counts (status 1 allowed); every other
+# test must pass as well.
+[ -x "$build/tests/test_io" ] && check test_io "0 1" "$build/tests/test_io"
+for t in test_cpu_rotate test_cpu_color test_exif test_orient; do
+    [ -x "$build/tests/$t" ] && check "$t" 0 "$build/tests/$t"
+done
+# all 2^24 colours take a minute under memcheck: 65536 of them there
+for t in test_cpu_equalize test_cpu_clahe; do
+    [ -x "$build/tests/$t" ] && check "$t --quick" 0 "$build/tests/$t" --quick
+done
+# the CPU backend's threads (src/cpu/parallel.c): every one joined, every part buffer freed
+[ -x "$build/tests/test_cpu_threads" ] && check "test_cpu_threads --quick" 0 "$build/tests/test_cpu_threads" --quick
+for t in decode ops cli exif jpeg webp tiff; do
+    # git keeps no empty folder: a target with no failing input yet has no fuzz/regress/<t>
+    dirs=()
+    for d in "$here/../fuzz/regress/$t" "$here/../fuzz/seeds/$t"; do [ -d "$d" ] && dirs+=("$d"); done
+    [ -x "$build/tests/fuzz_${t}_replay" ] && [ ${#dirs[@]} -gt 0 ] &&
+        check "fuzz_${t}_replay" 0 "$build/tests/fuzz_${t}_replay" "${dirs[@]}"
+done
+im=$build/imgpu
+check "equalize" 0 "$im" equalize "$assets/coffee.png" "$tmp/a.png" --device cpu
+check "equalize jpeg" 0 "$im" equalize "$assets/rocket.jpg" "$tmp/b.jpg" --device cpu --mode per-channel
+# libjpeg-turbo: metadata read and written, progressive + optimized; a corrupt file's longjmp
+check "equalize jpeg metadata" 0 "$im" equalize "$here/../fuzz/seeds/jpeg/meta_all.jpg" "$tmp/c.jpg" --device cpu --progressive --optimize --subsampling 444
+check "corrupt jpeg" 1 "$im" equalize "$here/../fuzz/seeds/jpeg/bad_restart.jpg" "$tmp/d.png" --device cpu
+check "rotate bicubic" 0 "$im" rotate "$assets/horse.png" "$tmp/c.tga" --angle 17.5 --filter bicubic --device cpu
+check "rotate 90 crop" 0 "$im" rotate "$assets/camera.png" "$tmp/d.bmp" --angle 90 --crop --device cpu
+check "histogram plot" 0 "$im" histogram "$assets/chelsea.png" --plot "$tmp/h.png" --device cpu
+check "info" 0 "$im" info "$assets/rocket.jpg"
+# WebP through libwebp: lossy and lossless writes, metadata through the muxer, the demuxer
+# and the incremental decoder on an animation and on a file with ICCP + EXIF + XMP
+webp=$here/../fuzz/seeds/webp
+check "equalize to webp" 0 "$im" equalize "$assets/coffee.png" "$tmp/e.webp" --device cpu
+check "webp lossless" 0 "$im" rotate "$webp/lossy_alpha_12x10.webp" "$tmp/f.webp" --angle 30 --lossless --device cpu
+check "webp metadata" 0 "$im" equalize "$webp/meta_icc_exif_xmp.webp" "$tmp/g.webp" --device cpu
+check "webp animated" 0 "$im" info "$webp/anim_3_frames.webp"
+check "webp refused" 1 "$im" info "$webp/broken_truncated.webp"
+check "compare" 0 "$im" compare "$assets/coffee.png" "$tmp/a.png" --diff "$tmp/diff.png"
+check "equalize tiff 16-bit lzw" 0 "$im" equalize "$here/../fuzz/seeds/tiff/g16_lzw_p2.tif" "$tmp/e.tif" --compression lzw --device cpu
+check "info tiff page" 0 "$im" info "$here/../fuzz/seeds/tiff/multipage3.tif" --page 1
+check "refused tiff" 1 "$im" info "$here/../fuzz/seeds/tiff/f32.tif"
+check "refused input" 1 "$im" info "$here/../fuzz/seeds/decode/png_bad_idat_crc.png"
+check "failed write" 1 "$im" equalize "$assets/camera.png" /nonexistent/dir/x.png --device cpu
+echo "robust_valgrind: $runs runs, $fails failed"
+[ $fails -eq 0 ]

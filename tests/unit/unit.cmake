@@ -1,0 +1,37 @@
+# unit.cmake — C unit tests of the library on the CPU (label unit, and io / exif where that is
+# what they test), each registered by imgpu_add_c_test (tests/CMakeLists.txt).
+#   test_cpu_equalize, test_cpu_rotate, test_cpu_color, test_cpu_clahe
+#                     the CPU reference backend (test_cpu_clahe: geometry, clip, reflect-101,
+#                     formulas)
+#   test_cpu_threads  the CPU backend on 1, 2, 3, 4 and 7 threads: byte-identical outputs
+#                     (src/cpu/parallel.h); cli/cpu_threads_cli.sh does the same through the CLI
+#   test_plan         the pipeline plan
+#   test_io           round trips of every format and channel count, the assets, hostile,
+#                     damaged and truncated input, and writes that must fail cleanly
+#   test_png_decode   the fast PNG decoding path (src/png_decode.c) against the source pixels and
+#                     stb, and every kind of file it must leave to stb
+#   test_error        messages (src/error.c) escape what must not reach a terminal and, too long,
+#                     lose the middle of their path, never the reason
+#   test_exif         EXIF metadata (src/exif.c): every orientation in both byte orders,
+#                     Make/Model/dates, the in-place rewrites, and malformed blobs (truncated, out
+#                     of range, loops, count overflow, budget); its fuzz target is fuzz_exif
+#   test_orient       imgpu_image_orient (src/orient.c) against the EXIF definition's own words, at
+#                     8 and 16 bits and 1..4 channels, and the inverse orientations
+#   test_batch_png    imgpu batch's parallel PNG encoder and its queue (issue 5)
+set(_imgpu_unit_dir ${CMAKE_CURRENT_LIST_DIR})
+
+imgpu_add_c_test(test_cpu_equalize ${_imgpu_unit_dir}/test_cpu_equalize.c)
+imgpu_add_c_test(test_cpu_rotate ${_imgpu_unit_dir}/test_cpu_rotate.c)
+imgpu_add_c_test(test_cpu_color ${_imgpu_unit_dir}/test_cpu_color.c)
+imgpu_add_c_test(test_cpu_clahe ${_imgpu_unit_dir}/test_cpu_clahe.c)
+imgpu_add_c_test(test_cpu_threads ${_imgpu_unit_dir}/test_cpu_threads.c)
+imgpu_add_c_test(test_plan ${_imgpu_unit_dir}/test_plan.c)
+
+imgpu_add_c_test(test_io ${_imgpu_unit_dir}/test_io.c LABELS unit io TIMEOUT 300)
+imgpu_add_c_test(test_png_decode ${_imgpu_unit_dir}/png_decode.c LABELS unit io TIMEOUT 120)
+imgpu_add_c_test(test_error ${_imgpu_unit_dir}/test_error.c LABELS unit io TIMEOUT 60)
+
+imgpu_add_c_test(test_exif ${_imgpu_unit_dir}/test_exif.c LABELS unit exif TIMEOUT 120)
+imgpu_add_c_test(test_orient ${_imgpu_unit_dir}/test_orient.c LABELS unit exif TIMEOUT 60)
+
+imgpu_add_c_test(test_batch_png ${_imgpu_unit_dir}/batch_png.c)
