@@ -24,7 +24,7 @@ static int png_sniff(const unsigned char *b, size_t n)
 
 /* Chunks the PNG specification allows at most once. A repeat is refused as libpng refuses
  * it: a decoder that sizes a buffer from the first PLTE must never meet a second one (two
- * PLTE chunks once overflowed a heap buffer here, tests/fuzz-regress/decode/). */
+ * PLTE chunks once overflowed a heap buffer here, tests/fuzz/regress/decode/). */
 static const char s_png_once[][5] = {
     "IHDR", "PLTE", "tRNS", "cHRM", "gAMA", "iCCP", "sBIT", "sRGB", "cICP", "mDCV",
     "cLLI", "bKGD", "hIST", "pHYs", "tIME", "eXIf", "acTL",

@@ -9,7 +9,7 @@
  * constructors' in op.h, written nowhere else. Errors are worded once:
  *   invalid --NAME 'VALUE' (HINT)
  * and recorded with imgpu_usage_bad() (below), which the front ends print with their --help
- * hint. tests/options_help.py holds every front end's --help to this table. */
+ * hint. tests/cli/options_help.py holds every front end's --help to this table. */
 #ifndef IMGPU_OPTIONS_H
 #define IMGPU_OPTIONS_H
 

@@ -9,7 +9,7 @@
  * filtered rows, filter types 0..4. Anything else returns NULL without recording an error, and
  * the caller decodes the file with stb (io.c), which then reports what is wrong with it. So
  * this path changes speed only: it never accepts a file stb would refuse for its pixels, and
- * its pixels equal stb's (tests/png_decode.c checks both). Allocations stay within `budget`.
+ * its pixels equal stb's (tests/unit/png_decode.c checks both). Allocations stay within `budget`.
  */
 #ifndef IMGPU_PNG_DECODE_H
 #define IMGPU_PNG_DECODE_H

@@ -133,7 +133,7 @@ static void *stb_malloc_locked(size_t n)
     /* calloc, not malloc: a corrupt file can leave parts of stb's buffers unwritten (stb's
      * JPEG decoder, before libjpeg-turbo took over, left a component no scan covered), which
      * stb then converts into pixels; valgrind found
-     * those reads of uninitialized memory (tests/robust_valgrind.sh). Zeroed pages cost
+     * those reads of uninitialized memory (tests/robust/robust_valgrind.sh). Zeroed pages cost
      * nothing for the large blocks (fresh mmap) and little for the small ones. */
     stb_block *b = calloc(1, sizeof *b + n);
     if (!b) {
@@ -461,7 +461,7 @@ int imgpu__stb_info(const unsigned char *buf, size_t len, int *w, int *h, int *c
 /* A copy of a PNG rewritten for stb, or NULL when nothing needs rewriting (or no memory):
  *  - zero-length IDAT chunks (legal, and meaningless) are dropped: stb v2.27 reads one that
  *    comes first into its still-NULL data buffer (`NULL + 0`, undefined behaviour; found by
- *    fuzz_decode, tests/fuzz-regress/decode/);
+ *    fuzz_decode, tests/fuzz/regress/decode/);
  *  - a PLTE of fewer than 256 entries is padded to 256 with black: stb expands palette
  *    indexes through a 256-entry stack array of which it fills only the file's entries, so an
  *    index past the PLTE came out as uninitialized stack bytes (valgrind, the
@@ -574,7 +574,7 @@ static unsigned char *abandoned(unsigned char *clean, const char **why)
 }
 
 /* Both depths: the PNG rewrite (png_for_stb: empty IDATs dropped — a first one of length 0
- * reached stb's memcpy(NULL, .., 0) on either path, UBSan, tests/fuzz-regress/decode/ — and
+ * reached stb's memcpy(NULL, .., 0) on either path, UBSan, tests/fuzz/regress/decode/ — and
  * short palettes padded), stb's loader under the budget and the watchdog, then the checks on
  * what it returned. req_comp = 0: the file's own channels (stb's channel conversion is where
  * its 16-bit PNM heap overflow lives, and imgpu keeps what the file has anyway); 16-bit

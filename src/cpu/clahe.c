@@ -194,7 +194,7 @@ int imgpu_cpu_clahe_plane(const uint16_t *src, const imgpu_clahe_geom *g, uint16
 /* 8-bit luminance mode's conversions (ycc.h) as table lookups with the same integer results:
  * Cr and Cb depend only on R - Y and B - Y (-255..255); the inverse's red and blue terms only
  * on Cr and Cb, and its green term is the descale of two products tabled by Cr and Cb (a
- * descale of a sum is not a sum of descales). tests/test_cpu_clahe.c checks every colour
+ * descale of a sum is not a sum of descales). tests/unit/test_cpu_clahe.c checks every colour
  * against ycc.h's conversions. */
 struct clahe_ycc {
     uint8_t cr[511], cb[511];  /* index R - Y + 255, B - Y + 255 */

@@ -3,7 +3,7 @@
  * These are the reference formulas for luminance-mode equalization and for the `luma`
  * histogram; the CUDA kernels reimplement the same integer formulas and are held equal to
  * them by the tests. They reproduce OpenCV's cvtColor(COLOR_RGB2YCrCb) and
- * cvtColor(COLOR_YCrCb2RGB) on 8-bit data bit for bit (tests/cpu_ycc_exhaustive.py checks
+ * cvtColor(COLOR_YCrCb2RGB) on 8-bit data bit for bit (tests/opencv/cpu_ycc_exhaustive.py checks
  * every one of the 2^24 inputs in each direction against cv2).
  *
  * The arithmetic itself is inline in ycc.h (for the per-pixel loops); these are it behind a call.
