@@ -130,8 +130,8 @@ typedef struct batch {
     size_t nvjpeg_from, njpeg;
     long jpeg_first_n;
     /* --device auto took the CPU for the whole batch: it holds no more images than the CPU
-     * finishes while a GPU would set up (jpeg_first_n again; imgpu__batch_auto_cpu), so CUDA
-     * is never started. */
+     * finishes while a GPU would set up (2 x jpeg_first_n; imgpu__batch_auto_cpu), so CUDA is
+     * never started. */
     int auto_cpu;
     imgpu_manifest *mf;      /* OUTDIR's manifest: each output's line goes in before its rename */
 } batch;

@@ -452,16 +452,21 @@ static int stage_decide(batch *B, int planned)
 /* The set-up rule. A GPU is worth setting up only for more images than the CPU finishes in the
  * meantime: CUDA's context takes ~0.3 s and nvJPEG's handles and states ~1 s more
  * (bench/nvjpeg_setup.c), while one decode thread does a 4K photo in ~40-60 ms (decode, ops,
- * encode on another thread). So the first 4 images per decode thread are the CPU's:
- *   - with `--device auto`, a batch of no more images than that runs on the CPU alone and never
- *     starts CUDA, unless it rotates (below): 1 / 16 / 64 4K photos, equalize, 0.10 / 0.23 /
- *     0.68 s against 0.42 / 0.58 / 0.99 s with the GPU stage (H200, bench/RESULTS.md);
+ * encode on another thread). So:
+ *   - with `--device auto`, a batch of no more than 8 images per decode thread runs on the CPU
+ *     alone and never starts CUDA, unless it rotates (below). 4K photos, equalize, 16 cores
+ *     (H200, bench/RESULTS.md): 1 / 16 / 64 / 100 in 0.10 / 0.23 / 0.68 / 0.99 s on the CPU
+ *     against 0.42 / 0.58 / 0.99 / 2.09 s with the GPU stage, which above 64 also waits for
+ *     nvJPEG; 150 (above the rule) 1.63 s against 2.18 s: the crossing is near 200 for
+ *     equalize, and CLAHE, ~1.4x equalize's CPU time, crosses near 150 (estimated from the
+ *     500-photo figures, not measured);
  *     `--device cuda` and `--devices` always use the GPU;
- *   - in a larger batch the first that many JPEGs are decoded on the CPU while nvJPEG sets up
- *     (jpeg_split), and a batch with no more JPEGs than that never sets nvJPEG up.
- * IMGPU_NVJPEG_CPU_FIRST=N sets the count (0: the GPU stage and nvJPEG for everything, as
- * before the rule). Which file goes where depends only on the list and the thread count,
- * never on timing. */
+ *   - in a larger batch the first 4 JPEGs per decode thread are decoded on the CPU while nvJPEG
+ *     sets up (jpeg_split; 128 measured the same as 64 on 500 photos, 256 worse), and a batch
+ *     with no more JPEGs than that never sets nvJPEG up.
+ * IMGPU_NVJPEG_CPU_FIRST=N sets the count of the second rule, and twice N is the first's (0: the
+ * GPU stage and nvJPEG for everything, as before the rules). Which file goes where depends
+ * only on the list and the thread count, never on timing. */
 int imgpu__batch_auto_cpu(batch *B)
 {
     const bopts *o = B->o;
@@ -487,7 +492,7 @@ int imgpu__batch_auto_cpu(batch *B)
     for (int i = 0; i < o->nops; i++)
         if (o->ops[i].kind == IMGPU_OP_ROTATE && imgpu_rotate_quarter(o->ops[i].u.rotate.angle) < 0)
             cheap = 0;
-    B->auto_cpu = o->device == IMGPU_DEVICE_AUTO && !o->ndevices && cheap && (long)B->ntodo <= B->jpeg_first_n;
+    B->auto_cpu = o->device == IMGPU_DEVICE_AUTO && !o->ndevices && cheap && (long)B->ntodo <= 2 * B->jpeg_first_n;
 #else
     (void)o;
 #endif

@@ -183,17 +183,17 @@ out_oom2 = os.path.join(tmp, "gpu_oom2")
 r = imgpu("batch", "--equalize", "--device", "cuda", "-o", out_oom2, src, env={"IMGPU_CUDA_MEM_LIMIT": "1M"})
 C.check(r.rc == 1 and "out of device memory" in r.err, "OOM with --device cuda: files fail", str(r))
 
-# the set-up rule: with --device auto a batch of no more images than 4 per decode thread runs on
+# the set-up rule: with --device auto a batch of no more images than 8 per decode thread runs on
 # the CPU alone (the CPU batch's bytes); IMGPU_NVJPEG_CPU_FIRST=0 puts it on the GPU
 out_small = os.path.join(tmp, "auto_small")
-jobs_small = str((len(ALL) + 3) // 4)   # len(ALL) <= 4 x jobs: the CPU's
+jobs_small = str((len(ALL) + 3) // 4)   # len(ALL) <= 4 x jobs, within the 8 per thread
 r = imgpu("batch", "--equalize", "--jobs", jobs_small, "-o", out_small, src, "--format", "png")
 C.check(r.rc == 0 and "too few images for a GPU's start-up" in r.err and "ops on the GPU" not in r.err,
         f"set-up rule: {len(ALL)} images with --jobs {jobs_small} run on the CPU", str(r))
 for rel in ALL_PNG:
     C.check(maxdiff(os.path.join(out_small, rel), os.path.join(tmp, "cpu_eq", rel)) == 0, f"set-up rule: {rel}")
 r = imgpu("batch", "--equalize", "--jobs", "1", "-o", out_small + "1", src, "--format", "png")
-C.check(r.rc == 0 and "ops on the GPU" in r.err, f"set-up rule: {len(ALL)} images with --jobs 1 (> 4) "
+C.check(r.rc == 0 and "ops on the GPU" in r.err, f"set-up rule: {len(ALL)} images with --jobs 1 (> 8) "
         "use the GPU", str(r))
 r = imgpu("batch", "--equalize", "--jobs", jobs_small, "-o", out_small + "z", src, "--format", "png",
           env={"IMGPU_NVJPEG_CPU_FIRST": "0"})

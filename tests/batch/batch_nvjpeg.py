@@ -14,7 +14,8 @@ kinds a camera or an editor writes:
   - a truncated JPEG among them fails alone, with its name;
   - the set-up rule: a batch with no more JPEGs than IMGPU_NVJPEG_CPU_FIRST (default 4 per decode
     thread) never sets nvJPEG up and gives the CPU batch's bytes; in a larger one, the first N
-    JPEGs of the sorted list are decoded on the CPU (the CPU batch's bytes) while it sets up.
+    JPEGs of the sorted list are decoded on the CPU (the CPU batch's bytes) while it sets up;
+    with --device auto a batch this small runs on the CPU alone and says so.
     The checks above run with IMGPU_NVJPEG_CPU_FIRST=0, so every JPEG nvJPEG takes goes to it.
 
 usage: batch_nvjpeg.py IMGPU_BINARY TMP_ROOT ASSETS_DIR
@@ -240,14 +241,22 @@ def same_bytes(a, b):
 
 few = ["p_astronaut.jpg", "p_chelsea.jpg", "kgray.jpg"]
 out_f = os.path.join(tmp, "few")
-rf = imgpu("batch", "--equalize", "-o", out_f, *[os.path.join(src, f) for f in few],
+# --device cuda: with auto a batch this small runs on the CPU alone (checked next)
+rf = imgpu("batch", "--equalize", "--device", "cuda", "-o", out_f, *[os.path.join(src, f) for f in few],
            env={"IMGPU_NVJPEG_CPU_FIRST": ""})
 C.check(rf.rc == 0 and "0 decoded by the GPU's hardware engines, 0 by its CUDA decoder, 3 on the CPU (3 JPEGs, "
-        "no more than the" in rf.err and "0 encoded on the GPU" in rf.err,
+        "no more than the" in rf.err and "0 encoded on the GPU" in rf.err and "ops on the GPU" in rf.err,
         "default rule: 3 JPEGs are too few to set nvJPEG up; all on the CPU, said so", str(rf))
 for f in few:
     C.check(same_bytes(os.path.join(out_f, f), os.path.join(out_c, f)),
             f"{f}: with nvJPEG not set up, the CPU batch's bytes (GPU ops are bit-exact)")
+out_fa = os.path.join(tmp, "few_auto")
+rfa = imgpu("batch", "--equalize", "-o", out_fa, *[os.path.join(src, f) for f in few],
+            env={"IMGPU_NVJPEG_CPU_FIRST": ""})
+C.check(rfa.rc == 0 and "ops on the CPU: too few images for a GPU's start-up" in rfa.err
+        and "nvJPEG" not in rfa.err, "auto: 3 images run on the CPU alone, nothing about nvJPEG", str(rfa))
+for f in few:
+    C.check(same_bytes(os.path.join(out_fa, f), os.path.join(out_c, f)), f"{f}: auto, the CPU batch's bytes")
 out_2 = os.path.join(tmp, "first2")
 r2 = imgpu("batch", "--equalize", "-o", out_2, src, env={"IMGPU_NVJPEG_CPU_FIRST": "2"})
 m2 = re.search(r"(\d+) decoded by the GPU's hardware engines, (\d+) by its CUDA decoder, (\d+) on the CPU "

@@ -44,8 +44,8 @@ loads "IMGPU_DEVICE=cpu, rotation" 0 env IMGPU_DEVICE=cpu "$im" rotate "$assets/
 loads "auto, 512x512 colour bicubic rotation" 1 "$im" rotate "$assets/astronaut.png" "$tmp/r1.png" \
     --angle 30 --filter bicubic
 loads "--device cuda, equalize" 1 "$im" equalize "$assets/camera.png" "$tmp/eq_cuda.png" --device cuda
-# batch: a batch of no more images than the CPU finishes while a GPU sets up (4 per decode
-# thread: 8 with --jobs 2) never starts CUDA and writes the CPU batch's bytes; the count set to 0
+# batch: a batch of no more images than the CPU finishes while a GPU sets up (8 per decode
+# thread: 16 with --jobs 2) never starts CUDA and writes the CPU batch's bytes; the count set to 0
 # (IMGPU_NVJPEG_CPU_FIRST) and --device cuda start it
 mkdir -p "$tmp/bin"
 cp "$assets/camera.png" "$assets/coffee.png" "$tmp/bin/"
