@@ -44,8 +44,6 @@ static int cuda_fail(cudaError_t e, const char *what)
             return cuda_fail(e_, #call);      \
     } while (0)
 
-int imgpu_interop_device_available(void) { return imgpu_cuda_available(); }
-
 /* ---- registered textures --------------------------------------------------------------------- */
 
 int imgpu_interop_probe(unsigned int gl_tex, char *why, size_t n)

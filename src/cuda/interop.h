@@ -3,7 +3,8 @@
  * frame: map -> surface object -> the display kernels of kernels/viewer.cu write into the
  * texture -> unmap; cuda-samples' postProcessGL pattern). src/viewer/ includes this header and
  * nothing else of src/cuda/ or kernels/; it needs no CUDA or GL header (a GL texture is its
- * GLuint name, passed as unsigned int). Implemented in interop.c, which is built only with
+ * GLuint name, passed as unsigned int); whether a usable GPU is there at all is the session
+ * door's question (session.h, imgpu_session_available). Implemented in interop.c, which is built only with
  * CUDA and the viewer (it needs GL's headers); a build without CUDA has no interop, and the
  * viewer then computes on the CPU and uploads each frame with glTexSubImage2D.
  * Errors: 0 success; -1 with one message recorded through imgpu_error ("CUDA error in <call>:
@@ -22,10 +23,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* 1 when a usable CUDA device is present (probed once; imgpu_cuda_available); 0 with the reason
- * recorded. Says nothing about GL: imgpu_interop_probe tells whether this GL shares textures. */
-int imgpu_interop_device_available(void);
 
 /* Does this GL share textures with CUDA? Registers `gl_tex` (an RGBA8 GL_TEXTURE_2D of the
  * current context, owned by the caller) for surface load/store and unregisters it at once.

@@ -31,6 +31,7 @@
 
 #ifdef IMGPU_HAVE_CUDA
 #include "cuda/interop.h"
+#include "session.h"
 #endif
 
 #include <math.h>
@@ -354,7 +355,7 @@ vw_display *vw_display_new(imgpu_device device, int interop)
     const char *gl_renderer = (const char *)glGetString(GL_RENDERER);
 #ifdef IMGPU_HAVE_CUDA
     if (device != IMGPU_DEVICE_CPU) {
-        if (!imgpu_interop_device_available()) {
+        if (!imgpu_session_available()) {
             if (device == IMGPU_DEVICE_CUDA)
                 goto fail; /* the reason is recorded */
             imgpu_notice("no CUDA-GL interop (%s): the viewer computes on the CPU and uploads each frame "

@@ -17,6 +17,7 @@
 
 #ifdef IMGPU_HAVE_CUDA
 #include "cuda/interop.h"
+#include "session.h"
 #endif
 
 #include <ctype.h>
@@ -715,7 +716,7 @@ static int gpu_usable(imgpu_device dev)
 #ifdef IMGPU_HAVE_CUDA
     if (dev == IMGPU_DEVICE_CPU)
         return 0;
-    int ok = imgpu_interop_device_available();
+    int ok = imgpu_session_available();
     if (!ok)
         imgpu_error_clear(); /* the display says why, once */
     return ok;
