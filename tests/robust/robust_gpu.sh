@@ -4,7 +4,8 @@
 # Runs the GPU tests, the robustness tests (which include the no-device, device-memory cap and
 # injected sticky-fault checks), and the GPU tests under compute-sanitizer memcheck (with leak
 # check), racecheck, synccheck and initcheck (IMGPU_TEST_QUICK=1 sizes; test_gpu_clahe with
-# IMGPU_TEST_RACE=1), plus one imgpu run per tool. Logs go to OUTDIR; one summary line per
+# IMGPU_TEST_RACE=1), plus one imgpu run per tool and a batch through the session door and
+# nvJPEG under memcheck. Logs go to OUTDIR; one summary line per
 # step on stdout. Time-boxed: no sanitizer run starts after ROBUST_GPU_BOX seconds (default 420;
 # each run is limited to 150 s).
 set -u
@@ -34,4 +35,13 @@ for tool in memcheck initcheck synccheck racecheck; do
     echo "$tool $name: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/cs_${tool}_$name.log" | tail -1)"
   done
 done
+# batch's GPU stage through the session door (sessions, and nvJPEG's decode and encode of the
+# assets' JPEGs: IMGPU_NVJPEG_CPU_FIRST=0) under memcheck
+if [ $((SECONDS - start)) -gt "${ROBUST_GPU_BOX:-420}" ]; then echo "memcheck batch: not run (time box)"
+else
+  rm -rf "$out/batch"
+  IMGPU_NVJPEG_CPU_FIRST=0 timeout 150 "$cs" --tool memcheck --error-exitcode 99 ./imgpu batch --equalize \
+      --device cuda --jobs 4 -o "$out/batch" ../assets > "$out/cs_memcheck_batch.log" 2>&1
+  echo "memcheck batch: rc=$? $(grep -E 'ERROR SUMMARY' "$out/cs_memcheck_batch.log" | tail -1) $(grep -E 'done,' "$out/cs_memcheck_batch.log" | tail -1)"
+fi
 echo "elapsed $((SECONDS - start)) s"
