@@ -63,7 +63,8 @@ static int op_empty(bench *b, int k) { (void)k; return imgpu_launch_empty(b->s) 
 static int op_hist(bench *b, int k)
 {
     cudaMemsetAsync(b->d_hist, 0, (size_t)b->c * 256 * 4, b->s);
-    return imgpu_launch_histogram(b->hv, b->d_in[k], b->npix, b->c, 0, b->d_hist, 0, b->s) != cudaSuccess;
+    return imgpu_launch_histogram(b->hv, b->d_in[k], b->npix, b->c, 0, b->d_hist, imgpu_hist_grid(imgpu__cuda_tuning()),
+                                  b->s) != cudaSuccess;
 }
 
 static int op_cub_hist(bench *b, int k)
@@ -78,7 +79,8 @@ static int op_npp_hist(bench *b, int k)
 
 static int op_eq_fused(bench *b, int k)
 {
-    cudaError_t e = imgpu_launch_equalize_fused(b->d_in[k], b->d_out, b->npix, b->c, b->luma, b->d_fused, b->parity, b->s);
+    cudaError_t e = imgpu_launch_equalize_fused(b->d_in[k], b->d_out, b->npix, b->c, b->luma, b->d_fused, b->parity,
+                                                imgpu__cuda_tuning(), b->s);
     b->parity ^= 1;
     return e != cudaSuccess;
 }
@@ -87,7 +89,8 @@ static int op_eq_three(bench *b, int k)
 {
     const int luma = b->luma && b->c >= 3;
     cudaMemsetAsync(b->d_hist, 0, 5 * 256 * 4, b->s);
-    imgpu_launch_histogram(IMGPU_HIST_DEFAULT, b->d_in[k], b->npix, b->c, luma, b->d_hist, 0, b->s);
+    imgpu_launch_histogram(IMGPU_HIST_DEFAULT, b->d_in[k], b->npix, b->c, luma, b->d_hist,
+                           imgpu_hist_grid(imgpu__cuda_tuning()), b->s);
     imgpu_launch_equalize_lut((imgpu_scan_variant)b->scan, luma ? b->d_hist + b->c * 256 : b->d_hist,
                               luma ? 1 : (b->c >= 3 ? 3 : 1), b->npix, b->d_lut, b->s);
     return imgpu_launch_apply_lut(b->d_in[k], b->d_out, b->npix, b->c, luma, b->d_lut, 0, b->s) != cudaSuccess;
@@ -109,7 +112,7 @@ static int op_rotate_resident(bench *b, int k)
 {
     imgpu_rotate_geom g;
     geom(b, &g);
-    return imgpu_launch_rotate(b->tex[k].linear, b->tex[k].point, b->d_out, &g, b->s) != cudaSuccess;
+    return imgpu_launch_rotate(b->tex[k].linear, b->tex[k].point, b->d_out, &g, imgpu__cuda_tuning(), b->s) != cudaSuccess;
 }
 
 static int op_rotate_upload(bench *b, int k)
@@ -119,7 +122,7 @@ static int op_rotate_upload(bench *b, int k)
     geom(b, &g);
     if (imgpu__cuda_tex_load(&b->tex_up, b->d_in[k], b->w, b->h, b->c, bg, b->s, &b->held))
         return 1;
-    return imgpu_launch_rotate(b->tex_up.linear, b->tex_up.point, b->d_out, &g, b->s) != cudaSuccess;
+    return imgpu_launch_rotate(b->tex_up.linear, b->tex_up.point, b->d_out, &g, imgpu__cuda_tuning(), b->s) != cudaSuccess;
 }
 
 static int op_turn90(bench *b, int k)

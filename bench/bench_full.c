@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bench_full.h"
+#include "cuda/cuda_util.h"
 #include "cuda/scratch_ops.h"
 #include "error.h"
 #include "timing.h"
@@ -46,7 +47,8 @@ static int op_copy(fb *b, int k) { return cudaMemcpyAsync(b->d_out, b->d_in[k], 
 static int op_hist16(fb *b, int k)
 {
     cudaMemsetAsync(b->d_hist, 0, 65536 * 4, b->s);
-    return imgpu_launch_histogram16(b->hv, b->d_in[k], (size_t)b->w * b->h, b->c, 0, b->d_hist, b->s) != cudaSuccess;
+    return imgpu_launch_histogram16_tuned(b->hv, b->d_in[k], (size_t)b->w * b->h, b->c, 0, b->d_hist, imgpu__cuda_tuning(),
+                                          b->s) != cudaSuccess;
 }
 
 static int op_equalize_full(fb *b, int k)
@@ -227,7 +229,7 @@ static void run(const char *size, int w, int h, int c, int depth, int content, c
         /* 16 bits: CDF + LUT in one cluster launch (default, sm_90), or the block scan then the
          * LUT kernel (the fallback) */
         for (int path = 0; path < (depth == 16 ? 2 : 1); path++) {
-            if (depth == 16 && path == 0 && !imgpu_equalize_lut16_fused_available())
+            if (depth == 16 && path == 0 && !imgpu_equalize_lut16_fused_available(imgpu__cuda_tuning()))
                 continue;
             imgpu_kernels_lut16_path(path);
             snprintf(name, sizeof name, "imgpu memset + hist + %s + apply",

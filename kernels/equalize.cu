@@ -445,21 +445,16 @@ equalize_onchip_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g
     }
 }
 
-static int s_eq_path, s_eq_keep; /* imgpu_kernels_eq_path(): tests and tuning sweeps */
-
-extern "C" void imgpu_kernels_eq_path(int path, int keep_chunks)
-{
-    s_eq_path = path;
-    s_eq_keep = keep_chunks;
-}
+static const imgpu_tuning k_default_tuning = IMGPU_TUNING_DEFAULTS;
 
 /* The fused kernels' launch shapes on this device, computed once per instantiation and device
  * (per_device.cuh: the opt-in and occupancy belong to the device). Two-pass: max_grid
- * co-resident blocks (a cooperative grid must not exceed it), fixed_grid from the tuning
- * environment. On-chip: the dynamic shared memory that leaves IMGPU_EQ_ONCHIP_BLOCKS_PER_SM
- * blocks resident per SM, and the grid co-resident with it; oc_ok = 0 when the device cannot. */
+ * co-resident blocks (a cooperative grid must not exceed it), per_sm of them on each SM (the
+ * cap of a tuned blocks-per-SM count). On-chip: the dynamic shared memory that leaves
+ * IMGPU_EQ_ONCHIP_BLOCKS_PER_SM blocks resident per SM, and the grid co-resident with it;
+ * oc_ok = 0 when the device cannot. */
 struct fused_shape {
-    int max_grid, fixed_grid, sms;
+    int max_grid, per_sm, sms;
     int oc_ok, oc_grid_max;
     size_t oc_dyn, oc_keep_cap;
 };
@@ -510,9 +505,7 @@ static cudaError_t fused_setup(fused_shape &s, int dev)
                                                            0)) != cudaSuccess)
         return e;
     s.max_grid = per_sm * s.sms;
-    const char *env = getenv("IMGPU_EQ_BLOCKS_PER_SM"); /* tuning sweeps only */
-    if (env && atoi(env) > 0)
-        s.fixed_grid = (atoi(env) < per_sm ? atoi(env) : per_sm) * s.sms;
+    s.per_sm = per_sm;
     if (onchip_setup<C, LUMA>(s, dev) != cudaSuccess) {
         cudaGetLastError(); /* the on-chip kernel stays off (oc_ok = 0): the two-pass one runs */
         s.oc_ok = 0;
@@ -522,23 +515,25 @@ static cudaError_t fused_setup(fused_shape &s, int dev)
 
 template <int C, bool LUMA>
 static cudaError_t launch_fused(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *hist2, int parity,
-                                cudaStream_t s)
+                                const imgpu_tuning *t, cudaStream_t s)
 {
     static imgpu__per_device<fused_shape> shapes;
     const fused_shape *k = nullptr;
     cudaError_t e = shapes.get(fused_setup<C, LUMA>, &k);
     if (e != cudaSuccess)
         return e;
-    size_t want = k->fixed_grid ? (size_t)k->fixed_grid
-                                : (npix + IMGPU_EQ_PIXELS_PER_BLOCK - 1) / IMGPU_EQ_PIXELS_PER_BLOCK;
-    if (!k->fixed_grid && want < (size_t)k->sms)
+    const int bps = t->eq_blocks_per_sm; /* > 0: a fixed grid, for tuning sweeps */
+    const size_t fixed_grid = bps > 0 ? (size_t)(bps < k->per_sm ? bps : k->per_sm) * (size_t)k->sms : 0;
+    size_t want = fixed_grid ? fixed_grid : (npix + IMGPU_EQ_PIXELS_PER_BLOCK - 1) / IMGPU_EQ_PIXELS_PER_BLOCK;
+    if (!fixed_grid && want < (size_t)k->sms)
         want = k->sms;
     const size_t nchunks = npix / 16;
 
     /* on chip whenever the device has the shared memory: past what fits, the spill is read
      * twice like the two-pass kernel reads everything, so it is never slower (tuning.h) */
-    if (s_eq_path != 1 && k->oc_ok) {
-        const size_t cap = s_eq_keep > 0 && (size_t)s_eq_keep < k->oc_keep_cap ? (size_t)s_eq_keep : k->oc_keep_cap;
+    if (t->eq_path != 1 && k->oc_ok) {
+        const size_t keep = t->eq_keep_chunks > 0 ? (size_t)t->eq_keep_chunks : 0;
+        const size_t cap = keep > 0 && keep < k->oc_keep_cap ? keep : k->oc_keep_cap;
         size_t grid = want < (size_t)k->oc_grid_max ? want : (size_t)k->oc_grid_max;
         const size_t need = (nchunks + IMGPU_CDF_BINS - 1) / IMGPU_CDF_BINS; /* >= 1 chunk per thread */
         if (grid > need)
@@ -563,18 +558,21 @@ static cudaError_t launch_fused(const uint8_t *in, uint8_t *out, size_t npix, ui
 }
 
 extern "C" cudaError_t imgpu_launch_equalize_fused(const uint8_t *d_in, uint8_t *d_out, size_t npix, int channels,
-                                                   int luminance, uint32_t *d_hist2, int parity, cudaStream_t stream)
+                                                   int luminance, uint32_t *d_hist2, int parity,
+                                                   const imgpu_tuning *tune, cudaStream_t stream)
 {
     if (npix == 0)
         return cudaSuccess;
+    if (!tune)
+        tune = &k_default_tuning;
     const bool luma = luminance && channels >= 3;
     switch (channels) {
-    case 1: return launch_fused<1, false>(d_in, d_out, npix, d_hist2, parity, stream);
-    case 2: return launch_fused<2, false>(d_in, d_out, npix, d_hist2, parity, stream);
-    case 3: return luma ? launch_fused<3, true>(d_in, d_out, npix, d_hist2, parity, stream)
-                        : launch_fused<3, false>(d_in, d_out, npix, d_hist2, parity, stream);
-    case 4: return luma ? launch_fused<4, true>(d_in, d_out, npix, d_hist2, parity, stream)
-                        : launch_fused<4, false>(d_in, d_out, npix, d_hist2, parity, stream);
+    case 1: return launch_fused<1, false>(d_in, d_out, npix, d_hist2, parity, tune, stream);
+    case 2: return launch_fused<2, false>(d_in, d_out, npix, d_hist2, parity, tune, stream);
+    case 3: return luma ? launch_fused<3, true>(d_in, d_out, npix, d_hist2, parity, tune, stream)
+                        : launch_fused<3, false>(d_in, d_out, npix, d_hist2, parity, tune, stream);
+    case 4: return luma ? launch_fused<4, true>(d_in, d_out, npix, d_hist2, parity, tune, stream)
+                        : launch_fused<4, false>(d_in, d_out, npix, d_hist2, parity, tune, stream);
     default: return cudaErrorInvalidValue;
     }
 }

@@ -210,22 +210,31 @@ static __global__ void __launch_bounds__(256) hist16_global(const uint16_t *img,
         atomicAdd(&hist[plane_value<uint16_t, C, LUMA>(img + p * C, ch)], 1u);
 }
 
-/* The cluster variant on this device: IMGPU_H16_CLUSTER blocks per cluster (or the
- * environment's, for sweeps); ok = 0 below sm_90, or when no such cluster of 128 KiB blocks
- * fits (occupancy says; a cluster must fit in one GPC): the launcher then runs shared16. */
+static const imgpu_tuning k_default_tuning = IMGPU_TUNING_DEFAULTS;
+
+/* The cluster variant on this device with cs blocks per cluster (tune->h16_cluster:
+ * IMGPU_H16_CLUSTER, or a sweep's); ok = 0 below sm_90, for a cs other than a power of two in
+ * 2..16, or when no such cluster of 128 KiB blocks fits (occupancy says; a cluster must fit in
+ * one GPC): the launcher then runs shared16. */
 struct cluster_shape {
     int ok, cs;
 };
 
+/* The per-device setups of hist16_launch: one per cluster size (slot log2(cs), 1..4), slot 0
+ * for sizes that cannot be. */
+constexpr int H16_CS_SLOTS = 5;
+static int h16_cs_slot(int cs)
+{
+    return cs == 2 ? 1 : cs == 4 ? 2 : cs == 8 ? 3 : cs == 16 ? 4 : 0;
+}
+
 template <int C, bool LUMA>
-static cudaError_t cluster_setup(cluster_shape &s, int dev)
+static cudaError_t cluster_setup(cluster_shape &s, int dev, int cs)
 {
     int major = 0;
     cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
     if (e != cudaSuccess || major < 9 || !imgpu__clusters_allowed())
         return e;
-    const char *env = getenv("IMGPU_H16_CLUSTER");
-    const int cs = env && atoi(env) > 0 ? atoi(env) : IMGPU_H16_CLUSTER;
     if ((cs & (cs - 1)) || cs < 2 || cs > 16)
         return cudaSuccess;
     const void *fn = (const void *)hist16_cluster<C, LUMA>;
@@ -246,14 +255,16 @@ static cudaError_t cluster_setup(cluster_shape &s, int dev)
 
 template <int C, bool LUMA>
 static cudaError_t hist16_launch(imgpu_hist16_variant v, const uint16_t *img, size_t npix, int ch, uint32_t *hist,
-                                 cudaStream_t st)
+                                 const imgpu_tuning *t, cudaStream_t st)
 {
     cudaError_t e;
     const size_t blocks = (npix + IMGPU_H16_PIXELS_PER_BLOCK - 1) / IMGPU_H16_PIXELS_PER_BLOCK;
     if (v == IMGPU_HIST16_CLUSTER) {
-        static imgpu__per_device<cluster_shape> shapes;
+        static imgpu__per_device<cluster_shape> shapes[H16_CS_SLOTS];
+        const int cs = t->h16_cluster;
         const cluster_shape *k = nullptr;
-        if ((e = shapes.get(cluster_setup<C, LUMA>, &k)) != cudaSuccess)
+        if ((e = shapes[h16_cs_slot(cs)].get([cs](cluster_shape &s, int dev) { return cluster_setup<C, LUMA>(s, dev, cs); },
+                                             &k)) != cudaSuccess)
             return e;
         if (k->ok && blocks > 1) {
             /* whole clusters; the blocks past the image count nothing and merge zeros */
@@ -305,24 +316,33 @@ extern "C" const char *imgpu_hist16_variant_name(imgpu_hist16_variant v)
     }
 }
 
-extern "C" cudaError_t imgpu_launch_histogram16(imgpu_hist16_variant v, const uint16_t *d_img, size_t npix,
-                                                int channels, int plane, uint32_t *d_hist, cudaStream_t stream)
+extern "C" cudaError_t imgpu_launch_histogram16_tuned(imgpu_hist16_variant v, const uint16_t *d_img, size_t npix,
+                                                      int channels, int plane, uint32_t *d_hist,
+                                                      const imgpu_tuning *tune, cudaStream_t stream)
 {
     if (npix == 0)
         return cudaSuccess;
+    if (!tune)
+        tune = &k_default_tuning;
     if (plane < 0 || plane > channels || (plane == channels && channels < 3) || v < 0 ||
         v >= IMGPU_HIST16_VARIANT_COUNT || ((uintptr_t)d_hist & 7u))
         return cudaErrorInvalidValue;
     const bool luma = plane == channels;
     switch (channels) {
-    case 1: return hist16_launch<1, false>(v, d_img, npix, plane, d_hist, stream);
-    case 2: return hist16_launch<2, false>(v, d_img, npix, plane, d_hist, stream);
-    case 3: return luma ? hist16_launch<3, true>(v, d_img, npix, plane, d_hist, stream)
-                        : hist16_launch<3, false>(v, d_img, npix, plane, d_hist, stream);
-    case 4: return luma ? hist16_launch<4, true>(v, d_img, npix, plane, d_hist, stream)
-                        : hist16_launch<4, false>(v, d_img, npix, plane, d_hist, stream);
+    case 1: return hist16_launch<1, false>(v, d_img, npix, plane, d_hist, tune, stream);
+    case 2: return hist16_launch<2, false>(v, d_img, npix, plane, d_hist, tune, stream);
+    case 3: return luma ? hist16_launch<3, true>(v, d_img, npix, plane, d_hist, tune, stream)
+                        : hist16_launch<3, false>(v, d_img, npix, plane, d_hist, tune, stream);
+    case 4: return luma ? hist16_launch<4, true>(v, d_img, npix, plane, d_hist, tune, stream)
+                        : hist16_launch<4, false>(v, d_img, npix, plane, d_hist, tune, stream);
     default: return cudaErrorInvalidValue;
     }
+}
+
+extern "C" cudaError_t imgpu_launch_histogram16(imgpu_hist16_variant v, const uint16_t *d_img, size_t npix,
+                                                int channels, int plane, uint32_t *d_hist, cudaStream_t stream)
+{
+    return imgpu_launch_histogram16_tuned(v, d_img, npix, channels, plane, d_hist, nullptr, stream);
 }
 
 /* ---- the LUT, any formula ------------------------------------------------------------------ */
@@ -594,10 +614,6 @@ static __global__ void __launch_bounds__(1024)
 #endif
 }
 
-static int s_lut16_path; /* imgpu_kernels_lut16_path(): tests and the bench */
-
-extern "C" void imgpu_kernels_lut16_path(int path) { s_lut16_path = path; }
-
 /* Whether this device runs cdf_lut16_cluster_kernel (sm_90 and a cluster of its size fits). */
 struct cdf16_shape {
     int ok;
@@ -618,11 +634,11 @@ static cudaError_t cdf16_setup(cdf16_shape &s, int dev)
     return cudaSuccess;
 }
 
-extern "C" int imgpu_equalize_lut16_fused_available(void)
+extern "C" int imgpu_equalize_lut16_fused_available(const imgpu_tuning *tune)
 {
     static imgpu__per_device<cdf16_shape> shapes;
     const cdf16_shape *k = nullptr;
-    if (s_lut16_path == 1)
+    if (tune && tune->lut16_path == 1)
         return 0;
     if (shapes.get(cdf16_setup, &k) != cudaSuccess) {
         cudaGetLastError(); /* fall back to scan + LUT; the next launch must not report this */

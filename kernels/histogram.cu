@@ -91,14 +91,13 @@ hist_lane_kernel(const uint8_t *img, size_t npix, uint32_t *g_hist)
     }
 }
 
-static int default_grid(void)
+extern "C" int imgpu_hist_grid(const imgpu_tuning *tune)
 {
-    static const int per_sm = [] {
-        const char *e = getenv("IMGPU_HIST_BLOCKS_PER_SM"); /* tuning sweeps only */
-        return e && atoi(e) > 0 ? atoi(e) : IMGPU_HIST_BLOCKS_PER_SM;
-    }();
+    const int per_sm = tune && tune->hist_blocks_per_sm > 0 ? tune->hist_blocks_per_sm : IMGPU_HIST_BLOCKS_PER_SM;
     return imgpu__sm_count() * per_sm;
 }
+
+static int default_grid(void) { return imgpu_hist_grid(nullptr); }
 
 template <int C, bool LUMA>
 static void launch_hist(imgpu_hist_variant v, const uint8_t *img, size_t npix, uint32_t *hist, int grid,

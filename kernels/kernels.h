@@ -6,6 +6,9 @@
  * bottom with no padding, channels interleaved, samples of 8 bits or, where a launcher takes a
  * depth or uint16_t pointers, 16 bits (native-endian uint16_t, as src/image.h); so a streaming
  * kernel can treat an image as one flat array of `npix` pixels of `channels` samples.
+ * Launchers with run-time tuning or variant choices take them as a `const imgpu_tuning *`
+ * (tuning.h; NULL: the compile-time defaults) and read no tuning from the environment (the one
+ * variable they see is IMGPU_NO_CLUSTERS, per_device.cuh, a switch for sanitizer runs).
  */
 #ifndef IMGPU_KERNELS_H
 #define IMGPU_KERNELS_H
@@ -14,6 +17,8 @@
 #include <stdint.h>
 
 #include <cuda_runtime_api.h>
+
+#include "tuning.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,10 +42,13 @@ const char *imgpu_hist_variant_name(imgpu_hist_variant v);
 int imgpu_hist_planes(int channels, int want_luma);
 
 /* Adds the histogram of d_img to d_hist (planes*256 counters). The caller zeroes d_hist
- * first (cudaMemsetAsync). grid <= 0 picks the persistent-grid default. */
+ * first (cudaMemsetAsync). grid <= 0 picks the persistent-grid default, imgpu_hist_grid(NULL). */
 cudaError_t imgpu_launch_histogram(imgpu_hist_variant v, const uint8_t *d_img, size_t npix,
                                    int channels, int want_luma, uint32_t *d_hist, int grid,
                                    cudaStream_t stream);
+/* The persistent grid of imgpu_launch_histogram on the current device: its SMs times
+ * tune->hist_blocks_per_sm (NULL: IMGPU_HIST_BLOCKS_PER_SM). */
+int imgpu_hist_grid(const imgpu_tuning *tune);
 
 /* ---- scans (scan.cu) ----------------------------------------------------------------------- */
 typedef enum imgpu_scan_variant {
@@ -80,18 +88,11 @@ cudaError_t imgpu_launch_apply_lut(const uint8_t *d_in, uint8_t *d_out, size_t n
  * then maps the pixels it has just read (still in L2). d_hist2 holds 2 * 3 * 256 counters,
  * zeroed once at allocation: run k accumulates into half `parity` and zeroes the other half
  * for run k+1, so no memset launch is needed. Flip parity between runs; one d_hist2 per
- * stream. */
+ * stream. tune: which fused kernel (eq_path, eq_keep_chunks: tuning.h) and the grid
+ * (eq_blocks_per_sm). */
 cudaError_t imgpu_launch_equalize_fused(const uint8_t *d_in, uint8_t *d_out, size_t npix,
                                         int channels, int luminance, uint32_t *d_hist2,
-                                        int parity, cudaStream_t stream);
-
-/* Which fused kernel imgpu_launch_equalize_fused uses (tests and bench): path 0 chooses (the
- * on-chip kernel, which keeps the image in shared memory across the grid barrier and reads
- * only what does not fit twice, wherever the device has the shared memory; else the two-pass
- * one), 1 always the two-pass
- * kernel, 2 always the on-chip one. keep_chunks > 0 caps the 16-pixel chunks an on-chip block
- * keeps (the rest spill and are read twice), so tests can cover the spill on small images. */
-void imgpu_kernels_eq_path(int path, int keep_chunks);
+                                        int parity, const imgpu_tuning *tune, cudaStream_t stream);
 
 /* ---- rotation (rotate.cu) ----------------------------------------------------------------- */
 typedef struct imgpu_rotate_geom {
@@ -107,13 +108,12 @@ typedef struct imgpu_rotate_geom {
 
 /* Output-driven rotation through texture objects over a CUDA array: tex_linear has
  * cudaFilterModeLinear, tex_point cudaFilterModePoint, both normalized-float reads with the
- * border address mode whose border color is the background. */
+ * border address mode whose border color is the background. tune: the thread layout
+ * (rot_layout: rows of 4-pixel groups or warp tiles, rotate.cu) and its block shape (rot_bx,
+ * rot_wx); cudaErrorInvalidValue when those are not ones tuning.h allows. */
 cudaError_t imgpu_launch_rotate(cudaTextureObject_t tex_linear, cudaTextureObject_t tex_point,
-                                uint8_t *d_out, const imgpu_rotate_geom *g, cudaStream_t stream);
-
-/* Thread layout of imgpu_launch_rotate (tests and bench): 0 rows of 4-pixel groups, 1 warp
- * tiles (rotate.cu), -1 back to the default (by channel count, tuning.h; or IMGPU_ROT_LAYOUT). */
-void imgpu_kernels_rot_layout(int layout);
+                                uint8_t *d_out, const imgpu_rotate_geom *g, const imgpu_tuning *tune,
+                                cudaStream_t stream);
 
 /* Exact quarter turns (q = 0..3 counterclockwise) as a tiled permutation through shared
  * memory, no texture: the turned image lands at (off_x, off_y) in an out_w x out_h canvas,
@@ -169,7 +169,12 @@ const char *imgpu_hist16_variant_name(imgpu_hist16_variant v);
 
 /* Adds the 65536-bin histogram of one plane of a 16-bit image to d_hist (zeroed by the
  * caller; 8-byte aligned: bins are merged in pairs by 64-bit atomics): plane 0..channels-1 is
- * that channel, plane == channels (channels >= 3) BT.601 Y. */
+ * that channel, plane == channels (channels >= 3) BT.601 Y. tune: the cluster variant's
+ * cluster size (h16_cluster). */
+cudaError_t imgpu_launch_histogram16_tuned(imgpu_hist16_variant v, const uint16_t *d_img, size_t npix,
+                                           int channels, int plane, uint32_t *d_hist,
+                                           const imgpu_tuning *tune, cudaStream_t stream);
+/* The same with tuning.h's defaults (tune NULL). */
 cudaError_t imgpu_launch_histogram16(imgpu_hist16_variant v, const uint16_t *d_img, size_t npix,
                                      int channels, int plane, uint32_t *d_hist, cudaStream_t stream);
 
@@ -183,14 +188,12 @@ cudaError_t imgpu_launch_equalize_lut_full(const uint32_t *d_hist, const uint32_
                                            uint32_t *d_changed, cudaStream_t stream);
 /* The same LUT for a 65536-bin histogram without the separate scan: the CDF and the LUT in one
  * launch of one sm_90 thread-block cluster (IMGPU_CDF16_CLUSTER blocks sharing their partial
- * sums through distributed shared memory). d_hist and d_lut 16-byte aligned. Only where imgpu_equalize_lut16_fused_available()
- * says so (sm_90 or later); else imgpu_launch_block_scan + imgpu_launch_equalize_lut_full.
- * *d_changed as above. */
-int imgpu_equalize_lut16_fused_available(void);
+ * sums through distributed shared memory). d_hist and d_lut 16-byte aligned. Only where
+ * imgpu_equalize_lut16_fused_available(tune) says so (sm_90 or later, and tune->lut16_path 0);
+ * else imgpu_launch_block_scan + imgpu_launch_equalize_lut_full. *d_changed as above. */
+int imgpu_equalize_lut16_fused_available(const imgpu_tuning *tune);
 cudaError_t imgpu_launch_equalize_lut16_fused(const uint32_t *d_hist, uint64_t npix, int formula, uint16_t *d_lut,
                                               uint32_t *d_changed, cudaStream_t stream);
-/* Tests and the bench: 0 the default (fused where available), 1 always the scan + LUT kernels. */
-void imgpu_kernels_lut16_path(int path);
 
 /* Map a packed 8- or 16-bit image through LUTs of 2^depth entries: luminance = 0: color
  * channel k through d_lut[k * levels ..] (gray: 0; alpha copied); luminance = 1 (channels >= 3):

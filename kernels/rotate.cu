@@ -263,22 +263,17 @@ rotate_tiled_kernel(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out
     }
 }
 
-static int s_rot_layout = -1; /* imgpu_kernels_rot_layout(); -1: IMGPU_ROT_LAYOUT or the default
-                                 (tuning.h: by channel count and filter) */
+/* Every block has IMGPU_ROT_BX * IMGPU_ROT_BY threads, whatever its shape (tuning.h). */
+constexpr int ROT_THREADS = IMGPU_ROT_BX * IMGPU_ROT_BY;
+constexpr int ROT_WARPS = ROT_THREADS / 32;
+static const imgpu_tuning k_default_tuning = IMGPU_TUNING_DEFAULTS;
 
-extern "C" void imgpu_kernels_rot_layout(int layout) { s_rot_layout = layout; }
-
+/* wx: warps side by side in a block (tune->rot_wx, checked by the caller) */
 template <int C>
 static void launch_tiled(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out, const imgpu_rotate_geom *g,
-                         cudaStream_t s)
+                         int wx, cudaStream_t s)
 {
-    constexpr int WARPS = IMGPU_ROT_BX * IMGPU_ROT_BY / 32;
-    static int wx;
-    if (!wx) { /* IMGPU_ROT_WX: warps side by side in a block, for tuning sweeps */
-        const char *env = getenv("IMGPU_ROT_WX");
-        const int v = env ? atoi(env) : 0;
-        wx = (v >= 1 && v <= WARPS && WARPS % v == 0) ? v : IMGPU_ROT_TILED_WX;
-    }
+    constexpr int WARPS = ROT_WARPS;
     const int wy = WARPS / wx;
     dim3 grid((g->out_w + 32 * wx - 1) / (32 * wx), (g->out_h + 4 * wy - 1) / (4 * wy));
     switch (g->filter) {
@@ -288,18 +283,13 @@ static void launch_tiled(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t
     }
 }
 
+/* bx: the block width (tune->rot_bx, checked by the caller); the threads stay ROT_THREADS */
 template <int C>
 static void launch_rot(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out, const imgpu_rotate_geom *g,
-                       cudaStream_t s)
+                       int bx, cudaStream_t s)
 {
     constexpr int PIX = IMGPU_ROT_PIX;
-    static int bx;
-    if (!bx) { /* IMGPU_ROT_BX: block width for tuning sweeps (threads stay BX * BY) */
-        const char *env = getenv("IMGPU_ROT_BX");
-        int v = env ? atoi(env) : 0;
-        bx = (v >= 1 && v <= IMGPU_ROT_BX * IMGPU_ROT_BY && (IMGPU_ROT_BX * IMGPU_ROT_BY) % v == 0) ? v : IMGPU_ROT_BX;
-    }
-    const int by = IMGPU_ROT_BX * IMGPU_ROT_BY / bx;
+    const int by = ROT_THREADS / bx;
     dim3 block(bx, by);
     dim3 grid((g->out_w + bx * PIX - 1) / (bx * PIX), (g->out_h + by - 1) / by);
     switch (g->filter) {
@@ -310,24 +300,25 @@ static void launch_rot(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *
 }
 
 extern "C" cudaError_t imgpu_launch_rotate(cudaTextureObject_t tex_linear, cudaTextureObject_t tex_point,
-                                           uint8_t *d_out, const imgpu_rotate_geom *g, cudaStream_t stream)
+                                           uint8_t *d_out, const imgpu_rotate_geom *g,
+                                           const imgpu_tuning *tune, cudaStream_t stream)
 {
-    static int env_layout = -2;
-    if (env_layout == -2) {
-        const char *env = getenv("IMGPU_ROT_LAYOUT"); /* tuning sweeps: 0 rows, 1 warp tiles */
-        env_layout = env && (*env == '0' || *env == '1') ? *env - '0' : -1;
-    }
-    const int layout = s_rot_layout >= 0 ? s_rot_layout : env_layout;
+    if (!tune)
+        tune = &k_default_tuning;
+    const int bx = tune->rot_bx, wx = tune->rot_wx;
+    if (bx < 1 || bx > ROT_THREADS || ROT_THREADS % bx != 0 || wx < 1 || wx > ROT_WARPS || ROT_WARPS % wx != 0)
+        return cudaErrorInvalidValue;
+    const int layout = tune->rot_layout;
     const int tiled = layout >= 0 ? layout == 1 : (g->channels > IMGPU_ROT_ROWS_MAX_C || g->filter == 2);
     switch (g->channels) {
-    case 1: tiled ? launch_tiled<1>(tex_linear, tex_point, d_out, g, stream)
-                  : launch_rot<1>(tex_linear, tex_point, d_out, g, stream); break;
-    case 2: tiled ? launch_tiled<2>(tex_linear, tex_point, d_out, g, stream)
-                  : launch_rot<2>(tex_linear, tex_point, d_out, g, stream); break;
-    case 3: tiled ? launch_tiled<3>(tex_linear, tex_point, d_out, g, stream)
-                  : launch_rot<3>(tex_linear, tex_point, d_out, g, stream); break;
-    case 4: tiled ? launch_tiled<4>(tex_linear, tex_point, d_out, g, stream)
-                  : launch_rot<4>(tex_linear, tex_point, d_out, g, stream); break;
+    case 1: tiled ? launch_tiled<1>(tex_linear, tex_point, d_out, g, wx, stream)
+                  : launch_rot<1>(tex_linear, tex_point, d_out, g, bx, stream); break;
+    case 2: tiled ? launch_tiled<2>(tex_linear, tex_point, d_out, g, wx, stream)
+                  : launch_rot<2>(tex_linear, tex_point, d_out, g, bx, stream); break;
+    case 3: tiled ? launch_tiled<3>(tex_linear, tex_point, d_out, g, wx, stream)
+                  : launch_rot<3>(tex_linear, tex_point, d_out, g, bx, stream); break;
+    case 4: tiled ? launch_tiled<4>(tex_linear, tex_point, d_out, g, wx, stream)
+                  : launch_rot<4>(tex_linear, tex_point, d_out, g, bx, stream); break;
     default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();

@@ -26,8 +26,9 @@
  * gray photo 4K 12.3 / 13.8, 8K 30.3 / 48.8; RGB luminance 4K 28.9 / 34.8, 8K (100 MB, 3.5x
  * what fits) 115.6 / 128.1; RGB per-channel 8K 168.1 / 168.7; noise per-channel 8K 149.4 / 158.2. */
 #define IMGPU_EQ_ONCHIP_BLOCKS_PER_SM 2
-/* Tuning sweeps (imgpu bench) may override them at run time: IMGPU_HIST_BLOCKS_PER_SM, and
- * IMGPU_EQ_BLOCKS_PER_SM (a fixed blocks-per-SM count for the fused equalize). */
+/* Tuning sweeps (imgpu bench) may override them at run time (imgpu_tuning, below):
+ * IMGPU_HIST_BLOCKS_PER_SM, and IMGPU_EQ_BLOCKS_PER_SM (a fixed blocks-per-SM count for the
+ * fused equalize). */
 
 /* Scans (kernels/scan.cu). The equalize CDF is a 256-bin scan done by one block of 256
  * threads, one bin each. The generic block scan accepts 32..1024 threads (powers of two). */
@@ -117,5 +118,56 @@
 #define IMGPU_CLAHE16_PIXELS 65535
 #define IMGPU_CLAHE_APPLY_BX 64
 #define IMGPU_CLAHE_APPLY_BY 4
+
+/* ---- the run-time tuning config -------------------------------------------------------------
+ * The numbers above that a sweep may change, and the variant switches of tests and imgpu bench,
+ * as one struct the launchers receive (kernels.h: a `const imgpu_tuning *`; NULL means the
+ * defaults above, IMGPU_TUNING_DEFAULTS). The launchers read nothing else: no environment, no
+ * switch of their own. The CUDA backend fills one per process, once, before its first launch
+ * (src/cuda/tuning.c: these defaults, then the sweep variables of the environment, each checked
+ * as its comment says; an invalid value keeps the default) and passes it to every launch;
+ * bench/tune_sweep.sh sets those variables before imgpu bench starts. */
+typedef struct imgpu_tuning {
+    int hist_blocks_per_sm; /* IMGPU_HIST_BLOCKS_PER_SM: > 0 */
+    int eq_blocks_per_sm;   /* IMGPU_EQ_BLOCKS_PER_SM: > 0 fixes the fused equalize's blocks per SM
+                               (at most what is co-resident); 0 sizes the grid by the image */
+    int eq_path;            /* imgpu_kernels_eq_path: 0 choose, 1 two-pass, 2 on-chip */
+    int eq_keep_chunks;     /* imgpu_kernels_eq_path: > 0 caps an on-chip block's kept chunks */
+    int scan_cdf16_block;   /* IMGPU_SCAN_CDF16_BLOCK: 256, 512 or 1024 */
+    int h16_cluster;        /* IMGPU_H16_CLUSTER: > 0; other than a power of two in 2..16, the
+                               cluster variant runs as shared16 (no clusters) */
+    int lut16_path;         /* imgpu_kernels_lut16_path: 0 fused where available, 1 scan + LUT */
+    int rot_layout;         /* IMGPU_ROT_LAYOUT, imgpu_kernels_rot_layout: -1 by channel count and
+                               filter (above), 0 rows, 1 warp tiles */
+    int rot_bx;             /* IMGPU_ROT_BX: the rows layout's block width, a divisor of
+                               IMGPU_ROT_BX * IMGPU_ROT_BY (the threads stay that many) */
+    int rot_wx;             /* IMGPU_ROT_WX: warps side by side in a warp-tile block, a divisor
+                               of IMGPU_ROT_BX * IMGPU_ROT_BY / 32 */
+} imgpu_tuning;
+
+#define IMGPU_TUNING_DEFAULTS                                                                    \
+    { IMGPU_HIST_BLOCKS_PER_SM, 0, 0, 0, IMGPU_SCAN_CDF16_BLOCK, IMGPU_H16_CLUSTER, 0, -1,       \
+      IMGPU_ROT_BX, IMGPU_ROT_TILED_WX }
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Tests and imgpu bench, between runs (one thread, nothing in flight): set the variant fields
+ * of the CUDA backend's config (src/cuda/tuning.c). Fused equalize (equalize.cu): path 0
+ * chooses (the on-chip kernel, which keeps the image in shared memory across the grid barrier
+ * and reads only what does not fit twice, wherever the device has the shared memory; else the
+ * two-pass one), 1 always the two-pass kernel, 2 always the on-chip one; keep_chunks > 0 caps
+ * the 16-pixel chunks an on-chip block keeps (the rest spill and are read twice), so tests can
+ * cover the spill on small images. */
+void imgpu_kernels_eq_path(int path, int keep_chunks);
+/* Rotation's thread layout (rotate.cu): 0 rows of 4-pixel groups, 1 warp tiles, -1 back to the
+ * default (IMGPU_ROT_LAYOUT if set, else by channel count and filter). */
+void imgpu_kernels_rot_layout(int layout);
+/* The 16-bit LUT (equalize_full.cu): 0 the default (fused where available), 1 always the scan
+ * + LUT kernels. */
+void imgpu_kernels_lut16_path(int path);
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda_backend.h"
+#include "tuning.h"
 
 /* Records "CUDA error in WHAT: <message>" (clearing a non-sticky error state so the next
  * call starts clean) and returns -1, or IMGPU_CUDA_OOM for an allocation failure. */
@@ -51,6 +52,11 @@ typedef struct imgpu__cuda_tex {
 int imgpu__cuda_tex_pitched_ok(int w, int h, int channels);
 /* Benchmarks only: 1 makes every texture an array copy, to compare the two. */
 void imgpu__cuda_tex_force_array(int on);
+
+/* The process's tuning config (src/cuda/tuning.c: tuning.h's defaults and the environment's
+ * sweep variables, read on the first call; the variant setters of tuning.h change it between
+ * runs). Pass it to every launcher that takes a `const imgpu_tuning *`. */
+const imgpu_tuning *imgpu__cuda_tuning(void);
 
 /* Fill t from a packed device image: in place when imgpu__cuda_tex_pitched_ok (d_src must then
  * stay untouched while t is in use), else by a copy into t's array (reused when the size matches);

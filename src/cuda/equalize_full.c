@@ -51,6 +51,7 @@ int imgpu__cuda_histogram_full(imgpu__cuda_scratch *s, size_t *held, cudaStream_
                                int c, int depth, const uint32_t **d_counts, int *planes)
 {
     int rc = 0;
+    const imgpu_tuning *tune = imgpu__cuda_tuning();
     const size_t npix = (size_t)w * h;
     const int levels = depth == 16 ? 65536 : 256, np = c + (c >= 3);
     if (npix > UINT32_MAX)
@@ -61,10 +62,11 @@ int imgpu__cuda_histogram_full(imgpu__cuda_scratch *s, size_t *held, cudaStream_
     uint32_t *hist = (uint32_t *)(void *)s->d;
     IMGPU_CUDA_TRY(cudaMemsetAsync(hist, 0, bytes, st));
     if (depth == 8) {
-        IMGPU_CUDA_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_in, npix, c, 1, hist, 0, st));
+        IMGPU_CUDA_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_in, npix, c, 1, hist, imgpu_hist_grid(tune), st));
     } else {
         for (int p = 0; p < np; p++)
-            IMGPU_CUDA_TRY(imgpu_launch_histogram16(IMGPU_HIST16_DEFAULT, d_in, npix, c, p, hist + (size_t)p * levels, st));
+            IMGPU_CUDA_TRY(imgpu_launch_histogram16_tuned(IMGPU_HIST16_DEFAULT, d_in, npix, c, p, hist + (size_t)p * levels,
+                                                          tune, st));
     }
     *d_counts = hist;
     *planes = np;
@@ -73,23 +75,11 @@ fail:
     return rc;
 }
 
-/* Threads of the 65536-bin CDF scan: IMGPU_SCAN_CDF16_BLOCK, or IMGPU_SCAN_CDF16_BLOCK from the
- * environment for tuning sweeps (256, 512 or 1024). */
-static int cdf16_block(void)
-{
-    static int b;
-    if (!b) {
-        const char *env = getenv("IMGPU_SCAN_CDF16_BLOCK");
-        const int v = env ? atoi(env) : 0;
-        b = (v == 256 || v == 512 || v == 1024) ? v : IMGPU_SCAN_CDF16_BLOCK;
-    }
-    return b;
-}
-
 int imgpu__cuda_equalize_full(imgpu__cuda_scratch *s, size_t *held, cudaStream_t st, const void *d_in, void *d_out,
                               int w, int h, int c, int depth, const imgpu_equalize_params *p)
 {
     int rc = 0;
+    const imgpu_tuning *tune = imgpu__cuda_tuning();
     if (p->mode != IMGPU_MODE_LUMINANCE && p->mode != IMGPU_MODE_PER_CHANNEL)
         return imgpu_error("equalize: unknown mode %d", (int)p->mode);
     if (p->formula != IMGPU_FORMULA_OPENCV && p->formula != IMGPU_FORMULA_PIL && p->formula != IMGPU_FORMULA_IMAGEMAGICK)
@@ -117,22 +107,22 @@ int imgpu__cuda_equalize_full(imgpu__cuda_scratch *s, size_t *held, cudaStream_t
     uint16_t *lut = (uint16_t *)(void *)(s->d + 256 + hist_b + cdf_b);
     IMGPU_CUDA_TRY(cudaMemsetAsync(changed, 0, 256 + (size_t)hplanes * levels * 4, st));
     if (depth == 8)
-        IMGPU_CUDA_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_in, npix, c, luma, hist, 0, st));
-    const int fused16 = depth == 16 && imgpu_equalize_lut16_fused_available();
+        IMGPU_CUDA_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_in, npix, c, luma, hist, imgpu_hist_grid(tune), st));
+    const int fused16 = depth == 16 && imgpu_equalize_lut16_fused_available(tune);
     for (int k = 0; k < planes; k++) {
         uint32_t *hp;
         if (depth == 8) {
             hp = hist + (size_t)(luma ? c : k) * 256;
         } else {
             hp = hist + (size_t)k * levels;
-            IMGPU_CUDA_TRY(imgpu_launch_histogram16(IMGPU_HIST16_DEFAULT, d_in, npix, c, luma ? c : k, hp, st));
+            IMGPU_CUDA_TRY(imgpu_launch_histogram16_tuned(IMGPU_HIST16_DEFAULT, d_in, npix, c, luma ? c : k, hp, tune, st));
         }
         if (levels == 65536 && fused16) { /* CDF and LUT in one cluster launch (sm_90) */
             IMGPU_CUDA_TRY(imgpu_launch_equalize_lut16_fused(hp, npix, (int)p->formula, lut + (size_t)k * levels,
                                                              changed, st));
             continue;
         }
-        IMGPU_CUDA_TRY(imgpu_launch_block_scan(IMGPU_SCAN_DEFAULT, levels == 256 ? 256 : cdf16_block(), hp, cdf,
+        IMGPU_CUDA_TRY(imgpu_launch_block_scan(IMGPU_SCAN_DEFAULT, levels == 256 ? 256 : tune->scan_cdf16_block, hp, cdf,
                                                levels, st));
         IMGPU_CUDA_TRY(imgpu_launch_equalize_lut_full(hp, cdf, levels, npix, (int)p->formula, lut + (size_t)k * levels,
                                                       changed, st));

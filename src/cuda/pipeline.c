@@ -221,7 +221,7 @@ static int run_equalize(ctx *c, const unsigned char *d_in, unsigned char *d_out,
     int rc = 0;
     const int luma = p->mode == IMGPU_MODE_LUMINANCE && s.c >= 3;
     IMGPU_CUDA_TRY(imgpu_launch_equalize_fused(d_in, d_out, (size_t)s.w * s.h, s.c, luma, c->d_fused, c->parity,
-                                               c->stream));
+                                               imgpu__cuda_tuning(), c->stream));
     c->parity ^= 1;
     return 0;
 fail:
@@ -266,7 +266,7 @@ static int run_rotate(ctx *c, const unsigned char *d_in, unsigned char *d_out, s
         IMGPU_CUDA_TRY(imgpu_launch_rotate16((const uint16_t *)(const void *)d_in, (uint16_t *)(void *)d_out, &g,
                                              c->stream));
     else
-        IMGPU_CUDA_TRY(imgpu_launch_rotate(c->tex.linear, c->tex.point, d_out, &g, c->stream));
+        IMGPU_CUDA_TRY(imgpu_launch_rotate(c->tex.linear, c->tex.point, d_out, &g, imgpu__cuda_tuning(), c->stream));
     return 0;
 fail:
     return rc;
@@ -413,7 +413,8 @@ static int histogram_locked(ctx *c, const imgpu_image *in, imgpu_histogram *out)
         return rc;
     IMGPU_CUDA_TRY(cudaMemsetAsync(c->d_hist, 0, (size_t)planes * 256 * 4, c->stream));
     IMGPU_CUDA_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, c->d_src, (size_t)in->width * in->height,
-                                          in->channels, 1, c->d_hist, 0, c->stream));
+                                          in->channels, 1, c->d_hist, imgpu_hist_grid(imgpu__cuda_tuning()),
+                                          c->stream));
     IMGPU_CUDA_TRY(cudaMemcpyAsync(c->h_pinned, c->d_hist, (size_t)planes * 256 * 4, cudaMemcpyDeviceToHost, c->stream));
     IMGPU_CUDA_TRY(cudaStreamSynchronize(c->stream));
     memset(out, 0, sizeof *out);

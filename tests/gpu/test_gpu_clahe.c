@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "cpu/cpu.h"
+#include "cuda/cuda_util.h" /* imgpu__cuda_tuning: IMGPU_H16_CLUSTER and the rest */
 #include "gpu_util.h"
 #include "kernels.h"
 #include "ops.h"
@@ -140,7 +141,8 @@ static void test_hist16(const imgpu_image *im, const char *what)
     for (int v = 0; v < IMGPU_HIST16_VARIANT_COUNT; v++)
         for (int p = 0; p < ref.planes; p++) {
             CUDA_OK(cudaMemset(d_hist, 0, 65536 * 4));
-            CUDA_OK(imgpu_launch_histogram16((imgpu_hist16_variant)v, d_img, npix, im->channels, p, d_hist, 0));
+            CUDA_OK(imgpu_launch_histogram16_tuned((imgpu_hist16_variant)v, d_img, npix, im->channels, p, d_hist,
+                                                     imgpu__cuda_tuning(), 0));
             CUDA_OK(cudaMemcpy(h, d_hist, 65536 * 4, cudaMemcpyDeviceToHost));
             CHECKF(memcmp(h, ref.counts + (size_t)p * 65536, 65536 * 4) == 0, "histogram16 %s plane %d on %s",
                    imgpu_hist16_variant_name((imgpu_hist16_variant)v), p, what);

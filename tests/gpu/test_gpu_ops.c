@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cpu/cpu.h"
+#include "cuda/cuda_util.h" /* imgpu__cuda_tuning: IMGPU_HIST_BLOCKS_PER_SM and the rest */
 #include "gpu_util.h"
 #include "kernels.h"
 #include "ops.h"
@@ -79,7 +80,8 @@ static void test_histograms(const imgpu_image *im, const char *what)
     CUDA_OK(cudaMemcpy(d_img, im->data, npix * im->channels, cudaMemcpyHostToDevice));
     for (int v = 0; v < IMGPU_HIST_VARIANT_COUNT; v++) {
         CUDA_OK(cudaMemset(d_hist, 0, sizeof h));
-        CUDA_OK(imgpu_launch_histogram((imgpu_hist_variant)v, d_img, npix, im->channels, 1, d_hist, 0, 0));
+        CUDA_OK(imgpu_launch_histogram((imgpu_hist_variant)v, d_img, npix, im->channels, 1, d_hist,
+                                   imgpu_hist_grid(imgpu__cuda_tuning()), 0));
         CUDA_OK(cudaMemcpy(h, d_hist, planes * 256 * 4, cudaMemcpyDeviceToHost));
         int ok = 1;
         for (int c = 0; c < im->channels; c++)
@@ -113,7 +115,8 @@ static void test_three_launch(const imgpu_image *im, imgpu_eq_mode mode, const i
     imgpu_image *got = imgpu_image_new(im->width, im->height, im->channels, 8);
     for (int v = 0; v < IMGPU_SCAN_VARIANT_COUNT; v++) {
         CUDA_OK(cudaMemset(d_hist, 0, 5 * 256 * 4));
-        CUDA_OK(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_in, npix, im->channels, luma, d_hist, 0, 0));
+        CUDA_OK(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_in, npix, im->channels, luma, d_hist,
+                                   imgpu_hist_grid(imgpu__cuda_tuning()), 0));
         const uint32_t *planes = luma ? d_hist + im->channels * 256 : d_hist;
         CUDA_OK(imgpu_launch_equalize_lut((imgpu_scan_variant)v, planes, luma ? 1 : (im->channels >= 3 ? 3 : 1), npix,
                                           d_lut, 0));
