@@ -19,7 +19,7 @@
  *         sx = (c*dx - s*dy) + 0.5f*w             sy = (s*dx + c*dy) + 0.5f*h
  *     This is the inverse of OpenCV getRotationMatrix2D's forward map (x' = c*x + s*y + ..,
  *     y' = -s*x + c*y + ..) about ((w-1)/2, (h-1)/2) in OpenCV's pixel-index coordinates, so a
- *     crop-mode rotation agrees with cv2.warpAffine (tests/opencv/cpu_opencv_rotate.py).
+ *     crop-mode rotation agrees with cv2.warpAffine (tests/opencv/opencv_rotate.py).
  *
  * Filters (imgpu_cpu_rotate_sample), the same for every channel, alpha included (straight
  * alpha: no premultiplication):

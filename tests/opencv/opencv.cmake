@@ -3,13 +3,14 @@
 # Python they are still registered, as tests that exit 77 (skipped, not passed).
 #   opencv.equalize[.cuda]  imgpu equalize vs cv2.equalizeHist / YCrCb pipeline, bit for bit
 #   opencv.rotate[.cuda]    imgpu rotate --crop vs cv2.warpAffine, interior PSNR >= 35 dB (8-bit),
-#                           >= 65 dB on the 16-bit cases (full 16-bit precision, output stays 16-bit)
+#                           >= 65 dB on the 16-bit cases (full 16-bit precision, output stays 16-bit);
+#                           the cpu one also every filter, the sign, quarter turns and --expand
+#                           (the one OpenCV rotation check)
 #   opencv.clahe            imgpu clahe vs cv2.createCLAHE (8- and 16-bit, gray and color), 16-bit
 #                           equalize written as 16-bit PNG/PNM and decoded by cv2
-#   cpu_ycc_exhaustive, cpu_opencv_equalize, cpu_opencv_rotate
+#   cpu_ycc_exhaustive, cpu_opencv_equalize
 #                           (label unit) the CPU backend driven through test_cpu_driver (raw files
-#                           in, raw files out) against cv2: every colour through YCrCb, equalize,
-#                           rotate
+#                           in, raw files out) against cv2: every colour through YCrCb, equalize
 #   opencv_exif_orient      (labels unit;exif;opencv) what OpenCV's imread shows for a JPEG with
 #                           each orientation in its APP1 == our parse of that APP1 (exif_dump) +
 #                           imgpu_image_orient of the stored pixels
@@ -63,8 +64,6 @@ endfunction()
 
 imgpu_cpu_py_test(cpu_ycc_exhaustive cpu_ycc_exhaustive.py $<TARGET_FILE:test_cpu_driver>)
 imgpu_cpu_py_test(cpu_opencv_equalize cpu_opencv_equalize.py $<TARGET_FILE:test_cpu_driver>
-                  ${IMGPU_ASSETS})
-imgpu_cpu_py_test(cpu_opencv_rotate cpu_opencv_rotate.py $<TARGET_FILE:test_cpu_driver>
                   ${IMGPU_ASSETS})
 
 # exif_dump prints what src/exif.c parses from a file's APP1 and the oriented pixels.

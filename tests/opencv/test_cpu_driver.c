@@ -9,8 +9,6 @@
  *       INV: for every (y, cr, cb), index (y << 16 | cr << 8 | cb), the bytes R, G, B of
  *            imgpu_cpu_ycbcr_to_rgb.
  *   test_cpu_driver equalize W H C luminance|per-channel IN.raw OUT.raw
- *   test_cpu_driver rotate W H C ANGLE nearest|bilinear|bicubic crop|expand IN.raw OUT.raw
- *       prints "OW OH", the output size.
  * Exit status 0 on success, 1 with a message on failure, 2 on usage errors. */
 #include "cpu/cpu.h"
 #include "error.h"
@@ -22,9 +20,7 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: test_cpu_driver ycc FWD.raw INV.raw\n"
-                    "       test_cpu_driver equalize W H C luminance|per-channel IN.raw OUT.raw\n"
-                    "       test_cpu_driver rotate W H C ANGLE nearest|bilinear|bicubic "
-                    "crop|expand IN.raw OUT.raw\n");
+                    "       test_cpu_driver equalize W H C luminance|per-channel IN.raw OUT.raw\n");
     return 2;
 }
 
@@ -98,24 +94,6 @@ int main(int argc, char **argv)
             goto fail;
         out = imgpu_cpu_equalize(in, &p);
         out_path = argv[7];
-    } else if (strcmp(argv[1], "rotate") == 0 && argc == 10) {
-        imgpu_op op = imgpu_op_rotate(atof(argv[5]));
-        imgpu_rotate_params *p = &op.u.rotate;
-        if (strcmp(argv[6], "nearest") == 0)
-            p->filter = IMGPU_FILTER_NEAREST;
-        else if (strcmp(argv[6], "bilinear") == 0)
-            p->filter = IMGPU_FILTER_BILINEAR;
-        else if (strcmp(argv[6], "bicubic") == 0)
-            p->filter = IMGPU_FILTER_BICUBIC;
-        else
-            return usage();
-        p->crop = strcmp(argv[7], "crop") == 0;
-        if (!(in = read_raw(argv[8], w, h, c)))
-            goto fail;
-        out = imgpu_cpu_rotate(in, p);
-        out_path = argv[9];
-        if (out)
-            printf("%d %d\n", out->width, out->height);
     } else {
         return usage();
     }

@@ -6,7 +6,7 @@
  * weight quantization); at 16 bits, nearest and quarter turns equal to the 8-bit result times
  * 257, bilinear against a double-precision oracle, bicubic within half an 8-bit level of the
  * 8-bit result times 257 and within 1 of a double oracle, clamped at 0 and 65535. The OpenCV
- * comparison is tests/opencv/cpu_opencv_rotate.py (8-bit) and tests/opencv/opencv_rotate.py (8 and 16). */
+ * comparison is tests/opencv/opencv_rotate.py (8 and 16 bits, every filter). */
 #include "cpu/cpu.h"
 #include "error.h"
 #include "test_util.h"
