@@ -473,7 +473,7 @@ int imgpu__batch_auto_cpu(batch *B)
     B->jpeg_first_n = 4L * B->jobs;
     B->auto_cpu = 0;
 #ifdef IMGPU_HAVE_CUDA
-    if (o->device == IMGPU_DEVICE_CPU || o->stage_copy)
+    if (o->device == IMGPU_DEVICE_CPU || o->stage_copy || B->ntodo == 0)
         return 0;
     const char *env = getenv("IMGPU_NVJPEG_CPU_FIRST");
     if (env && *env) {

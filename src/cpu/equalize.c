@@ -199,9 +199,10 @@ static void equalize_luminance(eq_job *j, int parts)
     int i0 = 0;
     while (hist[i0] == 0)
         i0++;
-    if (hist[i0] == n) { /* constant Y: the image is its own result */
-        for (int y = 0; y < in->height; y++)
-            memcpy(imgpu_image_row(j->out, y), imgpu_image_row(in, y), j->out->stride);
+    if (hist[i0] == n) { /* constant Y: the image is its own result (with alpha, `out` is a copy already) */
+        if (in->channels == 3)
+            for (int y = 0; y < in->height; y++)
+                memcpy(imgpu_image_row(j->out, y), imgpu_image_row(in, y), j->out->stride);
         return;
     }
     struct ycc_tabs t;

@@ -279,8 +279,10 @@ static int ensure_capacity(vw_display *d, int w, int h)
 #ifdef IMGPU_HAVE_CUDA
     if (d->path == VW_PATH_INTEROP && d->depth == 8)
         for (int i = 0; i < 2; i++)
-            if (imgpu_interop_register(d->tex[i], &d->res[i]) != 0)
+            if (imgpu_interop_register(d->tex[i], &d->res[i]) != 0) {
+                d->cap_w = d->cap_h = 0;   /* not usable: the next frame makes them again */
                 return -1;
+            }
 #endif
     return 0;
 }
@@ -302,8 +304,10 @@ static int ensure_orig(vw_display *d, int w, int h)
     if (gl_check("allocating the source texture") != 0)
         return -1;
 #ifdef IMGPU_HAVE_CUDA
-    if (d->path == VW_PATH_INTEROP && d->depth == 8 && imgpu_interop_register(d->tex_orig, &d->res_orig) != 0)
+    if (d->path == VW_PATH_INTEROP && d->depth == 8 && imgpu_interop_register(d->tex_orig, &d->res_orig) != 0) {
+        d->orig_cap_w = d->orig_cap_h = 0;   /* not usable: the next image makes it again */
         return -1;
+    }
 #endif
     return 0;
 }
