@@ -339,12 +339,6 @@ extern "C" cudaError_t imgpu_launch_histogram16_tuned(imgpu_hist16_variant v, co
     }
 }
 
-extern "C" cudaError_t imgpu_launch_histogram16(imgpu_hist16_variant v, const uint16_t *d_img, size_t npix,
-                                                int channels, int plane, uint32_t *d_hist, cudaStream_t stream)
-{
-    return imgpu_launch_histogram16_tuned(v, d_img, npix, channels, plane, d_hist, nullptr, stream);
-}
-
 /* ---- the LUT, any formula ------------------------------------------------------------------ */
 
 static_assert(IMGPU_LUTF_LUT_THREADS >= 64 && IMGPU_LUTF_LUT_THREADS % 32 == 0 &&

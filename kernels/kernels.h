@@ -174,9 +174,6 @@ const char *imgpu_hist16_variant_name(imgpu_hist16_variant v);
 cudaError_t imgpu_launch_histogram16_tuned(imgpu_hist16_variant v, const uint16_t *d_img, size_t npix,
                                            int channels, int plane, uint32_t *d_hist,
                                            const imgpu_tuning *tune, cudaStream_t stream);
-/* The same with tuning.h's defaults (tune NULL). */
-cudaError_t imgpu_launch_histogram16(imgpu_hist16_variant v, const uint16_t *d_img, size_t npix,
-                                     int channels, int plane, uint32_t *d_hist, cudaStream_t stream);
 
 /* The LUT of `formula` (an imgpu_eq_formula of src/op.h, IMGPU_FORMULA_OPENCV, _PIL or
  * _IMAGEMAGICK, passed as an int; src/cpu/equalize_formula.c states them) for one histogram d_hist of `levels` bins of npix pixels,

@@ -248,12 +248,8 @@ static void to_ycc_rows(void *ctx, int part, int y0, int y1)
             continue;
         }
         const unsigned char *p = row;
-        for (int x = 0; x < w; x++, p += c) {
-            /* exactly imgpu__rgb_to_ycbcr */
-            const int r = p[0], g = p[1], b = p[2];
-            const int yy = (IMGPU_R2Y * r + IMGPU_G2Y * g + IMGPU_B2Y * b + (1 << 13)) >> 14;
-            plane[i0 + x] = (uint16_t)yy;   /* Cb and Cr: recomputed in from_ycc_rows */
-        }
+        for (int x = 0; x < w; x++, p += c)
+            plane[i0 + x] = imgpu__rgb_to_y(p[0], p[1], p[2]);   /* Cb, Cr: from_ycc_rows */
     }
 }
 
@@ -284,8 +280,7 @@ static void from_ycc_rows(void *ctx, int part, int y0, int y1)
         unsigned char *q = row;
         for (int x = 0; x < w; x++, p += c, q += c) {
             /* exactly imgpu__rgb_to_ycbcr's Cb and Cr, then imgpu__ycbcr_to_rgb */
-            const int r = p[0], g = p[1], b = p[2];
-            const int yy = (IMGPU_R2Y * r + IMGPU_G2Y * g + IMGPU_B2Y * b + (1 << 13)) >> 14;
+            const int r = p[0], b = p[2], yy = imgpu__rgb_to_y(p[0], p[1], p[2]);
             const int y2 = res[i0 + x] + 384, vr = t->cr[r - yy + 255], vb = t->cb[b - yy + 255];
             q[0] = t->sat[y2 + t->r[vr]];
             q[1] = t->sat[y2 + imgpu__descale14(t->gr[vr] + t->gb[vb])];
@@ -343,10 +338,10 @@ imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p)
         if (in->depth == 16) {   /* 8 bits recompute them from the input (from_ycc_rows) */
             cb = malloc(n * sizeof *cb);
             cr = malloc(n * sizeof *cr);
-        }
-        if (in->depth == 16 && (!cb || !cr)) {
-            imgpu_error("clahe: out of memory");
-            goto fail;
+            if (!cb || !cr) {
+                imgpu_error("clahe: out of memory");
+                goto fail;
+            }
         }
         struct clahe_ycc t;
         clahe_ycc_init(&t);
