@@ -404,6 +404,11 @@ int imgpu_batch_main(int argc, char **argv)
     imgpu__batch_set_tty(isatty(STDERR_FILENO));
     if (!o.jobs)
         o.jobs = imgpu__batch_cores();
+    /* A batch that insists on the GPU starts CUDA now, so its start-up overlaps the folder
+     * walk; `auto` decides after the plan (the set-up rule, below). */
+    const int gpu_early = !o.stage_copy && !o.dry_run && (o.device == IMGPU_DEVICE_CUDA || o.ndevices);
+    if (gpu_early)
+        imgpu_backend_prepare(o.device);
 
     /* OUTDIR: created unless this is a dry run */
     struct stat ost;
@@ -544,10 +549,10 @@ int imgpu_batch_main(int argc, char **argv)
                 o.devices[i * per_id + k] = o.devices[i];
         o.ndevices *= per_id;
     }
-    /* CUDA's start-up begins here, on a background thread, and overlaps the decoding of the
-     * first images; `auto` does not start it for a batch the CPU finishes first (the set-up
-     * rule, imgpu__batch_auto_cpu). */
-    if (!imgpu__batch_auto_cpu(&B) && !o.stage_copy)
+    /* With `auto`, CUDA's start-up begins here, on a background thread, and overlaps the
+     * decoding of the first images, unless the CPU finishes the batch first (the set-up rule,
+     * imgpu__batch_auto_cpu); --device cuda and --devices began it before the walk. */
+    if (!imgpu__batch_auto_cpu(&B) && !o.stage_copy && !gpu_early)
         imgpu_backend_prepare(o.device);
     int planned = (o.device == IMGPU_DEVICE_CPU && !o.stage_copy) || B.auto_cpu ? 0 : nids * per_id;
     B.st.t0 = B.st.last_print = imgpu__batch_now();

@@ -18,6 +18,7 @@
 
 #include "../error.h"
 #include "cuda_backend.h"
+#include "cuda_util.h" /* imgpu__cuda_tuning */
 #include "kernels.h"
 
 enum { HIST_BYTES = 4 * 256 * 4 }; /* 4 channels x 256 bins x uint32 */
@@ -196,7 +197,8 @@ int imgpu_interop_set_source(imgpu_interop *x, const imgpu_image *src, imgpu_int
     if (imgpu_cuda_session_run(x->sess, NULL, 0, &d_src, &w, &h, &c) != 0)
         return -1;
     CU_TRY(cudaMemsetAsync(x->d_hist_before, 0, HIST_BYTES, st));
-    CU_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_src, (size_t)w * h, c, 0, x->d_hist_before, 0, st));
+    CU_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_src, (size_t)w * h, c, 0, x->d_hist_before,
+                                  imgpu_hist_grid(imgpu__cuda_tuning()), st));
     if (orig) {
         write_job j = {d_src, w, h, c};
         if (with_surfaces(x, &orig, 1, &j) != 0)
@@ -217,7 +219,8 @@ int imgpu_interop_process(imgpu_interop *x, const imgpu_op *ops, int n, imgpu_in
         return -1;
     if (hist) {
         CU_TRY(cudaMemsetAsync(x->d_hist_after, 0, HIST_BYTES, st));
-        CU_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_res, (size_t)rw * rh, c, 0, x->d_hist_after, 0, st));
+        CU_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_res, (size_t)rw * rh, c, 0, x->d_hist_after,
+                                      imgpu_hist_grid(imgpu__cuda_tuning()), st));
     }
     write_job j = {d_res, rw, rh, c};
     imgpu_interop_tex *tex[2] = {dst, hist};
