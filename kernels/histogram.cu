@@ -4,7 +4,9 @@
  *  - block-privatized: each block counts into shared memory and merges once, one atomic
  *    per non-empty bin per block (a block that saw no pixel of a bin must not touch it);
  *  - warp-privatized: one shared sub-histogram per warp, so only the 32 lanes of a warp
- *    contend; merged per block the same way.
+ *    contend; merged per block the same way;
+ *  - lane-privatized: one sub-histogram per lane, bank-interleaved, so no two lanes of a warp
+ *    ever contend (gray: 32 KiB of static shared memory; 2-4 channels: P x 32 KiB dynamic).
  * All three read 16 pixels per thread with 16-byte loads (hist.cuh). */
 #include <stdlib.h>
 
@@ -91,6 +93,108 @@ hist_lane_kernel(const uint8_t *img, size_t npix, uint32_t *g_hist)
     }
 }
 
+/* 2 to 4 channels (and luma): P planes x 256 bins x 32 lane copies in dynamic shared memory
+ * (RGB: 96 KiB, 2 blocks per SM; RGBA or RGB + luma: 128 KiB, 1). Every atomic of a warp
+ * lands in 32 different banks at 32 different addresses, whatever the photo: neighbouring
+ * lanes see similar colours, which in one block-shared histogram serialize on the same bins. */
+template <int C, bool LUMA>
+static __global__ void __launch_bounds__(IMGPU_HIST_LANES_BLOCK)
+hist_lanes_kernel(const uint8_t *img, size_t npix, uint32_t *g_hist)
+{
+    constexpr int P = C + (LUMA ? 1 : 0);
+    extern __shared__ uint32_t s_lanes[]; /* P * 256 * 32 */
+    for (int i = threadIdx.x; i < P * 256 * 32; i += blockDim.x)
+        s_lanes[i] = 0;
+    __syncthreads();
+    const uint32_t lane = threadIdx.x & 31u;
+    const size_t nchunks = npix / 16;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (size_t i = first; i < nchunks; i += 2 * stride) { /* two chunks' loads in flight */
+        uint32_t u[4 * C], v[4 * C];
+        const bool second = i + stride < nchunks;
+        imgpu__load_chunk<C>(img + i * 16 * C, u);
+        if (second)
+            imgpu__load_chunk<C>(img + (i + stride) * 16 * C, v);
+#pragma unroll
+        for (int k = 0; k < 16; k++)
+#pragma unroll
+            for (int ch = 0; ch < C; ch++)
+                atomicAdd(&s_lanes[IMGPU_LANE_SLOT(ch * 256 + IMGPU_CHUNK_BYTE(u, k * C + ch), lane)], 1u);
+        if (LUMA)
+            imgpu__hist_lanes_luma<C>(u, s_lanes + C * 256 * 32, lane);
+        if (second) {
+#pragma unroll
+            for (int k = 0; k < 16; k++)
+#pragma unroll
+                for (int ch = 0; ch < C; ch++)
+                    atomicAdd(&s_lanes[IMGPU_LANE_SLOT(ch * 256 + IMGPU_CHUNK_BYTE(v, k * C + ch), lane)], 1u);
+            if (LUMA)
+                imgpu__hist_lanes_luma<C>(v, s_lanes + C * 256 * 32, lane);
+        }
+    }
+    const size_t tail = npix - nchunks * 16; /* < 16 pixels */
+    if (first < tail) {
+        const uint8_t *p = img + (nchunks * 16 + first) * C;
+#pragma unroll
+        for (int ch = 0; ch < C; ch++)
+            atomicAdd(&s_lanes[IMGPU_LANE_SLOT(ch * 256 + p[ch], lane)], 1u);
+        if (LUMA)
+            atomicAdd(&s_lanes[IMGPU_LANE_SLOT(C * 256 + imgpu__rgb_to_y(p[0], p[1], p[2]), lane)], 1u);
+    }
+    __syncthreads();
+    for (uint32_t b = threadIdx.x; b < P * 256; b += blockDim.x) {
+        const uint32_t sum = imgpu__lanes_sum(s_lanes, b);
+        if (sum)
+            atomicAdd(&g_hist[b], sum);
+    }
+}
+
+/* The lane kernel's shared memory opt-in and co-resident blocks, per device (per_device.cuh). */
+struct lanes_shape {
+    int grid_max; /* co-resident blocks on the whole device; 0: it cannot run here */
+};
+
+template <int C, bool LUMA>
+static cudaError_t lanes_setup(lanes_shape &s, int dev)
+{
+    constexpr int P = C + (LUMA ? 1 : 0);
+    const int bytes = P * 256 * 32 * 4;
+    int optin = 0, sms = 0, per_sm = 0;
+    cudaError_t e;
+    const void *fn = (const void *)hist_lanes_kernel<C, LUMA>;
+    if ((e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
+        return e;
+    if (bytes > optin)
+        return cudaSuccess; /* grid_max stays 0: the block-private kernel runs instead */
+    if ((e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)) != cudaSuccess ||
+        (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, IMGPU_HIST_LANES_BLOCK, (size_t)bytes)) !=
+            cudaSuccess)
+        return e;
+    s.grid_max = per_sm * sms;
+    return cudaSuccess;
+}
+
+/* 0 when launched; 1 when this device cannot run the lane kernel for C, LUMA */
+template <int C, bool LUMA>
+static int launch_lanes(const uint8_t *img, size_t npix, uint32_t *hist, cudaStream_t s)
+{
+    static imgpu__per_device<lanes_shape> shapes;
+    const lanes_shape *k = nullptr;
+    if (shapes.get(lanes_setup<C, LUMA>, &k) != cudaSuccess) {
+        cudaGetLastError();
+        return 1;
+    }
+    if (k->grid_max < 1)
+        return 1;
+    const size_t need = (npix / 16 + IMGPU_HIST_LANES_BLOCK) / IMGPU_HIST_LANES_BLOCK; /* never an idle block */
+    const int grid = need < (size_t)k->grid_max ? (int)need : k->grid_max;
+    constexpr int P = C + (LUMA ? 1 : 0);
+    hist_lanes_kernel<C, LUMA><<<grid, IMGPU_HIST_LANES_BLOCK, P * 256 * 32 * 4, s>>>(img, npix, hist);
+    return 0;
+}
+
 extern "C" int imgpu_hist_grid(const imgpu_tuning *tune)
 {
     const int per_sm = tune && tune->hist_blocks_per_sm > 0 ? tune->hist_blocks_per_sm : IMGPU_HIST_BLOCKS_PER_SM;
@@ -116,9 +220,12 @@ static void launch_hist(imgpu_hist_variant v, const uint8_t *img, size_t npix, u
         hist_private_kernel<C, LUMA, IMGPU_HIST_BLOCK / 32><<<grid, IMGPU_HIST_BLOCK, 0, s>>>(img, npix, hist);
         break;
     case IMGPU_HIST_LANE_PRIVATE:
-        if (C == 1) {
+        if constexpr (C == 1) {
             hist_lane_kernel<<<grid, IMGPU_HIST_BLOCK, 0, s>>>(img, npix, hist);
             break;
+        } else {
+            if (launch_lanes<C, LUMA>(img, npix, hist, s) == 0)
+                break;
         }
         hist_private_kernel<C, LUMA, 1><<<grid, IMGPU_HIST_BLOCK, 0, s>>>(img, npix, hist);
         break;
