@@ -112,6 +112,7 @@ static int op_rotate_resident(bench *b, int k)
 {
     imgpu_rotate_geom g;
     geom(b, &g);
+    g.gather = b->tex[k].gather && imgpu__cuda_tuning()->rot_gather;
     return imgpu_launch_rotate(b->tex[k].linear, b->tex[k].point, b->d_out, &g, imgpu__cuda_tuning(), b->s) != cudaSuccess;
 }
 
@@ -120,8 +121,9 @@ static int op_rotate_upload(bench *b, int k)
     static const uint8_t bg[4] = {0, 0, 0, 0};
     imgpu_rotate_geom g;
     geom(b, &g);
-    if (imgpu__cuda_tex_load(&b->tex_up, b->d_in[k], b->w, b->h, b->c, bg, b->s, &b->held))
+    if (imgpu__cuda_tex_load(&b->tex_up, b->d_in[k], b->w, b->h, b->c, bg, b->filter == 2, b->s, &b->held))
         return 1;
+    g.gather = b->tex_up.gather;
     return imgpu_launch_rotate(b->tex_up.linear, b->tex_up.point, b->d_out, &g, imgpu__cuda_tuning(), b->s) != cudaSuccess;
 }
 
@@ -300,8 +302,9 @@ static void run_config(const char *size, int w, int h, int c, int content, const
             imgpu__cuda_tex_force_array(mode == 0);
             if (mode == 1 && !imgpu__cuda_tex_pitched_ok(w, h, c))
                 break;
+            /* over arrays, gray ones allow gathers (what the pipeline makes for gray bicubic) */
             for (int i = 0; i < b.k; i++)
-                if (imgpu__cuda_tex_load(&b.tex[i], b.d_in[i], w, h, c, bg, b.s, &b.held)) {
+                if (imgpu__cuda_tex_load(&b.tex[i], b.d_in[i], w, h, c, bg, mode == 0, b.s, &b.held)) {
                     fprintf(stderr, "imgpu bench: %s\n", imgpu_error_message());
                     exit(1);
                 }
@@ -314,15 +317,26 @@ static void run_config(const char *size, int w, int h, int c, int content, const
                 row(size, &b, cn, op, mode == 0 ? "imgpu tex2D, CUDA array resident" : "imgpu tex2D, pitched linear (no copy)",
                     thr, lat, 2 * B);
             }
-            /* the thread layouts side by side (bilinear); the default rows above take one of them */
-            b.filter = 1;
-            for (int lay = 0; lay < 2; lay++) {
-                char name[96];
-                imgpu_kernels_rot_layout(lay);
+            if (mode == 0 && b.tex[0].gather) { /* gray bicubic: gathers (above) against point fetches */
+                b.filter = 2;
+                imgpu_kernels_rot_gather(0);
                 time_op(&b, op_rotate_resident, &thr, &lat);
-                snprintf(name, sizeof name, "imgpu tex2D %s layout, %s", lay ? "warp-tile" : "row",
-                         mode == 0 ? "CUDA array" : "pitched linear");
-                row(size, &b, cn, "rotate 30 bilinear", name, thr, lat, 2 * B);
+                row(size, &b, cn, "rotate 30 bicubic", "imgpu 16 point fetches (forced), CUDA array", thr, lat, 2 * B);
+                imgpu_kernels_rot_gather(1);
+            }
+            /* the thread layouts side by side (bilinear, bicubic); the default rows above take one */
+            for (int f = 1; f <= 2; f++) {
+                b.filter = f;
+                for (int lay = 0; lay < 2; lay++) {
+                    char name[96], op[64];
+                    imgpu_kernels_rot_layout(lay);
+                    time_op(&b, op_rotate_resident, &thr, &lat);
+                    snprintf(name, sizeof name, "imgpu tex2D %s layout, %s", lay ? "warp-tile" : "row",
+                             mode == 0 ? (b.tex[0].gather && f == 2 ? "CUDA array, gathers" : "CUDA array")
+                                       : "pitched linear");
+                    snprintf(op, sizeof op, "rotate 30 %s", fname[f]);
+                    row(size, &b, cn, op, name, thr, lat, 2 * B);
+                }
             }
             imgpu_kernels_rot_layout(-1);
             for (int i = 0; i < b.k; i++)
@@ -332,6 +346,10 @@ static void run_config(const char *size, int w, int h, int c, int content, const
         b.filter = 1;
         time_op(&b, op_rotate_upload, &thr, &lat);
         row(size, &b, cn, "rotate 30 bilinear", "imgpu tex2D + copy into the CUDA array", thr, lat, 2 * B);
+        b.filter = 2;
+        time_op(&b, op_rotate_upload, &thr, &lat);
+        row(size, &b, cn, "rotate 30 bicubic", c == 1 ? "imgpu gathers + copy into the CUDA array (the pipeline's)"
+                                                      : "imgpu tex2D + copy into the CUDA array", thr, lat, 2 * B);
         imgpu__cuda_tex_force_array(0);
         for (int f = 0; f < 3 && bench_have_npp() && c != 4; f++) {
             b.filter = f;

@@ -30,8 +30,8 @@ typedef enum imgpu_hist_variant {
     IMGPU_HIST_BLOCK_PRIVATE,      /* one shared-memory histogram per block, merged once */
     IMGPU_HIST_WARP_PRIVATE,       /* one shared-memory histogram per warp: less contention */
     IMGPU_HIST_LANE_PRIVATE,       /* one per lane, bank-interleaved: no bank or address conflicts
-                                      (gray; other layouts fall back to block-private). Measured
-                                      slightly slower than block-private on the H100: kept to show it */
+                                      (gray: 32 KiB; 2-4 channels: planes x 32 KiB of dynamic shared
+                                      memory, block-private where the device lacks it) */
     IMGPU_HIST_VARIANT_COUNT
 } imgpu_hist_variant;
 #define IMGPU_HIST_DEFAULT IMGPU_HIST_BLOCK_PRIVATE
@@ -104,6 +104,8 @@ typedef struct imgpu_rotate_geom {
     float in_cx, in_cy;    /* in_w/2, in_h/2 */
     float out_cx, out_cy;  /* out_w/2, out_h/2 */
     uint8_t background[4]; /* for taps/pixels outside the source (also the texture border) */
+    int gather;            /* 1: tex_point's array allows tex2Dgather: gray bicubic takes its 16
+                            * taps in 4 gathers (imgpu__cuda_tex.gather); 0: 16 point fetches */
 } imgpu_rotate_geom;
 
 /* Output-driven rotation through texture objects over a CUDA array: tex_linear has

@@ -10,8 +10,11 @@
  * reference does not do: nearest and the tap positions of bicubic then agree bit for bit.
  *  - nearest: the texel containing (sx, sy), fetched at its exact centre with point sampling.
  *  - bilinear: one hardware-filtered fetch (weights with 8 fractional bits; the CPU models it).
- *  - bicubic: Keys a = -0.75 (OpenCV INTER_CUBIC) from 16 point fetches; its negative lobes
- *    rule out the 4-bilinear-fetch trick, which only fits all-positive (B-spline) weights.
+ *  - bicubic: Keys a = -0.75 (OpenCV INTER_CUBIC) from 16 taps; its negative lobes rule out
+ *    the 4-bilinear-fetch trick, which only fits all-positive (B-spline) weights. Gray images
+ *    take the 16 taps in 4 tex2Dgather fetches (2 x 2 texels each) from an array made for
+ *    gathers (texture.c); other channel counts take 16 point fetches (a gather returns one
+ *    channel). The taps and the arithmetic are the same either way, so the bytes are too.
  * Each thread writes 4 consecutive pixels of a row with one wide store.
  * Quarter turns are exact permutations: turn_kernel, a shared-memory tiled transpose.
  */
@@ -67,6 +70,39 @@ static __device__ __forceinline__ void sample(cudaTextureObject_t tl, cudaTextur
 #pragma unroll
         for (int c = 0; c < C; c++)
             px[c] = to_u8(__fmul_rn(a[c], 255.0f));
+    } else if (F == 3) { /* bicubic, gray, through gathers */
+        static_assert(F != 3 || C == 1, "a gather returns one channel");
+        const float x = __fadd_rn(sx, -0.5f), y = __fadd_rn(sy, -0.5f);
+        const float ix = floorf(x), iy = floorf(y);
+        float wx[4], wy[4];
+        cubic_weights(__fadd_rn(x, -ix), wx);
+        cubic_weights(__fadd_rn(y, -iy), wy);
+        /* t[j][i]: the tap at column ix - 1 + i, row iy - 1 + j. A gather at (X, Y) returns the
+         * 2 x 2 texels a bilinear fetch there would blend: columns floor(X - 0.5) and the next,
+         * rows likewise. At X = ix + 2gi (an integer, so X - 0.5 has no rounding) those are
+         * ix - 1 + 2gi and ix + 2gi. Order of the result: .w (left, top), .z (right, top),
+         * .x (left, bottom), .y (right, bottom). */
+        float t[4][4];
+#pragma unroll
+        for (int gj = 0; gj < 2; gj++)
+#pragma unroll
+            for (int gi = 0; gi < 2; gi++) {
+                const float4 q = tex2Dgather<float4>(tp, ix + (float)(2 * gi), iy + (float)(2 * gj), 0);
+                t[2 * gj][2 * gi] = q.w;
+                t[2 * gj][2 * gi + 1] = q.z;
+                t[2 * gj + 1][2 * gi] = q.x;
+                t[2 * gj + 1][2 * gi + 1] = q.y;
+            }
+        float acc = 0.f;
+#pragma unroll
+        for (int j = 0; j < 4; j++) { /* the order of the point-fetch path below, term by term */
+            float row = 0.f;
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                row = __fadd_rn(row, __fmul_rn(wx[i], rintf(__fmul_rn(t[j][i], 255.0f))));
+            acc = __fadd_rn(acc, __fmul_rn(wy[j], row));
+        }
+        px[0] = to_u8(acc);
     } else {
         const float x = __fadd_rn(sx, -0.5f), y = __fadd_rn(sy, -0.5f);
         const float ix = floorf(x), iy = floorf(y);
@@ -104,7 +140,7 @@ static __device__ __forceinline__ void sample(cudaTextureObject_t tl, cudaTextur
 template <int F>
 static __device__ __forceinline__ bool no_tap_inside(float sx, float sy, const imgpu_rotate_geom &g)
 {
-    constexpr float M = F == 2 ? 2.0f : 1.0f;
+    constexpr float M = F >= 2 ? 2.0f : 1.0f; /* 2, 3: bicubic */
     return sx < -M || sy < -M || sx > (float)g.in_w + M || sy > (float)g.in_h + M;
 }
 
@@ -268,6 +304,13 @@ constexpr int ROT_THREADS = IMGPU_ROT_BX * IMGPU_ROT_BY;
 constexpr int ROT_WARPS = ROT_THREADS / 32;
 static const imgpu_tuning k_default_tuning = IMGPU_TUNING_DEFAULTS;
 
+/* The kernels' filter parameter: g->filter, or 3 for gray bicubic through gathers. */
+template <int C>
+static int kernel_filter(const imgpu_rotate_geom *g)
+{
+    return C == 1 && g->filter == 2 && g->gather ? 3 : g->filter;
+}
+
 /* wx: warps side by side in a block (tune->rot_wx, checked by the caller) */
 template <int C>
 static void launch_tiled(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *out, const imgpu_rotate_geom *g,
@@ -276,9 +319,13 @@ static void launch_tiled(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t
     constexpr int WARPS = ROT_WARPS;
     const int wy = WARPS / wx;
     dim3 grid((g->out_w + 32 * wx - 1) / (32 * wx), (g->out_h + 4 * wy - 1) / (4 * wy));
-    switch (g->filter) {
+    switch (kernel_filter<C>(g)) {
     case 0: rotate_tiled_kernel<C, 0><<<grid, WARPS * 32, 0, s>>>(tl, tp, out, *g, wx); break;
     case 2: rotate_tiled_kernel<C, 2><<<grid, WARPS * 32, 0, s>>>(tl, tp, out, *g, wx); break;
+    case 3:
+        if constexpr (C == 1)
+            rotate_tiled_kernel<1, 3><<<grid, WARPS * 32, 0, s>>>(tl, tp, out, *g, wx);
+        break;
     default: rotate_tiled_kernel<C, 1><<<grid, WARPS * 32, 0, s>>>(tl, tp, out, *g, wx); break;
     }
 }
@@ -292,9 +339,13 @@ static void launch_rot(cudaTextureObject_t tl, cudaTextureObject_t tp, uint8_t *
     const int by = ROT_THREADS / bx;
     dim3 block(bx, by);
     dim3 grid((g->out_w + bx * PIX - 1) / (bx * PIX), (g->out_h + by - 1) / by);
-    switch (g->filter) {
+    switch (kernel_filter<C>(g)) {
     case 0: rotate_kernel<C, 0><<<grid, block, 0, s>>>(tl, tp, out, *g); break;
     case 2: rotate_kernel<C, 2><<<grid, block, 0, s>>>(tl, tp, out, *g); break;
+    case 3:
+        if constexpr (C == 1)
+            rotate_kernel<1, 3><<<grid, block, 0, s>>>(tl, tp, out, *g);
+        break;
     default: rotate_kernel<C, 1><<<grid, block, 0, s>>>(tl, tp, out, *g); break;
     }
 }

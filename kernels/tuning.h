@@ -15,6 +15,9 @@
  * global atomic per non-empty bin, so more blocks is not better: on the H100 (4K and 8K gray
  * photos) 2 per SM measured 8.8 / 18.0 us, 4 per SM 10.6 / 18.7, 8 per SM 15.7 / 23.4. */
 #define IMGPU_HIST_BLOCKS_PER_SM 2
+/* The lane-private histogram of 2-4 channels (histogram.cu): threads per block; its grid is
+ * every block that fits beside its P x 32 KiB of shared memory (RGB: 2 per SM). */
+#define IMGPU_HIST_LANES_BLOCK 512
 /* Fused equalize: one block per IMGPU_EQ_PIXELS_PER_BLOCK pixels, at least one per SM and at
  * most what is co-resident (a cooperative grid must be). 4K gray: 2 blocks per SM measured
  * 14.8 us against 20.2 at 8; 8K gray wants more blocks (46 us at 4-8 per SM, 50 at 2). */
@@ -143,11 +146,13 @@ typedef struct imgpu_tuning {
                                IMGPU_ROT_BX * IMGPU_ROT_BY (the threads stay that many) */
     int rot_wx;             /* IMGPU_ROT_WX: warps side by side in a warp-tile block, a divisor
                                of IMGPU_ROT_BX * IMGPU_ROT_BY / 32 */
+    int rot_gather;         /* imgpu_kernels_rot_gather: 1 gray bicubic takes its taps by
+                               tex2Dgather from an array made for it, 0 by point fetches */
 } imgpu_tuning;
 
 #define IMGPU_TUNING_DEFAULTS                                                                    \
     { IMGPU_HIST_BLOCKS_PER_SM, 0, 0, 0, IMGPU_SCAN_CDF16_BLOCK, IMGPU_H16_CLUSTER, 0, -1,       \
-      IMGPU_ROT_BX, IMGPU_ROT_TILED_WX }
+      IMGPU_ROT_BX, IMGPU_ROT_TILED_WX, 1 }
 
 #ifdef __cplusplus
 extern "C" {
@@ -163,6 +168,9 @@ void imgpu_kernels_eq_path(int path, int keep_chunks);
 /* Rotation's thread layout (rotate.cu): 0 rows of 4-pixel groups, 1 warp tiles, -1 back to the
  * default (IMGPU_ROT_LAYOUT if set, else by channel count and filter). */
 void imgpu_kernels_rot_layout(int layout);
+/* Gray bicubic rotation's taps: 1 (the default) by tex2Dgather, 0 by 16 point fetches; the
+ * bytes are the same (tests/gpu/test_gpu_ops.c compares them), the speed is not. */
+void imgpu_kernels_rot_gather(int on);
 /* The 16-bit LUT (equalize_full.cu): 0 the default (fused where available), 1 always the scan
  * + LUT kernels. */
 void imgpu_kernels_lut16_path(int path);

@@ -44,6 +44,7 @@ typedef struct imgpu__cuda_tex {
     cudaSurfaceObject_t surf; /* RGB only: the RGB->RGBA kernel writes through it */
     cudaTextureObject_t linear, point;
     int w, h, channels;
+    int gather;               /* 1: the array allows tex2Dgather (cudaArrayTextureGather) */
     unsigned char bg[4];
 } imgpu__cuda_tex;
 
@@ -59,11 +60,13 @@ void imgpu__cuda_tex_force_array(int on);
 const imgpu_tuning *imgpu__cuda_tuning(void);
 
 /* Fill t from a packed device image: in place when imgpu__cuda_tex_pitched_ok (d_src must then
- * stay untouched while t is in use), else by a copy into t's array (reused when the size matches);
- * recreating the texture objects when the background or the buffer changes. when the size matches and recreating
+ * stay untouched while t is in use), else by a copy into t's array (reused when the size
+ * matches); the texture objects are recreated when the background or the buffer changes.
+ * gather: a gray image goes into an array that allows tex2Dgather (never in place: gathers
+ * need an array), where the device's gather size limit allows; t->gather says whether it did.
  * *held tracks imgpu's device bytes. 0, -1 or IMGPU_CUDA_OOM. */
 int imgpu__cuda_tex_load(imgpu__cuda_tex *t, const unsigned char *d_src, int w, int h, int channels,
-                         const unsigned char bg[4], cudaStream_t s, size_t *held);
+                         const unsigned char bg[4], int gather, cudaStream_t s, size_t *held);
 void imgpu__cuda_tex_destroy(imgpu__cuda_tex *t, size_t *held);
 
 #endif

@@ -246,7 +246,9 @@ static int run_rotate(ctx *c, const unsigned char *d_in, unsigned char *d_out, s
         return 0;
     }
     /* 8-bit: a texture over the image (texture.c); 16-bit: plain loads (kernels/rotate.cu) */
-    if (s.b == 1 && (rc = imgpu__cuda_tex_load(&c->tex, d_in, s.w, s.h, s.c, bg, c->stream, &c->held)) != 0)
+    if (s.b == 1 && (rc = imgpu__cuda_tex_load(&c->tex, d_in, s.w, s.h, s.c, bg,
+                                               p->filter == IMGPU_FILTER_BICUBIC && imgpu__cuda_tuning()->rot_gather,
+                                               c->stream, &c->held)) != 0)
         return rc;
     imgpu_rotate_geom g;
     memset(&g, 0, sizeof g);
@@ -262,6 +264,7 @@ static int run_rotate(ctx *c, const unsigned char *d_in, unsigned char *d_out, s
     g.out_cx = o.w / 2.0f;
     g.out_cy = o.h / 2.0f;
     memcpy(g.background, bg, 4);
+    g.gather = s.b == 1 && c->tex.gather;
     if (s.b == 2)
         IMGPU_CUDA_TRY(imgpu_launch_rotate16((const uint16_t *)(const void *)d_in, (uint16_t *)(void *)d_out, &g,
                                              c->stream));

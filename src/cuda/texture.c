@@ -89,18 +89,33 @@ static int make_texture(imgpu__cuda_tex *t, enum cudaTextureFilterMode filter, c
     return e == cudaSuccess ? 0 : imgpu__cuda_fail(e, "cudaCreateTextureObject");
 }
 
+/* 1 when the current device can gather from a w x h array (its gather limit is below the
+ * plain 2D texture limit). */
+static int gather_ok(int w, int h)
+{
+    int dev = 0, max_w = 0, max_h = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&max_w, cudaDevAttrMaxTexture2DGatherWidth, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&max_h, cudaDevAttrMaxTexture2DGatherHeight, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return w <= max_w && h <= max_h;
+}
+
 int imgpu__cuda_tex_load(imgpu__cuda_tex *t, const unsigned char *d_src, int w, int h, int channels,
-                         const unsigned char bg[4], cudaStream_t s, size_t *held)
+                         const unsigned char bg[4], int gather, cudaStream_t s, size_t *held)
 {
     int rc = 0;
     const int tc = channels == 3 ? 4 : channels; /* texel channels */
     unsigned char tbg[4] = {bg[0], bg[1], bg[2], bg[3]}; /* in the image's channel order */
     if (channels == 3)
         tbg[3] = 255;
-    const int in_place = imgpu__cuda_tex_pitched_ok(w, h, channels);
+    gather = gather && channels == 1 && gather_ok(w, h);
+    const int in_place = !gather && imgpu__cuda_tex_pitched_ok(w, h, channels);
     const int size_changed = (t->array || t->pitched) &&
                              (t->w != w || t->h != h || t->channels != channels || in_place != !t->array ||
-                              (in_place && t->pitched != d_src));
+                              (in_place && t->pitched != d_src) || (!in_place && t->gather != gather));
     if (size_changed || ((t->array || t->pitched) && memcmp(t->bg, tbg, 4) != 0))
         IMGPU_CUDA_TRY(cudaStreamSynchronize(s)); /* earlier kernels may still sample them */
     if (size_changed)
@@ -127,8 +142,10 @@ int imgpu__cuda_tex_load(imgpu__cuda_tex *t, const unsigned char *d_src, int w, 
             return rc;
         struct cudaChannelFormatDesc d = texel_format(tc);
         IMGPU_CUDA_TRY(cudaMallocArray(&t->array, &d, (size_t)w, (size_t)h,
-                                       channels == 3 ? cudaArraySurfaceLoadStore : 0));
+                                       (channels == 3 ? cudaArraySurfaceLoadStore : 0) |
+                                           (gather ? cudaArrayTextureGather : 0)));
         *held += bytes;
+        t->gather = gather;
         t->w = w;
         t->h = h;
         t->channels = channels;

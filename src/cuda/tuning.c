@@ -68,6 +68,12 @@ void imgpu_kernels_rot_layout(int layout)
     s_tuning.rot_layout = layout >= 0 ? layout : s_env_rot_layout;
 }
 
+void imgpu_kernels_rot_gather(int on)
+{
+    pthread_once(&s_once, read_env);
+    s_tuning.rot_gather = on != 0;
+}
+
 void imgpu_kernels_lut16_path(int path)
 {
     pthread_once(&s_once, read_env);

@@ -3,7 +3,7 @@
  *    without spill, and three-launch with every scan variant; both color modes): bit for bit;
  *  - rotation (both thread layouts): nearest and quarter turns bit for bit; bilinear and
  *    bicubic within 1 level (the texture unit's 8-bit weights; the CPU models them, so most
- *    pixels agree exactly);
+ *    pixels agree exactly); gray bicubic by gathers equal to it by point fetches, bit for bit;
  *  - a chained pipeline (one upload, one download) equal to the CPU chain.
  * Images: noise, smooth "photo-like" ramps, constant, two-level, all-255; sizes 1x1, 1xN,
  * Nx1, odd widths, and one large enough for many blocks; 1 to 4 channels.
@@ -175,6 +175,16 @@ static void test_rotate(const imgpu_image *im, double angle, imgpu_filter f, int
         CHECKF(d >= 0 && d <= (exact ? 0 : 1),
                "rotate %g filter %d crop %d bg %d layout %d on %s: max diff %d (%zu samples differ)", angle, (int)f, crop,
                has_bg, layout, what, d, nd);
+        if (f == IMGPU_FILTER_BICUBIC && im->channels == 1) { /* gathers (the default) == 16 point fetches */
+            imgpu_image *pt = NULL;
+            imgpu_kernels_rot_gather(0);
+            CHECK(imgpu_cuda_pipeline_run(im, &op, 1, &pt) == 0);
+            imgpu_kernels_rot_gather(1);
+            d = max_diff(got, pt, &nd);
+            CHECKF(d == 0, "rotate %g bicubic crop %d bg %d layout %d on %s: gathers against point fetches: max diff "
+                   "%d (%zu samples differ)", angle, crop, has_bg, layout, what, d, nd);
+            imgpu_image_free(pt);
+        }
         imgpu_image_free(got);
     }
     imgpu_kernels_rot_layout(-1);
