@@ -62,8 +62,8 @@ static int op_empty(bench *b, int k) { (void)k; return imgpu_launch_empty(b->s) 
 
 static int op_hist(bench *b, int k)
 {
-    cudaMemsetAsync(b->d_hist, 0, (size_t)b->c * 256 * 4, b->s);
-    return imgpu_launch_histogram(b->hv, b->d_in[k], b->npix, b->c, 0, b->d_hist, imgpu_hist_grid(imgpu__cuda_tuning()),
+    cudaMemsetAsync(b->d_hist, 0, (size_t)(b->c + 1) * 256 * 4, b->s);
+    return imgpu_launch_histogram(b->hv, b->d_in[k], b->npix, b->c, b->luma, b->d_hist, imgpu_hist_grid(imgpu__cuda_tuning()),
                                   b->s) != cudaSuccess;
 }
 
@@ -89,7 +89,7 @@ static int op_eq_three(bench *b, int k)
 {
     const int luma = b->luma && b->c >= 3;
     cudaMemsetAsync(b->d_hist, 0, 5 * 256 * 4, b->s);
-    imgpu_launch_histogram(IMGPU_HIST_DEFAULT, b->d_in[k], b->npix, b->c, luma, b->d_hist,
+    imgpu_launch_histogram(IMGPU_HIST_DEFAULT_FOR(b->c), b->d_in[k], b->npix, b->c, luma, b->d_hist,
                            imgpu_hist_grid(imgpu__cuda_tuning()), b->s);
     imgpu_launch_equalize_lut((imgpu_scan_variant)b->scan, luma ? b->d_hist + b->c * 256 : b->d_hist,
                               luma ? 1 : (b->c >= 3 ? 3 : 1), b->npix, b->d_lut, b->s);
@@ -258,8 +258,19 @@ static void run_config(const char *size, int w, int h, int c, int content, const
         }
         time_op(&b, op_hist, &thr, &lat);
         char name[96];
-        snprintf(name, sizeof name, "imgpu %s%s", imgpu_hist_variant_name(b.hv), v == IMGPU_HIST_DEFAULT ? " (default)" : "");
+        snprintf(name, sizeof name, "imgpu %s%s", imgpu_hist_variant_name(b.hv), v == IMGPU_HIST_DEFAULT_FOR(c) ? " (default)" : "");
         row(size, &b, cn, "histogram", name, thr, lat, B);
+    }
+    if (want("histogram") && c >= 3) { /* + the luma plane: what `imgpu histogram` computes */
+        b.luma = 1;
+        for (int v = IMGPU_HIST_BLOCK_PRIVATE; v <= IMGPU_HIST_LANE_PRIVATE; v += IMGPU_HIST_LANE_PRIVATE - IMGPU_HIST_BLOCK_PRIVATE) {
+            b.hv = (imgpu_hist_variant)v;
+            char name[96];
+            time_op(&b, op_hist, &thr, &lat);
+            snprintf(name, sizeof name, "imgpu %s%s", imgpu_hist_variant_name(b.hv), v == IMGPU_HIST_DEFAULT_FOR(c) ? " (default)" : "");
+            row(size, &b, cn, "histogram + luma", name, thr, lat, B);
+        }
+        b.luma = 0;
     }
     if (want("histogram")) {
         time_op(&b, op_cub_hist, &thr, &lat);

@@ -34,7 +34,11 @@ typedef enum imgpu_hist_variant {
                                       memory, block-private where the device lacks it) */
     IMGPU_HIST_VARIANT_COUNT
 } imgpu_hist_variant;
-#define IMGPU_HIST_DEFAULT IMGPU_HIST_BLOCK_PRIVATE
+/* The variant a channel count runs by default (bench/RESULTS.md, 2026-11-27, H200): gray
+ * block-private (8K photo 16.8 us, lane-private 17.8); 2-4 channels lane-private (8K RGB photo
+ * 35.1 us against 85.5 block-private: a block-shared histogram serializes on the equal colours
+ * of neighbouring pixels). */
+#define IMGPU_HIST_DEFAULT_FOR(channels) ((channels) == 1 ? IMGPU_HIST_BLOCK_PRIVATE : IMGPU_HIST_LANE_PRIVATE)
 const char *imgpu_hist_variant_name(imgpu_hist_variant v);
 
 /* Number of 256-bin planes the histogram of a `channels`-channel image has: one per channel,

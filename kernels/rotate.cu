@@ -360,7 +360,8 @@ extern "C" cudaError_t imgpu_launch_rotate(cudaTextureObject_t tex_linear, cudaT
     if (bx < 1 || bx > ROT_THREADS || ROT_THREADS % bx != 0 || wx < 1 || wx > ROT_WARPS || ROT_WARPS % wx != 0)
         return cudaErrorInvalidValue;
     const int layout = tune->rot_layout;
-    const int tiled = layout >= 0 ? layout == 1 : (g->channels > IMGPU_ROT_ROWS_MAX_C || g->filter == 2);
+    const int bicubic_points = g->filter == 2 && !(g->channels == 1 && g->gather); /* 16 fetches a pixel */
+    const int tiled = layout >= 0 ? layout == 1 : (g->channels > IMGPU_ROT_ROWS_MAX_C || bicubic_points);
     switch (g->channels) {
     case 1: tiled ? launch_tiled<1>(tex_linear, tex_point, d_out, g, wx, stream)
                   : launch_rot<1>(tex_linear, tex_point, d_out, g, bx, stream); break;

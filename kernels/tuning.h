@@ -27,7 +27,11 @@
  * wherever the shared memory exists: past what fits, the spill is read twice, as the two-pass
  * kernel reads everything. H100 (imgpu bench, forced on-chip / forced two-pass, us):
  * gray photo 4K 12.3 / 13.8, 8K 30.3 / 48.8; RGB luminance 4K 28.9 / 34.8, 8K (100 MB, 3.5x
- * what fits) 115.6 / 128.1; RGB per-channel 8K 168.1 / 168.7; noise per-channel 8K 149.4 / 158.2. */
+ * what fits) 115.6 / 128.1; RGB per-channel 8K 168.1 / 168.7; noise per-channel 8K 149.4 / 158.2.
+ * Per-channel mode on 2-4 channels takes neither: H200 (2026-11-27) RGB photo on-chip / two-pass
+ * 1080p 22.1 / 21.2, 4K 46.4 / 43.8, 8K 154.7 / 132.7 us, both bound by their block-private
+ * histogram pass (the RGB histogram alone, 8K: 85.5 us block-private, 35.1 lane-private), so it
+ * runs the two-pass kernel with lane-private histograms (equalize_lanes_kernel). */
 #define IMGPU_EQ_ONCHIP_BLOCKS_PER_SM 2
 /* Tuning sweeps (imgpu bench) may override them at run time (imgpu_tuning, below):
  * IMGPU_HIST_BLOCKS_PER_SM, and IMGPU_EQ_BLOCKS_PER_SM (a fixed blocks-per-SM count for the
@@ -67,12 +71,14 @@
 /* Layout of the rotation threads: rows (the above) or warp tiles (each warp a 32 x 4 output
  * tile, IMGPU_ROT_TILED_WX warps side by side in a block of IMGPU_ROT_BX * IMGPU_ROT_BY
  * threads; rotate.cu says why one might help), chosen per image and filter: rows for images
- * of up to IMGPU_ROT_ROWS_MAX_C channels with nearest or bilinear, tiles for more channels and
- * for bicubic (16 fetches per pixel, where the compact footprint pays). H100, rotate 30 photo,
- * texture over a CUDA array, with the per-warp background skip (bench/tune_sweep.sh):
+ * of up to IMGPU_ROT_ROWS_MAX_C channels with nearest or bilinear, and for gray bicubic by
+ * gathers (4 fetches per pixel); tiles for more channels and for bicubic by point fetches (16
+ * per pixel, where the compact footprint pays). H100, rotate 30 photo, texture over a CUDA
+ * array, with the per-warp background skip (bench/tune_sweep.sh):
  *   bilinear gray 4K 13.9 us rows / 17.4 tiles, 8K 52.1 / 59.7 (pitched linear 56.4 / 60.1);
  *   bilinear RGB  4K 28.4 rows / 26.2 tiles, 8K 99.0 / 91.0;
  *   bicubic gray (pitched linear) 4K 153.3 rows / 109.7 tiles, 8K 586.8 / 421.1.
+ * H200, 2026-11-27: bicubic gray by gathers 4K 43.8 rows / 49.1 tiles, 8K 160.9 / 181.6.
  * Without the skip every layout and width measured 56.9-57.7 us at 8K gray, nearest 53.6-58.3,
  * and the L1/shared carveout (0 or 100%) changed nothing: the time is the texture unit's fetch
  * rate, one fetch per output pixel. Sweeps: IMGPU_ROT_LAYOUT (0 rows, 1 tiles, for every
@@ -134,7 +140,8 @@ typedef struct imgpu_tuning {
     int hist_blocks_per_sm; /* IMGPU_HIST_BLOCKS_PER_SM: > 0 */
     int eq_blocks_per_sm;   /* IMGPU_EQ_BLOCKS_PER_SM: > 0 fixes the fused equalize's blocks per SM
                                (at most what is co-resident); 0 sizes the grid by the image */
-    int eq_path;            /* imgpu_kernels_eq_path: 0 choose, 1 two-pass, 2 on-chip */
+    int eq_path;            /* imgpu_kernels_eq_path: 0 choose, 1 two-pass, 2 on-chip, 3 lane-private
+                               per-channel (2-4 channels; else as 0) */
     int eq_keep_chunks;     /* imgpu_kernels_eq_path: > 0 caps an on-chip block's kept chunks */
     int scan_cdf16_block;   /* IMGPU_SCAN_CDF16_BLOCK: 256, 512 or 1024 */
     int h16_cluster;        /* IMGPU_H16_CLUSTER: > 0; other than a power of two in 2..16, the
@@ -159,9 +166,11 @@ extern "C" {
 #endif
 /* Tests and imgpu bench, between runs (one thread, nothing in flight): set the variant fields
  * of the CUDA backend's config (src/cuda/tuning.c). Fused equalize (equalize.cu): path 0
- * chooses (the on-chip kernel, which keeps the image in shared memory across the grid barrier
+ * chooses (per-channel mode on 2-4 channels: the two-pass kernel with lane-private histograms;
+ * otherwise the on-chip kernel, which keeps the image in shared memory across the grid barrier
  * and reads only what does not fit twice, wherever the device has the shared memory; else the
- * two-pass one), 1 always the two-pass kernel, 2 always the on-chip one; keep_chunks > 0 caps
+ * two-pass one), 1 always the two-pass kernel with the block-private histogram, 2 always the
+ * on-chip one, 3 the lane-private one where it applies (else as 0); keep_chunks > 0 caps
  * the 16-pixel chunks an on-chip block keeps (the rest spill and are read twice), so tests can
  * cover the spill on small images. */
 void imgpu_kernels_eq_path(int path, int keep_chunks);

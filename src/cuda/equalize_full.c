@@ -62,7 +62,7 @@ int imgpu__cuda_histogram_full(imgpu__cuda_scratch *s, size_t *held, cudaStream_
     uint32_t *hist = (uint32_t *)(void *)s->d;
     IMGPU_CUDA_TRY(cudaMemsetAsync(hist, 0, bytes, st));
     if (depth == 8) {
-        IMGPU_CUDA_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_in, npix, c, 1, hist, imgpu_hist_grid(tune), st));
+        IMGPU_CUDA_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT_FOR(c), d_in, npix, c, 1, hist, imgpu_hist_grid(tune), st));
     } else {
         for (int p = 0; p < np; p++)
             IMGPU_CUDA_TRY(imgpu_launch_histogram16_tuned(IMGPU_HIST16_DEFAULT, d_in, npix, c, p, hist + (size_t)p * levels,
@@ -107,7 +107,7 @@ int imgpu__cuda_equalize_full(imgpu__cuda_scratch *s, size_t *held, cudaStream_t
     uint16_t *lut = (uint16_t *)(void *)(s->d + 256 + hist_b + cdf_b);
     IMGPU_CUDA_TRY(cudaMemsetAsync(changed, 0, 256 + (size_t)hplanes * levels * 4, st));
     if (depth == 8)
-        IMGPU_CUDA_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_in, npix, c, luma, hist, imgpu_hist_grid(tune), st));
+        IMGPU_CUDA_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT_FOR(c), d_in, npix, c, luma, hist, imgpu_hist_grid(tune), st));
     const int fused16 = depth == 16 && imgpu_equalize_lut16_fused_available(tune);
     for (int k = 0; k < planes; k++) {
         uint32_t *hp;

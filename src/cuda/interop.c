@@ -197,7 +197,7 @@ int imgpu_interop_set_source(imgpu_interop *x, const imgpu_image *src, imgpu_int
     if (imgpu_cuda_session_run(x->sess, NULL, 0, &d_src, &w, &h, &c) != 0)
         return -1;
     CU_TRY(cudaMemsetAsync(x->d_hist_before, 0, HIST_BYTES, st));
-    CU_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_src, (size_t)w * h, c, 0, x->d_hist_before,
+    CU_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT_FOR(c), d_src, (size_t)w * h, c, 0, x->d_hist_before,
                                   imgpu_hist_grid(imgpu__cuda_tuning()), st));
     if (orig) {
         write_job j = {d_src, w, h, c};
@@ -219,7 +219,7 @@ int imgpu_interop_process(imgpu_interop *x, const imgpu_op *ops, int n, imgpu_in
         return -1;
     if (hist) {
         CU_TRY(cudaMemsetAsync(x->d_hist_after, 0, HIST_BYTES, st));
-        CU_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_res, (size_t)rw * rh, c, 0, x->d_hist_after,
+        CU_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT_FOR(c), d_res, (size_t)rw * rh, c, 0, x->d_hist_after,
                                       imgpu_hist_grid(imgpu__cuda_tuning()), st));
     }
     write_job j = {d_res, rw, rh, c};

@@ -415,7 +415,7 @@ static int histogram_locked(ctx *c, const imgpu_image *in, imgpu_histogram *out)
     if ((rc = upload(c, in)) != 0) /* the pinned staging is >= HIST_WORDS words: it takes the bins back */
         return rc;
     IMGPU_CUDA_TRY(cudaMemsetAsync(c->d_hist, 0, (size_t)planes * 256 * 4, c->stream));
-    IMGPU_CUDA_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, c->d_src, (size_t)in->width * in->height,
+    IMGPU_CUDA_TRY(imgpu_launch_histogram(IMGPU_HIST_DEFAULT_FOR(in->channels), c->d_src, (size_t)in->width * in->height,
                                           in->channels, 1, c->d_hist, imgpu_hist_grid(imgpu__cuda_tuning()),
                                           c->stream));
     IMGPU_CUDA_TRY(cudaMemcpyAsync(c->h_pinned, c->d_hist, (size_t)planes * 256 * 4, cudaMemcpyDeviceToHost, c->stream));

@@ -115,7 +115,7 @@ static void test_three_launch(const imgpu_image *im, imgpu_eq_mode mode, const i
     imgpu_image *got = imgpu_image_new(im->width, im->height, im->channels, 8);
     for (int v = 0; v < IMGPU_SCAN_VARIANT_COUNT; v++) {
         CUDA_OK(cudaMemset(d_hist, 0, 5 * 256 * 4));
-        CUDA_OK(imgpu_launch_histogram(IMGPU_HIST_DEFAULT, d_in, npix, im->channels, luma, d_hist,
+        CUDA_OK(imgpu_launch_histogram(IMGPU_HIST_DEFAULT_FOR(im->channels), d_in, npix, im->channels, luma, d_hist,
                                    imgpu_hist_grid(imgpu__cuda_tuning()), 0));
         const uint32_t *planes = luma ? d_hist + im->channels * 256 : d_hist;
         CUDA_OK(imgpu_launch_equalize_lut((imgpu_scan_variant)v, planes, luma ? 1 : (im->channels >= 3 ? 3 : 1), npix,
