@@ -91,20 +91,29 @@ int imgpu_cuda_jpeg_route(const unsigned char *b, size_t n, int *channels)
  * Creating nvJPEG's handles (the hardware backend's above all) costs far more than a batch of
  * small images takes, so the workers of one GPU share them (nvJPEG handles are thread-safe;
  * the decode and encode states are per worker). Counted references: the last module of a GPU
- * destroys them. */
+ * destroys them. One lock per GPU: under `imgpu batch --devices 0,1` the second GPU's set-up
+ * must not wait for the first's (~0.6 s of handles). */
 #define MAX_GPUS 64
-static pthread_mutex_t s_handles_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t s_handles_once = PTHREAD_ONCE_INIT;
 static struct {
+    pthread_mutex_t lock;
     nvjpegHandle_t hw, sw;
     int refs;
 } s_handles[MAX_GPUS];
+
+static void handles_init(void)
+{
+    for (int i = 0; i < MAX_GPUS; i++)
+        pthread_mutex_init(&s_handles[i].lock, NULL);
+}
 
 static int handles_get(int dev, nvjpegHandle_t *hw, nvjpegHandle_t *sw)
 {
     int rc = 0;
     if (dev < 0 || dev >= MAX_GPUS)
         return imgpu_error("nvJPEG: GPU %d: only the first %d GPUs are served", dev, MAX_GPUS);
-    pthread_mutex_lock(&s_handles_lock);
+    pthread_once(&s_handles_once, handles_init);
+    pthread_mutex_lock(&s_handles[dev].lock);
     if (!s_handles[dev].refs) {
         nvjpegHandle_t h = NULL, s = NULL;
         /* chroma upsampled with interpolation, as libjpeg-turbo's "fancy" upsampling does (the
@@ -132,7 +141,7 @@ static int handles_get(int dev, nvjpegHandle_t *hw, nvjpegHandle_t *sw)
         *hw = s_handles[dev].hw;
         *sw = s_handles[dev].sw;
     }
-    pthread_mutex_unlock(&s_handles_lock);
+    pthread_mutex_unlock(&s_handles[dev].lock);
     return rc;
 }
 
@@ -140,7 +149,8 @@ static void handles_put(int dev)
 {
     if (dev < 0 || dev >= MAX_GPUS)
         return;
-    pthread_mutex_lock(&s_handles_lock);
+    pthread_once(&s_handles_once, handles_init);
+    pthread_mutex_lock(&s_handles[dev].lock);
     if (s_handles[dev].refs > 0 && --s_handles[dev].refs == 0) {
         if (s_handles[dev].hw)
             nvjpegDestroy(s_handles[dev].hw);
@@ -148,7 +158,7 @@ static void handles_put(int dev)
             nvjpegDestroy(s_handles[dev].sw);
         s_handles[dev].hw = s_handles[dev].sw = NULL;
     }
-    pthread_mutex_unlock(&s_handles_lock);
+    pthread_mutex_unlock(&s_handles[dev].lock);
 }
 
 /* ---- the module ----------------------------------------------------------------------------- */
