@@ -285,24 +285,32 @@ static __device__ __forceinline__ void fused_begin(fused_shared<C, LUMA> &sh, ui
     __syncthreads();
 }
 
-/* Merges the block's histogram (one atomic per non-empty bin), waits for every block's merge,
- * then builds the LUTs in this block: 256 bins are cheaper to scan than to broadcast. */
-template <int C, bool LUMA>
-static __device__ __forceinline__ void fused_luts(fused_shared<C, LUMA> &sh, uint32_t *g_hist2, int parity,
-                                                  size_t npix)
+/* Merges the block's histogram of P planes (LANES: lane-private sub-histograms, hist.cuh; else
+ * one count per bin) into the run's parity half, one atomic per non-empty bin, waits for every
+ * block's merge, then builds the LUTs (and plane 0's constant-image flag at lut[P * 256]) in
+ * this block: 256 bins are cheaper to scan than to broadcast. */
+template <int P, bool LANES>
+static __device__ __forceinline__ void merge_and_luts(const uint32_t *s_hist, uint32_t *g_hist2, int parity,
+                                                      size_t npix, uint8_t *lut, uint32_t *s_scan, int *s_i0)
 {
-    constexpr int P = fused_shared<C, LUMA>::P;
     uint32_t *g_hist = g_hist2 + parity * 3 * 256;
     __syncthreads();
     for (int b = threadIdx.x; b < P * 256; b += blockDim.x) {
-        const uint32_t n = LUMA ? imgpu__lanes_sum(sh.hist, b) : sh.hist[b];
+        const uint32_t n = LANES ? imgpu__lanes_sum(s_hist, (uint32_t)b) : s_hist[b];
         if (n)
             atomicAdd(&g_hist[b], n);
     }
     cg::this_grid().sync();
     for (int p = 0; p < P; p++)
-        build_lut(IMGPU_SCAN_DEFAULT, g_hist + p * 256, npix, sh.lut + p * 256, p == 0 ? sh.lut + P * 256 : NULL,
-                  sh.scan, &sh.i0);
+        build_lut(IMGPU_SCAN_DEFAULT, g_hist + p * 256, npix, lut + p * 256, p == 0 ? lut + P * 256 : NULL, s_scan,
+                  s_i0);
+}
+
+template <int C, bool LUMA>
+static __device__ __forceinline__ void fused_luts(fused_shared<C, LUMA> &sh, uint32_t *g_hist2, int parity,
+                                                  size_t npix)
+{
+    merge_and_luts<fused_shared<C, LUMA>::P, LUMA>(sh.hist, g_hist2, parity, npix, sh.lut, sh.scan, &sh.i0);
 }
 
 /* Two-pass fused kernel: any image size. The histogram pass streams the image from memory,
@@ -350,24 +358,13 @@ struct lanes_eq_shared {
 };
 
 template <int C>
-static __device__ __forceinline__ void lanes_eq_chunk(const uint32_t (&u)[4 * C], uint32_t *s_lanes, uint32_t lane)
-{
-    constexpr int CC = C >= 3 ? 3 : 1;
-#pragma unroll
-    for (int k = 0; k < 16; k++)
-#pragma unroll
-        for (int ch = 0; ch < CC; ch++)
-            atomicAdd(&s_lanes[IMGPU_LANE_SLOT(ch * 256 + IMGPU_CHUNK_BYTE(u, k * C + ch), lane)], 1u);
-}
-
-template <int C>
 static __global__ void __launch_bounds__(IMGPU_CDF_BINS)
 equalize_lanes_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_hist2, int parity)
 {
     constexpr int P = lut_planes(C, false), CC = C >= 3 ? 3 : 1;
     extern __shared__ uint32_t s_lanes[]; /* P * 256 * 32 */
     __shared__ lanes_eq_shared<C> sh;
-    uint32_t *g_hist = g_hist2 + parity * 3 * 256, *g_next = g_hist2 + (parity ^ 1) * 3 * 256;
+    uint32_t *g_next = g_hist2 + (parity ^ 1) * 3 * 256;
     for (int i = threadIdx.x; i < P * 256 * 32; i += blockDim.x)
         s_lanes[i] = 0;
     if (blockIdx.x == 0) /* as fused_begin: the previous run used g_next and has finished */
@@ -376,37 +373,18 @@ equalize_lanes_kernel(const uint8_t *in, uint8_t *out, size_t npix, uint32_t *g_
     __syncthreads();
 
     const uint32_t lane = threadIdx.x & 31u;
-    const size_t nchunks = npix / 16;
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    imgpu__for_each_chunk<C>(in, npix, [&](const uint32_t (&u)[4 * C]) {
+        imgpu__hist_lanes_channels<C, CC>(u, s_lanes, lane);
+    });
+    const size_t nchunks = npix / 16, tail = npix - nchunks * 16;
     const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    for (size_t i = first; i < nchunks; i += 2 * stride) { /* two loads in flight */
-        uint32_t u[4 * C], v[4 * C];
-        const bool second = i + stride < nchunks;
-        imgpu__load_chunk<C>(in + i * 16 * C, u);
-        if (second)
-            imgpu__load_chunk<C>(in + (i + stride) * 16 * C, v);
-        lanes_eq_chunk<C>(u, s_lanes, lane);
-        if (second)
-            lanes_eq_chunk<C>(v, s_lanes, lane);
-    }
-    const size_t tail = npix - nchunks * 16;
     if (first < tail) {
         const uint8_t *p = in + (nchunks * 16 + first) * C;
         for (int ch = 0; ch < CC; ch++)
             atomicAdd(&s_lanes[IMGPU_LANE_SLOT(ch * 256 + p[ch], lane)], 1u);
     }
 
-    /* as fused_luts: merge (one atomic per non-empty bin), grid barrier, the LUTs per block */
-    __syncthreads();
-    for (int b = threadIdx.x; b < P * 256; b += blockDim.x) {
-        const uint32_t n = imgpu__lanes_sum(s_lanes, (uint32_t)b);
-        if (n)
-            atomicAdd(&g_hist[b], n);
-    }
-    cg::this_grid().sync();
-    for (int p = 0; p < P; p++)
-        build_lut(IMGPU_SCAN_DEFAULT, g_hist + p * 256, npix, sh.lut + p * 256, p == 0 ? sh.lut + P * 256 : NULL,
-                  sh.scan, &sh.i0);
+    merge_and_luts<P, true>(s_lanes, g_hist2, parity, npix, sh.lut, sh.scan, &sh.i0);
     apply_range<C, false>(in, out, npix, sh.lut);
 }
 

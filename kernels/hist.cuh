@@ -87,6 +87,38 @@ __device__ __forceinline__ void imgpu__hist_lanes_gray(const uint32_t (&u)[4 * C
         atomicAdd(&s[IMGPU_LANE_SLOT(IMGPU_CHUNK_BYTE(u, k), lane)], 1u);
 }
 
+/* Channels 0..CC-1 of 16 pixels of C channels into lane-private sub-histograms: plane ch (256
+ * bins x 32 lanes) at s + ch * 256 * 32. */
+template <int C, int CC>
+__device__ __forceinline__ void imgpu__hist_lanes_channels(const uint32_t (&u)[4 * C], uint32_t *s, uint32_t lane)
+{
+#pragma unroll
+    for (int k = 0; k < 16; k++)
+#pragma unroll
+        for (int ch = 0; ch < CC; ch++)
+            atomicAdd(&s[IMGPU_LANE_SLOT(ch * 256 + IMGPU_CHUNK_BYTE(u, k * C + ch), lane)], 1u);
+}
+
+/* Grid-stride over the whole 16-pixel chunks of an image, two chunks' loads in flight before
+ * the first is counted: f(u) for each chunk (u: its 4 * C words). The < 16 pixels of the tail
+ * are the caller's. */
+template <int C, typename F>
+__device__ __forceinline__ void imgpu__for_each_chunk(const uint8_t *img, size_t npix, F &&f)
+{
+    const size_t nchunks = npix / 16;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < nchunks; i += 2 * stride) {
+        uint32_t u[4 * C], v[4 * C];
+        const bool second = i + stride < nchunks;
+        imgpu__load_chunk<C>(img + i * 16 * C, u);
+        if (second)
+            imgpu__load_chunk<C>(img + (i + stride) * 16 * C, v);
+        f(u);
+        if (second)
+            f(v);
+    }
+}
+
 /* Y of 16 RGB(A) pixels into lane-private sub-histograms. */
 template <int C>
 __device__ __forceinline__ void imgpu__hist_lanes_luma(const uint32_t (&u)[4 * C], uint32_t *s, uint32_t lane)

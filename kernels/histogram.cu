@@ -107,33 +107,13 @@ hist_lanes_kernel(const uint8_t *img, size_t npix, uint32_t *g_hist)
         s_lanes[i] = 0;
     __syncthreads();
     const uint32_t lane = threadIdx.x & 31u;
-    const size_t nchunks = npix / 16;
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    for (size_t i = first; i < nchunks; i += 2 * stride) { /* two chunks' loads in flight */
-        uint32_t u[4 * C], v[4 * C];
-        const bool second = i + stride < nchunks;
-        imgpu__load_chunk<C>(img + i * 16 * C, u);
-        if (second)
-            imgpu__load_chunk<C>(img + (i + stride) * 16 * C, v);
-#pragma unroll
-        for (int k = 0; k < 16; k++)
-#pragma unroll
-            for (int ch = 0; ch < C; ch++)
-                atomicAdd(&s_lanes[IMGPU_LANE_SLOT(ch * 256 + IMGPU_CHUNK_BYTE(u, k * C + ch), lane)], 1u);
+    imgpu__for_each_chunk<C>(img, npix, [&](const uint32_t (&u)[4 * C]) {
+        imgpu__hist_lanes_channels<C, C>(u, s_lanes, lane);
         if (LUMA)
             imgpu__hist_lanes_luma<C>(u, s_lanes + C * 256 * 32, lane);
-        if (second) {
-#pragma unroll
-            for (int k = 0; k < 16; k++)
-#pragma unroll
-                for (int ch = 0; ch < C; ch++)
-                    atomicAdd(&s_lanes[IMGPU_LANE_SLOT(ch * 256 + IMGPU_CHUNK_BYTE(v, k * C + ch), lane)], 1u);
-            if (LUMA)
-                imgpu__hist_lanes_luma<C>(v, s_lanes + C * 256 * 32, lane);
-        }
-    }
-    const size_t tail = npix - nchunks * 16; /* < 16 pixels */
+    });
+    const size_t nchunks = npix / 16, tail = npix - nchunks * 16; /* < 16 pixels */
+    const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (first < tail) {
         const uint8_t *p = img + (nchunks * 16 + first) * C;
 #pragma unroll
