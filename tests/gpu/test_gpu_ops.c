@@ -78,18 +78,24 @@ static void test_histograms(const imgpu_image *im, const char *what)
     CUDA_OK(cudaMalloc((void **)&d_img, npix * im->channels + 64));
     CUDA_OK(cudaMalloc((void **)&d_hist, sizeof h));
     CUDA_OK(cudaMemcpy(d_img, im->data, npix * im->channels, cudaMemcpyHostToDevice));
-    for (int v = 0; v < IMGPU_HIST_VARIANT_COUNT; v++) {
-        CUDA_OK(cudaMemset(d_hist, 0, sizeof h));
-        CUDA_OK(imgpu_launch_histogram((imgpu_hist_variant)v, d_img, npix, im->channels, 1, d_hist,
-                                   imgpu_hist_grid(imgpu__cuda_tuning()), 0));
-        CUDA_OK(cudaMemcpy(h, d_hist, planes * 256 * 4, cudaMemcpyDeviceToHost));
-        int ok = 1;
-        for (int c = 0; c < im->channels; c++)
-            ok &= memcmp(h + c * 256, ref.bins[c], 1024) == 0;
-        if (im->channels >= 3)
-            ok &= memcmp(h + im->channels * 256, ref.luma, 1024) == 0;
-        CHECKF(ok, "histogram %s on %s", imgpu_hist_variant_name((imgpu_hist_variant)v), what);
-    }
+    for (int v = 0; v < IMGPU_HIST_VARIANT_COUNT; v++)
+        for (int luma = 1; luma >= 0; luma--) { /* with the luma plane (3-4 channels) and without */
+            CUDA_OK(cudaMemset(d_hist, 0xee, sizeof h)); /* the planes to fill, then one more: untouched */
+            CUDA_OK(cudaMemset(d_hist, 0, planes * 256 * 4));
+            CUDA_OK(imgpu_launch_histogram((imgpu_hist_variant)v, d_img, npix, im->channels, luma, d_hist,
+                                           imgpu_hist_grid(imgpu__cuda_tuning()), 0));
+            CUDA_OK(cudaMemcpy(h, d_hist, sizeof h, cudaMemcpyDeviceToHost));
+            int ok = 1;
+            for (int c = 0; c < im->channels; c++)
+                ok &= memcmp(h + c * 256, ref.bins[c], 1024) == 0;
+            if (im->channels >= 3 && luma)
+                ok &= memcmp(h + im->channels * 256, ref.luma, 1024) == 0;
+            else if (im->channels >= 3) /* no luma asked: its plane is left alone */
+                ok &= memcmp(h + im->channels * 256, (uint32_t[256]){0}, 1024) == 0;
+            if (planes < 5)
+                ok &= h[planes * 256] == 0xeeeeeeeeu;
+            CHECKF(ok, "histogram %s luma %d on %s", imgpu_hist_variant_name((imgpu_hist_variant)v), luma, what);
+        }
     /* through the backend entry point */
     imgpu_histogram got;
     CHECKF(imgpu_cuda_histogram(im, &got) == 0, "%s", imgpu_error_message());
