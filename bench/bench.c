@@ -121,9 +121,10 @@ static int op_rotate_upload(bench *b, int k)
     static const uint8_t bg[4] = {0, 0, 0, 0};
     imgpu_rotate_geom g;
     geom(b, &g);
-    if (imgpu__cuda_tex_load(&b->tex_up, b->d_in[k], b->w, b->h, b->c, bg, b->filter == 2, b->s, &b->held))
+    const int want = b->filter == 2 && imgpu__cuda_tuning()->rot_gather;
+    if (imgpu__cuda_tex_load(&b->tex_up, b->d_in[k], b->w, b->h, b->c, bg, want, b->s, &b->held))
         return 1;
-    g.gather = b->tex_up.gather;
+    g.gather = want && b->tex_up.gather;
     return imgpu_launch_rotate(b->tex_up.linear, b->tex_up.point, b->d_out, &g, imgpu__cuda_tuning(), b->s) != cudaSuccess;
 }
 
@@ -359,8 +360,8 @@ static void run_config(const char *size, int w, int h, int c, int content, const
         row(size, &b, cn, "rotate 30 bilinear", "imgpu tex2D + copy into the CUDA array", thr, lat, 2 * B);
         b.filter = 2;
         time_op(&b, op_rotate_upload, &thr, &lat);
-        row(size, &b, cn, "rotate 30 bicubic", c == 1 ? "imgpu gathers + copy into the CUDA array (the pipeline's)"
-                                                      : "imgpu tex2D + copy into the CUDA array", thr, lat, 2 * B);
+        row(size, &b, cn, "rotate 30 bicubic", b.tex_up.gather ? "imgpu gathers + copy into the CUDA array (the pipeline's)"
+                                                               : "imgpu tex2D + copy into the CUDA array", thr, lat, 2 * B);
         imgpu__cuda_tex_force_array(0);
         for (int f = 0; f < 3 && bench_have_npp() && c != 4; f++) {
             b.filter = f;

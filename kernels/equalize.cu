@@ -524,10 +524,12 @@ static cudaError_t lanes_setup(fused_shape &s, int dev)
         const int bytes = lut_planes(C, false) * 256 * 32 * 4;
         int optin = 0, per_sm = 0;
         const void *fn = (const void *)equalize_lanes_kernel<C>;
+        cudaFuncAttributes fa;
         cudaError_t e;
-        if ((e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess)
+        if ((e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess ||
+            (e = cudaFuncGetAttributes(&fa, fn)) != cudaSuccess)
             return e;
-        if (bytes + (int)sizeof(lanes_eq_shared<C>) > optin)
+        if ((size_t)bytes + fa.sharedSizeBytes > (size_t)optin)
             return cudaSuccess;
         if ((e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)) != cudaSuccess ||
             (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, IMGPU_CDF_BINS, (size_t)bytes)) !=
@@ -612,10 +614,12 @@ static cudaError_t launch_fused(const uint8_t *in, uint8_t *out, size_t npix, ui
         want = k->sms;
     const size_t nchunks = npix / 16;
 
-    /* per-channel, 2-4 channels: the two-pass kernel with lane-private histograms, whose
-     * histogram pass is what the image's colours cost least (tuning.h has the figures) */
+    /* per-channel RGB: the two-pass kernel with lane-private histograms, whose histogram pass
+     * is what the image's colours cost least (tuning.h has the figures; 2 and 4 channels were
+     * not measured, and take it when asked: path 3). Its grid is every co-resident block:
+     * eq_blocks_per_sm does not apply. */
     if constexpr (!LUMA && C > 1) {
-        if ((t->eq_path == 0 || t->eq_path == 3) && k->lanes_grid_max > 0) {
+        if (((t->eq_path == 0 && C == 3) || t->eq_path == 3) && k->lanes_grid_max > 0) {
             const size_t need = (nchunks + IMGPU_CDF_BINS) / IMGPU_CDF_BINS; /* never an idle block */
             size_t grid = (size_t)k->lanes_grid_max;
             if (grid > need)

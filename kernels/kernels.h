@@ -34,11 +34,12 @@ typedef enum imgpu_hist_variant {
                                       memory, block-private where the device lacks it) */
     IMGPU_HIST_VARIANT_COUNT
 } imgpu_hist_variant;
-/* The variant a channel count runs by default (bench/RESULTS.md, 2026-11-27, H200): gray
- * block-private (8K photo 16.8 us, lane-private 17.8); 2-4 channels lane-private (8K RGB photo
- * 35.1 us against 85.5 block-private: a block-shared histogram serializes on the equal colours
- * of neighbouring pixels). */
-#define IMGPU_HIST_DEFAULT_FOR(channels) ((channels) == 1 ? IMGPU_HIST_BLOCK_PRIVATE : IMGPU_HIST_LANE_PRIVATE)
+/* The variant a channel count runs by default (bench/RESULTS.md, 2026-11-27, H200): RGB
+ * lane-private (8K photo 35.1 us against 85.5 block-private: a block-shared histogram
+ * serializes on the equal colours of neighbouring pixels); gray block-private (8K photo 16.8
+ * us, lane-private 17.8); gray + alpha and RGBA block-private, not measured otherwise (their
+ * alpha planes, often constant, cost block-private's run merge one atomic a chunk). */
+#define IMGPU_HIST_DEFAULT_FOR(channels) ((channels) == 3 ? IMGPU_HIST_LANE_PRIVATE : IMGPU_HIST_BLOCK_PRIVATE)
 const char *imgpu_hist_variant_name(imgpu_hist_variant v);
 
 /* Number of 256-bin planes the histogram of a `channels`-channel image has: one per channel,

@@ -356,6 +356,8 @@ extern "C" cudaError_t imgpu_launch_rotate(cudaTextureObject_t tex_linear, cudaT
 {
     if (!tune)
         tune = &k_default_tuning;
+    if (g->filter < 0 || g->filter > 2) /* imgpu_filter's three; 3 is the kernels' own (gathers) */
+        return cudaErrorInvalidValue;
     const int bx = tune->rot_bx, wx = tune->rot_wx;
     if (bx < 1 || bx > ROT_THREADS || ROT_THREADS % bx != 0 || wx < 1 || wx > ROT_WARPS || ROT_WARPS % wx != 0)
         return cudaErrorInvalidValue;

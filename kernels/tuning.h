@@ -28,7 +28,7 @@
  * kernel reads everything. H100 (imgpu bench, forced on-chip / forced two-pass, us):
  * gray photo 4K 12.3 / 13.8, 8K 30.3 / 48.8; RGB luminance 4K 28.9 / 34.8, 8K (100 MB, 3.5x
  * what fits) 115.6 / 128.1; RGB per-channel 8K 168.1 / 168.7; noise per-channel 8K 149.4 / 158.2.
- * Per-channel mode on 2-4 channels takes neither: H200 (2026-11-27) RGB photo on-chip / two-pass
+ * Per-channel mode on RGB takes neither: H200 (2026-11-27) RGB photo on-chip / two-pass
  * 1080p 22.1 / 21.2, 4K 46.4 / 43.8, 8K 154.7 / 132.7 us, both bound by their block-private
  * histogram pass (the RGB histogram alone, 8K: 85.5 us block-private, 35.1 lane-private), so it
  * runs the two-pass kernel with lane-private histograms (equalize_lanes_kernel). */
@@ -139,9 +139,10 @@
 typedef struct imgpu_tuning {
     int hist_blocks_per_sm; /* IMGPU_HIST_BLOCKS_PER_SM: > 0 */
     int eq_blocks_per_sm;   /* IMGPU_EQ_BLOCKS_PER_SM: > 0 fixes the fused equalize's blocks per SM
-                               (at most what is co-resident); 0 sizes the grid by the image */
+                               (at most what is co-resident); 0 sizes the grid by the image. The
+                               lane-private per-channel kernel always runs every co-resident block */
     int eq_path;            /* imgpu_kernels_eq_path: 0 choose, 1 two-pass, 2 on-chip, 3 lane-private
-                               per-channel (2-4 channels; else as 0) */
+                               per-channel (2-4 channels; else as 0; 0 takes it for RGB) */
     int eq_keep_chunks;     /* imgpu_kernels_eq_path: > 0 caps an on-chip block's kept chunks */
     int scan_cdf16_block;   /* IMGPU_SCAN_CDF16_BLOCK: 256, 512 or 1024 */
     int h16_cluster;        /* IMGPU_H16_CLUSTER: > 0; other than a power of two in 2..16, the
@@ -166,7 +167,7 @@ extern "C" {
 #endif
 /* Tests and imgpu bench, between runs (one thread, nothing in flight): set the variant fields
  * of the CUDA backend's config (src/cuda/tuning.c). Fused equalize (equalize.cu): path 0
- * chooses (per-channel mode on 2-4 channels: the two-pass kernel with lane-private histograms;
+ * chooses (per-channel mode on RGB: the two-pass kernel with lane-private histograms;
  * otherwise the on-chip kernel, which keeps the image in shared memory across the grid barrier
  * and reads only what does not fit twice, wherever the device has the shared memory; else the
  * two-pass one), 1 always the two-pass kernel with the block-private histogram, 2 always the

@@ -63,10 +63,14 @@ const imgpu_tuning *imgpu__cuda_tuning(void);
  * stay untouched while t is in use), else by a copy into t's array (reused when the size
  * matches); the texture objects are recreated when the background or the buffer changes.
  * gather: a gray image goes into an array that allows tex2Dgather (never in place: gathers
- * need an array), where the device's gather size limit allows; t->gather says whether it did.
+ * need an array), where the device's gather size limit allows; t->gather says whether t's
+ * array allows them (such an array also stays for later loads that do not ask for gathers).
  * *held tracks imgpu's device bytes. 0, -1 or IMGPU_CUDA_OOM. */
 int imgpu__cuda_tex_load(imgpu__cuda_tex *t, const unsigned char *d_src, int w, int h, int channels,
                          const unsigned char bg[4], int gather, cudaStream_t s, size_t *held);
 void imgpu__cuda_tex_destroy(imgpu__cuda_tex *t, size_t *held);
+/* Tests: 1 when the last 8-bit rotation that any pipeline or session ran took gray bicubic's
+ * taps by gathers (pipeline.c), so a test comparing it with point fetches knows both ran. */
+int imgpu__cuda_last_rotate_gathered(void);
 
 #endif

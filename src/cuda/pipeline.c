@@ -54,6 +54,9 @@ typedef struct imgpu_cuda_session ctx;
 /* The session behind the one-call API (imgpu_cuda_pipeline_run, imgpu_cuda_histogram). */
 static ctx s_ctx;
 static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int s_last_rotate_gathered; /* tests: did the last 8-bit rotation gather? */
+
+int imgpu__cuda_last_rotate_gathered(void) { return s_last_rotate_gathered; }
 
 static double now_ms(void)
 {
@@ -246,10 +249,14 @@ static int run_rotate(ctx *c, const unsigned char *d_in, unsigned char *d_out, s
         return 0;
     }
     /* 8-bit: a texture over the image (texture.c); 16-bit: plain loads (kernels/rotate.cu) */
-    if (s.b == 1 && (rc = imgpu__cuda_tex_load(&c->tex, d_in, s.w, s.h, s.c, bg,
-                                               p->filter == IMGPU_FILTER_BICUBIC && imgpu__cuda_tuning()->rot_gather,
-                                               c->stream, &c->held)) != 0)
-        return rc;
+    const int want_gather = s.b == 1 && p->filter == IMGPU_FILTER_BICUBIC && imgpu__cuda_tuning()->rot_gather;
+    if (s.b == 1) {
+        rc = imgpu__cuda_tex_load(&c->tex, d_in, s.w, s.h, s.c, bg, want_gather, c->stream, &c->held);
+        if (rc == IMGPU_CUDA_OOM && want_gather) /* no room for the gather array: point fetches, in place */
+            rc = imgpu__cuda_tex_load(&c->tex, d_in, s.w, s.h, s.c, bg, 0, c->stream, &c->held);
+        if (rc != 0)
+            return rc;
+    }
     imgpu_rotate_geom g;
     memset(&g, 0, sizeof g);
     g.in_w = s.w;
@@ -264,7 +271,8 @@ static int run_rotate(ctx *c, const unsigned char *d_in, unsigned char *d_out, s
     g.out_cx = o.w / 2.0f;
     g.out_cy = o.h / 2.0f;
     memcpy(g.background, bg, 4);
-    g.gather = s.b == 1 && c->tex.gather;
+    g.gather = want_gather && c->tex.gather;
+    s_last_rotate_gathered = g.gather && s.c == 1;
     if (s.b == 2)
         IMGPU_CUDA_TRY(imgpu_launch_rotate16((const uint16_t *)(const void *)d_in, (uint16_t *)(void *)d_out, &g,
                                              c->stream));

@@ -112,10 +112,11 @@ int imgpu__cuda_tex_load(imgpu__cuda_tex *t, const unsigned char *d_src, int w, 
     if (channels == 3)
         tbg[3] = 255;
     gather = gather && channels == 1 && gather_ok(w, h);
+    /* a gather array serves point and filtered fetches too, so it is kept for them */
     const int in_place = !gather && imgpu__cuda_tex_pitched_ok(w, h, channels);
     const int size_changed = (t->array || t->pitched) &&
                              (t->w != w || t->h != h || t->channels != channels || in_place != !t->array ||
-                              (in_place && t->pitched != d_src) || (!in_place && t->gather != gather));
+                              (in_place && t->pitched != d_src) || (gather && !t->gather));
     if (size_changed || ((t->array || t->pitched) && memcmp(t->bg, tbg, 4) != 0))
         IMGPU_CUDA_TRY(cudaStreamSynchronize(s)); /* earlier kernels may still sample them */
     if (size_changed)

@@ -140,15 +140,16 @@ static void test_three_launch(const imgpu_image *im, imgpu_eq_mode mode, const i
 
 static void test_equalize(const imgpu_image *im, const char *what)
 {
-    /* both fused kernels: the default choice, the two-pass one, and the on-chip one with at most
-     * 3 chunks kept per block, so that small images also take its spill path */
-    static const int path[][2] = {{0, 0}, {1, 0}, {2, 3}};
-    static const char *path_name[] = {"default", "two-pass", "on-chip with spill"};
+    /* the fused kernels: the default choice, the two-pass one, the on-chip one, the on-chip one
+     * with at most 3 chunks kept per block (so that small images also take its spill path), and
+     * the lane-private per-channel one (2-4 channels; the others run the default there) */
+    static const int path[][2] = {{0, 0}, {1, 0}, {2, 0}, {2, 3}, {3, 0}};
+    static const char *path_name[] = {"default", "two-pass", "on-chip", "on-chip with spill", "lane-private"};
     for (int m = 0; m < 2; m++) {
         imgpu_equalize_params p = {.mode = (imgpu_eq_mode)m};
         imgpu_image *ref = imgpu_cpu_equalize(im, &p);
         imgpu_op op = imgpu_op_equalize((imgpu_eq_mode)m);
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 5; k++) {
             imgpu_image *got = NULL;
             imgpu_kernels_eq_path(path[k][0], path[k][1]);
             CHECKF(imgpu_cuda_pipeline_run(im, &op, 1, &got) == 0, "%s", imgpu_error_message());
@@ -181,11 +182,14 @@ static void test_rotate(const imgpu_image *im, double angle, imgpu_filter f, int
         CHECKF(d >= 0 && d <= (exact ? 0 : 1),
                "rotate %g filter %d crop %d bg %d layout %d on %s: max diff %d (%zu samples differ)", angle, (int)f, crop,
                has_bg, layout, what, d, nd);
-        if (f == IMGPU_FILTER_BICUBIC && im->channels == 1) { /* gathers (the default) == 16 point fetches */
+        if (f == IMGPU_FILTER_BICUBIC && im->channels == 1 && imgpu_cpu_rotate_quarter(angle) < 0) {
+            /* gathers (the default) == 16 point fetches, and each ran */
+            CHECKF(imgpu__cuda_last_rotate_gathered() == 1, "rotate %g bicubic on %s: gathers did not run", angle, what);
             imgpu_image *pt = NULL;
             imgpu_kernels_rot_gather(0);
             CHECK(imgpu_cuda_pipeline_run(im, &op, 1, &pt) == 0);
             imgpu_kernels_rot_gather(1);
+            CHECKF(imgpu__cuda_last_rotate_gathered() == 0, "rotate %g bicubic on %s: point fetches gathered", angle, what);
             d = max_diff(got, pt, &nd);
             CHECKF(d == 0, "rotate %g bicubic crop %d bg %d layout %d on %s: gathers against point fetches: max diff "
                    "%d (%zu samples differ)", angle, crop, has_bg, layout, what, d, nd);
