@@ -93,11 +93,20 @@ static const uint8_t *tap(const imgpu_image *in, int i, int j)
     return imgpu_image_row(in, j) + (size_t)i * pixel_bytes(in);
 }
 
-/* floor(v + 0.5) clamped to 0..maxv (255 or 65535). */
-static uint32_t round_clamp(float v, float maxv)
+/* floor(v) as an int, for |v| < 2^31: floorf without its library call (x86-64's baseline has
+ * no rounding instruction), the same value. Source coordinates lie within a few image sides of
+ * the canvas, and bicubic sums within 2x the sample range, far inside that. */
+static inline int ifloor(float v)
 {
-    float r = floorf(v + 0.5f);
-    return r < 0.0f ? 0u : r > maxv ? (uint32_t)maxv : (uint32_t)r;
+    const int i = (int)v; /* truncation toward zero */
+    return i - ((float)i > v);
+}
+
+/* floor(v + 0.5) clamped to 0..maxv (255 or 65535). */
+static inline uint32_t round_clamp(float v, float maxv)
+{
+    const int r = ifloor(v + 0.5f);
+    return r < 0 ? 0u : (float)r > maxv ? (uint32_t)maxv : (uint32_t)r;
 }
 
 /* roundf(f * 256) for f in [0, 1] (half away from zero), without the library call: f * 256
@@ -113,21 +122,39 @@ static inline int round256(float f)
 static void sample_nearest(const imgpu_image *in, float sx, float sy, const uint8_t *bg,
                            uint8_t *out)
 {
-    const uint8_t *p = tap(in, (int)floorf(sx), (int)floorf(sy));
+    const uint8_t *p = tap(in, ifloor(sx), ifloor(sy));
     memcpy(out, p ? p : bg, pixel_bytes(in));
+}
+
+/* Bilinear's tap (i, j) and 8-bit weights A, B of a source point (the file's comment). */
+static inline void bilinear_setup(float sx, float sy, int *i, int *j, int *A, int *B)
+{
+    const float x = sx - 0.5f, y = sy - 0.5f;
+    *i = ifloor(x);
+    *j = ifloor(y);
+    /* 8 fractional bits, like the texture unit: A = 256 a_q in 0..256 (the clamp is a guard;
+     * (x - i) * 256 is already in [0, 256]). */
+    const int a = round256(x - (float)*i), b = round256(y - (float)*j);
+    *A = a < 0 ? 0 : a > 256 ? 256 : a;
+    *B = b < 0 ? 0 : b > 256 ? 256 : b;
+}
+
+/* 8 bits: the integer formula, which the exact float one at the top of the file equals (the
+ * sum is at most 65536 x 255, so no clamp); c channels. */
+static inline void bilinear_mix8(const uint8_t *p00, const uint8_t *p10, const uint8_t *p01, const uint8_t *p11,
+                                 int A, int B, int c, uint8_t *out)
+{
+    const uint32_t w00 = (uint32_t)((256 - A) * (256 - B)), w10 = (uint32_t)(A * (256 - B));
+    const uint32_t w01 = (uint32_t)((256 - A) * B), w11 = (uint32_t)(A * B);
+    for (int k = 0; k < c; k++)
+        out[k] = (uint8_t)((w00 * p00[k] + w10 * p10[k] + w01 * p01[k] + w11 * p11[k] + 32768u) >> 16);
 }
 
 static void sample_bilinear(const imgpu_image *in, float sx, float sy, const uint8_t *bg,
                             uint8_t *out)
 {
-    const float x = sx - 0.5f, y = sy - 0.5f;
-    const float fi = floorf(x), fj = floorf(y);
-    const int i = (int)fi, j = (int)fj;
-    /* 8 fractional bits, like the texture unit: A = 256 a_q in 0..256 (the clamp is a guard;
-     * (x - fi) * 256 is already in [0, 256]). */
-    int A = round256(x - fi), B = round256(y - fj);
-    A = A < 0 ? 0 : A > 256 ? 256 : A;
-    B = B < 0 ? 0 : B > 256 ? 256 : B;
+    int i, j, A, B;
+    bilinear_setup(sx, sy, &i, &j, &A, &B);
     const uint8_t *p00 = tap(in, i, j), *p10 = tap(in, i + 1, j);
     const uint8_t *p01 = tap(in, i, j + 1), *p11 = tap(in, i + 1, j + 1);
     if (!p00 && !p10 && !p01 && !p11) {
@@ -151,12 +178,7 @@ static void sample_bilinear(const imgpu_image *in, float sx, float sy, const uin
         }
         return;
     }
-    /* 8 bits: the integer formula, which the exact float one at the top of the file equals
-     * (the sum is at most 65536 x 255, so no clamp) */
-    const uint32_t w00 = (uint32_t)((256 - A) * (256 - B)), w10 = (uint32_t)(A * (256 - B));
-    const uint32_t w01 = (uint32_t)((256 - A) * B), w11 = (uint32_t)(A * B);
-    for (int k = 0; k < in->channels; k++)
-        out[k] = (uint8_t)((w00 * p00[k] + w10 * p10[k] + w01 * p01[k] + w11 * p11[k] + 32768u) >> 16);
+    bilinear_mix8(p00, p10, p01, p11, A, B, in->channels, out);
 }
 
 /* Keys cubic convolution weights for taps at offsets -1, 0, 1, 2 from floor(x), t in [0, 1). */
@@ -170,15 +192,39 @@ static void cubic_weights(float t, float w[4])
     w[3] = 1.0f - w[0] - w[1] - w[2];
 }
 
+/* Bicubic's tap (i, j) (taps i-1..i+2 by j-1..j+2) and weights of a source point. */
+static inline void bicubic_setup(float sx, float sy, int *i, int *j, float wx[4], float wy[4])
+{
+    const float x = sx - 0.5f, y = sy - 0.5f;
+    *i = ifloor(x);
+    *j = ifloor(y);
+    cubic_weights(x - (float)*i, wx);
+    cubic_weights(y - (float)*j, wy);
+}
+
+/* 8 bits, every tap inside: row r's taps start at p[r]; the sums of sample_bicubic below, in
+ * its order. */
+static inline void bicubic_mix8(const uint8_t *const p[4], const float wx[4], const float wy[4], int c,
+                                uint8_t *out)
+{
+    for (int ch = 0; ch < c; ch++) {
+        float v = 0.0f;
+        for (int r = 0; r < 4; r++) {
+            float row = 0.0f;
+            for (int k = 0; k < 4; k++)
+                row += wx[k] * (float)p[r][k * c + ch];
+            v += wy[r] * row;
+        }
+        out[ch] = (uint8_t)round_clamp(v, 255.0f);
+    }
+}
+
 static void sample_bicubic(const imgpu_image *in, float sx, float sy, const uint8_t *bg,
                            uint8_t *out)
 {
-    const float x = sx - 0.5f, y = sy - 0.5f;
-    const float fi = floorf(x), fj = floorf(y);
-    const int i = (int)fi, j = (int)fj;
+    int i, j;
     float wx[4], wy[4];
-    cubic_weights(x - fi, wx);
-    cubic_weights(y - fj, wy);
+    bicubic_setup(sx, sy, &i, &j, wx, wy);
     const uint8_t *p[4][4];
     int inside = 0;
     for (int r = 0; r < 4; r++)
@@ -276,11 +322,100 @@ static void rotate_quarter(rot_job *j)
                              quarter_rows, j);
 }
 
+/* 8 bits: pixels whose every tap lies inside the image take their taps by pointer, without
+ * sample()'s per-tap bounds tests and background substitution; the rest go through sample().
+ * Both run the same setup and mixing functions above, so the bytes are the same. */
+static inline __attribute__((always_inline)) void rows8(const rot_job *j, int v0, int v1, const int ch,
+                                                         const int filter)
+{
+    const imgpu_image *in = j->in, *out = j->out;
+    const float c = j->c, s = j->s;
+    const float ocx = 0.5f * (float)out->width, ocy = 0.5f * (float)out->height;
+    const float icx = 0.5f * (float)in->width, icy = 0.5f * (float)in->height;
+    const int w = in->width, h = in->height;
+    const size_t stride = in->stride;
+    const uint8_t *base = in->data;
+    for (int v = v0; v < v1; v++) {
+        uint8_t *dst = imgpu_image_row(out, v);
+        const float dy = ((float)v + 0.5f) - ocy;
+        for (int u = 0; u < out->width; u++, dst += ch) {
+            const float dx = ((float)u + 0.5f) - ocx;
+            /* Separate statements: no contraction into fma, whatever the compiler flags. */
+            const float cdx = c * dx, sdy = s * dy, sdx = s * dx, cdy = c * dy;
+            const float sx = (cdx - sdy) + icx;
+            const float sy = (sdx + cdy) + icy;
+            if (filter == IMGPU_FILTER_BILINEAR) {
+                int i, jj, A, B;
+                bilinear_setup(sx, sy, &i, &jj, &A, &B);
+                if (i >= 0 && jj >= 0 && i < w - 1 && jj < h - 1) {
+                    const uint8_t *p00 = base + (size_t)jj * stride + (size_t)i * ch, *p01 = p00 + stride;
+                    bilinear_mix8(p00, p00 + ch, p01, p01 + ch, A, B, ch, dst);
+                    continue;
+                }
+                if (i + 1 < 0 || i >= w || jj + 1 < 0 || jj >= h) { /* no tap inside: the background */
+                    memcpy(dst, j->bg, (size_t)ch);
+                    continue;
+                }
+            } else if (filter == IMGPU_FILTER_BICUBIC) {
+                int i, jj;
+                float wx[4], wy[4];
+                bicubic_setup(sx, sy, &i, &jj, wx, wy);
+                if (i >= 1 && jj >= 1 && i < w - 2 && jj < h - 2) {
+                    const uint8_t *p[4];
+                    p[0] = base + (size_t)(jj - 1) * stride + (size_t)(i - 1) * ch;
+                    for (int r = 1; r < 4; r++)
+                        p[r] = p[r - 1] + stride;
+                    bicubic_mix8(p, wx, wy, ch, dst);
+                    continue;
+                }
+                if (i + 2 < 0 || i - 1 >= w || jj + 2 < 0 || jj - 1 >= h) { /* no tap inside */
+                    memcpy(dst, j->bg, (size_t)ch);
+                    continue;
+                }
+            } else {
+                const int i = ifloor(sx), jj = ifloor(sy);
+                memcpy(dst, i >= 0 && jj >= 0 && i < w && jj < h ? base + (size_t)jj * stride + (size_t)i * ch : j->bg,
+                       (size_t)ch);
+                continue;
+            }
+            sample(in, (imgpu_filter)filter, sx, sy, j->bg, dst);
+        }
+    }
+}
+
+/* rows8 with the channel count and the filter as constants, so that the compiler unrolls the
+ * per-channel loops (one specialization each). */
+static void general_rows8(const rot_job *j, int v0, int v1)
+{
+    const int f = j->p->filter;
+    switch (j->in->channels) {
+#define IMGPU_ROWS8(C)                                                                             \
+    case C:                                                                                        \
+        if (f == IMGPU_FILTER_BILINEAR)                                                            \
+            rows8(j, v0, v1, C, IMGPU_FILTER_BILINEAR);                                            \
+        else if (f == IMGPU_FILTER_BICUBIC)                                                        \
+            rows8(j, v0, v1, C, IMGPU_FILTER_BICUBIC);                                             \
+        else                                                                                       \
+            rows8(j, v0, v1, C, IMGPU_FILTER_NEAREST);                                             \
+        break;
+    IMGPU_ROWS8(1)
+    IMGPU_ROWS8(2)
+    IMGPU_ROWS8(3)
+    IMGPU_ROWS8(4)
+#undef IMGPU_ROWS8
+    default: break; /* images have 1 to 4 channels */
+    }
+}
+
 static void general_rows(void *ctx, int part, int v0, int v1)
 {
     (void)part;
     const rot_job *j = ctx;
     const imgpu_image *in = j->in, *out = j->out;
+    if (in->depth == 8) {
+        general_rows8(j, v0, v1);
+        return;
+    }
     const float c = j->c, s = j->s;
     const float ocx = 0.5f * (float)out->width, ocy = 0.5f * (float)out->height;
     const float icx = 0.5f * (float)in->width, icy = 0.5f * (float)in->height;
