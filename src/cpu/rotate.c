@@ -322,6 +322,18 @@ static void rotate_quarter(rot_job *j)
                              quarter_rows, j);
 }
 
+/* The source point of output column u in the row whose centre is dy from the canvas centre:
+ * the file's formula, in its order. */
+static inline void source_point(float c, float s, int u, float dy, float ocx, float icx, float icy, float *sx,
+                                float *sy)
+{
+    const float dx = ((float)u + 0.5f) - ocx;
+    /* Separate statements: no contraction into fma, whatever the compiler flags. */
+    const float cdx = c * dx, sdy = s * dy, sdx = s * dx, cdy = c * dy;
+    *sx = (cdx - sdy) + icx;
+    *sy = (sdx + cdy) + icy;
+}
+
 /* 8 bits: pixels whose every tap lies inside the image take their taps by pointer, without
  * sample()'s per-tap bounds tests and background substitution; the rest go through sample().
  * Both run the same setup and mixing functions above, so the bytes are the same. */
@@ -339,11 +351,8 @@ static inline __attribute__((always_inline)) void rows8(const rot_job *j, int v0
         uint8_t *dst = imgpu_image_row(out, v);
         const float dy = ((float)v + 0.5f) - ocy;
         for (int u = 0; u < out->width; u++, dst += ch) {
-            const float dx = ((float)u + 0.5f) - ocx;
-            /* Separate statements: no contraction into fma, whatever the compiler flags. */
-            const float cdx = c * dx, sdy = s * dy, sdx = s * dx, cdy = c * dy;
-            const float sx = (cdx - sdy) + icx;
-            const float sy = (sdx + cdy) + icy;
+            float sx, sy;
+            source_point(c, s, u, dy, ocx, icx, icy, &sx, &sy);
             if (filter == IMGPU_FILTER_BILINEAR) {
                 int i, jj, A, B;
                 bilinear_setup(sx, sy, &i, &jj, &A, &B);
@@ -403,7 +412,7 @@ static void general_rows8(const rot_job *j, int v0, int v1)
     IMGPU_ROWS8(3)
     IMGPU_ROWS8(4)
 #undef IMGPU_ROWS8
-    default: break; /* images have 1 to 4 channels */
+    default: break; /* general_rows passes 1 to 4 channels only */
     }
 }
 
@@ -412,7 +421,7 @@ static void general_rows(void *ctx, int part, int v0, int v1)
     (void)part;
     const rot_job *j = ctx;
     const imgpu_image *in = j->in, *out = j->out;
-    if (in->depth == 8) {
+    if (in->depth == 8 && in->channels >= 1 && in->channels <= 4) {
         general_rows8(j, v0, v1);
         return;
     }
@@ -424,11 +433,8 @@ static void general_rows(void *ctx, int part, int v0, int v1)
         uint8_t *dst = imgpu_image_row(out, v);
         const float dy = ((float)v + 0.5f) - ocy;
         for (int u = 0; u < out->width; u++, dst += pb) {
-            const float dx = ((float)u + 0.5f) - ocx;
-            /* Separate statements: no contraction into fma, whatever the compiler flags. */
-            const float cdx = c * dx, sdy = s * dy, sdx = s * dx, cdy = c * dy;
-            const float sx = (cdx - sdy) + icx;
-            const float sy = (sdx + cdy) + icy;
+            float sx, sy;
+            source_point(c, s, u, dy, ocx, icx, icy, &sx, &sy);
             sample(in, j->p->filter, sx, sy, j->bg, dst);
         }
     }
