@@ -264,11 +264,13 @@ static void run_config(const char *size, int w, int h, int c, int content, const
     }
     if (want("histogram") && c >= 3) { /* + the luma plane: what `imgpu histogram` computes */
         b.luma = 1;
-        for (int v = IMGPU_HIST_BLOCK_PRIVATE; v <= IMGPU_HIST_LANE_PRIVATE; v += IMGPU_HIST_LANE_PRIVATE - IMGPU_HIST_BLOCK_PRIVATE) {
-            b.hv = (imgpu_hist_variant)v;
+        static const imgpu_hist_variant luma_variants[] = {IMGPU_HIST_BLOCK_PRIVATE, IMGPU_HIST_LANE_PRIVATE};
+        for (size_t i = 0; i < sizeof luma_variants / sizeof *luma_variants; i++) {
+            b.hv = luma_variants[i];
             char name[96];
             time_op(&b, op_hist, &thr, &lat);
-            snprintf(name, sizeof name, "imgpu %s%s", imgpu_hist_variant_name(b.hv), v == IMGPU_HIST_DEFAULT_FOR(c) ? " (default)" : "");
+            snprintf(name, sizeof name, "imgpu %s%s", imgpu_hist_variant_name(b.hv),
+                     b.hv == IMGPU_HIST_DEFAULT_FOR(c) ? " (default)" : "");
             row(size, &b, cn, "histogram + luma", name, thr, lat, B);
         }
         b.luma = 0;

@@ -202,20 +202,21 @@ static inline void bicubic_setup(float sx, float sy, int *i, int *j, float wx[4]
     cubic_weights(y - (float)*j, wy);
 }
 
-/* 8 bits, every tap inside: row r's taps start at p[r]; the sums of sample_bicubic below, in
- * its order. */
-static inline void bicubic_mix8(const uint8_t *const p[4], const float wx[4], const float wy[4], int c,
-                                uint8_t *out)
+/* The bicubic sum of the file's comment over taps p[r][k] (column i-1+k, row j-1+r; each a
+ * pixel of c samples at depth d), in its order: the one place this arithmetic is written. */
+static inline void bicubic_mix(const uint8_t *const p[4][4], const float wx[4], const float wy[4], int d, int c,
+                               uint8_t *out)
 {
+    const float maxv = d == 16 ? 65535.0f : 255.0f;
     for (int ch = 0; ch < c; ch++) {
         float v = 0.0f;
         for (int r = 0; r < 4; r++) {
             float row = 0.0f;
             for (int k = 0; k < 4; k++)
-                row += wx[k] * (float)p[r][k * c + ch];
+                row += wx[k] * (float)imgpu_sample_get(p[r][k], d, ch);
             v += wy[r] * row;
         }
-        out[ch] = (uint8_t)round_clamp(v, 255.0f);
+        imgpu_sample_put(out, d, ch, round_clamp(v, maxv));
     }
 }
 
@@ -239,18 +240,7 @@ static void sample_bicubic(const imgpu_image *in, float sx, float sy, const uint
         memcpy(out, bg, pixel_bytes(in));
         return;
     }
-    const int d = in->depth;
-    const float maxv = d == 16 ? 65535.0f : 255.0f;
-    for (int ch = 0; ch < in->channels; ch++) {
-        float v = 0.0f;
-        for (int r = 0; r < 4; r++) {
-            float row = 0.0f;
-            for (int k = 0; k < 4; k++)
-                row += wx[k] * (float)imgpu_sample_get(p[r][k], d, ch);
-            v += wy[r] * row;
-        }
-        imgpu_sample_put(out, d, ch, round_clamp(v, maxv));
-    }
+    bicubic_mix(p, wx, wy, in->depth, in->channels, out);
 }
 
 /* One output pixel; bg is one pixel at the image's depth. */
@@ -370,11 +360,12 @@ static inline __attribute__((always_inline)) void rows8(const rot_job *j, int v0
                 float wx[4], wy[4];
                 bicubic_setup(sx, sy, &i, &jj, wx, wy);
                 if (i >= 1 && jj >= 1 && i < w - 2 && jj < h - 2) {
-                    const uint8_t *p[4];
-                    p[0] = base + (size_t)(jj - 1) * stride + (size_t)(i - 1) * ch;
-                    for (int r = 1; r < 4; r++)
-                        p[r] = p[r - 1] + stride;
-                    bicubic_mix8(p, wx, wy, ch, dst);
+                    const uint8_t *p[4][4];
+                    const uint8_t *row = base + (size_t)(jj - 1) * stride + (size_t)(i - 1) * ch;
+                    for (int r = 0; r < 4; r++, row += stride)
+                        for (int k = 0; k < 4; k++)
+                            p[r][k] = row + k * ch;
+                    bicubic_mix(p, wx, wy, 8, ch, dst);
                     continue;
                 }
                 if (i + 2 < 0 || i - 1 >= w || jj + 2 < 0 || jj - 1 >= h) { /* no tap inside */
