@@ -64,6 +64,9 @@ typedef struct tiff_io {
     uint64_t pos;
     char err[200];             /* libtiff's first error on this handle */
     char warn[200];            /* and its last warning (used when a failure has no error) */
+    int reading;               /* inside one strip or tile read (read_block) */
+    char lost[200];            /* the first warning there that means the pixels are not all
+                                * the file's (corrupt_read_warning) */
 } tiff_io;
 
 /* A write may not grow the output past this (a hostile seek must not allocate the world). */
@@ -140,6 +143,37 @@ static int io_map(thandle_t h, void **base, toff_t *size)
 }
 static void io_unmap(thandle_t h, void *base, toff_t size) { (void)h, (void)base, (void)size; }
 
+/* Whether a warning libtiff gives while it decodes a strip or tile means that the block it
+ * returns is not all the file's pixels. libtiff returns the full block length and only warns
+ * when a JPEG strip or tile codes a smaller frame than the TIFF says ("Improper JPEG
+ * strip/tile size": the rows and columns it did not code are whatever the buffer held
+ * before), when libjpeg padded data that ends early ("Premature end of JPEG file"), and in
+ * every other case a codec notices bad data and carries on: so every warning there is corrupt
+ * data except these, which leave every pixel decoded from the file (libtiff 4.5's words):
+ *  - a last strip whose JPEG frame is taller than the rows left: libtiff decodes the rows
+ *    it needs;
+ *  - a progressive JPEG strip: legal to decode, only unusual in a TIFF;
+ *  - old-style LZW codes: the compatibility decoder takes over;
+ *  - an LZW strip without its end code: a strip that is short of rows besides is an error;
+ *  - PackBits data running past the strip's end: the rest is dropped.
+ * libjpeg's own warnings (module "JPEGLib") all count, even those codec_jpeg.c lets pass
+ * (extraneous bytes before a marker): libjpeg reports only the first warning of a frame to
+ * libtiff, so a harmless first one would hide a "premature end" after it. */
+static int corrupt_read_warning(const char *msg)
+{
+    static const char *const harmless[] = {
+        "JPEG strip size exceeds expected dimensions",
+        "encoded with progressive mode",
+        "Old-style LZW codes",
+        "not terminated with EOI code",
+        "bytes to avoid buffer overrun",
+    };
+    for (size_t i = 0; i < sizeof harmless / sizeof harmless[0]; i++)
+        if (strstr(msg, harmless[i]))
+            return 0;
+    return 1;
+}
+
 static void io_record(tiff_io *io, int is_error, const char *fmt, va_list ap)
 {
     char *dst = is_error ? io->err : io->warn;
@@ -149,6 +183,8 @@ static void io_record(tiff_io *io, int is_error, const char *fmt, va_list ap)
     /* many messages start with the handle's name, which is always "TIFF" here */
     if (!strncmp(dst, "TIFF: ", 6))
         memmove(dst, dst + 6, strlen(dst + 6) + 1);
+    if (!is_error && io->reading && !io->lost[0] && corrupt_read_warning(dst))
+        snprintf(io->lost, sizeof io->lost, "%s", dst);
 }
 
 static int on_error(TIFF *t, void *user, const char *module, const char *fmt, va_list ap)
@@ -454,6 +490,27 @@ static void put_block(const tiff_layout *L, unsigned char *raw, const unsigned c
     }
 }
 
+/* Decodes strip or tile `index` into blk: its length, or -1 with the reason in why. A block
+ * libtiff returns whole but warned about (io_record, corrupt_read_warning) is refused: the
+ * warning is the only sign that part of it was never written. */
+static tmsize_t read_block(TIFF *t, tiff_io *io, int tiled, uint32_t index, unsigned char *blk,
+                           tmsize_t size, char *why, size_t wn)
+{
+    io->lost[0] = '\0';
+    io->reading = 1;
+    tmsize_t got = tiled ? TIFFReadEncodedTile(t, index, blk, size)
+                         : TIFFReadEncodedStrip(t, index, blk, size);
+    io->reading = 0;
+    const char *kind = tiled ? "tile" : "strip";
+    if (got < 0)
+        snprintf(why, wn, "%s", io_reason(io, tiled ? "unreadable tile" : "unreadable strip"));
+    else if (io->lost[0])
+        snprintf(why, wn, "%s %u: %s", kind, (unsigned)index, io->lost);
+    else
+        return got;
+    return -1;
+}
+
 /* 0, or the DEC_ kind with the reason in why. */
 static int read_pixels(TIFF *t, tiff_io *io, const tiff_layout *L, unsigned char *raw,
                        unsigned char *blk, uint64_t blk_size, char *why, size_t wn)
@@ -477,11 +534,9 @@ static int read_pixels(TIFF *t, tiff_io *io, const tiff_layout *L, unsigned char
                         return DEC_LATE;
                     }
                     uint32_t tile = TIFFComputeTile(t, x, y, 0, (uint16_t)p);
-                    tmsize_t got = TIFFReadEncodedTile(t, tile, blk, (tmsize_t)blk_size);
-                    if (got < 0) {
-                        snprintf(why, wn, "%s", io_reason(io, "unreadable tile"));
+                    tmsize_t got = read_block(t, io, 1, tile, blk, (tmsize_t)blk_size, why, wn);
+                    if (got < 0)
                         return DEC_CORRUPT;
-                    }
                     const uint32_t cols = L->w - x < tw ? L->w - x : tw;
                     const uint32_t rows = L->h - y < th ? L->h - y : th;
                     if ((uint64_t)got < ((uint64_t)(rows - 1) * tw + cols) * ps * ss) {
@@ -510,11 +565,9 @@ static int read_pixels(TIFF *t, tiff_io *io, const tiff_layout *L, unsigned char
                 snprintf(why, wn, "bad strip layout");
                 return DEC_CORRUPT;
             }
-            tmsize_t got = TIFFReadEncodedStrip(t, strip, blk, (tmsize_t)(rows * row));
-            if (got < 0) {
-                snprintf(why, wn, "%s", io_reason(io, "unreadable strip"));
+            tmsize_t got = read_block(t, io, 0, strip, blk, (tmsize_t)(rows * row), why, wn);
+            if (got < 0)
                 return DEC_CORRUPT;
-            }
             if ((uint64_t)got < rows * row) {
                 snprintf(why, wn, "strip %u is short", (unsigned)strip);
                 return DEC_CORRUPT;
@@ -592,7 +645,10 @@ static void *tiff_decode(const unsigned char *b, size_t n, int page, size_t budg
         goto fail;
     }
     raw = malloc((size_t)raw_size);
-    blk = malloc((size_t)blk_size);
+    /* zeroed: should a codec ever return a block short without a warning, the rest of the
+     * first block is zeros and of later ones the previous block's pixels, never what the
+     * heap held before (read_block refuses every short block that libtiff warns about) */
+    blk = calloc(1, (size_t)blk_size);
     if (!raw || !blk) {
         snprintf(why, wn, "out of memory");
         *kind = DEC_MEMORY;
