@@ -10,13 +10,18 @@
 #   robust.matrix  every seed file truncated at many offsets and bit-flipped (fixed seed), and
 #                  every crafted file: exit 0 with an image or exit 1 with a message, within
 #                  10 s and 1 GiB (peak RSS), never a signal
+#   robust.short_decode  issue 25: a decode that comes out short is corrupt data in every codec
+#                  (JPEG-in-TIFF strips and tiles whose frame is smaller than the TIFF says, data
+#                  that ends early, pages; PNG, JPEG, WebP, BMP, TGA, PNM guards): exit 1, no
+#                  output, and every run twice under MALLOC_PERTURB_=85 / =170 so that heap bytes
+#                  reaching an output would show as two different outputs
 # All need Debian's /usr/bin/python3 (no extra modules); without it they report skipped.
 # Not tests but run beside them (README, "Reliability"): robust_valgrind.sh (the CPU tests and
 # imgpu's commands under valgrind memcheck, .ci/run) and robust_gpu.sh (the GPU tests and an
 # imgpu run under compute-sanitizer, tests/device.sh).
 set(_imgpu_robust_dir ${CMAKE_CURRENT_LIST_DIR})
 set(IMGPU_ROBUST_TMP ${CMAKE_CURRENT_BINARY_DIR}/robust_tmp)
-foreach(_r faults matrix hostile)
+foreach(_r faults matrix hostile short_decode)
   if(IMGPU_PYTHON3)
     add_test(NAME robust.${_r}
              COMMAND ${IMGPU_PYTHON3} ${_imgpu_robust_dir}/robust_${_r}.py $<TARGET_FILE:imgpu>

@@ -79,6 +79,8 @@ check "compare" 0 "$im" compare "$assets/coffee.png" "$here/../golden/coffee.equ
 check "equalize tiff 16-bit lzw" 0 "$im" equalize "$here/../fuzz/seeds/tiff/g16_lzw_p2.tif" "$tmp/e.tif" --compression lzw --device cpu
 check "info tiff page" 0 "$im" info "$here/../fuzz/seeds/tiff/multipage3.tif" --page 1
 check "refused tiff" 1 "$im" info "$here/../fuzz/seeds/tiff/f32.tif"
+# issue 25: a JPEG strip whose frame is smaller than the strip left heap bytes in the output
+check "short jpeg-in-tiff strip" 1 "$im" rotate "$here/../fuzz/regress/tiff/jpeg-strip-frame-8x8-heap-bytes-in-output.tif" "$tmp/s.png" --angle 90 --device cpu
 check "refused input" 1 "$im" info "$here/../fuzz/seeds/decode/png_bad_idat_crc.png"
 check "failed write" 1 "$im" equalize "$assets/camera.png" /nonexistent/dir/x.png --device cpu
 wait
