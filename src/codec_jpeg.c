@@ -1,7 +1,8 @@
 /* codec_jpeg.c — the JPEG entry of the codec table, through libjpeg-turbo (jpeglib.h):
  *  - the SOI signature, and the structure scan that walks the markers to the end-of-image
  *    marker (a JPEG that ends early is refused as truncated, never padded), checks every
- *    Huffman table and bounds the number of scans (IMGPU_MAX_JPEG_SCANS);
+ *    Huffman table, that every frame component is coded by some scan, and bounds the number
+ *    of scans (IMGPU_MAX_JPEG_SCANS);
  *  - decoding with the settings OpenCV's imread uses (cv::JpegDecoder, OpenCV 4.6): libjpeg's
  *    defaults (islow IDCT, fancy upsampling), gray out as 1 channel, YCbCr/RGB as 3, CMYK
  *    and YCCK as CMYK then to RGB with OpenCV's formula, so the pixels equal
@@ -42,13 +43,19 @@ static int jpeg_is_sof(int m)
  * that ends early with made-up data after a warning, so a missing EOI is refused here as
  * truncated, before any decoder runs. Segments are skipped by their length, so an EOI inside
  * an embedded thumbnail (APP1) does not count; bytes after the EOI (some cameras append
- * data) are allowed. Reports the size and the decoded channel count (gray 1, else 3: CMYK
- * and YCCK are converted to RGB). */
+ * data) are allowed. A frame component that no scan codes (in a progressive file: no DC
+ * scan) is refused too: libjpeg decodes it without a word from its zeroed coefficients, a
+ * short decode like a file cut short (issue 25). Reports the size and the decoded channel
+ * count (gray 1, else 3: CMYK and YCCK are converted to RGB). */
+#define JPEG_MAX_COMPONENTS 10   /* libjpeg's MAX_COMPONENTS: a frame with more is its error */
+
 static const char *scan_jpeg(const unsigned char *b, size_t n, imgpu__scan *s)
 {
     size_t pos = 2;
     int have_sof = 0;
     int jpeg_scans = 0;
+    int progressive = 0, ncomp = 0;
+    int comp_id[JPEG_MAX_COMPONENTS], coded[JPEG_MAX_COMPONENTS] = { 0 };
     for (;;) {
         /* libjpeg skips junk between segments (with a warning it is allowed); so do we. */
         while (pos < n && b[pos] != 0xff)
@@ -103,6 +110,23 @@ static const char *scan_jpeg(const unsigned char *b, size_t n, imgpu__scan *s)
             s->h = imgpu__be16(b + pos + 3);
             s->w = imgpu__be16(b + pos + 5);
             s->channels = b[pos + 7] == 1 ? 1 : 3;
+            /* the component ids, where the segment holds them all (else libjpeg refuses it) */
+            progressive = m == 0xc2 || m == 0xc6 || m == 0xca || m == 0xce;
+            if (b[pos + 7] <= JPEG_MAX_COMPONENTS && len >= 8 + 3 * (size_t)b[pos + 7]) {
+                ncomp = b[pos + 7];
+                for (int i = 0; i < ncomp; i++)
+                    comp_id[i] = b[pos + 8 + 3 * i];
+            }
+        }
+        if (m == 0xda && have_sof && len >= 3 && len >= 6 + 2 * (size_t)b[pos + 2]) {
+            /* the components this scan codes: any scan of a sequential (or lossless) frame,
+             * a DC scan (Ss = 0) of a progressive one */
+            const int ns = b[pos + 2];
+            if (!progressive || b[pos + 3 + 2 * ns] == 0)
+                for (int i = 0; i < ns; i++)
+                    for (int k = 0; k < ncomp; k++)
+                        if (comp_id[k] == b[pos + 3 + 2 * i])
+                            coded[k] = 1;
         }
         pos += len;
         if (m == 0xda && ++jpeg_scans > IMGPU_MAX_JPEG_SCANS) {
@@ -141,6 +165,12 @@ static const char *scan_jpeg(const unsigned char *b, size_t n, imgpu__scan *s)
                                                                         : "corrupt JPEG header";
     if (s->w == 0 || s->h == 0)
         return "corrupt JPEG header (zero size)";
+    for (int k = 0; k < ncomp && !s->data_error; k++)
+        if (!coded[k]) {
+            snprintf(s->buf, sizeof s->buf, "corrupt JPEG data (component %d of %d is in no %s)",
+                     k + 1, ncomp, progressive ? "DC scan" : "scan");
+            s->data_error = s->buf;
+        }
     return NULL;
 }
 

@@ -15,10 +15,12 @@ same bytes both times. The inputs are made here: imgpu's own JPEG and JPEG-in-TI
 the coded data, a small TIFF writer below for strips, tiles, pages and sizes the writers do not
 make, then byte edits (the SOF's size, a cut in the data).
 
-The other codecs held before this issue (their structure scans prove the data is all there, and
-every decoder's short or early-ending result is an error: codec_jpeg.c's warnings, the PNG
-paths' zlib and row checks, libwebp's incremental status); their short decodes are kept here as
-guards of that rule (notes/sec-decode.md has the audit).
+JPEG had one short decode left: a frame component that no scan codes (libjpeg decodes it from
+zeroed coefficients, silently); its structure scan now refuses it. The other codecs held before
+this issue (their structure scans prove the data is all there, and every decoder's short or
+early-ending result is an error: codec_jpeg.c's warnings, the PNG paths' zlib and row checks,
+libwebp's incremental status); their short decodes are kept here as guards of that rule
+(notes/sec-decode.md has the audit).
 
 Usage: robust_short_decode.py IMGPU_BINARY TMP_ROOT ASSETS_DIR
 """
@@ -57,6 +59,26 @@ def cut_scan(jpeg, frac, eoi):
     sos = jpeg.rfind(b"\xff\xda")
     cut = sos + int((len(jpeg) - 2 - sos) * frac)
     return jpeg[:cut] + (b"\xff\xd9" if eoi else b"")
+
+
+def jpeg_scans(scans, progressive, w=16, h=16):
+    """A 3-component JPEG (1x1 sampling) of all-zero blocks whose scans code the components
+    listed in `scans` (one list per scan): sequential scans code every coefficient, progressive
+    ones the DC only. One 1-bit Huffman code per table: DC difference 0, end of block."""
+    def seg(marker, body):
+        return b"\xff" + bytes([marker]) + struct.pack(">H", len(body) + 2) + body
+    out = b"\xff\xd8" + seg(0xDB, b"\x00" + bytes([1] * 64))
+    out += seg(0xC2 if progressive else 0xC0, struct.pack(">BHHB", 8, h, w, 3)
+               + b"\x01\x11\x00\x02\x11\x00\x03\x11\x00")
+    out += seg(0xC4, b"\x00" + bytes([1] + [0] * 15) + b"\x00"
+               + b"\x10" + bytes([1] + [0] * 15) + b"\x00")
+    blocks = (w // 8) * (h // 8)
+    for comps in scans:
+        bits = blocks * len(comps) * (1 if progressive else 2)   # '0' codes, padded with 1s
+        data = bytes(bits // 8) + (bytes([0xFF >> bits % 8]) if bits % 8 else b"")
+        out += seg(0xDA, bytes([len(comps)]) + b"".join(bytes([c, 0]) for c in comps)
+                   + (bytes([0, 0, 0]) if progressive else bytes([0, 63, 0]))) + data
+    return out + b"\xff\xd9"
 
 
 def tiff_pages(pages):
@@ -238,6 +260,17 @@ def main():
     make("taller_last.tif", tiff_pages([jpeg_page(80, 56, strips, rps=16)]))
     decodes("taller_last.tif")
     decodes("src.tif")
+
+    # ---- JPEG: a frame component that no scan codes came out of libjpeg's zeroed
+    #      coefficients without a warning (exit 0 before) ----
+    make("all_scans.jpg", jpeg_scans([[1], [2], [3]], False))
+    decodes("all_scans.jpg")
+    make("no_scan_3.jpg", jpeg_scans([[1], [2]], False))
+    refused("no_scan_3.jpg", "corrupt JPEG data (component 3 of 3 is in no scan)")
+    make("prog_dc_all.jpg", jpeg_scans([[1, 2, 3]], True))
+    decodes("prog_dc_all.jpg")
+    make("prog_no_dc_3.jpg", jpeg_scans([[1, 2]], True))
+    refused("prog_no_dc_3.jpg", "corrupt JPEG data (component 3 of 3 is in no DC scan)")
 
     # ---- guards: the other codecs refused their short decodes before this issue ----
     # TIFF deflate, 16-bit gray: the strip's byte count halved (zlib: "Not enough data")
