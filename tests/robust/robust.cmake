@@ -1,4 +1,4 @@
-# robust.cmake — robustness tests (label robust; issue 7, README "Reliability"):
+# robust.cmake — robustness tests (label robust; issue 7, docs/reliability.md):
 #   robust.faults  full disk (/dev/full), file-size rlimit, read-only and missing directories,
 #                  SIGKILL mid-write: the target is the old file or the complete new one; the
 #                  --max-* limits and IMGPU_MAX_* variables; decompression bombs; on a GPU
@@ -11,7 +11,7 @@
 #                  every crafted file: exit 0 with an image or exit 1 with a message, within
 #                  10 s and 1 GiB (peak RSS), never a signal
 # All need Debian's /usr/bin/python3 (no extra modules); without it they report skipped.
-# Not tests but run beside them (README, "Reliability"): robust_valgrind.sh (the CPU tests and
+# Not tests but run beside them (docs/reliability.md): robust_valgrind.sh (the CPU tests and
 # imgpu's commands under valgrind memcheck, .ci/run) and robust_gpu.sh (the GPU tests and an
 # imgpu run under compute-sanitizer, tests/device.sh).
 set(_imgpu_robust_dir ${CMAKE_CURRENT_LIST_DIR})
