@@ -8,8 +8,10 @@ to the helps:
   heading that is the command's name, and the headings below it) in that command's --help;
   one in docs/cli.md's "Options every image-writing command takes" in the --help of every
   single-image command that writes an image; any other in some --help (imgpu's, a command's,
-  imgpu-view's). Code-block lines that are not imgpu command lines belong to other tools
-  (cmake, ctest, ...) and are not read.
+  imgpu-view's). Code-block lines that are not imgpu command lines, and code spans that start
+  with another program's name (`ctest -L gpu`), belong to other tools and are not read; a span
+  that starts with a command's name (`batch --overwrite`) is that command's line.
+- links: every relative link of the pages reaches a file, and its #anchor a heading there.
 - backward: every option `imgpu CMD --help` lists is documented in docs/cli.md, in CMD's
   section, in "Usage" (what every command takes), or, for the commands that write images, in
   "Options every image-writing command takes"; every option of `imgpu --help` somewhere in
