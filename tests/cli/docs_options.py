@@ -40,6 +40,9 @@ FOREIGN = {
 }
 # a code span that starts with a program's name and an argument
 FOREIGN_SPAN = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./-]*\s+\S")
+# where a command line ends: `&&`, a pipe or `||` between spaces (`a|b` is a choice of values),
+# `;`, a comment
+END = re.compile(r"&&|\s\|\|?\s|;|\s#")
 INVOCATION = re.compile(r"(?<![\w/.-])(?:\./)?(?:build/)?imgpu(-view)?(?:\s+([a-z][a-z0-9]*))?")
 
 failures = checks = 0
@@ -99,7 +102,7 @@ def mentions(path):
             if code:
                 for m in INVOCATION.finditer(text):
                     sub = "view" if m.group(1) else m.group(2)
-                    tail = re.split(r"&&|\|\||\||;|\s#", text[m.end():])[0]
+                    tail = END.split(text[m.end():])[0]
                     for opt in options_of(tail):
                         if sub in COMMANDS:
                             found.append((n, opt, sub, "invocation"))
@@ -129,7 +132,7 @@ def mentions(path):
                 if sub not in COMMANDS:
                     continue
                 start = span.start(1) + shift + m.end()
-                tail = re.split(r"&&|\|\||\||;", body[m.end():])[0]
+                tail = END.split(body[m.end():])[0]
                 for om in OPTION.finditer(tail):
                     if om.group(0) not in PLACEHOLDERS:
                         found.append((where(start + om.start()), om.group(0), sub, "invocation"))
