@@ -1,6 +1,6 @@
 // fault.cu — test-only kernels that fault on purpose, so the tests can check what imgpu does
 // after a real sticky error (one that leaves the CUDA context unusable for the rest of the
-// process; README, "Reliability"). Compiled in always, launched only when IMGPU_FAULT_INJECT is
+// process; docs/reliability.md). Compiled in always, launched only when IMGPU_FAULT_INJECT is
 // set (src/cuda/pipeline.c):
 //   trap     the kernel executes a trap instruction: cudaErrorLaunchFailure
 //   address  the kernel writes to an address no allocation can have: cudaErrorIllegalAddress.

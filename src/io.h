@@ -72,11 +72,11 @@
 extern "C" {
 #endif
 
-/* Default --max-pixels: 2^28 (268 megapixels, e.g. 16384 x 16384). Documented in README. */
+/* Default --max-pixels: 2^28 (268 megapixels, e.g. 16384 x 16384). Documented in docs/reliability.md. */
 #define IMGPU_DEFAULT_MAX_PIXELS (UINT64_C(1) << 28)
 
 /* Default --max-file-size: 1 GiB (files are read whole; stb's lengths are ints, so more than
- * 2 GiB - 1 is never accepted). Default --max-decode-time: 30 s. README, "Limits". */
+ * 2 GiB - 1 is never accepted). Default --max-decode-time: 30 s. docs/reliability.md, "Limits". */
 #define IMGPU_DEFAULT_MAX_FILE_BYTES (UINT64_C(1) << 30)
 #define IMGPU_DEFAULT_MAX_DECODE_MS UINT64_C(30000)
 /* A JPEG with more scans than this is refused from its structure: a progressive decoder walks

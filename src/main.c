@@ -177,7 +177,7 @@ static const char s_help_equalize[] =
     "                       (gray images: both are the same)\n"
     "  --formula opencv|pil|imagemagick  the LUT: OpenCV equalizeHist (default), PIL\n"
     "                       ImageOps.equalize / torchvision (step scheme), or ImageMagick's\n"
-    "                       -equalize (see README)\n"
+    "                       -equalize (see docs/cli.md)\n"
     "  --depth 8            write a 16-bit result as 8 bits (default: keep the depth)\n"
         HELP_DEVICE HELP_LOAD HELP_MEMORY HELP_SAVE HELP_QUIET HELP_TAIL;
 

@@ -60,7 +60,7 @@ static const char s_help[] =
     "  --size WxH           snapshot of the view as a WxH window shows it (RGB)\n"
     "  --frames N           process N frames first (with --stats: per-frame GPU time)\n"
     "  --stats              print the display path and GL, and with --frames the per-frame times\n"
-    "  --events FILE        feed scripted key/mouse events, one per line (README, \"Scripted\n"
+    "  --events FILE        feed scripted key/mouse events, one per line (docs/cli.md, \"Scripted\n"
     "                       events\": key [shift+]NAME, move X Y, drag, scroll, resize, drop)\n"
     "other:\n"
     "  --screenshot OUT     window: on quitting, write what the window shows (its framebuffer)\n"
@@ -80,7 +80,7 @@ static const char s_help[] =
     "  --page N             the page of multi-page TIFFs to show (default 0)\n"
     "  --quiet  -h, --help\n"
     "\n"
-    "controls: see '?' in the window, or README.md.\n";
+    "controls: see '?' in the window, or docs/cli.md.\n";
 
 static const char s_controls[] =
     "E  EQUALIZE ON/OFF          M  LUMINANCE / PER-CHANNEL\n"

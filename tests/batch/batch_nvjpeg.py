@@ -5,7 +5,7 @@ kinds a camera or an editor writes:
     them, the CUDA decoder), progressive to the CUDA decoder, CMYK and EXIF-rotated files to
     libjpeg-turbo, and the counts the summary prints are those;
   - nvJPEG's decode against libjpeg-turbo's (cv2.imread), measured per file (max, mean, PSNR) and
-    held to the bound README states; once decoded, the ops are the CPU's: files that nvJPEG does
+    held to the bound docs/gpu.md states; once decoded, the ops are the CPU's: files that nvJPEG does
     not decode (PNG, TIFF, CMYK, rotated) give the CPU batch's bytes exactly;
   - outputs encoded on the GPU: --quality, --subsampling, --progressive and gray outputs as asked,
     EXIF and ICC kept; equalized results against the CPU batch within the bound;
@@ -36,10 +36,10 @@ except ImportError:
     print("skip: batch_nvjpeg needs cv2, numpy and PIL")
     sys.exit(77)
 
-# The agreement README states (issue 17, "Agreement"), per decoded photo: nvJPEG's IDCT and
+# The agreement docs/gpu.md states (issue 17, "Agreement"), per decoded photo: nvJPEG's IDCT and
 # chroma upsampling against libjpeg-turbo's.
 # Measured on an H200 (2026-11-26): photos max 1 level, mean < 0.001, PSNR >= 97 dB; the worst
-# of all 40 files (the 64x48 ones) max 3, mean 0.030, PSNR 62.2 dB. Stated in README with margin:
+# of all 40 files (the 64x48 ones) max 3, mean 0.030, PSNR 62.2 dB. Stated in docs/gpu.md with margin:
 DECODE_MAX_DIFF = 4
 DECODE_MIN_PSNR = 60.0
 DECODE_MAX_MEAN = 0.05

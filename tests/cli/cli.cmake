@@ -12,7 +12,7 @@
 #                  (needs cv2 and numpy: skipped, 77, without them)
 # The Python scripts need /usr/bin/python3 (cv2 is optional there: without it a few pixel
 # checks fall back to `imgpu info`); without any python3 they report skipped (77).
-# Below them: options_help, auto_start, meta_cli, cpu_threads_cli, equalize_formula.
+# Below them: options_help, docs_options, auto_start, meta_cli, cpu_threads_cli, equalize_formula.
 set(_imgpu_cli_dir ${CMAKE_CURRENT_LIST_DIR})
 set(IMGPU_CLI_TMP ${CMAKE_CURRENT_BINARY_DIR}/cli_tmp)
 
@@ -49,6 +49,18 @@ else()
   add_test(NAME options_help COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
 endif()
 set_tests_properties(options_help PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# docs_options (issue 26): README.md and docs/*.md against the helps, the one source for
+# options: every --option the pages name is in the --help it belongs to, every option a
+# --help lists is documented in docs/cli.md, and the pages' links and anchors resolve.
+if(IMGPU_PYTHON3)
+  add_test(NAME docs_options
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/docs_options.py $<TARGET_FILE:imgpu>
+                   ${PROJECT_SOURCE_DIR})
+else()
+  add_test(NAME docs_options COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+endif()
+set_tests_properties(docs_options PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
 
 # `--device auto` starts CUDA only for a job the GPU could win (issue 17): seen through the
 # dynamic loader; skipped (77) in a build without CUDA.

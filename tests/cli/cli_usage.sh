@@ -124,7 +124,7 @@ help_ok info --help -- --max-pixels format
 run info --help
 checks=$((checks + 1))
 case "$out" in *"Output format"*|*".tga"*) fail "info --help talks about output formats: $out" ;; esac
-# the viewer's help documents --events itself (README), not by pointing into the source tree
+# the viewer's help documents --events itself (docs/cli.md), not by pointing into the source tree
 run view --help
 if [ "$rc" = 0 ]; then   # only where imgpu-view is built
     checks=$((checks + 1))

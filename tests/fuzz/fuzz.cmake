@@ -16,7 +16,7 @@
 #                     (label fuzz) fuzzes for IMGPU_FUZZ_SMOKE_SECONDS (default 30) from the
 #                     seeds; any crash, leak, timeout or out-of-memory fails it and leaves the
 #                     input in <build>/tests/fuzz-smoke/<t>/.
-# tests/fuzz/run.sh runs the long campaigns (README, "Reliability").
+# tests/fuzz/run.sh runs the long campaigns (docs/reliability.md, "Fuzzing").
 set(IMGPU_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(IMGPU_FUZZ_REGRESS ${IMGPU_FUZZ_DIR}/regress)
 # 30 s: seven targets share CI's two cores (the long campaigns are tests/fuzz/run.sh's)

@@ -7,7 +7,7 @@
 #                                         a CTest skip, when imgpu reports no usable GPU
 # run by tests/golden/run_case.sh, which leaves the actual output and a diff image under
 # <build>/tests/golden/ on failure. Goldens are rewritten only by hand, with
-# tests/golden/regenerate.sh (see README.md, "Tests").
+# tests/golden/regenerate.sh (see docs/testing.md).
 
 set(IMGPU_GOLDEN_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(IMGPU_GOLDEN_WORK ${CMAKE_CURRENT_BINARY_DIR}/golden)

@@ -1,4 +1,4 @@
-# robust.cmake — robustness tests (label robust; issue 7, README "Reliability"):
+# robust.cmake — robustness tests (label robust; issue 7, docs/reliability.md):
 #   robust.faults  full disk (/dev/full), file-size rlimit, read-only and missing directories,
 #                  SIGKILL mid-write: the target is the old file or the complete new one; the
 #                  --max-* limits and IMGPU_MAX_* variables; decompression bombs; on a GPU
@@ -16,7 +16,7 @@
 #                  output, and every run twice under MALLOC_PERTURB_=85 / =170 so that heap bytes
 #                  reaching an output would show as two different outputs
 # All need Debian's /usr/bin/python3 (no extra modules); without it they report skipped.
-# Not tests but run beside them (README, "Reliability"): robust_valgrind.sh (the CPU tests and
+# Not tests but run beside them (docs/reliability.md): robust_valgrind.sh (the CPU tests and
 # imgpu's commands under valgrind memcheck, .ci/run) and robust_gpu.sh (the GPU tests and an
 # imgpu run under compute-sanitizer, tests/device.sh).
 set(_imgpu_robust_dir ${CMAKE_CURRENT_LIST_DIR})

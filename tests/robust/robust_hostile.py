@@ -181,7 +181,7 @@ def main():
     ck.check(sorted(os.listdir(elsewhere)) == ["victim.png"], "nothing new outside OUTDIR",
              str(os.listdir(elsewhere)))
     # a single-image command whose output the user names as a link still writes through it
-    # (README: the link stays and its target is replaced)
+    # (docs/reliability.md: the link stays and its target is replaced)
     link = os.path.join(tmp, "named_link.png")
     target = os.path.join(elsewhere, "named_target.png")
     shutil.copy(os.path.join(assets, "camera.png"), target)

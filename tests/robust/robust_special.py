@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """robust_special.py BINARY SCRATCH ASSETS — FIFOs, pipes, devices and sockets as inputs and
-outputs (label robust; issue 14, defects 5 and 7; README "Reliability").
+outputs (label robust; issue 14, defects 5 and 7; docs/reliability.md).
 
 Every command runs under a timeout, so a hang is a failed check, not a stuck CI job:
   - a FIFO with no writer as the input of info, equalize, histogram and batch fails with

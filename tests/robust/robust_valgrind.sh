@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# robust_valgrind.sh BUILD_DIR — the CPU tests under valgrind memcheck (CI step; README
-# "Reliability"): the C unit tests of the CPU backend, the I/O layer and EXIF, the fuzz targets'
+# robust_valgrind.sh BUILD_DIR — the CPU tests under valgrind memcheck (CI step; docs/reliability.md,
+# "Sanitizers"): the C unit tests of the CPU backend, the I/O layer and EXIF, the fuzz targets'
 # replay of the regression corpus and seeds, and imgpu itself on every command with
 # --device cpu. Any memcheck error or definite/indirect leak fails (exit 1), naming the run.
 # The runs are independent (each its own logs and output names), so they run VALGRIND_JOBS at a

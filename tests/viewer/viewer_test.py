@@ -126,7 +126,7 @@ def cli_output(ck, imgpu, inp, steps, out, device="cpu"):
     """The CLI's result of STEPS on INP, in OUT, computed on DEVICE: the backend the viewer's
     display path ran the ops on (its --stats line), so the check is the display path itself.
     The CPU is the reference; CUDA equals it bit for bit except 8-bit bilinear and bicubic
-    rotation, which the texture unit filters (README: within 1 level; test_gpu_ops checks
+    rotation, which the texture unit filters (docs/gpu.md: within 1 level; test_gpu_ops checks
     that bound), so a CUDA viewer is compared with the CUDA CLI. Taken from REF_CACHE when
     another case or viewer test already computed it."""
     key = None
