@@ -362,3 +362,16 @@ def test_batch_equals_cli_batch(tmp_path):
     (tmp_path / "afile").write_bytes(b"")
     with pytest.raises(imgpu.Error):
         imgpu.batch([src], tmp_path / "afile", ops=ops)
+
+
+def test_stubs_name_every_public_function():
+    """The shipped .pyi covers the module's public names (a name added without a stub fails)."""
+    import ast
+    import os
+    stub = os.path.join(os.path.dirname(imgpu.__file__), "__init__.pyi")
+    tree = ast.parse(open(stub).read())
+    names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    names |= {t.id for n in tree.body if isinstance(n, (ast.AnnAssign,)) for t in [n.target]}
+    assert os.path.exists(os.path.join(os.path.dirname(imgpu.__file__), "py.typed"))
+    missing = [n for n in imgpu.__all__ if n not in names]
+    assert missing == [], missing
