@@ -330,8 +330,35 @@ static int parse_args(int argc, char **argv, bopts *b)
 }
 
 
-int imgpu_batch_main(int argc, char **argv)
+/* A usage error found after parsing: printed with the --help hint on the command line; kept as
+ * the usage message in-process. */
+static int usage_error(int lib, const char *msg)
 {
+    if (lib) {
+        imgpu_usage_bad("%s", msg);
+        return EXIT_USAGE;
+    }
+    fprintf(stderr, "imgpu: %s\ntry 'imgpu batch --help'\n", msg);
+    return EXIT_USAGE;
+}
+
+/* One run; lib: in-process (imgpu_batch_run, batch.h says what differs). */
+static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum);
+
+int imgpu_batch_main(int argc, char **argv) { return batch_run(argc, argv, 0, NULL); }
+
+int imgpu_batch_run(int argc, char **argv, imgpu_batch_fail_fn on_fail, void *ctx,
+                    imgpu_batch_summary *sum)
+{
+    imgpu__batch_set_fail_hook(on_fail, ctx);
+    int rc = batch_run(argc, argv, 1, sum);
+    imgpu__batch_set_fail_hook(NULL, NULL);
+    return rc;
+}
+
+static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
+{
+    imgpu_batch_summary counts = {0, 0, 0, 0, 0};
     bopts o;
     joblist l;
     imgpu_manifest *mf = NULL;
@@ -345,7 +372,7 @@ int imgpu_batch_main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--"))
             break;
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+        if (!lib && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) {
             fputs(s_help, stdout);
             return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
         }
@@ -353,37 +380,37 @@ int imgpu_batch_main(int argc, char **argv)
             explicit_device = 1;
     }
     if (parse_args(argc - 1, argv + 1, &o) < 0) {
-        fprintf(stderr, "imgpu: %s\ntry 'imgpu batch --help'\n", imgpu_usage_message());
+        if (!lib)
+            fprintf(stderr, "imgpu: %s\ntry 'imgpu batch --help'\n", imgpu_usage_message());
         free(o.inputs);
         return EXIT_USAGE;
     }
+    if (lib)
+        o.quiet = 1;   /* in-process: no progress bar, no summary lines (the caller gets the counts) */
     /* IMGPU_MAX_* fill in the limits no option set, as for the single-image commands (batch
      * ignored them: IMGPU_MAX_DECODE_TIME did not bound a batch's decodes). */
     if (imgpu_load_options_from_env(&o.run.load) < 0) {
-        fprintf(stderr, "imgpu: %s\ntry 'imgpu batch --help'\n", imgpu_error_message());
         free(o.inputs);
-        return EXIT_USAGE;
+        return usage_error(lib, imgpu_error_message());
     }
     if (o.ndevices && !explicit_device)
         o.device = IMGPU_DEVICE_CUDA;
     else if (!explicit_device && imgpu_device_from_env(&o.device) < 0) {   /* IMGPU_DEVICE */
-        fprintf(stderr, "imgpu: %s\ntry 'imgpu batch --help'\n", imgpu_error_message());
         free(o.inputs);
-        return EXIT_USAGE;
+        return usage_error(lib, imgpu_error_message());
     }
     if (o.ndevices && o.device == IMGPU_DEVICE_CPU) {
-        fprintf(stderr, "imgpu: --devices contradicts --device cpu\ntry 'imgpu batch --help'\n");
         free(o.inputs);
-        return EXIT_USAGE;
+        return usage_error(lib, "--devices contradicts --device cpu");
     }
     imgpu_limits lim = {o.run.load.max_pixels, o.run.max_memory};
     if (imgpu_limits_from_env(&lim) < 0) {
-        fprintf(stderr, "imgpu: %s\ntry 'imgpu batch --help'\n", imgpu_error_message());
         free(o.inputs);
-        return EXIT_USAGE;
+        return usage_error(lib, imgpu_error_message());
     }
     imgpu_set_limits(&lim); /* before any thread starts */
 #ifdef __GLIBC__
+    if (!lib) {   /* the process's allocator is the caller's in-process */
     /* Images up to 32 MB (4K RGB is 25 MB) come from one heap that keeps what is freed, so the
      * next image reuses pages already mapped. glibc's defaults give each of the 2 x jobs
      * threads an arena of 64 MB heaps and map most image buffers afresh: every page of every
@@ -394,8 +421,10 @@ int imgpu_batch_main(int argc, char **argv)
     mallopt(M_ARENA_MAX, 1);
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    }
 #endif
-    imgpu_set_quiet(o.quiet);
+    if (!lib)
+        imgpu_set_quiet(o.quiet);
     if (o.format) {   /* one output format: output options it does not use are named once */
         char probe[32];
         snprintf(probe, sizeof probe, "x.%s", o.format);
@@ -485,7 +514,7 @@ int imgpu_batch_main(int argc, char **argv)
     for (size_t i = 0; i < l.n; i++) {
         bjob *j = &l.v[i];
         if (j->why) {
-            imgpu__batch_report("failed '%s': %s", j->in, j->why);
+            imgpu__batch_failed(j->in, j->why, "failed '%s': %s", j->in, j->why);
             plan_failed++;
         } else if (j->stale) {
             stale++;
@@ -528,6 +557,7 @@ int imgpu_batch_main(int argc, char **argv)
                     B.ntodo, B.st.skipped, l.special ? "exist, or not regular files" : "exist",
                     atomic_load(&B.st.failed), stale_s);
         free(B.todo);
+        counts = (imgpu_batch_summary){(int)B.ntodo, B.st.skipped, atomic_load(&B.st.failed), stale, 0};
         rc = fflush(stdout) == 0 && atomic_load(&B.st.failed) == 0 && !stale ? EXIT_OK : EXIT_FAIL;
         goto done;
     }
@@ -557,7 +587,8 @@ int imgpu_batch_main(int argc, char **argv)
     int planned = (o.device == IMGPU_DEVICE_CPU && !o.stage_copy) || B.auto_cpu ? 0 : nids * per_id;
     B.st.t0 = B.st.last_print = imgpu__batch_now();
     atomic_init(&B.next, 0);
-    imgpu__batch_catch_stop_signals();
+    if (!lib)   /* in-process, the caller's handlers stay */
+        imgpu__batch_catch_stop_signals();
     if (B.ntodo > 0 && imgpu__batch_run_pipeline(&B, planned) < 0) {
         free(B.todo);
         goto fail;
@@ -565,6 +596,7 @@ int imgpu_batch_main(int argc, char **argv)
     imgpu__batch_progress(&B.st, 1);
     double el = imgpu__batch_now() - B.st.t0;
     int done_n = atomic_load(&B.st.done), failed_n = atomic_load(&B.st.failed);
+    counts = (imgpu_batch_summary){done_n, B.st.skipped, failed_n, stale, 0};
     const int stop_sig = imgpu__batch_stop_signal();
     if (stop_sig) {
         /* Said even with --quiet: the user asked for the stop and must learn where it left off. */
@@ -628,7 +660,12 @@ int imgpu_batch_main(int argc, char **argv)
     rc = failed_n || stale ? EXIT_FAIL : EXIT_OK;
     goto done;
 fail:
-    imgpu__batch_report("%s", imgpu_error_message());
+    if (lib) {   /* in-process: the caller raises it (the usage message holds it) */
+        imgpu_usage_bad("%s", imgpu_error_message());
+        counts.fatal = 1;
+    }
+    else
+        imgpu__batch_report("%s", imgpu_error_message());
     rc = EXIT_FAIL;
 done:
     if (imgpu_manifest_close(mf) < 0) {
@@ -638,6 +675,10 @@ done:
     }
     imgpu__batch_free_jobs(&l);
     free(o.inputs);
+    if (sum)
+        *sum = counts;
+    if (lib)   /* in-process: CUDA and its state stay for the next call */
+        return rc;
     if (imgpu_backend_shutdown()) {   /* CUDA still starting, unused: do not wait for it */
         fflush(stdout);
         fflush(stderr);

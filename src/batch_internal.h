@@ -155,6 +155,11 @@ const char *imgpu__batch_name_rule(const char *name);   /* why a --name result i
 
 /* ---- batch_run.c ---- */
 void imgpu__batch_report(const char *fmt, ...) IMGPU_PRINTF(1, 2);
+/* A file that failed: reported as imgpu__batch_report(fmt, ...) does, or, in an in-process run
+ * (imgpu_batch_run), handed to its caller as (path, reason) instead. */
+void imgpu__batch_failed(const char *path, const char *reason, const char *fmt, ...) IMGPU_PRINTF(3, 4);
+/* The in-process run's callback (NULL: the command line's stderr reports). */
+void imgpu__batch_set_fail_hook(imgpu_batch_fail_fn fn, void *ctx);
 double imgpu__batch_now(void);
 void imgpu__batch_progress(stats *st, int final);
 void imgpu__batch_set_tty(int tty);

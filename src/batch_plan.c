@@ -66,7 +66,7 @@ static int walk(joblist *l, const char *dir, const char *rel, const struct stat 
 {
     DIR *d = opendir(dir);
     if (!d) {
-        imgpu__batch_report("cannot read folder '%s': %s", dir, strerror(errno));
+        imgpu__batch_failed(dir, strerror(errno), "cannot read folder '%s': %s", dir, strerror(errno));
         l->input_errors++;
         return 0;
     }
@@ -126,12 +126,12 @@ int imgpu__batch_add_input(joblist *l, const char *arg, const struct stat *outdi
         glob_t g;
         int grc = glob(arg, 0, NULL, &g);
         if (grc == GLOB_NOMATCH) {
-            imgpu__batch_report("no file matches '%s'", arg);
+            imgpu__batch_failed(arg, "no file matches", "no file matches '%s'", arg);
             l->input_errors++;
             return 0;
         }
         if (grc != 0) {
-            imgpu__batch_report("cannot expand '%s'", arg);
+            imgpu__batch_failed(arg, "cannot expand", "cannot expand '%s'", arg);
             l->input_errors++;
             return 0;
         }
@@ -141,7 +141,7 @@ int imgpu__batch_add_input(joblist *l, const char *arg, const struct stat *outdi
         globfree(&g);
         return rc;
     }
-    imgpu__batch_report("cannot read '%s': %s", arg, strerror(errno));
+    imgpu__batch_failed(arg, strerror(errno), "cannot read '%s': %s", arg, strerror(errno));
     l->input_errors++;
     return 0;
 }

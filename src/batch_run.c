@@ -63,6 +63,31 @@ void imgpu__batch_report(const char *fmt, ...)
     pthread_mutex_unlock(&s_report_lock);
 }
 
+static imgpu_batch_fail_fn s_fail_fn;
+static void *s_fail_ctx;
+
+void imgpu__batch_set_fail_hook(imgpu_batch_fail_fn fn, void *ctx)
+{
+    s_fail_fn = fn;
+    s_fail_ctx = ctx;
+}
+
+void imgpu__batch_failed(const char *path, const char *reason, const char *fmt, ...)
+{
+    if (s_fail_fn) {
+        pthread_mutex_lock(&s_report_lock);
+        s_fail_fn(s_fail_ctx, path, reason);
+        pthread_mutex_unlock(&s_report_lock);
+        return;
+    }
+    char line[IMGPU_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    imgpu_vformat_message(line, sizeof line, fmt, ap);
+    va_end(ap);
+    imgpu__batch_report("%s", line);
+}
+
 double imgpu__batch_now(void)
 {
     struct timespec ts;
@@ -161,7 +186,8 @@ void imgpu__batch_ops_for(const bopts *o, const imgpu_image *in, imgpu_op *ops)
 
 void imgpu__batch_fail_item(batch *B, item *it, const char *msg)
 {
-    imgpu__batch_report("failed '%s': %s", it->job->in, msg && *msg ? msg : "unknown error");
+    msg = msg && *msg ? msg : "unknown error";
+    imgpu__batch_failed(it->job->in, msg, "failed '%s': %s", it->job->in, msg);
     atomic_fetch_add(&B->st.failed, 1);
     imgpu__batch_item_free(it);
     imgpu__batch_token_give(&B->tok);
@@ -278,7 +304,7 @@ static void *decode_thread(void *arg)
         token_take(&B->tok);
         item *it = calloc(1, sizeof *it);
         if (!it) {
-            imgpu__batch_report("failed '%s': out of memory", B->todo[i]->in);
+            imgpu__batch_failed(B->todo[i]->in, "out of memory", "failed '%s': out of memory", B->todo[i]->in);
             atomic_fetch_add(&B->st.failed, 1);
             imgpu__batch_token_give(&B->tok);
             continue;

@@ -1,0 +1,24 @@
+# The Python module (label python): tests/python/test_*.py under pytest (Debian's
+# python3-pytest), with the built module first on PYTHONPATH and the built imgpu CLI to compare
+# against. Without the module (no python3-dev, or a sanitizer build) or without pytest, the test
+# is still registered and reports skipped (77), never passed.
+set(_imgpu_py_dir ${CMAKE_CURRENT_LIST_DIR})
+set(_imgpu_have_pytest FALSE)
+if(IMGPU_PYTHON3)
+  execute_process(COMMAND ${IMGPU_PYTHON3} -c "import pytest, numpy"
+                  RESULT_VARIABLE _imgpu_pytest_rc OUTPUT_QUIET ERROR_QUIET)
+  if(_imgpu_pytest_rc EQUAL 0)
+    set(_imgpu_have_pytest TRUE)
+  endif()
+endif()
+if(IMGPU_HAVE_PYTHON AND _imgpu_have_pytest)
+  add_test(NAME python_module
+           COMMAND ${IMGPU_PYTHON3} -m pytest -q -p no:cacheprovider ${_imgpu_py_dir})
+  set_tests_properties(python_module PROPERTIES
+    ENVIRONMENT "PYTHONPATH=${PROJECT_BINARY_DIR}/python;IMGPU_CLI=$<TARGET_FILE:imgpu>;IMGPU_ASSETS=${IMGPU_ASSETS};IMGPU_PY_TMP=${CMAKE_CURRENT_BINARY_DIR}/python_tmp;PYTHONDONTWRITEBYTECODE=1")
+elseif(NOT IMGPU_HAVE_PYTHON)
+  add_test(NAME python_module COMMAND sh -c "echo 'skip: the Python module is not built (python3-dev missing, or a sanitizer build)'; exit 77")
+else()
+  add_test(NAME python_module COMMAND sh -c "echo 'skip: /usr/bin/python3 lacks pytest or numpy (Debian: python3-pytest python3-numpy)'; exit 77")
+endif()
+set_tests_properties(python_module PROPERTIES LABELS python SKIP_RETURN_CODE 77 TIMEOUT 600)
