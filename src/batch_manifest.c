@@ -63,6 +63,8 @@ long long imgpu_manifest_mtime_ns(const struct stat *st)
     return (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
 }
 
+size_t imgpu__manifest_line_max = IMGPU_MANIFEST_LINE_MAX;
+
 /* ---- escaping: '%', control characters and DEL as %XX ---------------------------------- */
 
 static size_t escaped_len(const char *s)
@@ -307,7 +309,7 @@ int imgpu_manifest_read(imgpu_manifest *m)
     /* Line by line through one buffer of the longest line: the memory used is this buffer
      * and what is kept for the outputs asked about, whatever the file holds (a gigabyte of
      * empty lines, one endless line, or forged records of other names). */
-    const size_t cap = IMGPU_MANIFEST_LINE_MAX + 1;   /* a line and its '\n' */
+    const size_t cap = imgpu__manifest_line_max + 1;   /* a line and its '\n' */
     char *buf = malloc(cap);
     if (!buf)
         return imgpu_error("out of memory");
@@ -374,7 +376,7 @@ int imgpu_manifest_read(imgpu_manifest *m)
     if (ignored) {
         char more[64] = "";
         if (too_long)
-            snprintf(more, sizeof more, " (%llu over %d KiB)", too_long, IMGPU_MANIFEST_LINE_MAX / 1024);
+            snprintf(more, sizeof more, " (%llu longer than %zu bytes)", too_long, imgpu__manifest_line_max);
         imgpu_notice("%s: %llu line%s ignored%s: not %s that imgpu wrote (edited, torn by a kill "
                      "or a full disk, or planted); an output that only %s described has no record",
                      m->path, ignored, ignored == 1 ? "" : "s", more,
@@ -582,10 +584,10 @@ int imgpu_manifest_add(imgpu_manifest *m, const char *rel, const char *settings,
     line[18] = '\t';
     *o++ = '\n';
     const size_t len = (size_t)(o - line);
-    if (len - 1 > IMGPU_MANIFEST_LINE_MAX || strlen(settings) > IMGPU_MANIFEST_SETTINGS_MAX) {
+    if (len - 1 > imgpu__manifest_line_max || strlen(settings) > IMGPU_MANIFEST_SETTINGS_MAX) {
         free(buf);   /* a line the reader would ignore (cannot happen with imgpu's names) */
-        return imgpu_error("cannot write '%s': the line of '%s' would be longer than %d KiB",
-                           m->path, rel, IMGPU_MANIFEST_LINE_MAX / 1024);
+        return imgpu_error("cannot write '%s': the line of '%s' would be longer than %zu bytes",
+                           m->path, rel, imgpu__manifest_line_max);
     }
 
     int err = 0, links = 0;

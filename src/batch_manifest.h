@@ -64,6 +64,9 @@ typedef struct imgpu_manifest imgpu_manifest;
  * every byte escaped, and 32 ops), and the longest SETTINGS kept (imgpu writes < 5.5 KiB). */
 #define IMGPU_MANIFEST_LINE_MAX (64 * 1024)
 #define IMGPU_MANIFEST_SETTINGS_MAX (8 * 1024)
+/* The line bound in use: IMGPU_MANIFEST_LINE_MAX. For tests only: fuzz_manifest makes it
+ * small, so that short inputs reach the edges of the reader's buffer. */
+extern size_t imgpu__manifest_line_max;
 
 /* Opens OUTDIR/.imgpu-batch if there is one (outdir need not exist); imgpu_manifest_read
  * reads it. NULL + error recorded when it exists but cannot be read, is not a regular file,
