@@ -192,6 +192,13 @@ static int one_link(const imgpu_manifest *m, const struct stat *st)
     return 0;
 }
 
+/* open() of the manifest failed with ELOOP: O_NOFOLLOW met a symbolic link. -1 + error. */
+static int no_symlink(const imgpu_manifest *m)
+{
+    return imgpu_error("'%s' is a symbolic link: refusing to use it, as it may lead to a file "
+                       "outside the output folder (remove it; imgpu then starts a new one)", m->path);
+}
+
 imgpu_manifest *imgpu_manifest_open(const char *outdir)
 {
     imgpu_manifest *m = calloc(1, sizeof *m);
@@ -210,7 +217,10 @@ imgpu_manifest *imgpu_manifest_open(const char *outdir)
     if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
             return m;   /* no manifest (or no OUTDIR yet) */
-        imgpu_error("cannot read '%s': %s", m->path, strerror(errno));
+        if (errno == ELOOP)
+            no_symlink(m);
+        else
+            imgpu_error("cannot read '%s': %s", m->path, strerror(errno));
         imgpu_manifest_close(m);
         return NULL;
     }
@@ -590,7 +600,7 @@ int imgpu_manifest_add(imgpu_manifest *m, const char *rel, const char *settings,
                            m->path, rel, imgpu__manifest_line_max);
     }
 
-    int err = 0, links = 0;
+    int err = 0, refused = 0;
     pthread_mutex_lock(&m->lock);
     if (m->fd < 0) {
         /* O_RDWR: pread looks at the last byte */
@@ -598,21 +608,23 @@ int imgpu_manifest_add(imgpu_manifest *m, const char *rel, const char *settings,
         struct stat st;
         char last;
         ssize_t r;
-        if (fd < 0)
+        if (fd < 0 && errno == ELOOP)
+            refused = no_symlink(m);   /* planted since open, or open found none */
+        else if (fd < 0)
             err = errno;
         else if (fstat(fd, &st) != 0)
             err = errno;
         else if (!S_ISREG(st.st_mode))
             err = EINVAL;
         else if (st.st_nlink > 1)   /* planted since open, or open found none */
-            links = one_link(m, &st);
+            refused = one_link(m, &st);
         else if (st.st_size == 0)
             err = write_all(fd, HEADER, sizeof HEADER - 1);
         else if ((r = pread(fd, &last, 1, st.st_size - 1)) < 0)
             err = errno;
         else
             m->torn = r == 1 && last != '\n';
-        if (fd >= 0 && (err || links))
+        if (fd >= 0 && (err || refused))
             close(fd);
         else if (fd >= 0)
             m->fd = fd;
@@ -631,7 +643,7 @@ int imgpu_manifest_add(imgpu_manifest *m, const char *rel, const char *settings,
     }
     pthread_mutex_unlock(&m->lock);
     free(buf);
-    if (links)
+    if (refused)
         return -1;
     if (err)
         return imgpu_error("cannot write '%s': %s", m->path, strerror(err));

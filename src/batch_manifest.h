@@ -32,11 +32,13 @@
  * lines, one endless line, or records forged for other names. A line that is not an intact
  * record (longer than the bound, torn, edited, empty) is ignored, and the run says once how
  * many it ignored ("imgpu: OUTDIR/.imgpu-batch: N lines ignored ..."); the outputs only those
- * lines described have no record (stale, not skipped). A manifest that is not a regular file
- * (a symbolic link: O_NOFOLLOW) or has more than one hard link (a link planted to a file
+ * lines described have no record (stale, not skipped). A manifest that is a symbolic link
+ * (O_NOFOLLOW), not a regular file, or has more than one hard link (a link planted to a file
  * elsewhere would take the appends) is refused, when read and when opened for appending (its
- * link count is checked on the descriptor written to, so no race swaps it): the batch stops
- * with "imgpu: 'OUTDIR/.imgpu-batch' has N hard links: refusing to use it ...". It is not
+ * link count is checked on the descriptor written to, so no race swaps it). Found at the
+ * start, the batch stops before any output is written, with "imgpu: 'OUTDIR/.imgpu-batch' has
+ * N hard links: refusing to use it ..." (or "is a symbolic link: ..."); planted later, every
+ * output whose line cannot be written fails with that message and is not put in place. It is not
  * replaced by a rename instead, as the outputs are: a rewrite per line costs the whole file
  * each time, and concurrent shards would lose each other's lines; appending keeps both
  * guarantees above. A first append after a torn last line writes a '\n' first, so the torn

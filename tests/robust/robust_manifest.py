@@ -141,7 +141,8 @@ def main():
                     C.check(f"imgpu: '{mpath}' has 2 hard links: refusing to use it" in e,
                             f"{what}: the message says why", e)
                 else:
-                    C.check(f"cannot read '{mpath}'" in e, f"{what}: the message names it", e)
+                    C.check(f"imgpu: '{mpath}' is a symbolic link: refusing to use it" in e,
+                            f"{what}: the message says why", e)
             # the way out the message gives: remove it; the batch then starts a new manifest
             os.unlink(mpath)
             rc, o, e, el, kb = run(binary, eq + ["-o", o2, src])
