@@ -15,20 +15,37 @@
 
 #define HEADER "# imgpu batch manifest 1: what made each output (imgpu batch reads it; do not edit)\n"
 
+/* One line, parsed (its strings point into the line). */
 typedef struct rec {
     char *rel, *settings;
     long long out_size, out_mtime, in_size, in_mtime;
-    size_t seq;     /* line order: later lines win */
 } rec;
+
+/* A settings string shared by the lines that record the same one (most of a manifest). */
+typedef struct shared_str {
+    size_t refs;
+    char s[];
+} shared_str;
+
+/* An output this run asks about (imgpu_manifest_want) and the latest line describing it. */
+typedef struct want {
+    char *rel;
+    long long out_size, out_mtime;   /* the file there now */
+    int has;                          /* a line describes it: the fields below */
+    long long in_size, in_mtime;
+    shared_str *settings;
+} want;
 
 struct imgpu_manifest {
     char *path;
     int found;
-    rec *v;         /* sorted by rel, then seq */
-    size_t n;
-    char *text;     /* the file read; rec strings point into it */
+    int rfd;        /* the manifest opened for reading, until imgpu_manifest_read; -1 */
+    want *w;        /* sorted by rel by imgpu_manifest_read */
+    size_t nw, capw;
+    shared_str *last;   /* the settings of the latest line kept */
     pthread_mutex_t lock;
     int fd;         /* the journal, opened for append on first add; -1 until then */
+    int torn;       /* its last line had no '\n' when opened: the next write ends it first */
 };
 
 static uint64_t fnv1a(const char *s, size_t n)
@@ -45,6 +62,8 @@ long long imgpu_manifest_mtime_ns(const struct stat *st)
 {
     return (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
 }
+
+size_t imgpu__manifest_line_max = IMGPU_MANIFEST_LINE_MAX;
 
 /* ---- escaping: '%', control characters and DEL as %XX ---------------------------------- */
 
@@ -137,11 +156,47 @@ static int parse_line(char *line, rec *r)
     return 0;
 }
 
-static int cmp_rec(const void *a, const void *b)
+static void str_release(shared_str *p)
 {
-    const rec *x = a, *y = b;
-    int c = strcmp(x->rel, y->rel);
-    return c ? c : (x->seq < y->seq ? -1 : x->seq > y->seq);
+    if (p && --p->refs == 0)
+        free(p);
+}
+
+static int cmp_want(const void *a, const void *b)
+{
+    return strcmp(((const want *)a)->rel, ((const want *)b)->rel);
+}
+
+/* The first want whose rel is not below rel (m->nw when none). */
+static size_t want_lower(const imgpu_manifest *m, const char *rel)
+{
+    size_t lo = 0, hi = m->nw;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(m->w[mid].rel, rel) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A hard link planted as the manifest would make its appends land in another file (outside
+ * OUTDIR, perhaps): a manifest has one name. 0, or -1 + error. */
+static int one_link(const imgpu_manifest *m, const struct stat *st)
+{
+    if (st->st_nlink > 1)
+        return imgpu_error("'%s' has %ju hard links: refusing to use it, as another name of it "
+                           "may be a file outside the output folder (remove it; imgpu then starts "
+                           "a new one)", m->path, (uintmax_t)st->st_nlink);
+    return 0;
+}
+
+/* open() of the manifest failed with ELOOP: O_NOFOLLOW met a symbolic link. -1 + error. */
+static int no_symlink(const imgpu_manifest *m)
+{
+    return imgpu_error("'%s' is a symbolic link: refusing to use it, as it may lead to a file "
+                       "outside the output folder (remove it; imgpu then starts a new one)", m->path);
 }
 
 imgpu_manifest *imgpu_manifest_open(const char *outdir)
@@ -155,13 +210,17 @@ imgpu_manifest *imgpu_manifest_open(const char *outdir)
     }
     snprintf(m->path, plen, "%s/%s", outdir, IMGPU_MANIFEST_NAME);
     m->fd = -1;
+    m->rfd = -1;
     pthread_mutex_init(&m->lock, NULL);
 
     int fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
             return m;   /* no manifest (or no OUTDIR yet) */
-        imgpu_error("cannot read '%s': %s", m->path, strerror(errno));
+        if (errno == ELOOP)
+            no_symlink(m);
+        else
+            imgpu_error("cannot read '%s': %s", m->path, strerror(errno));
         imgpu_manifest_close(m);
         return NULL;
     }
@@ -172,68 +231,174 @@ imgpu_manifest *imgpu_manifest_open(const char *outdir)
         imgpu_manifest_close(m);
         return NULL;
     }
-    m->found = 1;
-    size_t cap = (size_t)st.st_size + 1, len = 0;
-    if (!(m->text = malloc(cap + 1))) {
+    if (one_link(m, &st) < 0) {
         close(fd);
         imgpu_manifest_close(m);
-        imgpu_error("out of memory");
         return NULL;
     }
-    for (;;) {   /* to the end, even if another process appends meanwhile */
-        if (len == cap) {
-            char *t = realloc(m->text, cap * 2 + 1);
-            if (!t) {
-                close(fd);
-                imgpu_manifest_close(m);
-                imgpu_error("out of memory");
-                return NULL;
-            }
-            m->text = t;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, m->text + len, cap - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            imgpu_error("cannot read '%s': %s", m->path, strerror(errno));
-            close(fd);
-            imgpu_manifest_close(m);
-            return NULL;
-        }
-        if (r == 0)
-            break;
-        len += (size_t)r;
-    }
-    close(fd);
-    m->text[len] = '\0';
-
-    size_t lines = 0;
-    for (size_t i = 0; i < len; i++)
-        lines += m->text[i] == '\n';
-    if (!(m->v = calloc(lines ? lines : 1, sizeof *m->v))) {
-        imgpu_manifest_close(m);
-        imgpu_error("out of memory");
-        return NULL;
-    }
-    char *p = m->text, *end = m->text + len;
-    while (p < end) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl)
-            break;   /* a last line without its '\n': torn, ignored */
-        *nl = '\0';
-        if (memchr(p, '\0', (size_t)(nl - p)) == NULL && parse_line(p, &m->v[m->n]) == 0) {
-            m->v[m->n].seq = m->n;
-            m->n++;
-        }
-        p = nl + 1;
-    }
-    if (m->n)
-        qsort(m->v, m->n, sizeof *m->v, cmp_rec);
+    m->found = 1;
+    m->rfd = fd;
     return m;
 }
 
 int imgpu_manifest_found(const imgpu_manifest *m) { return m->found; }
+
+int imgpu_manifest_want(imgpu_manifest *m, const char *rel, const struct stat *out)
+{
+    if (m->nw == m->capw) {
+        size_t cap = m->capw ? m->capw * 2 : 64;
+        want *w = realloc(m->w, cap * sizeof *w);
+        if (!w)
+            return imgpu_error("out of memory");
+        m->w = w;
+        m->capw = cap;
+    }
+    want *w = &m->w[m->nw];
+    memset(w, 0, sizeof *w);
+    if (!(w->rel = strdup(rel)))
+        return imgpu_error("out of memory");
+    w->out_size = (long long)out->st_size;
+    w->out_mtime = imgpu_manifest_mtime_ns(out);
+    m->nw++;
+    return 0;
+}
+
+/* One intact record: it counts for every output asked about that it describes (the same
+ * name, size and mtime), and, being later, replaces what an earlier line said of them.
+ * 0, or -1 when out of memory. */
+static int keep(imgpu_manifest *m, const rec *r)
+{
+    shared_str *set = NULL;
+    for (size_t i = want_lower(m, r->rel); i < m->nw && !strcmp(m->w[i].rel, r->rel); i++) {
+        want *w = &m->w[i];
+        if (w->out_size != r->out_size || w->out_mtime != r->out_mtime)
+            continue;
+        if (!set) {
+            if (m->last && !strcmp(m->last->s, r->settings)) {
+                set = m->last;
+            } else {
+                size_t n = strlen(r->settings) + 1;
+                if (!(set = malloc(sizeof *set + n)))
+                    return -1;
+                set->refs = 1;   /* m->last's */
+                memcpy(set->s, r->settings, n);
+                str_release(m->last);
+                m->last = set;
+            }
+        }
+        set->refs++;
+        str_release(w->settings);
+        w->settings = set;
+        w->has = 1;
+        w->in_size = r->in_size;
+        w->in_mtime = r->in_mtime;
+    }
+    return 0;
+}
+
+/* One line, without its '\n' (NUL-terminated in place): 1 when it is a record imgpu writes
+ * or the header, 0 when it is not (ignored), -1 when out of memory. */
+static int take_line(imgpu_manifest *m, char *line, size_t len)
+{
+    if (len == sizeof HEADER - 2 && !memcmp(line, HEADER, len))
+        return 1;   /* the header (twice when two shards began the file at once) */
+    rec r;
+    if (memchr(line, '\0', len) || parse_line(line, &r) < 0)
+        return 0;
+    if (strlen(r.settings) > IMGPU_MANIFEST_SETTINGS_MAX)
+        return 0;   /* longer than imgpu writes: not its line, and not to be kept */
+    return keep(m, &r) < 0 ? -1 : 1;
+}
+
+int imgpu_manifest_read(imgpu_manifest *m)
+{
+    if (m->nw > 1)
+        qsort(m->w, m->nw, sizeof *m->w, cmp_want);
+    if (m->rfd < 0)
+        return 0;
+    /* Line by line through one buffer of the longest line: the memory used is this buffer
+     * and what is kept for the outputs asked about, whatever the file holds (a gigabyte of
+     * empty lines, one endless line, or forged records of other names). */
+    const size_t cap = imgpu__manifest_line_max + 1;   /* a line and its '\n' */
+    char *buf = malloc(cap);
+    if (!buf)
+        return imgpu_error("out of memory");
+    size_t start = 0, end = 0, scan = 0;
+    unsigned long long ignored = 0, too_long = 0;
+    int skipping = 0;   /* inside a line longer than the buffer: dropped to its '\n' */
+    int rc = -1;
+    for (;;) {   /* to the end, even if another process appends meanwhile */
+        if (end == cap) {
+            if (start == 0) {   /* no '\n' in a whole buffer: too long */
+                skipping = 1;
+                end = scan = 0;
+            } else {
+                memmove(buf, buf + start, end - start);
+                end -= start;
+                scan -= start;
+                start = 0;
+            }
+        }
+        ssize_t got = read(m->rfd, buf + end, cap - end);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            imgpu_error("cannot read '%s': %s", m->path, strerror(errno));
+            goto done;
+        }
+        if (got == 0)
+            break;
+        end += (size_t)got;
+        char *nl;
+        while (scan < end && (nl = memchr(buf + scan, '\n', end - scan))) {
+            size_t at = (size_t)(nl - buf);
+            if (!skipping && at == start) {   /* empty lines, counted at a byte's cost */
+                size_t k = at;
+                while (k < end && buf[k] == '\n')
+                    k++;
+                ignored += k - at;
+                start = scan = k;
+                continue;
+            }
+            if (skipping) {
+                skipping = 0;
+                ignored++;
+                too_long++;
+            } else {
+                *nl = '\0';
+                int t = take_line(m, buf + start, at - start);
+                if (t < 0) {
+                    imgpu_error("out of memory");
+                    goto done;
+                }
+                ignored += t == 0;
+            }
+            start = scan = at + 1;
+        }
+        scan = end;
+    }
+    if (skipping) {          /* the last line, too long and without its '\n' */
+        ignored++;
+        too_long++;
+    } else if (end > start) {
+        ignored++;           /* a last line without its '\n': torn (a kill, a full disk) */
+    }
+    if (ignored) {
+        char more[64] = "";
+        if (too_long)
+            snprintf(more, sizeof more, " (%llu longer than %zu bytes)", too_long, imgpu__manifest_line_max);
+        imgpu_notice("%s: %llu line%s ignored%s: not %s that imgpu wrote (edited, torn by a kill "
+                     "or a full disk, or planted); an output that only %s described has no record",
+                     m->path, ignored, ignored == 1 ? "" : "s", more,
+                     ignored == 1 ? "a record" : "records", ignored == 1 ? "it" : "they");
+    }
+    rc = 0;
+done:
+    free(buf);
+    close(m->rfd);
+    m->rfd = -1;
+    return rc;
+}
 
 int imgpu_manifest_close(imgpu_manifest *m)
 {
@@ -245,9 +410,15 @@ int imgpu_manifest_close(imgpu_manifest *m)
             rc = imgpu_error("cannot write '%s': %s", m->path, strerror(errno));
         close(m->fd);
     }
+    if (m->rfd >= 0)
+        close(m->rfd);
     pthread_mutex_destroy(&m->lock);
-    free(m->v);
-    free(m->text);
+    for (size_t i = 0; i < m->nw; i++) {
+        free(m->w[i].rel);
+        str_release(m->w[i].settings);
+    }
+    free(m->w);
+    str_release(m->last);
     free(m->path);
     free(m);
     return rc;
@@ -365,31 +536,19 @@ imgpu_manifest_state imgpu_manifest_check(const imgpu_manifest *m, const char *r
         *recorded = NULL;
     if (!m->found)
         return IMGPU_MANIFEST_LEGACY;
-    /* the first record of rel */
-    size_t lo = 0, hi = m->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(m->v[mid].rel, rel) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t end = lo;
-    while (end < m->n && !strcmp(m->v[end].rel, rel))
-        end++;
     long long osize = (long long)out->st_size, omtime = imgpu_manifest_mtime_ns(out);
-    for (size_t i = end; i-- > lo;) {   /* the latest line that describes the file there */
-        const rec *r = &m->v[i];
-        if (r->out_size != osize || r->out_mtime != omtime)
+    for (size_t i = want_lower(m, rel); i < m->nw && !strcmp(m->w[i].rel, rel); i++) {
+        const want *w = &m->w[i];   /* the latest line that describes the file there */
+        if (!w->has || w->out_size != osize || w->out_mtime != omtime)
             continue;
-        if (!strcmp(r->settings, IMGPU_MANIFEST_UNKNOWN_SETTINGS))
+        if (!strcmp(w->settings->s, IMGPU_MANIFEST_UNKNOWN_SETTINGS))
             return IMGPU_MANIFEST_LEGACY;
-        if (strcmp(r->settings, settings) != 0) {
+        if (strcmp(w->settings->s, settings) != 0) {
             if (recorded)
-                *recorded = r->settings;
+                *recorded = w->settings->s;
             return IMGPU_MANIFEST_OTHER_SETTINGS;
         }
-        if (r->in_size != (long long)in->st_size || r->in_mtime != imgpu_manifest_mtime_ns(in))
+        if (w->in_size != (long long)in->st_size || w->in_mtime != imgpu_manifest_mtime_ns(in))
             return IMGPU_MANIFEST_INPUT_CHANGED;
         return IMGPU_MANIFEST_MATCH;
     }
@@ -416,13 +575,14 @@ int imgpu_manifest_add(imgpu_manifest *m, const char *rel, const char *settings,
                        long long in_size, long long in_mtime_ns, long long out_size,
                        long long out_mtime_ns)
 {
-    size_t cap = 19 + escaped_len(rel) + escaped_len(settings) + 5 * 24 + 2;
-    char *line = malloc(cap);
-    if (!line)
+    size_t cap = 1 + 19 + escaped_len(rel) + escaped_len(settings) + 5 * 24 + 2;
+    char *buf = malloc(cap);
+    if (!buf)
         return imgpu_error("out of memory");
+    char *line = buf + 1;   /* buf[0]: room for a '\n' that ends a torn last line */
     char *body = line + 19, *o = body;
     o = escape_into(o, rel);
-    o += snprintf(o, cap - (size_t)(o - line), "\t%lld\t%lld\t%lld\t%lld\t", out_size, out_mtime_ns,
+    o += snprintf(o, cap - (size_t)(o - buf), "\t%lld\t%lld\t%lld\t%lld\t", out_size, out_mtime_ns,
                   in_size, in_mtime_ns);
     o = escape_into(o, settings);
     *o = '\0';
@@ -433,30 +593,58 @@ int imgpu_manifest_add(imgpu_manifest *m, const char *rel, const char *settings,
     memcpy(line + 2, sum, 16);
     line[18] = '\t';
     *o++ = '\n';
+    const size_t len = (size_t)(o - line);
+    if (len - 1 > imgpu__manifest_line_max || strlen(settings) > IMGPU_MANIFEST_SETTINGS_MAX) {
+        free(buf);   /* a line the reader would ignore (cannot happen with imgpu's names) */
+        return imgpu_error("cannot write '%s': the line of '%s' would be longer than %zu bytes",
+                           m->path, rel, imgpu__manifest_line_max);
+    }
 
-    int err = 0;
+    int err = 0, refused = 0;
     pthread_mutex_lock(&m->lock);
     if (m->fd < 0) {
-        m->fd = open(m->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+        /* O_RDWR: pread looks at the last byte */
+        int fd = open(m->path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
         struct stat st;
-        if (m->fd < 0)
+        char last;
+        ssize_t r;
+        if (fd < 0 && errno == ELOOP)
+            refused = no_symlink(m);   /* planted since open, or open found none */
+        else if (fd < 0)
             err = errno;
-        else if (fstat(m->fd, &st) != 0)
+        else if (fstat(fd, &st) != 0)
             err = errno;
         else if (!S_ISREG(st.st_mode))
             err = EINVAL;
+        else if (st.st_nlink > 1)   /* planted since open, or open found none */
+            refused = one_link(m, &st);
         else if (st.st_size == 0)
-            err = write_all(m->fd, HEADER, sizeof HEADER - 1);
-        if (err && m->fd >= 0) {
-            close(m->fd);
-            m->fd = -1;
+            err = write_all(fd, HEADER, sizeof HEADER - 1);
+        else if ((r = pread(fd, &last, 1, st.st_size - 1)) < 0)
+            err = errno;
+        else
+            m->torn = r == 1 && last != '\n';
+        if (fd >= 0 && (err || refused))
+            close(fd);
+        else if (fd >= 0)
+            m->fd = fd;
+    }
+    /* one write() per line: O_APPEND keeps lines of other writers (shards) whole. After a
+     * last line torn by a kill or a full disk, a '\n' first ends it (it stays one ignored
+     * line), or the reader would take it and this line as one, and lose this one. */
+    if (m->fd >= 0) {
+        if (m->torn) {
+            buf[0] = '\n';
+            if (!(err = write_all(m->fd, buf, len + 1)))
+                m->torn = 0;
+        } else {
+            err = write_all(m->fd, line, len);
         }
     }
-    /* one write() per line: O_APPEND keeps lines of other writers (shards) whole */
-    if (!err)
-        err = write_all(m->fd, line, (size_t)(o - line));
     pthread_mutex_unlock(&m->lock);
-    free(line);
+    free(buf);
+    if (refused)
+        return -1;
     if (err)
         return imgpu_error("cannot write '%s': %s", m->path, strerror(err));
     return 0;

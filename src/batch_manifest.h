@@ -22,6 +22,27 @@
  *    background=default ; format=png png-level=1"
  * A line whose SETTINGS is "?" records an output found in OUTDIR before the folder had a
  * manifest (made by an older imgpu): its settings are unknown.
+ *
+ * Hostile manifests (issue 25). Anyone who can write in OUTDIR can write this file, so what it
+ * holds bounds nothing: it is read line by line through one buffer of IMGPU_MANIFEST_LINE_MAX
+ * bytes, and only the lines about the outputs this run asks about (imgpu_manifest_want: name,
+ * size and mtime of the file there) are kept, the latest for each. Memory is that buffer plus
+ * a bounded amount per output asked about (SETTINGS at most IMGPU_MANIFEST_SETTINGS_MAX bytes,
+ * shared by consecutive lines that repeat it), whatever the file holds: a gigabyte of empty
+ * lines, one endless line, or records forged for other names. A line that is not an intact
+ * record (longer than the bound, torn, edited, empty) is ignored, and the run says once how
+ * many it ignored ("imgpu: OUTDIR/.imgpu-batch: N lines ignored ..."); the outputs only those
+ * lines described have no record (stale, not skipped). A manifest that is a symbolic link
+ * (O_NOFOLLOW), not a regular file, or has more than one hard link (a link planted to a file
+ * elsewhere would take the appends) is refused, when read and when opened for appending (its
+ * link count is checked on the descriptor written to, so no race swaps it). Found at the
+ * start, the batch stops before any output is written, with "imgpu: 'OUTDIR/.imgpu-batch' has
+ * N hard links: refusing to use it ..." (or "is a symbolic link: ..."); planted later, every
+ * output whose line cannot be written fails with that message and is not put in place. It is not
+ * replaced by a rename instead, as the outputs are: a rewrite per line costs the whole file
+ * each time, and concurrent shards would lose each other's lines; appending keeps both
+ * guarantees above. A first append after a torn last line writes a '\n' first, so the torn
+ * line stays one ignored line and does not swallow the new one.
  */
 #ifndef IMGPU_BATCH_MANIFEST_H
 #define IMGPU_BATCH_MANIFEST_H
@@ -41,11 +62,28 @@ extern "C" {
 
 typedef struct imgpu_manifest imgpu_manifest;
 
-/* Reads OUTDIR/.imgpu-batch if there is one (outdir need not exist). NULL + error recorded
- * when it exists but cannot be read, or out of memory. */
+/* The longest line read (the longest imgpu writes is about 18 KiB: a 4096-byte name with
+ * every byte escaped, and 32 ops), and the longest SETTINGS kept (imgpu writes < 5.5 KiB). */
+#define IMGPU_MANIFEST_LINE_MAX (64 * 1024)
+#define IMGPU_MANIFEST_SETTINGS_MAX (8 * 1024)
+/* The line bound in use: IMGPU_MANIFEST_LINE_MAX. For tests only: fuzz_manifest makes it
+ * small, so that short inputs reach the edges of the reader's buffer. */
+extern size_t imgpu__manifest_line_max;
+
+/* Opens OUTDIR/.imgpu-batch if there is one (outdir need not exist); imgpu_manifest_read
+ * reads it. NULL + error recorded when it exists but cannot be read, is not a regular file,
+ * has more than one hard link, or out of memory. */
 imgpu_manifest *imgpu_manifest_open(const char *outdir);
 /* Whether OUTDIR had a manifest when it was opened. */
 int imgpu_manifest_found(const imgpu_manifest *m);
+/* Asks about the existing output `rel` (relative to OUTDIR; `out`: its stat now): the read
+ * keeps the latest line that describes it. Call for every output to check, before the read.
+ * 0, or -1 + error (out of memory). */
+int imgpu_manifest_want(imgpu_manifest *m, const char *rel, const struct stat *out);
+/* Reads the manifest once, line by line (see above), keeping what imgpu_manifest_check needs
+ * for the outputs asked about, and prints one notice when it ignored lines. Call once, after
+ * the wants (and with no manifest too). 0, or -1 + error (a read error, out of memory). */
+int imgpu_manifest_read(imgpu_manifest *m);
 /* fsync and close the journal (if it was written), free everything. 0, or -1 + error when
  * the final sync failed. Accepts NULL. */
 int imgpu_manifest_close(imgpu_manifest *m);
@@ -65,15 +103,17 @@ typedef enum imgpu_manifest_state {
 } imgpu_manifest_state;
 
 /* What the manifest says of the existing output `rel` (relative to OUTDIR; `out` its stat)
- * made from the input `in` with `settings`. *recorded (may be NULL) gets the recorded
- * settings for OTHER_SETTINGS, valid until close. A folder with no manifest at all gives
- * LEGACY. Read-only; safe from one thread. */
+ * made from the input `in` with `settings`, after imgpu_manifest_read (an output not asked
+ * about with this stat is UNKNOWN). *recorded (may be NULL) gets the recorded settings for
+ * OTHER_SETTINGS, valid until close. A folder with no manifest at all gives LEGACY.
+ * Read-only; safe from one thread. */
 imgpu_manifest_state imgpu_manifest_check(const imgpu_manifest *m, const char *rel,
                                           const char *settings, const struct stat *in,
                                           const struct stat *out, const char **recorded);
 
 /* Appends the line for output `rel` (thread-safe). The journal is created on first use (mode
- * 0666 less the umask). 0, or -1 + error recorded ("cannot write 'OUTDIR/.imgpu-batch': ..."). */
+ * 0666 less the umask). 0, or -1 + error recorded ("cannot write 'OUTDIR/.imgpu-batch': ...",
+ * or the hard-link refusal above). */
 int imgpu_manifest_add(imgpu_manifest *m, const char *rel, const char *settings,
                        long long in_size, long long in_mtime_ns, long long out_size,
                        long long out_mtime_ns);

@@ -304,6 +304,8 @@ int imgpu__batch_manifest_plan(const bopts *b, joblist *l, imgpu_manifest *mf, i
 {
     size_t olen = strlen(b->outdir) + 1;
     *legacy = 0;
+    /* the settings of every output; the manifest is asked about each existing one, and read
+     * once (what it keeps is bounded by these outputs, not by what the file holds) */
     for (size_t i = 0; i < l->n; i++) {
         bjob *j = &l->v[i];
         if (j->why || !j->out)
@@ -316,7 +318,16 @@ int imgpu__batch_manifest_plan(const bopts *b, joblist *l, imgpu_manifest *mf, i
                                                           b->run.out_depth)))
             return imgpu_error("out of memory");
         j->settings = l->settings[fi];
-        if (!j->skip)
+        struct stat out;
+        if (j->skip && imgpu_manifest_found(mf) && stat(j->out, &out) == 0 &&
+            imgpu_manifest_want(mf, j->out + olen, &out) < 0)
+            return -1;
+    }
+    if (imgpu_manifest_read(mf) < 0)
+        return -1;
+    for (size_t i = 0; i < l->n; i++) {
+        bjob *j = &l->v[i];
+        if (j->why || !j->out || !j->skip)
             continue;
         struct stat in, out;
         if (stat(j->in, &in) != 0 || stat(j->out, &out) != 0)

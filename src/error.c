@@ -16,48 +16,117 @@
 static _Thread_local char s_message[IMGPU_MESSAGE_MAX];
 static int s_quiet;
 
+/* ---- UTF-8 (RFC 3629) -------------------------------------------------------------------- */
+
+size_t imgpu__utf8_char(const unsigned char *s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    const unsigned char c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xbf;   /* the range of the second byte */
+    if (c >= 0xc2 && c <= 0xdf) {         /* 0xc0, 0xc1: overlong forms of ASCII */
+        len = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        if (c == 0xe0)
+            lo = 0xa0;                    /* below: overlong (< U+0800) */
+        else if (c == 0xed)
+            hi = 0x9f;                    /* above: the surrogates U+D800..U+DFFF */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        if (c == 0xf0)
+            lo = 0x90;                    /* below: overlong (< U+10000) */
+        else if (c == 0xf4)
+            hi = 0x8f;                    /* above: past U+10FFFF */
+    } else {
+        return 0;                         /* a continuation byte, or 0xf5..0xff: never a lead */
+    }
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    return len;
+}
+
+/* ---- JSON strings ------------------------------------------------------------------------- */
+
+size_t imgpu__json_escape(char *out, size_t cap, const char *text, size_t n, size_t *written)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)text;
+    size_t p = 0, o = 0;
+    while (p < n) {
+        char u[8];
+        size_t ul = 0, len = imgpu__utf8_char(s + p, n - p);
+        unsigned cp = 0;   /* with esc: the code point written as \uXXXX */
+        int esc = 0;
+        if (len == 0) {                       /* not UTF-8: U+DC00 + the byte (PEP 383) */
+            cp = 0xdc00u + s[p];
+            esc = 1;
+            len = 1;
+        } else if (len == 1 && (s[p] == '"' || s[p] == '\\')) {
+            u[ul++] = '\\';
+            u[ul++] = (char)s[p];
+        } else if (len == 1 && (s[p] < 0x20 || s[p] == 0x7f)) {
+            cp = s[p];
+            esc = 1;
+        } else if (len == 2 && s[p] == 0xc2 && s[p + 1] <= 0x9f) {   /* C1: U+0080..U+009F */
+            cp = s[p + 1];
+            esc = 1;
+        } else if (len == 3 && s[p] == 0xe2 && s[p + 1] == 0x80 &&
+                   (s[p + 2] == 0xa8 || s[p + 2] == 0xa9)) {          /* U+2028, U+2029 */
+            cp = s[p + 2] == 0xa8 ? 0x2028u : 0x2029u;
+            esc = 1;
+        } else {
+            memcpy(u, s + p, len);
+            ul = len;
+        }
+        if (esc) {
+            u[0] = '\\';
+            u[1] = 'u';
+            u[2] = hex[cp >> 12 & 15];
+            u[3] = hex[cp >> 8 & 15];
+            u[4] = hex[cp >> 4 & 15];
+            u[5] = hex[cp & 15];
+            ul = 6;
+        }
+        if (o + ul + 1 > cap)
+            break;
+        memcpy(out + o, u, ul);
+        o += ul;
+        p += len;
+    }
+    if (cap)
+        out[o] = '\0';
+    *written = o;
+    return p;
+}
+
 /* ---- escaping and shortening ----------------------------------------------------------- */
 
-/* The bytes of the unit that starts at s (one UTF-8 character, or one byte to escape) and,
- * in *width, how many bytes it takes printed: 4 for every escaped byte ("\xNN"). Escaped:
- * C0 controls including \t and \n (a message is one line), DEL, bytes that are not UTF-8
- * (overlong forms and surrogates included), and the C1 controls U+0080..U+009F (0x9b is
- * CSI to many terminals) byte by byte. Valid printable UTF-8 (é, 日本) stays as it is. */
-static size_t unit(const unsigned char *s, size_t *width)
+/* The bytes of the unit that starts at s (n bytes left; one UTF-8 character, or one byte to
+ * escape) and, in *width, how many bytes it takes printed: 4 for every escaped byte
+ * ("\xNN"). Escaped: C0 controls including \t and \n (a message is one line), DEL, bytes
+ * that are not UTF-8 (imgpu__utf8_char: overlong forms, surrogates, past U+10FFFF), and the
+ * C1 controls U+0080..U+009F (0x9b is CSI to many terminals) byte by byte. Valid printable
+ * UTF-8 (é, 日本) stays as it is. */
+static size_t unit(const unsigned char *s, size_t n, size_t *width)
 {
-    unsigned char c = s[0];
-    size_t n = 0;
-    unsigned char lo = 0x80, hi = 0xbf;   /* the range of the second byte */
-    if (c >= 0x20 && c < 0x7f) {
+    if (s[0] >= 0x20 && s[0] < 0x7f) {
         *width = 1;
         return 1;
     }
-    if (c >= 0xc2 && c <= 0xdf)
-        n = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        if (c == 0xe0)
-            lo = 0xa0;
-        else if (c == 0xed)
-            hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        if (c == 0xf0)
-            lo = 0x90;
-        else if (c == 0xf4)
-            hi = 0x8f;
-    }
-    int ok = n > 0 && s[1] >= lo && s[1] <= hi;
-    for (size_t i = 2; ok && i < n; i++)
-        ok = s[i] >= 0x80 && s[i] <= 0xbf;
-    if (ok && c == 0xc2 && s[1] <= 0x9f)   /* a C1 control: this byte, then the next alone */
-        ok = 0;
-    if (!ok) {
+    size_t len = s[0] >= 0x80 ? imgpu__utf8_char(s, n) : 0;
+    if (len == 0 || (len == 2 && s[0] == 0xc2 && s[1] <= 0x9f)) {   /* a C1 control */
         *width = 4;
         return 1;
     }
-    *width = n;
-    return n;
+    *width = len;
+    return len;
 }
 
 /* Printed width of raw[a, b). */
@@ -65,7 +134,7 @@ static size_t width_of(const unsigned char *raw, size_t a, size_t b)
 {
     size_t w = 0, uw;
     while (a < b) {
-        a += unit(raw + a, &uw);
+        a += unit(raw + a, b - a, &uw);
         w += uw;
     }
     return w;
@@ -78,7 +147,7 @@ static void cut_middle(const unsigned char *raw, size_t a, size_t b, size_t keep
 {
     size_t head = keep / 2, tail = keep - head, w = 0, uw, p = a;
     while (p < b) {
-        size_t n = unit(raw + p, &uw);
+        size_t n = unit(raw + p, b - p, &uw);
         if (w + uw > head)
             break;
         w += uw;
@@ -89,7 +158,7 @@ static void cut_middle(const unsigned char *raw, size_t a, size_t b, size_t keep
     size_t total = width_of(raw, p, b), skip = total > tail ? total - tail : 0;
     w = 0;
     while (p < b && w < skip) {
-        p += unit(raw + p, &uw);
+        p += unit(raw + p, b - p, &uw);
         w += uw;
     }
     *c1 = p;
@@ -192,7 +261,7 @@ size_t imgpu_message_fit(char *out, size_t cap, const char *text, int quoted)
             k++;
             continue;
         }
-        size_t uw, len = unit(raw + p, &uw);
+        size_t uw, len = unit(raw + p, n - p, &uw);
         if (o + uw > room)
             break;   /* only when room < 3 or so: never cut a unit in half */
         if (uw == 4 && len == 1) {

@@ -55,6 +55,31 @@ size_t imgpu_vformat_message(char *out, size_t cap, const char *fmt, va_list ap)
  * middle. Returns the length written. */
 size_t imgpu_message_fit(char *out, size_t cap, const char *text, int quoted);
 
+/* The length (1..4) of the well-formed UTF-8 character at s (n bytes readable), or 0 when s
+ * does not start one. Well-formed is RFC 3629's: the shortest form only (no C0/C1 leads, no
+ * overlong E0 80.. or F0 80..), no surrogates (ED A0..ED BF), nothing past U+10FFFF (F4 90..,
+ * F5..FF), every continuation byte 80..BF and all of them inside n. An ASCII byte (NUL too)
+ * is 1: which characters are safe to print is the caller's question. */
+size_t imgpu__utf8_char(const unsigned char *s, size_t n);
+
+/* text[0..n) as the inside of a JSON string (no quotes), into out (cap bytes, NUL-terminated):
+ *   "  \                        \"  \\
+ *   C0 controls, DEL            \u0000..\u001f, \u007f
+ *   C1 controls U+0080..U+009F  \u0080..\u009f  (C2 9B is CSI to many terminals)
+ *   U+2028, U+2029              \u2028, \u2029  (line ends to JavaScript)
+ *   other well-formed UTF-8     as it is
+ *   a byte B that is not part   \udcXX, XX = B (80..ff): U+DC00 + B, Python's "surrogateescape"
+ *   of well-formed UTF-8        (PEP 383)
+ * So the output is ASCII plus well-formed UTF-8, always a valid JSON string, and nothing is
+ * lost or ambiguous: well-formed UTF-8 never holds a surrogate, so \udcXX only ever means the
+ * raw byte XX. In Python, json.loads(...).encode("utf-8", "surrogateescape") (os.fsencode for
+ * a file name) gives back the original bytes exactly. Strict parsers that refuse a lone
+ * surrogate (RFC 8259 leaves them to the parser; I-JSON forbids them) see one only for bytes
+ * that were not text to begin with. Whole units only: writes at most 6 bytes per input byte;
+ * stops before a unit that does not fit. Returns the input bytes consumed (n when
+ * cap >= 6 * n + 1) and sets *written to the bytes written, NUL excluded. */
+size_t imgpu__json_escape(char *out, size_t cap, const char *text, size_t n, size_t *written);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1031,36 +1031,19 @@ done:
 
 /* ---- info --------------------------------------------------------------------------------- */
 
-/* s as a JSON string: quotes, backslashes and control characters escaped; bytes that are not
- * valid UTF-8 (a file name can hold any) become U+FFFD. */
+/* s as a JSON string, escaped by imgpu__json_escape (error.h): always valid JSON; a byte that
+ * is not well-formed UTF-8 (a file name can hold any) becomes \udcXX, so the bytes can be
+ * recovered (Python: os.fsencode). */
 static void json_str(const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
+    char buf[4096];
+    size_t n = strlen(s), w;
     putchar('"');
-    while (*p) {
-        unsigned c = *p;
-        if (c == '"' || c == '\\') {
-            printf("\\%c", c);
-            p++;
-        } else if (c < 0x20 || c == 0x7f) {
-            printf("\\u%04x", c);
-            p++;
-        } else if (c < 0x80) {
-            putchar((int)c);
-            p++;
-        } else {
-            int n = c >= 0xf0 && c < 0xf5 ? 3 : c >= 0xe0 ? 2 : c >= 0xc2 && c < 0xe0 ? 1 : -1;
-            int ok = n > 0;
-            for (int k = 1; ok && k <= n; k++)
-                ok = (p[k] & 0xc0) == 0x80;
-            if (ok) {
-                fwrite(p, 1, (size_t)n + 1, stdout);
-                p += n + 1;
-            } else {
-                fputs("\\ufffd", stdout);
-                p++;
-            }
-        }
+    while (n) {
+        size_t used = imgpu__json_escape(buf, sizeof buf, s, n, &w);
+        fwrite(buf, 1, w, stdout);
+        s += used;
+        n -= used;
     }
     putchar('"');
 }
@@ -1069,6 +1052,15 @@ static const char *const s_orientation_names[9] = {
     "none", "normal", "mirrored horizontally", "rotated 180", "mirrored vertically",
     "transposed", "rotated 90 clockwise", "transversed", "rotated 90 counterclockwise",
 };
+
+/* One line of info's text block whose value comes from the file or its name (the path, the
+ * ICC description, EXIF's Make, Model and date): every such value goes through imgpu_escape,
+ * so no byte of it reaches the terminal raw (ESC, BEL, CSI, C2 9B, bytes that are not UTF-8). */
+static void info_text(const char *label, const char *value)
+{
+    char shown[4096];
+    printf("%-13s%s\n", label, imgpu_escape(value, shown, sizeof shown));
+}
 
 /* One file's block (or JSON line); 0, or -1 with the error printed and, for --json, an
  * object with "error" written. */
@@ -1098,6 +1090,9 @@ static int info_one(const cli *c, const char *path)
     imgpu_exif_info ex;
     int have_exif = m->exif && imgpu_exif_parse(m->exif, m->exif_len, &ex) == 0;
     const int orient = m->orientation;
+    char cam[sizeof ex.make + sizeof ex.model + 1] = "";   /* "Make Model" */
+    if (have_exif)
+        snprintf(cam, sizeof cam, "%s%s%s", ex.make, ex.make[0] && ex.model[0] ? " " : "", ex.model);
     if (c->json) {
         fputs("{\"path\": ", stdout);
         json_str(path);
@@ -1116,8 +1111,6 @@ static int info_one(const cli *c, const char *path)
         printf(", \"exif\": %s, \"xmp\": %s", m->exif ? "true" : "false", m->xmp ? "true" : "false");
         if (have_exif) {
             fputs(", \"camera\": ", stdout);
-            char cam[160];
-            snprintf(cam, sizeof cam, "%s%s%s", ex.make, ex.make[0] && ex.model[0] ? " " : "", ex.model);
             json_str(cam);
             fputs(", \"date\": ", stdout);
             json_str(ex.datetime_original);
@@ -1125,8 +1118,7 @@ static int info_one(const cli *c, const char *path)
         printf(", \"file_size\": %llu}\n", (unsigned long long)r.bytes);
     } else {
         imgpu_format by_name = imgpu_format_from_path(path);
-        char shown[4096];
-        printf("file:        %s\n", imgpu_escape(path, shown, sizeof shown));
+        info_text("file:", path);
         if (by_name != IMGPU_FORMAT_UNKNOWN && by_name != r.format)
             printf("format:      %s (by content; the name says %s)\n", fmt,
                    imgpu_format_name(by_name));
@@ -1140,13 +1132,15 @@ static int info_one(const cli *c, const char *path)
         if (orient >= 1 && orient <= 8)
             printf("orientation: %d (%s)%s\n", orient, s_orientation_names[orient],
                    m->oriented && orient != 1 ? "; shown upright, as loaded" : "");
-        if (m->icc)
-            printf("ICC profile: %s (%zu bytes)\n", imgpu_escape(icc, shown, sizeof shown), m->icc_len);
-        if (have_exif && (ex.make[0] || ex.model[0]))
-            printf("camera:      %s%s%s\n", imgpu_escape(ex.make, shown, sizeof shown),
-                   ex.make[0] && ex.model[0] ? " " : "", ex.model);
+        if (m->icc) {
+            char v[sizeof icc + 32];
+            snprintf(v, sizeof v, "%s (%zu bytes)", icc, m->icc_len);
+            info_text("ICC profile:", v);
+        }
+        if (cam[0])
+            info_text("camera:", cam);
         if (have_exif && ex.datetime_original[0])
-            printf("date:        %s\n", imgpu_escape(ex.datetime_original, shown, sizeof shown));
+            info_text("date:", ex.datetime_original);
         if (m->exif || m->xmp || m->n_text)
             printf("metadata:   %s%s%s\n", m->exif ? " EXIF" : "", m->xmp ? " XMP" : "",
                    m->n_text ? " text" : "");
@@ -1206,10 +1200,12 @@ done:
     if (!ok)
         return fail();
 
+    char shown[4096], shown2[4096];
     if (r.scaled)
         printf("note:                '%s' is 8-bit, '%s' 16-bit: the 8-bit samples are scaled by 257 "
                "(0..255 onto 0..65535) and the metrics are in 16-bit levels\n",
-               c->pos[r.scaled - 1], c->pos[2 - r.scaled]);
+               imgpu_escape(c->pos[r.scaled - 1], shown, sizeof shown),
+               imgpu_escape(c->pos[2 - r.scaled], shown2, sizeof shown2));
     if (r.depth == 16)
         printf("max abs difference:  %d (16-bit levels)\n", r.max_abs);
     else
@@ -1221,7 +1217,6 @@ done:
         printf("PSNR:                %.2f dB%s\n", r.psnr, r.depth == 16 ? " (peak 65535)" : "");
     printf("differing pixels:    %" PRIu64 " of %" PRIu64 " (%.4f%%)\n", r.differing_pixels,
            r.pixels, 100.0 * (double)r.differing_pixels / (double)r.pixels);
-    char shown[4096];
     if (c->diff)
         printf("diff image:          %s (|A-B| x %d)\n", imgpu_escape(c->diff, shown, sizeof shown),
                gain);

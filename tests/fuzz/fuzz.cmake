@@ -5,8 +5,11 @@
 # parser of src/main.c), exif (the EXIF reader and in-place editor, src/exif.h), jpeg (the JPEG
 # codec, src/codec_jpeg.c: libjpeg-turbo's decode and encode, the metadata reader), webp
 # (the WebP codec: load, metadata, lossy and lossless re-encode and load back) and tiff
-# (the TIFF codec: load at pages 0 and 1, its metadata reader, re-encode and load back). Each
-# is built twice:
+# (the TIFF codec: load at pages 0 and 1, its metadata reader, re-encode and load back);
+# issue 25 added manifest (imgpu batch's OUTDIR/.imgpu-batch reader, src/batch_manifest.c,
+# against a reference reader of its own, with a small line bound, and an append read back)
+# and utf8 (src/error.c's UTF-8 validator against RFC 3629, the JSON escaper decoded back to
+# its input, the terminal escaper). Each is built twice:
 #   fuzz_<t>_replay   any compiler: runs the target once per file. Test fuzz.regress.<t>
 #                     (label unit) replays tests/fuzz/regress/<t>/ (every input that once
 #                     failed), the hand-made seeds and tests/fuzz/corpus/<t>/ (a campaign's
@@ -22,7 +25,12 @@ set(IMGPU_FUZZ_REGRESS ${IMGPU_FUZZ_DIR}/regress)
 # 30 s: seven targets share CI's two cores (the long campaigns are tests/fuzz/run.sh's)
 set(IMGPU_FUZZ_SMOKE_SECONDS 30 CACHE STRING "Seconds per target of the fuzz.smoke.* tests")
 
+# imgpu_fuzz_target(t [SECONDS]): SECONDS, where given, caps the smoke run below the default
 function(imgpu_fuzz_target t)
+  set(_secs ${IMGPU_FUZZ_SMOKE_SECONDS})
+  if(ARGC GREATER 1 AND ARGV1 LESS _secs)
+    set(_secs ${ARGV1})
+  endif()
   set(_src ${IMGPU_FUZZ_DIR}/fuzz_${t}.c)
   set(_extra)
   if(t STREQUAL "cli")
@@ -63,7 +71,7 @@ function(imgpu_fuzz_target t)
   if(IMGPU_FUZZ)
     add_test(NAME fuzz.smoke.${t}
              COMMAND bash ${IMGPU_FUZZ_DIR}/run.sh $<TARGET_FILE:fuzz_${t}> ${t}
-                     ${IMGPU_FUZZ_SMOKE_SECONDS} ${CMAKE_CURRENT_BINARY_DIR}/fuzz-smoke/${t})
+                     ${_secs} ${CMAKE_CURRENT_BINARY_DIR}/fuzz-smoke/${t})
     set_tests_properties(fuzz.smoke.${t} PROPERTIES LABELS fuzz TIMEOUT 600
                          ENVIRONMENT "IMGPU_ASSETS=${IMGPU_ASSETS}")
   endif()
@@ -72,3 +80,7 @@ endfunction()
 foreach(_t decode ops cli exif jpeg webp tiff)
   imgpu_fuzz_target(${_t})
 endforeach()
+imgpu_fuzz_target(manifest)
+# a small, loop-free target whose coverage stops growing within seconds (test_utf8 is exhaustive
+# up to 3 bytes): 10 s of CI time, not 30
+imgpu_fuzz_target(utf8 10)

@@ -4,7 +4,8 @@ blobs built with tests/common/exif_blob.py (Python's struct only): a camera's bl
 orders, as a bare TIFF blob and as a JPEG APP1 payload ("Exif\\0\\0" first); the smallest
 blob with an orientation; one with IFD1 (a thumbnail's IFD) and LONG pixel sizes; and a few
 broken ones (truncated, an Exif pointer back to IFD0, an entry count past the end, text at an
-offset out of range). The outputs are committed; rerun after changing this script:
+offset out of range); and one whose text fields hold terminal escapes and bytes that are not
+UTF-8 (issue 25). The outputs are committed; rerun after changing this script:
     /usr/bin/python3 tests/fuzz/make_exif_seeds.py
 Deterministic. tests/fuzz/make_seeds.py writes the other corpora and leaves this one alone."""
 import os
@@ -45,6 +46,13 @@ def main():
     struct.pack_into(">H", big, 8, 0xFFFF)
     struct.pack_into(">I", big, 8 + 2 + 8, 0xFFFFFFF0)
     seeds["count_past_end_be.bin"] = app1(bytes(big))
+    # issue 25: text fields with terminal escapes (OSC, CSI, BEL, C1 CSI) and bytes that are not
+    # UTF-8 (F8, a surrogate, F4 90, an overlong form), which `imgpu info` must escape
+    seeds["hostile_text_le.bin"] = app1(tiff(
+        [(0x010F, ASCII, b"Cam\xf8\x80\x80 \xed\xa0\x80\xf4\x90\x80\x80\xc0\xaf\xff\0"),
+         (0x0110, ASCII, b"\x1b]0;pwned\x07\x1b[31mRED\x1b[0m\xc2\x9b31m\x9b\x07\0"),
+         (0x0112, SHORT, 1)],
+        exif=[(0x9003, ASCII, b"2024:\x1b[2J01:02 03:04:05\0")]))
 
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)

@@ -54,3 +54,20 @@ else()
   add_test(NAME robust.special COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
 endif()
 set_tests_properties(robust.special PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 300)
+# robust.manifest   hostile OUTDIR/.imgpu-batch files (issue 25): 280 MB of empty lines, one
+#                   40 MB line and binary garbage (the batch completes with one notice, peak
+#                   RSS under 100 MB), a hard or symbolic link planted as the manifest (refused;
+#                   the linked file unchanged), a torn last line before later appends
+# robust.info_text  `imgpu info` and `info --json` on hostile EXIF Make/Model/date, ICC
+#                   descriptions and file names: nothing raw reaches the terminal, every JSON
+#                   line is valid, well-formed UTF-8 and gives the file's bytes back
+foreach(_r manifest info_text)
+  if(IMGPU_PYTHON3)
+    add_test(NAME robust.${_r}
+             COMMAND ${IMGPU_PYTHON3} ${_imgpu_robust_dir}/robust_${_r}.py $<TARGET_FILE:imgpu>
+                     ${IMGPU_ROBUST_TMP} ${IMGPU_ASSETS})
+  else()
+    add_test(NAME robust.${_r} COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+  endif()
+  set_tests_properties(robust.${_r} PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 300)
+endforeach()

@@ -49,7 +49,7 @@ for t in test_cpu_color test_cpu_equalize test_cpu_clahe; do
 done
 # the CPU backend's threads (src/cpu/parallel.c): every one joined, every part buffer freed
 [ -x "$build/tests/test_cpu_threads" ] && check "test_cpu_threads --quick" 0 "$build/tests/test_cpu_threads" --quick
-for t in decode ops cli exif jpeg webp tiff; do
+for t in decode ops cli exif jpeg webp tiff manifest utf8; do
     # git keeps no empty folder: a target with no failing input yet has no fuzz/regress/<t>
     dirs=()
     for d in "$here/../fuzz/regress/$t" "$here/../fuzz/seeds/$t"; do [ -d "$d" ] && dirs+=("$d"); done
@@ -83,6 +83,18 @@ check "refused tiff" 1 "$im" info "$here/../fuzz/seeds/tiff/f32.tif"
 check "short jpeg-in-tiff strip" 1 "$im" rotate "$here/../fuzz/regress/tiff/jpeg-strip-frame-8x8-heap-bytes-in-output.tif" "$tmp/s.png" --angle 90 --device cpu
 check "refused input" 1 "$im" info "$here/../fuzz/seeds/decode/png_bad_idat_crc.png"
 check "failed write" 1 "$im" equalize "$assets/camera.png" /nonexistent/dir/x.png --device cpu
+# issue 25: info on hostile EXIF text (escaped, and \udcXX in JSON); a batch whose manifest holds
+# 3 MB of empty lines, a line over the bound and a torn end (read line by line, then appended)
+hostile=$here/../fuzz/regress/decode/png-exif-make-model-terminal-escapes-not-utf8.png
+check "info hostile text" 0 "$im" info "$hostile"
+check "info --json hostile text" 0 "$im" info --json "$hostile"
+mkdir -p "$tmp/mf"
+{ printf '# imgpu batch manifest 1: what made each output (imgpu batch reads it; do not edit)\n'
+  head -c 3000000 /dev/zero | tr '\0' '\n'; head -c 100000 /dev/zero | tr '\0' 'x'; printf '\nR 01'
+} > "$tmp/mf/.imgpu-batch"
+check "batch damaged manifest" 0 "$im" batch --equalize --device cpu -o "$tmp/mf" "$assets/camera.png"
+mkdir -p "$tmp/hl" && echo keep > "$tmp/hl.txt" && ln "$tmp/hl.txt" "$tmp/hl/.imgpu-batch"
+check "batch hard-linked manifest" 1 "$im" batch --equalize --device cpu -o "$tmp/hl" "$assets/camera.png"
 wait
 fails=0
 for n in $(seq 1 $runs); do

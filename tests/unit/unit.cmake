@@ -12,6 +12,9 @@
 #                     stb, and every kind of file it must leave to stb
 #   test_error        messages (src/error.c) escape what must not reach a terminal and, too long,
 #                     lose the middle of their path, never the reason
+#   test_utf8         the UTF-8 validator (RFC 3629, exhaustive to 3 bytes and every code
+#                     point) and the JSON string escaper of `info --json` (src/error.c; issue 25);
+#                     its fuzz target is fuzz_utf8
 #   test_exif         EXIF metadata (src/exif.c): every orientation in both byte orders,
 #                     Make/Model/dates, the in-place rewrites, and malformed blobs (truncated, out
 #                     of range, loops, count overflow, budget); its fuzz target is fuzz_exif
@@ -30,6 +33,7 @@ imgpu_add_c_test(test_plan ${_imgpu_unit_dir}/test_plan.c)
 imgpu_add_c_test(test_io ${_imgpu_unit_dir}/test_io.c LABELS unit io TIMEOUT 300)
 imgpu_add_c_test(test_png_decode ${_imgpu_unit_dir}/png_decode.c LABELS unit io TIMEOUT 120)
 imgpu_add_c_test(test_error ${_imgpu_unit_dir}/test_error.c LABELS unit io TIMEOUT 60)
+imgpu_add_c_test(test_utf8 ${_imgpu_unit_dir}/test_utf8.c LABELS unit TIMEOUT 60)
 
 imgpu_add_c_test(test_exif ${_imgpu_unit_dir}/test_exif.c LABELS unit exif TIMEOUT 120)
 imgpu_add_c_test(test_orient ${_imgpu_unit_dir}/test_orient.c LABELS unit exif TIMEOUT 60)
