@@ -65,6 +65,7 @@ typedef struct imgpu_equalize_params {
 #define IMGPU_CLAHE_DEFAULT_CLIP 40.0
 #define IMGPU_CLAHE_DEFAULT_TILES 8   /* tiles_x and tiles_y */
 #define IMGPU_CLAHE_MAX_TILES 256     /* each of tiles_x, tiles_y */
+#define IMGPU_CLAHE_CLIP_MAX 1e6      /* --clip's bound (the viewer's keys stop there too) */
 
 /* CLAHE, OpenCV createCLAHE(clip, (tiles_x, tiles_y)) semantics (src/cpu/clahe.c states them):
  * 8-bit: 256 bins, 16-bit: 65536 bins. Color images: luminance (Y of BT.601 YCbCr, as for

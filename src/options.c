@@ -2,6 +2,7 @@
 #include "options.h"
 
 #include "cli_values.h"
+#include "op/op_table.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -31,17 +32,7 @@ static int invalid(const imgpu_opt *o, const char *v)
 
 /* ---- defaults: the constructors' (op.h) ------------------------------------------------- */
 
-imgpu_op imgpu_opt_default_op(imgpu_op_kind kind)
-{
-    switch (kind) {
-    case IMGPU_OP_EQUALIZE: return imgpu_op_equalize(IMGPU_MODE_LUMINANCE);
-    case IMGPU_OP_ROTATE: return imgpu_op_rotate(0.0);
-    case IMGPU_OP_CLAHE:
-    default:
-        return imgpu_op_clahe(IMGPU_CLAHE_DEFAULT_CLIP, IMGPU_CLAHE_DEFAULT_TILES,
-                              IMGPU_CLAHE_DEFAULT_TILES, IMGPU_MODE_LUMINANCE);
-    }
-}
+imgpu_op imgpu_opt_default_op(imgpu_op_kind kind) { return imgpu_op_default(kind); }
 
 /* ---- one parser per kind of value ---------------------------------------------------------- */
 
@@ -96,7 +87,7 @@ static int p_clip(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_opt
 {
     (void)run;
     double x;
-    if (imgpu__parse_double(v, 0.0, IMGPU_OPT_CLIP_MAX, &x) < 0)
+    if (imgpu__parse_double(v, 0.0, IMGPU_CLAHE_CLIP_MAX, &x) < 0)
         return invalid(o, v);
     op->u.clahe.clip = x;
     return 0;

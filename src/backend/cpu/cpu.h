@@ -7,8 +7,8 @@
 
 #include <stdint.h>
 
-#include "../image.h"
-#include "../op.h"
+#include "image.h"
+#include "op.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -78,6 +78,17 @@ static inline int imgpu_cpu_clahe_geometry(int w, int h, int depth, const imgpu_
 {
     return imgpu_clahe_geometry(w, h, depth, p, g);
 }
+
+/* ---- the run table (ops_table.c) -------------------------------------------------------------
+ * Each op's CPU file exports its entry, imgpu__cpu_op_<name> (the registry's names,
+ * src/op/registry.h): the kind it runs and how. */
+typedef struct imgpu_cpu_op {
+    imgpu_op_kind kind;
+    /* A new image, or NULL with a message; never writes its input. */
+    imgpu_image *(*run)(const imgpu_image *in, const imgpu_op *op);
+} imgpu_cpu_op;
+/* One op on `in` through its entry: a new image, or NULL with a message. */
+imgpu_image *imgpu_cpu_run(const imgpu_image *in, const imgpu_op *op);
 
 /* The threads the CPU backend runs an op on (IMGPU_CPU_THREADS or the cores, at most the
  * calling thread's cap), and that cap: ops started from the calling thread use at most n
