@@ -184,6 +184,9 @@ const imgpu_op_desc imgpu__op_clahe = {
     .view_doc = "  --clahe [--clip X] [--tiles WxH]   CLAHE (C; [ ] clip, , . tiles), as 'imgpu clahe';\n"
                 "                       default clip 40, tiles 8x8; not with --equalize\n",
     .view_keys = "C  CLAHE ON/OFF (NOT WITH E)   [ / ]  CLIP -/+ 1 (SHIFT 10)   , / .  TILES -/+\n",
+    .view_key = 'C',
+    .view_steps = {{'[', ']', "clip", 1.0, 10.0, 0.0, IMGPU_CLAHE_CLIP_MAX}, /* not below 0 */
+                   {',', '.', "tiles", 1.0, 1.0, 1.0, 64.0}},                 /* square grids 1..64 */
     .defaults = defaults,
     .check = check,
     .work = work,

@@ -79,6 +79,7 @@ const imgpu_op_desc imgpu__op_equalize = {
                  "--formula opencv|pil|imagemagick (as 'imgpu equalize')",
     .view_doc = "  --equalize           equalize (E)           --mode luminance|per-channel (M)\n",
     .view_keys = "E  EQUALIZE ON/OFF          M  LUMINANCE / PER-CHANNEL\n",
+    .view_key = 'E',
     .defaults = defaults,
     .work = work,
     .cpu_ns = cpu_ns,

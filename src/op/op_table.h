@@ -59,9 +59,9 @@ typedef struct imgpu_param {
 
 /* How an op is written as text (imgpu_op_desc.write). */
 typedef enum imgpu_op_text {
-    IMGPU_OP_TEXT_MANIFEST, /* batch manifest: "clahe clip=40 tiles=8x8 mode=luminance" */
+    IMGPU_OP_TEXT_MANIFEST, /* batch manifest: "equalize mode=luminance formula=opencv" */
     IMGPU_OP_TEXT_OPTIONS,  /* the options of `imgpu OP IN OUT ...` the viewer prints */
-    IMGPU_OP_TEXT_STATUS,   /* the viewer's overlay and title: "clahe clip 40 tiles 8x8 luminance" */
+    IMGPU_OP_TEXT_STATUS,   /* the viewer's overlay and title: "equalize luminance" */
 } imgpu_op_text;
 
 typedef struct imgpu_op_desc {
@@ -69,7 +69,7 @@ typedef struct imgpu_op_desc {
     imgpu_op_kind kind;
     const char *summary;      /* one line, `imgpu --help` */
     const char *args;         /* the command's arguments, for usage lines: "IN OUT" */
-    const char *verb;         /* "cannot VERB 'in.png'": "rotate", "apply clahe to" */
+    const char *verb;         /* "cannot VERB 'in.png'": "rotate", "equalize" */
     const char *doc;          /* `imgpu NAME --help`: the paragraph before "options:" */
     const imgpu_param *params;
     int nparams;
@@ -80,6 +80,16 @@ typedef struct imgpu_op_desc {
     const char *batch_doc;    /* `imgpu batch --help`: its lines (after "  --NAME [VALUE]") */
     const char *view_doc;     /* `imgpu view --help`: its whole lines */
     const char *view_keys;    /* the viewer's '?' text: its lines of keys */
+    /* The viewer's keys (GLFW codes of printable keys are their upper-case ASCII): view_key
+     * (0: none) makes the op the one contrast op shown, or turns it off; while it is shown,
+     * each view_steps entry steps a parameter (DOUBLE, INT, or SIZE as a square grid) by step
+     * (Shift: big_step) down or up, within [min, max]. */
+    char view_key;
+    struct imgpu_view_step {
+        char down, up;
+        const char *param;
+        double step, big_step, min, max;
+    } view_steps[2];
 
     /* An op of this kind at its defaults. */
     void (*defaults)(imgpu_op *op);
@@ -97,9 +107,15 @@ typedef struct imgpu_op_desc {
     /* The CPU backend's cost of the op on one core, in ns, for a w x h x c input (8 bits);
      * `auto`'s rule (ops.c) weighs it against CUDA's start-up and transfers. */
     double (*cpu_ns)(int w, int h, int c, const imgpu_op *op);
+    /* 1 when the op is heavy for the CPU: `auto`'s small-batch rule (src/batch_run.c) keeps a
+     * batch on the CPU only when none of its ops is. NULL: light. */
+    int (*heavy)(const imgpu_op *op);
     /* The op as it runs on an image of `color_channels` (1 or 3), e.g. a gray image's rotation
      * background is the colour's luma (op.h imgpu_ops_for_image). NULL: unchanged. */
     void (*for_image)(imgpu_op *op, int color_channels);
+    /* Notices (imgpu_notice) about the op's parameters on an image named `name` (with alpha or
+     * not), e.g. a background's alpha that an image without alpha ignores. NULL: none. */
+    void (*notes)(const imgpu_op *op, int has_alpha, const char *name);
     /* The op as text (imgpu_op_text); snprintf's contract: the length it would write. */
     int (*write)(const imgpu_op *op, imgpu_op_text how, char *buf, size_t n);
 } imgpu_op_desc;

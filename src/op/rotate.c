@@ -4,6 +4,7 @@
  * depth), and its descriptor. The CPU backend runs it in src/backend/cpu/rotate.c (which
  * states the whole convention), CUDA in src/backend/cuda/rotate.c and kernels/rotate.cu. */
 #include "op_table.h"
+#include "../error.h"
 #include "../image.h"
 
 #include <limits.h>
@@ -157,6 +158,15 @@ static double cpu_ns(int w, int h, int c, const imgpu_op *op)
     return (double)ow * oh * per;
 }
 
+static void notes(const imgpu_op *op, int has_alpha, const char *name)
+{
+    if (op->u.rotate.has_background && !has_alpha && op->u.rotate.background[3] != 255)
+        imgpu_notice("'%s' has no alpha channel: the background's alpha is ignored", name);
+}
+
+/* Any angle but a quarter turn resamples every pixel. */
+static int heavy(const imgpu_op *op) { return imgpu_rotate_quarter(op->u.rotate.angle) < 0; }
+
 /* A gray image's background is the color's BT.601 luma in R (op.h imgpu_ops_for_image). */
 static void for_image(imgpu_op *op, int color_channels)
 {
@@ -238,6 +248,8 @@ const imgpu_op_desc imgpu__op_rotate = {
     .out_size = out_size,
     .work = work,
     .cpu_ns = cpu_ns,
+    .heavy = heavy,
+    .notes = notes,
     .for_image = for_image,
     .write = write,
 };

@@ -46,7 +46,7 @@ struct imgpu_cuda_session {
     size_t held;        /* device bytes this session holds, for the budget */
     int src_w, src_h, src_c;         /* shape of d_src */
     int src_b, res_b;                /* bytes per sample of d_src and of the result: 1 or 2 */
-    imgpu__cuda_scratch scratch;     /* CLAHE / 16-bit / formula ops (scratch_ops.h) */
+    imgpu__cuda_scratch scratch;     /* the ops' histograms and LUTs (scratch_ops.h) */
     const unsigned char *d_result;   /* the last run's result (d_src, d_buf[0] or d_buf[1]) */
     int res_w, res_h, res_c;
 };
