@@ -160,15 +160,20 @@ int imgpu_device_from_env(imgpu_device *d)
     const char *v = getenv("IMGPU_DEVICE");
     if (!v || !*v)
         return 0;
-    if (!strcmp(v, "auto"))
-        *d = IMGPU_DEVICE_AUTO;
-    else if (!strcmp(v, "cpu"))
-        *d = IMGPU_DEVICE_CPU;
-    else if (!strcmp(v, "cuda"))
-        *d = IMGPU_DEVICE_CUDA;
-    else
+    if (imgpu_device_parse(v, d) < 0)
         return imgpu_error("invalid IMGPU_DEVICE '%s' (use auto, cpu or cuda)", v);
     return 0;
+}
+
+int imgpu_device_parse(const char *v, imgpu_device *d)
+{
+    static const imgpu_device devices[] = {IMGPU_DEVICE_AUTO, IMGPU_DEVICE_CPU, IMGPU_DEVICE_CUDA};
+    for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++)
+        if (!strcmp(v, imgpu_device_name(devices[i]))) {
+            *d = devices[i];
+            return 0;
+        }
+    return -1;
 }
 
 const char *imgpu_device_name(imgpu_device d)

@@ -36,10 +36,8 @@ static int invalid(const imgpu_opt *o, const char *v)
 
 int imgpu_opt_device(const char *v, imgpu_device *d)
 {
-    if (!strcmp(v, "auto")) *d = IMGPU_DEVICE_AUTO;
-    else if (!strcmp(v, "cpu")) *d = IMGPU_DEVICE_CPU;
-    else if (!strcmp(v, "cuda")) *d = IMGPU_DEVICE_CUDA;
-    else return imgpu_usage_bad("invalid --device '%s' (use auto, cpu or cuda)", v);
+    if (imgpu_device_parse(v, d) < 0)
+        return imgpu_usage_bad("invalid --device '%s' (use auto, cpu or cuda)", v);
     return 0;
 }
 
