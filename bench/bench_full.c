@@ -15,6 +15,10 @@
 #include "bench_full.h"
 #include "cuda/cuda_util.h"
 #include "cuda/scratch_ops.h"
+
+/* src/backend/cuda/clahe.c: its host side on the bench's own buffers */
+int imgpu__cuda_clahe(imgpu__cuda_scratch *s, size_t *held, cudaStream_t st, const void *d_in, void *d_out, int w,
+                      int h, int c, int depth, const imgpu_clahe_params *p);
 #include "error.h"
 #include "timing.h"
 #include "io.h"

@@ -27,8 +27,8 @@ static imgpu_image *run(int op, const imgpu_image *in)
         return imgpu_cpu_equalize(in, &p);
     }
     case CLAHE: {
-        imgpu_clahe_params p = {IMGPU_CLAHE_DEFAULT_CLIP, 8, 8, IMGPU_MODE_LUMINANCE};
-        return imgpu_cpu_clahe(in, &p);
+        imgpu_op op = imgpu_op_clahe(IMGPU_CLAHE_DEFAULT_CLIP, 8, 8, IMGPU_MODE_LUMINANCE);
+        return imgpu_cpu_run(in, &op);
     }
     default: {
         imgpu_rotate_params p = {.angle = 30, .crop = 1,

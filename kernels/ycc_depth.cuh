@@ -1,5 +1,5 @@
 /* ycc_depth.cuh — full-range BT.601 RGB <-> YCbCr at 8 or 16 bits for the kernels that work at
- * both depths (CLAHE, 16-bit and any-formula equalize): OpenCV's 14-bit fixed point with the chroma
+ * both depths (local contrast, 16-bit and any-formula equalize): OpenCV's 14-bit fixed point with the chroma
  * offset HALF = 128 (8-bit) or 32768 (16-bit) and saturation to 0..MAXV, exactly as
  * src/cpu/color.c and src/cpu/color16.c. Every intermediate fits in an int at 16 bits
  * (largest: 65535 * 11682 + (32768 << 14) < 2^31), and >> of a negative int floors, as

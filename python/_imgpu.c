@@ -110,7 +110,7 @@ static const odesc s_ops[] = {
      "centres. 8-bit (256 bins) and 16-bit (65536 bins) images; alpha passes through. The same "
      "bytes as `imgpu clahe`.",
      3,
-     {{"clip", "clip", PT_NUMBER, F_CL_CLIP, "40.0", 0.0, IMGPU_OPT_CLIP_MAX, {NULL},
+     {{"clip", "clip", PT_NUMBER, F_CL_CLIP, "40.0", 0.0, IMGPU_CLAHE_CLIP_MAX, {NULL},
        "a number 0..1000000; 0 disables clipping",
        "clip limit (OpenCV's): each tile's bins are clipped at max(1, floor(clip * tile area / "
        "bins))"},
@@ -949,7 +949,7 @@ static int build_op(PyObject *name, PyObject *params, imgpu_op *op, const odesc 
     }
     *odp = od;
     if (od->kind != OP_HISTOGRAM)
-        *op = imgpu_opt_default_op((imgpu_op_kind)od->kind);
+        *op = imgpu_op_default((imgpu_op_kind)od->kind);
     if (params && params != Py_None) {
         if (!PyDict_Check(params)) {
             PyErr_SetString(PyExc_TypeError, "op parameters must be a dict");
@@ -1447,7 +1447,7 @@ static int parse_save_options(PyObject *kw, imgpu_run_options *run, const char *
             PyErr_Format(PyExc_TypeError, "%s: invalid type for %s=%R", fn, ks, v);
             return -1;
         }
-        if (imgpu_opt_apply(o, vs, NULL, run) < 0) {
+        if (imgpu_opt_apply(o, vs, run) < 0) {
             PyErr_Format(PyExc_ValueError, "%s: %s", fn, imgpu_usage_message());
             return -1;
         }

@@ -15,6 +15,7 @@
  */
 #include "batch_internal.h"
 #include "cli_values.h"
+#include "session.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -50,12 +51,9 @@ static const char s_help[] =
     "entries skipped; subfolders are kept under OUTDIR) or quoted globs ('photos/*.png')\n"
     "that imgpu expands.\n"
     "\n"
-    "operations, applied in the order given (each option after an op sets that op):\n"
-    "  --equalize           histogram equalization; --mode luminance|per-channel,\n"
-    "                       --formula opencv|pil|imagemagick (as 'imgpu equalize')\n"
-    "  --clahe              CLAHE (as 'imgpu clahe'); --clip X, --tiles WxH, --mode\n"
-    "  --rotate DEG         rotation; --filter nearest|bilinear|bicubic, --expand|--crop,\n"
-    "                       --background COLOR (as for 'imgpu rotate')\n"
+    "operations, applied in the order given (each option after an op sets that op):\n";
+/* ... each op's lines from the op table (options.h: imgpu_opt_help_batch_ops), then: */
+static const char s_help_rest[] =
     "output:\n"
     "  -o, --output DIR     output folder (created when missing; required)\n"
     "  --format EXT         output format: png, jpg, jpeg, tif, tiff, webp, bmp, tga, pnm, pgm,\n"
@@ -100,23 +98,18 @@ static const char s_help[] =
 /* A usage problem found while parsing (options.h's one helper). */
 #define bad imgpu_usage_bad
 
-/* The op an option of options.h's table sets: the latest op of a kind it names (--mode: the
- * latest of --equalize and --clahe), so an op's options follow it. */
-static imgpu_op *last_op(bopts *b, const imgpu_opt *o)
+/* The op a parameter option sets: the latest op that has a parameter of that name (--mode: the
+ * latest of the ops with a --mode), so an op's options follow it. *k: its index. */
+static imgpu_op *last_op(bopts *b, const imgpu_param *p, int *k)
 {
-    static const char *const names[] = {[IMGPU_OP_EQUALIZE] = "equalize", [IMGPU_OP_ROTATE] = "rotate",
-                                        [IMGPU_OP_CLAHE] = "clahe"};
     for (int i = b->nops - 1; i >= 0; i--)
-        if (o->sets & IMGPU_OPT_OP(b->ops[i].kind))
+        if (imgpu_opt_op_has(imgpu_op_desc_of(b->ops[i].kind), p, IMGPU_FRONT_BATCH)) {
+            *k = i;
             return &b->ops[i];
-    char follow[64] = "";
-    for (int k = 0; k < 3; k++) {
-        if (!(o->sets & IMGPU_OPT_OP(k)))
-            continue;
-        size_t n = strlen(follow);
-        snprintf(follow + n, sizeof follow - n, "%s--%s", n ? " or " : "", names[k]);
-    }
-    bad("--%s must follow %s", o->name, follow);
+        }
+    char follow[160];
+    imgpu_opt_ops_with(p, IMGPU_FRONT_BATCH, follow, sizeof follow);
+    bad("--%s must follow %s", p->name, follow);
     return NULL;
 }
 
@@ -201,7 +194,8 @@ static int check_template(const char *t)
 static int parse_args(int argc, char **argv, bopts *b)
 {
     int end = 0;
-    int canvas_op = -1, canvas_id = -1;   /* the last --expand/--crop: which op, which one */
+    unsigned char given[MAX_OPS][64];     /* each op's parameters given so far */
+    memset(given, 0, sizeof given);
     b->inputs = calloc((size_t)argc + 1, sizeof *b->inputs);
     if (!b->inputs)
         return bad("out of memory");
@@ -233,8 +227,12 @@ static int parse_args(int argc, char **argv, bopts *b)
         static const char *with_value[] = {
             "output", "format", "name", "jobs", "device", "devices", "shard",
         };
-        const imgpu_opt *so = imgpu_opt_find(name, strlen(name), IMGPU_FRONT_BATCH);
-        int takes = so && so->metavar;
+        /* an op (--equalize, --rotate DEG), an op's parameter, a limit or output option */
+        const imgpu_op_desc *add = imgpu_opt_find_op(name, strlen(name));
+        const imgpu_param *add_p = add && add->add_param ? imgpu_op_param(add, add->add_param, strlen(add->add_param)) : NULL;
+        const imgpu_param *pp = add ? NULL : imgpu_opt_find_param(NULL, name, strlen(name), IMGPU_FRONT_BATCH);
+        const imgpu_opt *so = add ? NULL : imgpu_opt_find(name, strlen(name), IMGPU_FRONT_BATCH);
+        int takes = (so && so->metavar) || (pp && pp->metavar) || add_p;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
             takes |= !strcmp(name, with_value[k]);
         if (takes) {
@@ -248,29 +246,38 @@ static int parse_args(int argc, char **argv, bopts *b)
             return bad("option '--%s' takes no value", name);
         }
         long n;
-        if (so) {
-            /* an op option: a new op (--equalize, --clahe, --rotate DEG), the latest op's
-             * parameter, or a limit / --depth */
-            imgpu_op fresh, *op = NULL;
-            if (so->sets & IMGPU_OPT_ADD)
-                op = &fresh;
-            else if (so->sets & IMGPU_OPT_SAVE) {
-                /* an output option; --background also fills the latest rotation, if any */
-                for (int k = b->nops - 1; k >= 0 && !op; k--)
-                    if (so->sets & IMGPU_OPT_OP(b->ops[k].kind))
-                        op = &b->ops[k];
-            } else if (!(so->sets & IMGPU_OPT_RUN) && !(op = last_op(b, so)))
+        if (add) {
+            /* a new op at its defaults; --rotate DEG's value is its angle */
+            imgpu_op fresh;
+            if (imgpu_opt_add_op(add, v, &fresh) < 0 || add_op(b, fresh) < 0)
                 return -1;
-            if (imgpu_opt_apply(so, v, op, &b->run) < 0)
+        } else if (pp || so) {
+            /* an op's parameter: the latest op that has it (an output option that is also one,
+             * --background, fills the latest rotation if there is one, and needs none) */
+            int k = -1;
+            imgpu_op *op = NULL;
+            if (pp && so) {
+                for (int i = b->nops - 1; i >= 0 && !op; i--)
+                    if (imgpu_opt_op_has(imgpu_op_desc_of(b->ops[i].kind), pp, IMGPU_FRONT_BATCH))
+                        op = &b->ops[k = i];
+            } else if (pp && !(op = last_op(b, pp, &k))) {
                 return -1;
-            if (so->id == IMGPU_OPT_ID_EXPAND || so->id == IMGPU_OPT_ID_CROP) {
-                /* as the single command: both on one rotation is a contradiction, not "last wins" */
-                if (canvas_op == b->nops - 1 && canvas_id != (int)so->id)
-                    return bad("--expand and --crop contradict each other");
-                canvas_op = b->nops - 1;
-                canvas_id = (int)so->id;
             }
-            if ((so->sets & IMGPU_OPT_ADD) && add_op(b, fresh) < 0)
+            if (op) {
+                const imgpu_op_desc *d = imgpu_op_desc_of(op->kind);
+                const imgpu_param *p = imgpu_opt_find_param(d, name, strlen(name), IMGPU_FRONT_BATCH);
+                const int idx = imgpu_opt_param_index(d, p);
+                if (imgpu_param_apply(p, v, op) < 0)
+                    return -1;
+                if (idx >= 0 && idx < (int)sizeof given[0]) {
+                    given[k][idx] = 1;
+                    /* as the single command: both --expand and --crop on one rotation is a
+                     * contradiction, not "last wins" */
+                    if (imgpu_opt_check_flags(d, given[k]) < 0)
+                        return -1;
+                }
+            }
+            if (so && imgpu_opt_apply(so, v, &b->run) < 0)
                 return -1;
         } else if (!strcmp(name, "output")) {
             if (!*v)
@@ -289,10 +296,8 @@ static int parse_args(int argc, char **argv, bopts *b)
                 return bad("invalid --jobs '%s' (1..1024)", v);
             b->jobs = (int)n;
         } else if (!strcmp(name, "device")) {
-            if (!strcmp(v, "auto")) b->device = IMGPU_DEVICE_AUTO;
-            else if (!strcmp(v, "cpu")) b->device = IMGPU_DEVICE_CPU;
-            else if (!strcmp(v, "cuda")) b->device = IMGPU_DEVICE_CUDA;
-            else return bad("invalid --device '%s' (use auto, cpu or cuda)", v);
+            if (imgpu_opt_device(v, &b->device) < 0)
+                return -1;
         } else if (!strcmp(name, "devices")) {
             if (parse_devices(b, v) < 0)
                 return bad("invalid --devices '%s' (GPU ids, e.g. 0,1; at most 16)", v);
@@ -324,8 +329,17 @@ static int parse_args(int argc, char **argv, bopts *b)
         return bad("batch needs -o OUTDIR");
     if (b->ninputs == 0)
         return bad("batch needs at least one input (files, folders or globs)");
-    if (b->nops == 0 && !b->stage_copy)
-        return bad("batch needs at least one operation (--equalize, --clahe, --rotate DEG)");
+    if (b->nops == 0 && !b->stage_copy) {
+        char ops[160] = "";
+        size_t k = 0;
+        for (int i = 0; i < imgpu_op_count() && k < sizeof ops; i++) {
+            const imgpu_op_desc *d = imgpu_op_at(i);
+            const imgpu_param *ap = d->add_param ? imgpu_op_param(d, d->add_param, strlen(d->add_param)) : NULL;
+            k += (size_t)snprintf(ops + k, sizeof ops - k, "%s--%s%s%s", i ? ", " : "", d->name, ap ? " " : "",
+                                  ap ? ap->metavar : "");
+        }
+        return bad("batch needs at least one operation (%s)", ops);
+    }
     return 0;
 }
 
@@ -374,6 +388,8 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
             break;
         if (!lib && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) {
             fputs(s_help, stdout);
+            imgpu_opt_help_batch_ops(stdout);
+            fputs(s_help_rest, stdout);
             return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
         }
         if (!strncmp(argv[i], "--device", 8) && (argv[i][8] == '\0' || argv[i][8] == '='))
@@ -415,7 +431,7 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
      * next image reuses pages already mapped. glibc's defaults give each of the 2 x jobs
      * threads an arena of 64 MB heaps and map most image buffers afresh: every page of every
      * buffer then faults in again, and with 32 threads the page faults and unmaps contend
-     * for the process's memory map (H200, 16 cores, 500 4K JPEGs, CLAHE --device cpu: 22 s of
+     * for the process's memory map (H200, 16 cores, 500 4K JPEGs, local contrast on --device cpu: 22 s of
      * system time). The images in flight are bounded (2 x jobs, plus the GPU stage's), so the
      * heap's peak is too. */
     mallopt(M_ARENA_MAX, 1);
@@ -639,9 +655,8 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
                     atomic_load(&B.st.t_setup) / 1e6,
                     atomic_load(&B.st.t_read) / 1e6, atomic_load(&B.st.t_gpu_decode) / 1e6,
                     atomic_load(&B.st.t_gpu_ops) / 1e6, atomic_load(&B.st.t_write) / 1e6);
-#ifdef IMGPU_HAVE_NVJPEG
         /* where the JPEGs went: what a user (and batch_nvjpeg.py) checks */
-        if (B.use_gpu_stage && B.njpeg) {
+        if (imgpu_session_jpeg_built_in() && B.use_gpu_stage && B.njpeg) {
             const int first = atomic_load(&B.st.jpeg_first);
             char why[160] = "";
             if (B.nvjpeg_from == B.ntodo)
@@ -654,7 +669,6 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
                     atomic_load(&B.st.jpeg_cuda), atomic_load(&B.st.jpeg_cpu) + first, why,
                     atomic_load(&B.st.jpeg_enc));
         }
-#endif
     }
     free(B.todo);
     rc = failed_n || stale ? EXIT_FAIL : EXIT_OK;

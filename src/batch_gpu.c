@@ -25,17 +25,13 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef IMGPU_HAVE_CUDA
 #include "session.h"
-#endif
 
 /* ---- the GPU stage ----------------------------------------------------------------------- */
 
-#ifdef IMGPU_HAVE_CUDA
 int imgpu__batch_gpu_count(void) { return imgpu_session_device_count(); }
 
 int imgpu__batch_default_gpu(void) { return imgpu_session_default_device(); }
-#endif
 
 /* With nvJPEG, a JPEG input that the GPU stage may decode is read and checked here but not
  * decoded (it->jpeg): those whose markers nvJPEG takes (imgpu_session_jpeg_route) and that are
@@ -44,9 +40,8 @@ int imgpu__batch_default_gpu(void) { return imgpu_session_default_device(); }
  * the caller loads it as usual. */
 int imgpu__batch_jpeg_read(batch *B, item *it, size_t idx)
 {
-#ifdef IMGPU_HAVE_NVJPEG
     const imgpu_load_options *lo = &B->o->run.load;
-    if (B->o->device == IMGPU_DEVICE_CPU || B->o->stage_copy ||
+    if (!imgpu_session_jpeg_built_in() || B->o->device == IMGPU_DEVICE_CPU || B->o->stage_copy ||
         imgpu_format_from_path(it->job->in) != IMGPU_FORMAT_JPEG)
         return 0;
     if (idx < B->nvjpeg_from) {
@@ -82,12 +77,6 @@ int imgpu__batch_jpeg_read(batch *B, item *it, size_t idx)
     it->jpeg_len = len;
     imgpu__batch_jpeg_to_pixels(B, it);
     return 1;
-#else
-    (void)B;
-    (void)it;
-    (void)idx;
-    return 0;
-#endif
 }
 
 
@@ -104,7 +93,6 @@ void *imgpu__batch_copy_stage_thread(void *arg)
     return NULL;
 }
 
-#ifdef IMGPU_HAVE_CUDA
 typedef struct slot {
     imgpu_session *s;
     item *it;   /* enqueued on s, result not yet downloaded */
@@ -183,7 +171,6 @@ static int sessions_new(slot sl[2])
     return 0;
 }
 
-#ifdef IMGPU_HAVE_NVJPEG
 _Static_assert(IMGPU_BATCH_LATER >= IMGPU_SESSION_JPEG_BATCH, "later[] holds what one nvJPEG batch gathers");
 
 /* One batch of JPEGs through nvJPEG: `first` and the JPEGs already waiting (up to
@@ -285,9 +272,7 @@ static int jpeg_batch(batch *B, slot sl[2], imgpu_session_jpeg *jm, item *first,
     atomic_fetch_add(&B->st.t_gpu_ops, (long long)((imgpu__batch_now() - t0) * 1e6));
     return fault ? -1 : 0;
 }
-#endif
 
-#ifdef IMGPU_HAVE_NVJPEG
 /* nvJPEG's set-up for one worker, on a thread of its own: the handles (shared by the GPU's
  * workers), states and stream, ~1 s on an H200 (bench/nvjpeg_setup.c). */
 typedef struct jpeg_setup {
@@ -307,7 +292,6 @@ static void *jpeg_setup_thread(void *arg)
         snprintf(js->err, sizeof js->err, "%s", imgpu_error_message());
     return NULL;
 }
-#endif
 
 void *imgpu__batch_gpu_thread(void *arg)
 {
@@ -323,7 +307,6 @@ void *imgpu__batch_gpu_thread(void *arg)
     item *it;
     item *later[IMGPU_BATCH_LATER];   /* images jpeg_batch took off the queue for the usual path */
     int nlater = 0, first_later = 0;
-#ifdef IMGPU_HAVE_NVJPEG
     imgpu_session_jpeg *jm = NULL;
     int jm_tried = 0;
     /* nvJPEG sets up on its own thread from now on, while this worker takes the batch's first
@@ -331,7 +314,6 @@ void *imgpu__batch_gpu_thread(void *arg)
     jpeg_setup js = { .device = w->device };
     if (alive && B->nvjpeg_from < B->ntodo)
         js.started = pthread_create(&js.tid, NULL, jpeg_setup_thread, &js) == 0;
-#endif
     while ((it = first_later < nlater ? later[first_later++] : imgpu__queue_pop(B->to_gpu))) {
         if (first_later == nlater)
             first_later = nlater = 0;
@@ -339,7 +321,6 @@ void *imgpu__batch_gpu_thread(void *arg)
             gpu_to_cpu(B, it);
             continue;
         }
-#ifdef IMGPU_HAVE_NVJPEG
         if (it->jpeg && !jm && !jm_tried) {
             /* the set-up begun above (or, where its thread could not start, here) */
             const double t0 = imgpu__batch_now();
@@ -380,7 +361,6 @@ void *imgpu__batch_gpu_thread(void *arg)
             imgpu__batch_fail_item(B, it, imgpu_error_message());
             continue;
         }
-#endif
         slot *s = &sl[cur], *o = &sl[cur ^ 1];
         imgpu_error_clear();
         int rc = gpu_start(B, s, it);
@@ -422,15 +402,12 @@ void *imgpu__batch_gpu_thread(void *arg)
     }
     for (int k = 0; k < 2; k++)
         imgpu_session_free(sl[k].s);
-#ifdef IMGPU_HAVE_NVJPEG
     if (js.started) {   /* set up, and no JPEG came for it after all */
         pthread_join(js.tid, NULL);
         jm = js.jm;
     }
     imgpu_session_jpeg_free(jm);
-#endif
     imgpu__queue_done(B->to_enc);
     return NULL;
 }
-#endif
 

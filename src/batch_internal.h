@@ -184,10 +184,8 @@ void *imgpu__batch_copy_stage_thread(void *arg);   /* arg: a gpu_worker */
 /* A decode thread's read of todo[idx]: 1 when it read the file (an nvJPEG-bound JPEG kept as
  * bytes, or decoded, or an error), 0 when the caller loads it as usual. */
 int imgpu__batch_jpeg_read(batch *B, item *it, size_t idx);
-#ifdef IMGPU_HAVE_CUDA
 void *imgpu__batch_gpu_thread(void *arg);          /* arg: a gpu_worker */
 int imgpu__batch_gpu_count(void);                  /* GPUs CUDA sees (< 0: none usable) */
 int imgpu__batch_default_gpu(void);                /* IMGPU_CUDA_DEVICE, else 0 */
-#endif
 
 #endif

@@ -2,6 +2,7 @@
  * and its guarantees are in batch_manifest.h). */
 #include "batch_manifest.h"
 #include "error.h"
+#include "op/op_table.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -426,21 +427,6 @@ int imgpu_manifest_close(imgpu_manifest *m)
 
 /* ---- the settings string ------------------------------------------------------------------ */
 
-static const char *mode_name(imgpu_eq_mode m)
-{
-    return m == IMGPU_MODE_PER_CHANNEL ? "per-channel" : "luminance";
-}
-
-static const char *formula_name(imgpu_eq_formula f)
-{
-    return f == IMGPU_FORMULA_PIL ? "pil" : f == IMGPU_FORMULA_IMAGEMAGICK ? "imagemagick" : "opencv";
-}
-
-static const char *filter_name(imgpu_filter f)
-{
-    return f == IMGPU_FILTER_NEAREST ? "nearest" : f == IMGPU_FILTER_BICUBIC ? "bicubic" : "bilinear";
-}
-
 char *imgpu_manifest_settings(const imgpu_op *ops, int nops, const imgpu_save_options *save,
                               const char *out_path, int out_depth)
 {
@@ -456,30 +442,13 @@ char *imgpu_manifest_settings(const imgpu_op *ops, int nops, const imgpu_save_op
         const imgpu_op *op = &ops[i];
         if (i)
             PUT(" | ");
-        switch (op->kind) {
-        case IMGPU_OP_EQUALIZE:
-            PUT("equalize mode=%s formula=%s", mode_name(op->u.equalize.mode),
-                formula_name(op->u.equalize.formula));
-            break;
-        case IMGPU_OP_CLAHE:
-            PUT("clahe clip=%.17g tiles=%dx%d mode=%s", op->u.clahe.clip, op->u.clahe.tiles_x,
-                op->u.clahe.tiles_y, mode_name(op->u.clahe.mode));
-            break;
-        case IMGPU_OP_ROTATE: {
-            const imgpu_rotate_params *r = &op->u.rotate;
-            PUT("rotate angle=%.17g filter=%s canvas=%s", r->angle, filter_name(r->filter),
-                r->crop ? "crop" : "expand");
-            if (r->has_background)
-                PUT(" background=#%02x%02x%02x%02x", r->background[0], r->background[1],
-                    r->background[2], r->background[3]);
-            else
-                PUT(" background=default");
-            break;
-        }
-        default:
-            PUT("op%d", (int)op->kind);
-            break;
-        }
+        const imgpu_op_desc *d = imgpu_op_desc_of(op->kind);
+        char text[320];
+        if (d)
+            d->write(op, IMGPU_OP_TEXT_MANIFEST, text, sizeof text);
+        else
+            snprintf(text, sizeof text, "op%d", (int)op->kind);
+        PUT("%s", text);
     }
     imgpu_format f = imgpu_format_from_path(out_path);
     char fname[16];

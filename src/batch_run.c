@@ -20,6 +20,7 @@
  * threads. Progress, reports and Ctrl-C are here too.
  */
 #include "batch_internal.h"
+#include "session.h"
 #include "cli_values.h"
 
 #include <ctype.h>
@@ -449,7 +450,6 @@ static int stage_decide(batch *B, int planned)
     } else if (planned > 0) {   /* none planned: --device cpu, or auto's set-up rule */
         imgpu_device d = IMGPU_DEVICE_CPU;
         rc = imgpu_device_resolve(o->device, &d);
-#ifdef IMGPU_HAVE_CUDA
         if (rc == 0 && d == IMGPU_DEVICE_CUDA) {
             int count = imgpu__batch_gpu_count();
             for (int i = 0; rc == 0 && i < o->ndevices; i++)
@@ -457,7 +457,6 @@ static int stage_decide(batch *B, int planned)
                     rc = imgpu_error("--devices: there is no GPU %d (%d found)", o->devices[i], count < 0 ? 0 : count);
             n = planned;
         }
-#endif
     }
     if (rc < 0)
         n = 0;
@@ -484,7 +483,7 @@ static int stage_decide(batch *B, int planned)
  *     (H200, bench/RESULTS.md): 1 / 16 / 64 / 100 in 0.10 / 0.23 / 0.68 / 0.99 s on the CPU
  *     against 0.42 / 0.58 / 0.99 / 2.09 s with the GPU stage, which above 64 also waits for
  *     nvJPEG; 150 (above the rule) 1.63 s against 2.18 s: the crossing is near 200 for
- *     equalize, and CLAHE, ~1.4x equalize's CPU time, crosses near 150 (estimated from the
+ *     equalize, and local contrast, ~1.4x equalize's CPU time, crosses near 150 (estimated from the
  *     500-photo figures, not measured);
  *     `--device cuda` and `--devices` always use the GPU;
  *   - in a larger batch the first 4 JPEGs per decode thread are decoded on the CPU while nvJPEG
@@ -498,8 +497,7 @@ int imgpu__batch_auto_cpu(batch *B)
     const bopts *o = B->o;
     B->jpeg_first_n = 4L * B->jobs;
     B->auto_cpu = 0;
-#ifdef IMGPU_HAVE_CUDA
-    if (o->device == IMGPU_DEVICE_CPU || o->stage_copy || B->ntodo == 0)
+    if (!imgpu_session_built_in() || o->device == IMGPU_DEVICE_CPU || o->stage_copy || B->ntodo == 0)
         return 0;
     const char *env = getenv("IMGPU_NVJPEG_CPU_FIRST");
     if (env && *env) {
@@ -516,12 +514,9 @@ int imgpu__batch_auto_cpu(batch *B)
      * 4.27 s on the CPU against 1.49 s with the GPU stage), so such a batch keeps the GPU. */
     int cheap = 1;
     for (int i = 0; i < o->nops; i++)
-        if (o->ops[i].kind == IMGPU_OP_ROTATE && imgpu_rotate_quarter(o->ops[i].u.rotate.angle) < 0)
+        if (imgpu_op_desc_of(o->ops[i].kind)->heavy && imgpu_op_desc_of(o->ops[i].kind)->heavy(&o->ops[i]))
             cheap = 0;
     B->auto_cpu = o->device == IMGPU_DEVICE_AUTO && !o->ndevices && cheap && (long)B->ntodo <= 2 * B->jpeg_first_n;
-#else
-    (void)o;
-#endif
     return B->auto_cpu;
 }
 
@@ -531,14 +526,12 @@ static void jpeg_split(batch *B)
 {
     B->nvjpeg_from = B->ntodo;
     B->njpeg = 0;
-#ifdef IMGPU_HAVE_NVJPEG
-    if (B->o->device == IMGPU_DEVICE_CPU || B->o->stage_copy || B->auto_cpu)
+    if (!imgpu_session_jpeg_built_in() || B->o->device == IMGPU_DEVICE_CPU || B->o->stage_copy || B->auto_cpu)
         return;
     for (size_t i = 0; i < B->ntodo; i++)
         if (imgpu_format_from_path(B->todo[i]->in) == IMGPU_FORMAT_JPEG &&
             (long)B->njpeg++ == B->jpeg_first_n)
             B->nvjpeg_from = i;
-#endif
 }
 
 int imgpu__batch_run_pipeline(batch *B, int planned)
@@ -585,17 +578,13 @@ int imgpu__batch_run_pipeline(batch *B, int planned)
     if (nworkers < 0)
         rc = -1;
     void *(*fn)(void *) = imgpu__batch_copy_stage_thread;
-#ifdef IMGPU_HAVE_CUDA
     if (!o->stage_copy)
         fn = imgpu__batch_gpu_thread;
-#endif
     for (int k = 0; k < nworkers; k++) {
         gw[k].B = B;
         gw[k].device = o->ndevices ? o->devices[k] : 0;
-#ifdef IMGPU_HAVE_CUDA
         if (!o->ndevices && !o->stage_copy)
             gw[k].device = imgpu__batch_default_gpu();
-#endif
     }
     for (; ng < nworkers; ng++)
         if (pthread_create(&gw[ng].tid, NULL, fn, &gw[ng]) != 0)

@@ -17,6 +17,7 @@
 #include "ops.h"
 #include "options.h"
 #include "plot.h"
+#include "session.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -40,16 +41,16 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 /* ---- commands and options ------------------------------------------------------------- */
 
-enum { CMD_EQUALIZE, CMD_ROTATE, CMD_HISTOGRAM, CMD_INFO, CMD_COMPARE, CMD_CLAHE, CMD_COUNT };
+/* The commands that are not ops; every op of the op table (src/op/op_table.h) is a command too,
+ * `imgpu OP IN OUT [OPTIONS]`, run by the one generic command below (CMD_OP). */
+enum { CMD_HISTOGRAM, CMD_INFO, CMD_COMPARE, CMD_COUNT, CMD_OP = CMD_COUNT };
 
-#define C_EQ (1u << CMD_EQUALIZE)
-#define C_ROT (1u << CMD_ROTATE)
+#define C_OP (1u << CMD_OP)
 #define C_HIST (1u << CMD_HISTOGRAM)
 #define C_INFO (1u << CMD_INFO)
 #define C_CMP (1u << CMD_COMPARE)
-#define C_CLAHE (1u << CMD_CLAHE)
-#define C_PROC (C_EQ | C_ROT | C_HIST | C_CLAHE)        /* run ops: --device */
-#define C_SAVE (C_EQ | C_ROT | C_HIST | C_CMP | C_CLAHE) /* may write an image (--plot, --diff) */
+#define C_PROC (C_OP | C_HIST)                /* run ops: --device */
+#define C_SAVE (C_OP | C_HIST | C_CMP)        /* may write an image (--plot, --diff) */
 #define C_ALL (C_PROC | C_INFO | C_CMP)
 
 /* The options of the commands themselves; the op options and limits are options.h's table. */
@@ -85,7 +86,8 @@ static const opt_spec s_options[] = {
 
 /* Everything one invocation asked for, validated. */
 typedef struct cli {
-    int cmd;
+    int cmd;                /* CMD_*; CMD_OP for an op of the table */
+    const imgpu_op_desc *opd; /* that op (NULL for the other commands) */
     const char *pos[2];
     int npos;
     imgpu_device device;
@@ -94,8 +96,8 @@ typedef struct cli {
     int quiet;
     imgpu_save_options save;
     int force;
-    imgpu_op op;            /* equalize, clahe, rotate: the command's op, set by the table */
-    int have_angle, saw_expand, saw_crop;
+    imgpu_op op;            /* an op command's op, its parameters set from the op table */
+    unsigned char given[64]; /* which of its parameters the command line gave */
     int csv;
     const char *plot;
     const char *diff;
@@ -167,37 +169,10 @@ typedef struct command {
     "store 8 bits). '-' as the input reads standard input, as the output writes standard\n"  \
     "output (with --format).\n"
 
-static const char s_help_equalize[] =
-    "Histogram equalization (OpenCV equalizeHist) of 8- and 16-bit images (16 bits: a\n"
-    "65536-level map). Alpha passes through untouched.\n"
-    "\n"
-    "options:\n"
-    "  --mode luminance|per-channel  luminance (default) equalizes Y of BT.601 YCbCr and\n"
-    "                       keeps the colors; per-channel equalizes R, G and B independently\n"
-    "                       (gray images: both are the same)\n"
-    "  --formula opencv|pil|imagemagick  the LUT: OpenCV equalizeHist (default), PIL\n"
-    "                       ImageOps.equalize / torchvision (step scheme), or ImageMagick's\n"
-    "                       -equalize (see docs/cli.md)\n"
-    "  --depth 8            write a 16-bit result as 8 bits (default: keep the depth)\n"
-        HELP_DEVICE HELP_LOAD HELP_MEMORY HELP_SAVE HELP_QUIET HELP_TAIL;
-
-static const char s_help_rotate[] =
-    "Rotate counterclockwise by DEG degrees about the image centre. Multiples of 90 are\n"
-    "exact pixel permutations whatever the filter.\n"
-    "\n"
-    "options:\n"
-    "  --angle DEG          rotation in degrees, counterclockwise positive (required)\n"
-    "  --filter nearest|bilinear|bicubic  resampling filter (default bilinear)\n"
-    "  --expand             grow the canvas to hold the whole rotated image (default)\n"
-    "  --crop               keep the input size, cutting off the corners\n"
-    "  --background COLOR   fill for uncovered areas: black, white, transparent, #RGB,\n"
-    "                       #RGBA, #RRGGBB, #RRGGBBAA or R,G,B[,A] in decimal 0..255\n"
-    "                       (default: transparent when the image has alpha, else black;\n"
-    "                       gray images get the color's luma; without an alpha channel\n"
-    "                       the color's alpha is ignored)\n"
-    "  --depth 8            write a 16-bit result as 8 bits (default: keep the depth)\n"
-        HELP_DEVICE HELP_LOAD HELP_MEMORY HELP_SAVE
-        HELP_QUIET HELP_TAIL;
+/* --depth: the op commands' (after their parameters) */
+#define HELP_DEPTH "  --depth 8            write a 16-bit result as 8 bits (default: keep the depth)\n"
+/* What every op command's help has after its parameters. */
+static const char s_help_op_tail[] = HELP_DEPTH HELP_DEVICE HELP_LOAD HELP_MEMORY HELP_SAVE HELP_QUIET HELP_TAIL;
 
 static const char s_help_histogram[] =
     "Print the 256-bin histogram of each channel (gray; R, G, B; alpha) and, for color\n"
@@ -253,41 +228,18 @@ static const char s_help_compare[] =
     "                       of the comparison: 16-bit ones where an image is 16-bit)\n" HELP_LOAD
         HELP_SAVE HELP_QUIET HELP_TAIL;
 
-static int cmd_equalize(const cli *c);
-static int cmd_rotate(const cli *c);
+static int cmd_op(const cli *c);
 static int cmd_histogram(const cli *c);
 static int cmd_info(const cli *c);
 static int cmd_compare(const cli *c);
-static int cmd_clahe(const cli *c);
-
-static const char s_help_clahe[] =
-    "Contrast-limited adaptive histogram equalization with OpenCV's createCLAHE semantics:\n"
-    "a LUT per tile from its clipped histogram, blended bilinearly between the four nearest\n"
-    "tile centres. 8-bit (256 bins) and 16-bit (65536 bins) images. Alpha passes through.\n"
-    "\n"
-    "options:\n"
-    "  --clip X             clip limit (default 40, OpenCV's): each tile's bins are clipped\n"
-    "                       at max(1, floor(X * tile area / bins)); 0 disables clipping\n"
-    "  --tiles WxH          tile grid (default 8x8); images that are not a multiple of it\n"
-    "                       are padded by reflection (reflect-101) for the histograms\n"
-    "  --mode luminance|per-channel  luminance (default) works on Y of BT.601 YCbCr;\n"
-    "                       per-channel on R, G and B independently\n"
-    "  --depth 8            write a 16-bit result as 8 bits (default: keep the depth)\n"
-        HELP_DEVICE HELP_LOAD HELP_MEMORY HELP_SAVE HELP_QUIET HELP_TAIL;
 
 static const command s_commands[CMD_COUNT] = {
-    [CMD_EQUALIZE] = {"equalize", 2, "IN OUT", "histogram equalization (luminance or per channel)",
-                      s_help_equalize, cmd_equalize},
-    [CMD_ROTATE] = {"rotate", 2, "IN OUT --angle DEG", "rotate by any angle",
-                    s_help_rotate, cmd_rotate},
     [CMD_HISTOGRAM] = {"histogram", 1, "IN", "histogram as a table, CSV or plot",
                        s_help_histogram, cmd_histogram},
     [CMD_INFO] = {"info", -1, "IN...", "format, size, depth, pages, orientation, ICC, EXIF",
                   s_help_info, cmd_info},
     [CMD_COMPARE] = {"compare", 2, "A B", "difference metrics (max, mean, PSNR), diff image",
                      s_help_compare, cmd_compare},
-    [CMD_CLAHE] = {"clahe", 2, "IN OUT", "local contrast: CLAHE (OpenCV createCLAHE)",
-                   s_help_clahe, cmd_clahe},
 };
 
 static void print_main_help(FILE *f)
@@ -297,6 +249,12 @@ static void print_main_help(FILE *f)
                "GPU-accelerated image processing (CUDA, with the CPU as reference and fallback).\n"
                "\n"
                "commands:\n");
+    for (int i = 0; i < imgpu_op_count(); i++) {
+        const imgpu_op_desc *d = imgpu_op_at(i);
+        char lhs[64];
+        snprintf(lhs, sizeof lhs, "%s %s", d->name, d->args);
+        fprintf(f, "  %-28s %s\n", lhs, d->summary);
+    }
     for (int i = 0; i < CMD_COUNT; i++) {
         char lhs[64];
         snprintf(lhs, sizeof lhs, "%s %s", s_commands[i].name, s_commands[i].args);
@@ -315,9 +273,34 @@ static void print_main_help(FILE *f)
                "Exit status: 0 success, 1 processing error, 2 usage error.\n");
 }
 
-static void print_command_help(const command *cmd)
+static void print_command_help(const command *cmd, const imgpu_op_desc *opd)
 {
-    printf("usage: imgpu %s %s [OPTIONS]\n\n%s", cmd->name, cmd->args, cmd->help);
+    printf("usage: imgpu %s %s [OPTIONS]\n\n", cmd->name, cmd->args);
+    if (!opd) {
+        fputs(cmd->help, stdout);
+        return;
+    }
+    /* an op's help: its paragraph and parameters from the op table, then what every op takes */
+    printf("%s\noptions:\n", opd->doc);
+    imgpu_opt_help_params(stdout, opd);
+    fputs(s_help_op_tail, stdout);
+}
+
+/* The command named `name`: one of s_commands, or an op of the op table (*opd then names it;
+ * *cmd is filled from its descriptor). -1 when there is none. */
+static int find_command(const char *name, command *cmd, const imgpu_op_desc **opd)
+{
+    *opd = imgpu_op_find(name);
+    if (*opd) {
+        *cmd = (command){(*opd)->name, 2, (*opd)->args, (*opd)->summary, NULL, cmd_op};
+        return CMD_OP;
+    }
+    for (int i = 0; i < CMD_COUNT; i++)
+        if (!strcmp(name, s_commands[i].name)) {
+            *cmd = s_commands[i];
+            return i;
+        }
+    return -1;
 }
 
 /* ---- error reporting ------------------------------------------------------------------- */
@@ -363,10 +346,8 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
 {
     switch (o->id) {
     case OPT_DEVICE:
-        if (!strcmp(v, "auto")) c->device = IMGPU_DEVICE_AUTO;
-        else if (!strcmp(v, "cpu")) c->device = IMGPU_DEVICE_CPU;
-        else if (!strcmp(v, "cuda")) c->device = IMGPU_DEVICE_CUDA;
-        else return bad("invalid --device '%s' (use auto, cpu or cuda)", v);
+        if (imgpu_opt_device(v, &c->device) < 0)
+            return -1;
         c->device_given = 1;
         return 0;
     case OPT_QUIET: c->quiet = 1; return 0;
@@ -426,44 +407,36 @@ static const opt_spec *find_option(const char *name, size_t len)
     return NULL;
 }
 
-/* The op a command runs (equalize, clahe, rotate), or -1 for the read-only commands. */
-static int cmd_op_kind(int cmd)
+/* Whether an entry of options.h's table applies to the command: --depth and --max-memory to
+ * the op commands, the output options to the commands that write an image, the load limits to
+ * all. */
+static int shared_applies(const imgpu_opt *o, const cli *c)
 {
-    return cmd == CMD_EQUALIZE ? IMGPU_OP_EQUALIZE : cmd == CMD_ROTATE ? IMGPU_OP_ROTATE
-         : cmd == CMD_CLAHE ? IMGPU_OP_CLAHE : -1;
-}
-
-/* Whether an entry of options.h's table applies to the command: op options to the command of
- * their op, --depth and --max-memory to the commands that run an op, the load limits to all. */
-static int shared_applies(const imgpu_opt *o, int cmd)
-{
-    int kind = cmd_op_kind(cmd);
     if (o->sets & IMGPU_OPT_LOAD)
         return 1;
     if (o->sets & IMGPU_OPT_SAVE)   /* the commands that write an image (--plot, --diff too) */
-        return (C_SAVE >> cmd) & 1;
+        return c->opd || ((C_SAVE >> c->cmd) & 1);
     if (o->sets & IMGPU_OPT_RUN)
-        return kind >= 0;
-    return kind >= 0 && (o->sets & IMGPU_OPT_OP(kind));
+        return c->opd != NULL;
+    return 0;
 }
 
-/* An option of options.h's table, applied to the command's op or to the run options. */
-static int apply_shared(cli *c, const imgpu_opt *o, const char *v)
+/* An option of the op table or options.h's table: the op command's parameter (p) and/or the
+ * run option (so; --background is both: a rotation's fill and what JPEG flattens onto). */
+static int apply_shared(cli *c, const imgpu_param *p, const imgpu_opt *so, const char *v)
 {
-    if (o->id == IMGPU_OPT_ID_ANGLE)
-        c->have_angle = 1;
-    else if (o->id == IMGPU_OPT_ID_EXPAND)
-        c->saw_expand = 1;
-    else if (o->id == IMGPU_OPT_ID_CROP)
-        c->saw_crop = 1;
-    int takes_op = !(o->sets & (IMGPU_OPT_RUN | IMGPU_OPT_SAVE)) ||
-                   ((o->sets & IMGPU_OPT_ROT) && cmd_op_kind(c->cmd) == IMGPU_OP_ROTATE);
-    return imgpu_opt_apply(o, v, takes_op ? &c->op : NULL, &c->run);
+    if (p) {
+        if (imgpu_param_apply(p, v, &c->op) < 0)
+            return -1;
+        const int k = imgpu_opt_param_index(c->opd, p);
+        if (k >= 0 && k < (int)sizeof c->given)
+            c->given[k] = 1;
+    }
+    return so ? imgpu_opt_apply(so, v, &c->run) : 0;
 }
 
-static int parse_args(int argc, char **argv, cli *c)
+static int parse_args(int argc, char **argv, cli *c, const command *cmd)
 {
-    const command *cmd = &s_commands[c->cmd];
     const unsigned mask = 1u << c->cmd;
     int end_of_options = 0;
 
@@ -492,15 +465,21 @@ static int parse_args(int argc, char **argv, cli *c)
             return bad("unknown option '%s'", a);
         const char *name = a + 2, *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        /* the command's own options, an op's parameter (this op's, or another's: then it does
+         * not apply), the limits and output options */
         const opt_spec *o = find_option(name, len);
+        const imgpu_param *any = o ? NULL : imgpu_opt_find_param(NULL, name, len, IMGPU_FRONT_CLI);
+        const imgpu_param *p = o || !c->opd ? NULL : imgpu_opt_find_param(c->opd, name, len, IMGPU_FRONT_CLI);
         const imgpu_opt *so = o ? NULL : imgpu_opt_find(name, len, IMGPU_FRONT_CLI);
-        if (!o && !so)
+        if (!o && !so && !any)
             return bad("unknown option '--%.*s'", (int)len, name);
-        if (o ? !(o->cmds & mask) : !shared_applies(so, c->cmd))
-            return bad("option '--%s' does not apply to '%s'", o ? o->name : so->name, cmd->name);
-        const char *oname = o ? o->name : so->name;
+        if (so && !shared_applies(so, c))
+            so = NULL;
+        if (o ? !(o->cmds & mask) : !p && !so)
+            return bad("option '--%s' does not apply to '%s'", o ? o->name : any ? any->name : imgpu_opt_find(name, len, IMGPU_FRONT_CLI)->name, cmd->name);
+        const char *oname = o ? o->name : p ? p->name : so->name;
         const char *value = NULL;
-        if (o ? o->takes_value : so->metavar != NULL) {
+        if (o ? o->takes_value : p ? p->metavar != NULL : so->metavar != NULL) {
             /* The next word is the value even when it starts with '-': --angle -30. */
             if (eq)
                 value = eq + 1;
@@ -511,15 +490,20 @@ static int parse_args(int argc, char **argv, cli *c)
         } else if (eq) {
             return bad("option '--%s' takes no value", oname);
         }
-        if ((o ? apply_option(c, o, value) : apply_shared(c, so, value)) < 0)
+        if ((o ? apply_option(c, o, value) : apply_shared(c, p, so, value)) < 0)
             return -1;
     }
     if (c->npos < cmd->npos || (cmd->npos < 0 && c->npos == 0))
         return bad("%s needs %s", cmd->name, cmd->args);
-    if (c->saw_expand && c->saw_crop)
-        return bad("--expand and --crop contradict each other");
-    if (c->cmd == CMD_ROTATE && !c->have_angle)
-        return bad("rotate needs --angle DEG");
+    if (c->opd) {
+        if (imgpu_opt_check_flags(c->opd, c->given) < 0)
+            return -1;
+        for (int k = 0; k < c->opd->nparams && k < (int)sizeof c->given; k++) {
+            const imgpu_param *q = &c->opd->params[k];
+            if (q->required && !c->given[k])
+                return bad("%s needs --%s %s", cmd->name, q->name, q->metavar ? q->metavar : "");
+        }
+    }
     return 0;
 }
 
@@ -613,10 +597,9 @@ static void note_ignored_options(const cli *c, const char *out)
 
 static int validate(cli *c)
 {
+    if (c->opd)
+        return check_output(c, c->pos[1], c->pos[0], NULL);
     switch (c->cmd) {
-    case CMD_EQUALIZE:
-    case CMD_ROTATE:
-    case CMD_CLAHE: return check_output(c, c->pos[1], c->pos[0], NULL);
     case CMD_HISTOGRAM:
         if (!c->plot && (c->log_y || c->cdf))
             return bad("--%s draws into the plot: add --plot OUT", c->log_y ? "log" : "cdf");
@@ -693,14 +676,11 @@ static int process_one(const cli *c, imgpu_op *op)
     in = load_input(c, op, 1, &meta);
     if (!in)
         goto done;
-    /* a gray image's rotation background is the color's luma (op.h) */
+    /* a gray image's rotation background is the color's luma (op.h); what the op says about
+     * its parameters on this image (a background's alpha on an image without alpha) */
     imgpu_ops_for_image(op, 1, imgpu_image_color_channels(in));
-    if (op->kind == IMGPU_OP_ROTATE && op->u.rotate.has_background) {
-        const imgpu_rotate_params *p = &op->u.rotate;
-        if (!imgpu_image_has_alpha(in) && p->background[3] != 255)
-            imgpu_notice("'%s' has no alpha channel: the background's alpha is ignored",
-                         c->pos[0]);
-    }
+    if (c->opd->notes)
+        c->opd->notes(op, imgpu_image_has_alpha(in), c->pos[0]);
     /* Bound the result and the memory before running anything, and refuse an output the
      * format cannot hold, so an impossible job fails in milliseconds, not after the op. */
     imgpu_plan plan;
@@ -739,16 +719,12 @@ done:
 
 /* ---- equalize / rotate -------------------------------------------------------------------- */
 
-/* equalize, clahe and rotate: the op the table's options set (c->op) */
-static int cmd_equalize(const cli *c)
+/* Every op command: the op the table's options set (c->op) on the input, saved to the output. */
+static int cmd_op(const cli *c)
 {
     imgpu_op op = c->op;
     return process_one(c, &op);
 }
-
-static int cmd_clahe(const cli *c) { return cmd_equalize(c); }
-
-static int cmd_rotate(const cli *c) { return cmd_equalize(c); }
 
 /* ---- histogram ---------------------------------------------------------------------------- */
 
@@ -1234,16 +1210,14 @@ done:
 static void print_version(void)
 {
     printf("imgpu %s\n", IMGPU_VERSION);
-#ifdef IMGPU_HAVE_CUDA
-    printf("CUDA support: yes (use --device cuda|auto; without a usable GPU auto runs on the CPU)\n");
-#else
-    printf("CUDA support: no (built without a CUDA toolkit: CPU only)\n");
-#endif
-#ifdef IMGPU_HAVE_NVJPEG
-    printf("nvJPEG: yes (batch decodes and encodes JPEG on the GPU)\n");
-#else
-    printf("nvJPEG: no (JPEG is decoded and encoded on the CPU)\n");
-#endif
+    if (imgpu_session_built_in())
+        printf("CUDA support: yes (use --device cuda|auto; without a usable GPU auto runs on the CPU)\n");
+    else
+        printf("CUDA support: no (built without a CUDA toolkit: CPU only)\n");
+    if (imgpu_session_jpeg_built_in())
+        printf("nvJPEG: yes (batch decodes and encodes JPEG on the GPU)\n");
+    else
+        printf("nvJPEG: no (JPEG is decoded and encoded on the CPU)\n");
     char libs[256];
     imgpu_codec_libraries(libs, sizeof libs);
     printf("codecs: %s\n", libs);
@@ -1297,11 +1271,12 @@ int main(int argc, char **argv)
             return finish_stdout();
         }
         name = argv[2];
-        for (int i = 0; i < CMD_COUNT; i++)
-            if (!strcmp(name, s_commands[i].name)) {
-                print_command_help(&s_commands[i]);
-                return finish_stdout();
-            }
+        command hc;
+        const imgpu_op_desc *hd;
+        if (find_command(name, &hc, &hd) >= 0) {
+            print_command_help(&hc, hd);
+            return finish_stdout();
+        }
         bad("unknown command '%s'", name);
         return usage_exit(NULL);
     }
@@ -1337,25 +1312,23 @@ int main(int argc, char **argv)
  * is left for main to free. */
 static int run_command(cli *c, const char *name, int argc, char **argv)
 {
-    c->cmd = -1;
-    for (int i = 0; i < CMD_COUNT; i++)
-        if (!strcmp(name, s_commands[i].name))
-            c->cmd = i;
+    command command_found;
+    c->cmd = find_command(name, &command_found, &c->opd);
     if (c->cmd < 0) {
         bad("unknown command '%s'", name);
         return usage_exit(NULL);
     }
-    const command *cmd = &s_commands[c->cmd];
+    const command *cmd = &command_found;
     if (wants_help(argc - 2, argv + 2)) {
-        print_command_help(cmd);
+        print_command_help(cmd, c->opd);
         return finish_stdout();
     }
 
     c->device = IMGPU_DEVICE_AUTO;
     c->run = imgpu_run_options_default();
-    if (cmd_op_kind(c->cmd) >= 0)
-        c->op = imgpu_opt_default_op((imgpu_op_kind)cmd_op_kind(c->cmd));
-    if (parse_args(argc - 2, argv + 2, c) < 0 || validate(c) < 0)
+    if (c->opd)
+        c->op = imgpu_op_default(c->opd->kind);
+    if (parse_args(argc - 2, argv + 2, c, cmd) < 0 || validate(c) < 0)
         return usage_exit(cmd->name);
     /* IMGPU_DEVICE: the default of --device, which wins over it */
     if (!c->device_given && imgpu_device_from_env(&c->device) < 0) {
@@ -1381,7 +1354,7 @@ static int run_command(cli *c, const char *name, int argc, char **argv)
     imgpu_set_quiet(c->quiet);
     imgpu_set_limits(&lim);
     switch (c->cmd) {
-    case CMD_EQUALIZE: case CMD_CLAHE: case CMD_ROTATE: note_ignored_options(c, c->pos[1]); break;
+    case CMD_OP: note_ignored_options(c, c->pos[1]); break;
     case CMD_HISTOGRAM: note_ignored_options(c, c->plot); break;
     case CMD_COMPARE: note_ignored_options(c, c->diff); break;
     default: break;

@@ -1,9 +1,10 @@
-/* op.c — the op floor (op.h): constructors and defaults, parameter validation, the
- * geometry both backends share (rotation sizes, quarter turns, trig, backgrounds; CLAHE
- * tiles) and the plan of a pipeline against the process-wide limits. Pure functions of
- * shapes and parameters, apart from the limits set once at start-up; nothing here
- * allocates an image or knows which backend will run. */
+/* op.c — the op floor (op.h): the plan of a pipeline against the process-wide limits, each
+ * stage's shape, memory and validation read from the op table (src/op/op_table.h; each op's
+ * constructor and geometry live in its own file, src/op/<op>.c). Pure functions of shapes and
+ * parameters, apart from the limits set once at start-up; nothing here allocates an image or
+ * knows which backend will run. */
 #include "op.h"
+#include "op/op_table.h"
 #include "error.h"
 #include "image.h"
 #include "io.h" /* IMGPU_DEFAULT_MAX_PIXELS, imgpu_parse_size */
@@ -17,56 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-imgpu_op imgpu_op_equalize(imgpu_eq_mode mode)
-{
-    imgpu_op op;
-    memset(&op, 0, sizeof op);
-    op.kind = IMGPU_OP_EQUALIZE;
-    op.u.equalize.mode = mode;
-    return op;
-}
-
-imgpu_op imgpu_op_rotate(double angle)
-{
-    imgpu_op op;
-    memset(&op, 0, sizeof op);
-    op.kind = IMGPU_OP_ROTATE;
-    op.u.rotate.angle = angle;
-    op.u.rotate.filter = IMGPU_FILTER_BILINEAR;
-    return op;
-}
-
-imgpu_op imgpu_op_clahe(double clip, int tiles_x, int tiles_y, imgpu_eq_mode mode)
-{
-    imgpu_op op;
-    memset(&op, 0, sizeof op);
-    op.kind = IMGPU_OP_CLAHE;
-    op.u.clahe.clip = clip;
-    op.u.clahe.tiles_x = tiles_x;
-    op.u.clahe.tiles_y = tiles_y;
-    op.u.clahe.mode = mode;
-    return op;
-}
-
-/* ---- validation ------------------------------------------------------------------------ */
-
-int imgpu_clahe_check_tiles(int tiles_x, int tiles_y)
-{
-    if (tiles_x < 1 || tiles_y < 1 || tiles_x > IMGPU_CLAHE_MAX_TILES || tiles_y > IMGPU_CLAHE_MAX_TILES)
-        return imgpu_error("clahe: tile grid %dx%d out of range (1..%d each)", tiles_x, tiles_y,
-                           IMGPU_CLAHE_MAX_TILES);
-    return 0;
-}
-
-int imgpu_clahe_check(const imgpu_clahe_params *p)
-{
-    if (imgpu_clahe_check_tiles(p->tiles_x, p->tiles_y) < 0)
-        return -1;
-    if (!(p->clip == p->clip) || p->clip > 1e9) /* NaN or absurd */
-        return imgpu_error("clahe: invalid clip limit");
-    return 0;
-}
-
 void imgpu_histogram_full_free(imgpu_histogram_full *h)
 {
     if (h) {
@@ -74,133 +25,6 @@ void imgpu_histogram_full_free(imgpu_histogram_full *h)
         h->counts = NULL;
     }
 }
-
-/* ---- rotation geometry ------------------------------------------------------------------ */
-
-double imgpu_rotate_reduce_angle(double angle)
-{
-    double a = fmod(angle, 360.0);
-    if (a < 0)
-        a += 360.0;
-    return a;
-}
-
-int imgpu_rotate_quarter(double angle)
-{
-    double a = imgpu_rotate_reduce_angle(angle);
-    if (a == 0.0)
-        return 0;
-    if (a == 90.0)
-        return 1;
-    if (a == 180.0)
-        return 2;
-    if (a == 270.0)
-        return 3;
-    return -1;
-}
-
-void imgpu_rotate_trig(double angle, float *cos_t, float *sin_t)
-{
-    double r = imgpu_rotate_reduce_angle(angle) * (M_PI / 180.0);
-    *cos_t = (float)cos(r);
-    *sin_t = (float)sin(r);
-}
-
-void imgpu_rotate_background(const imgpu_rotate_params *p, int channels, uint8_t bg[4])
-{
-    memset(bg, 0, 4);
-    if (!p->has_background)
-        return; /* transparent (alpha images) or black */
-    switch (channels) {
-    case 1: bg[0] = p->background[0]; break;
-    case 2: bg[0] = p->background[0]; bg[1] = p->background[3]; break;
-    case 3: memcpy(bg, p->background, 3); break;
-    default: memcpy(bg, p->background, 4); break;
-    }
-}
-
-void imgpu_rotate_background_pixel(const uint8_t bg8[4], int depth, uint8_t px[8])
-{
-    /* bg8 * 257 at 16 bits (#ff -> 65535), so taps outside read it like any other pixel */
-    for (int k = 0; k < 4; k++)
-        imgpu_sample_put(px, depth, k, depth == 16 ? bg8[k] * 257u : bg8[k]);
-}
-
-void imgpu_rotate_output_size(int w, int h, const imgpu_rotate_params *p, int *out_w, int *out_h)
-{
-    if (p->crop) {
-        *out_w = w;
-        *out_h = h;
-        return;
-    }
-    double a = imgpu_rotate_reduce_angle(p->angle);
-    if (a == 90.0 || a == 270.0) {
-        *out_w = h;
-        *out_h = w;
-        return;
-    }
-    if (a == 0.0 || a == 180.0) {
-        *out_w = w;
-        *out_h = h;
-        return;
-    }
-    double r = a * (M_PI / 180.0);
-    double c = fabs(cos(r)), s = fabs(sin(r));
-    /* The bounding box of the rotated rectangle; the small slack keeps 1e-12 rounding noise
-     * from adding a whole empty row or column. */
-    double bw = ceil((double)w * c + (double)h * s - 1e-6), bh = ceil((double)w * s + (double)h * c - 1e-6);
-    /* A box beyond int saturates at INT_MAX (a cast would be undefined); imgpu_pipeline_plan
-     * refuses such a result before anyone allocates it. */
-    *out_w = bw < 1 ? 1 : bw >= INT_MAX ? INT_MAX : (int)bw;
-    *out_h = bh < 1 ? 1 : bh >= INT_MAX ? INT_MAX : (int)bh;
-}
-
-static int floor_half(int x) { return x >= 0 ? x / 2 : -((-x + 1) / 2); }
-
-void imgpu_rotate_quarter_offset(int out_w, int out_h, int rw, int rh, int *ox, int *oy)
-{
-    *ox = floor_half(out_w - rw);
-    *oy = floor_half(out_h - rh);
-}
-
-/* ---- CLAHE geometry (src/cpu/clahe.c states the rules) ------------------------------------ */
-
-int imgpu_clahe_geometry(int w, int h, int depth, const imgpu_clahe_params *p, imgpu_clahe_geom *g)
-{
-    if (imgpu_clahe_check(p) < 0)
-        return -1;
-    if (depth != 8 && depth != 16)
-        return imgpu_error("clahe: %d-bit images are not supported", depth);
-    imgpu_clahe_geom r;
-    memset(&r, 0, sizeof r);
-    r.w = w;
-    r.h = h;
-    r.tiles_x = p->tiles_x;
-    r.tiles_y = p->tiles_y;
-    r.bins = depth == 16 ? 65536 : 256;
-    if (w % p->tiles_x == 0 && h % p->tiles_y == 0) {
-        r.ext_w = w;
-        r.ext_h = h;
-    } else {
-        r.ext_w = w + p->tiles_x - w % p->tiles_x;
-        r.ext_h = h + p->tiles_y - h % p->tiles_y;
-    }
-    r.tile_w = r.ext_w / p->tiles_x;
-    r.tile_h = r.ext_h / p->tiles_y;
-    const int64_t area = (int64_t)r.tile_w * r.tile_h;
-    if (area > INT32_MAX / 2)
-        return imgpu_error("clahe: tiles of %dx%d pixels are too large", r.tile_w, r.tile_h);
-    r.lut_scale = (float)(r.bins - 1) / (float)area;
-    if (p->clip > 0.0) {
-        const int c = (int)(p->clip * (double)area / r.bins);
-        r.clip_limit = c < 1 ? 1 : c;
-    }
-    r.inv_tw = 1.0f / (float)r.tile_w;
-    r.inv_th = 1.0f / (float)r.tile_h;
-    *g = r;
-    return 0;
-}
-
 
 /* ---- bounds (op.h: imgpu_pipeline_plan) ---------------------------------------------- */
 
@@ -267,79 +91,14 @@ static void fmt_pixels(char *buf, size_t n, double p)
         snprintf(buf, n, "%.0f pixels", p);
 }
 
-static const char *op_verb(imgpu_op_kind k)
-{
-    switch (k) {
-    case IMGPU_OP_EQUALIZE: return "equalize";
-    case IMGPU_OP_ROTATE: return "rotate";
-    case IMGPU_OP_CLAHE: return "apply clahe to";
-    }
-    return "process";
-}
-
 /* "cannot rotate 'in.png': " or, without a name, "cannot rotate a 100x1 image: ". */
 static int plan_fail(const imgpu_op *op, const char *name, int w, int h, const char *what)
 {
+    const imgpu_op_desc *d = imgpu_op_desc_of(op->kind);
+    const char *verb = d ? d->verb : "process";
     if (name)
-        return imgpu_error("cannot %s '%s': %s", op_verb(op->kind), name, what);
-    return imgpu_error("cannot %s a %dx%d image: %s", op_verb(op->kind), w, h, what);
-}
-
-/* The result of one op as doubles (a rotation's bounding box may be beyond int). The same
- * formula as imgpu_rotate_output_size, which gives the int answer once this one fits. */
-static void stage_shape(int w, int h, const imgpu_op *op, double *ow, double *oh)
-{
-    *ow = w;
-    *oh = h;
-    if (op->kind != IMGPU_OP_ROTATE || op->u.rotate.crop)
-        return;
-    double a = imgpu_rotate_reduce_angle(op->u.rotate.angle);
-    if (a == 90.0 || a == 270.0) {
-        *ow = h;
-        *oh = w;
-        return;
-    }
-    if (a == 0.0 || a == 180.0 || !(a == a))
-        return;
-    const double r = a * (M_PI / 180.0), c = fabs(cos(r)), s = fabs(sin(r));
-    *ow = fmax(1.0, ceil((double)w * c + (double)h * s - 1e-6));
-    *oh = fmax(1.0, ceil((double)w * s + (double)h * c - 1e-6));
-}
-
-/* Working memory of one op beyond its input and result, as the backends allocate it:
- * host (the CPU reference, src/cpu/) and device scratch (src/cuda/). */
-static void stage_work(int w, int h, int c, int depth, const imgpu_op *op, double *host, double *dev)
-{
-    const double npx = (double)w * h, levels = depth == 16 ? 65536.0 : 256.0;
-    const int color = c >= 3 ? 3 : 1;
-    *host = *dev = 0;
-    switch (op->kind) {
-    case IMGPU_OP_ROTATE:
-        /* CPU: none. CUDA, 8-bit non-quarter angles: a texture array of 1 or 4 bytes a pixel */
-        *dev = depth == 8 ? npx * (c == 1 ? 1 : 4) : 0;
-        break;
-    case IMGPU_OP_EQUALIZE: {
-        /* equalize_formula.c: full histograms (channels + luma planes) + one hist and LUT */
-        const double planes = c + (c >= 3);
-        *host = planes * levels * 4 + levels * 6;
-        *dev = planes * levels * 4 + levels * 6;
-        break;
-    }
-    case IMGPU_OP_CLAHE: {
-        /* src/cpu/clahe.c: Y or one channel plane + its result (2 bytes a pixel each), Cb and
-         * Cr in luminance mode, one LUT of `levels` uint16 per tile, one histogram, one column
-         * map over the padded width (OpenCV pads a plane that the grid does not divide up to
-         * the next multiple: a 1x1 image with a 256x256 grid has 65536 1x1 tiles). */
-        const double tiles = (double)op->u.clahe.tiles_x * op->u.clahe.tiles_y;
-        const int lum = op->u.clahe.mode == IMGPU_MODE_LUMINANCE && color == 3;
-        const double ext_w = (double)w + op->u.clahe.tiles_x;
-        *host = npx * 2 * (lum ? 4 : 2) + tiles * levels * 2 + levels * 4 + ext_w * 4;
-        /* src/cuda/clahe.c: planes x tiles x levels counters (4 bytes) and LUT entries */
-        const double planes = lum || color == 1 ? 1 : 3;
-        *dev = planes * tiles * levels * (4.0 + depth / 8) + 256;
-        break;
-    }
-    }
+        return imgpu_error("cannot %s '%s': %s", verb, name, what);
+    return imgpu_error("cannot %s a %dx%d image: %s", verb, w, h, what);
 }
 
 int imgpu_pipeline_plan(int w, int h, int channels, int depth, const imgpu_op *ops, int n,
@@ -354,8 +113,12 @@ int imgpu_pipeline_plan(int w, int h, int channels, int depth, const imgpu_op *o
     int peak_stage = -1, cw = w, ch = h;
     for (int i = 0; i < n; i++) {
         const imgpu_op *op = &ops[i];
-        double ow, oh;
-        stage_shape(cw, ch, op, &ow, &oh);
+        const imgpu_op_desc *d = imgpu_op_desc_of(op->kind);
+        if (!d)
+            return imgpu_error("unknown operation %d", (int)op->kind);
+        double ow = cw, oh = ch;
+        if (d->shape)
+            d->shape(cw, ch, op, &ow, &oh);
         const double px = ow * oh;
         if (ow > INT_MAX || oh > INT_MAX || px > (double)L.max_pixels) {
             fmt_pixels(a, sizeof a, px);
@@ -369,10 +132,11 @@ int imgpu_pipeline_plan(int w, int h, int channels, int depth, const imgpu_op *o
                          ow, oh, a, L.max_pixels);
             return plan_fail(op, name, w, h, what);
         }
-        if (op->kind == IMGPU_OP_CLAHE && imgpu_clahe_check_tiles(op->u.clahe.tiles_x, op->u.clahe.tiles_y) < 0)
+        if (d->check && d->check(op) < 0)
             return -1;
-        double work, dwork;
-        stage_work(cw, ch, channels, depth, op, &work, &dwork);
+        double work = 0, dwork = 0;
+        if (d->work)
+            d->work(cw, ch, channels, depth, op, &work, &dwork);
         const double in_b = (double)cw * ch * channels * bps, out_b = px * channels * bps;
         const double stage = base + (i > 0 ? in_b : 0) + out_b + work;
         if (stage > peak || peak_stage < 0) {
@@ -419,9 +183,8 @@ int imgpu_pipeline_plan(int w, int h, int channels, int depth, const imgpu_op *o
 void imgpu_ops_for_image(imgpu_op *ops, int n, int color_channels)
 {
     for (int i = 0; i < n; i++) {
-        imgpu_rotate_params *p = &ops[i].u.rotate;
-        if (ops[i].kind == IMGPU_OP_ROTATE && p->has_background && color_channels == 1)
-            p->background[0] = (uint8_t)lround(0.299 * p->background[0] + 0.587 * p->background[1] +
-                                               0.114 * p->background[2]);
+        const imgpu_op_desc *d = imgpu_op_desc_of(ops[i].kind);
+        if (d && d->for_image)
+            d->for_image(&ops[i], color_channels);
     }
 }

@@ -6,11 +6,11 @@
  * (histograms), and every piece of geometry a backend or a front end needs: rotation output
  * sizes, quarter turns and their offsets, the reduced angle's cos/sin, the background in an
  * image's channel order and depth, CLAHE's tile geometry, and the plan of a pipeline (each
- * stage's result and memory) against the process-wide limits. The CPU backend (src/cpu/)
- * and the CUDA backend (src/cuda/, kernels/) both include it and neither includes the other;
+ * stage's result and memory) against the process-wide limits. The CPU backend (src/backend/cpu/)
+ * and the CUDA backend (src/backend/cuda/, kernels/) both include it and neither includes the other;
  * the dispatcher that runs a pipeline on one of them is ops.h.
  *
- * Conventions (stated once here, implemented in src/cpu/ and kernels/):
+ * Conventions (stated once here, implemented in src/backend/cpu/ and kernels/):
  *  - equalize, 8-bit: OpenCV equalizeHist. The first non-empty bin i0 maps to 0;
  *    scale = 255.0f / (N - hist[i0]) in single precision; bin i > i0 maps to
  *    round_half_even(cum(i0+1..i) * scale), saturated to 255; a constant image is returned
@@ -48,7 +48,7 @@ typedef enum imgpu_op_kind {
     IMGPU_OP_CLAHE,
 } imgpu_op_kind;
 
-/* Equalization LUT formulas (--formula); src/cpu/equalize_formula.c states each exactly.
+/* Equalization LUT formulas (--formula); src/backend/cpu/equalize_formula.c states each exactly.
  * The kernels receive the value as an int (kernels/kernels.h) and compare it with these names. */
 typedef enum imgpu_eq_formula {
     IMGPU_FORMULA_OPENCV = 0, /* cv::equalizeHist (the default) */
@@ -65,8 +65,9 @@ typedef struct imgpu_equalize_params {
 #define IMGPU_CLAHE_DEFAULT_CLIP 40.0
 #define IMGPU_CLAHE_DEFAULT_TILES 8   /* tiles_x and tiles_y */
 #define IMGPU_CLAHE_MAX_TILES 256     /* each of tiles_x, tiles_y */
+#define IMGPU_CLAHE_CLIP_MAX 1e6      /* --clip's bound (the viewer's keys stop there too) */
 
-/* CLAHE, OpenCV createCLAHE(clip, (tiles_x, tiles_y)) semantics (src/cpu/clahe.c states them):
+/* CLAHE, OpenCV createCLAHE(clip, (tiles_x, tiles_y)) semantics (src/backend/cpu/clahe.c states them):
  * 8-bit: 256 bins, 16-bit: 65536 bins. Color images: luminance (Y of BT.601 YCbCr, as for
  * equalize) or each of R, G, B; alpha passes through. */
 typedef struct imgpu_clahe_params {
@@ -123,7 +124,7 @@ typedef struct imgpu_histogram_full {
 } imgpu_histogram_full;
 void imgpu_histogram_full_free(imgpu_histogram_full *h);
 
-/* ---- rotation geometry (src/cpu/rotate.c states the whole convention) ------------------------ */
+/* ---- rotation geometry (src/backend/cpu/rotate.c states the whole convention) ------------------------ */
 /* The angle reduced to [0, 360): fmod, + 360 when negative. Every rule below starts from it. */
 double imgpu_rotate_reduce_angle(double angle);
 /* Counterclockwise quarter turns 0..3 when the reduced angle is exactly 0, 90, 180 or 270 —
@@ -158,7 +159,7 @@ void imgpu_rotate_background_pixel(const uint8_t bg8[4], int depth, uint8_t px[8
  * Everything the tile LUTs and the interpolation need, computed once per image (OpenCV's
  * CLAHE_Impl::apply): the image is padded at the bottom and right to ext_w x ext_h, a
  * multiple of the grid, by reflect-101 when (and only when) w or h is not a multiple.
- * src/cpu/clahe.c states the rules; the CUDA host side passes these numbers to the kernels. */
+ * src/backend/cpu/clahe.c states the rules; the CUDA host side passes these numbers to the kernels. */
 typedef struct imgpu_clahe_geom {
     int w, h;               /* image */
     int tiles_x, tiles_y;

@@ -3,9 +3,10 @@
  * GPU could not finish to the CPU. What the ops mean lives in the op floor, op.{h,c}. */
 #include "ops.h"
 #include "error.h"
-#include "cpu/cpu.h"
+#include "op/op_table.h"
+#include "backend/cpu/cpu.h"
 #ifdef IMGPU_HAVE_CUDA
-#include "cuda/cuda_backend.h"
+#include "backend/cuda/cuda_backend.h"
 #endif
 
 #include <math.h>
@@ -29,20 +30,6 @@ typedef struct imgpu_backend {
     int (*histogram_full)(const imgpu_image *in, imgpu_histogram_full *out);
 } imgpu_backend;
 
-static imgpu_image *cpu_run_op(const imgpu_image *in, const imgpu_op *op)
-{
-    switch (op->kind) {
-    case IMGPU_OP_EQUALIZE:
-        if (in->depth == 8 && op->u.equalize.formula == IMGPU_FORMULA_OPENCV)
-            return imgpu_cpu_equalize(in, &op->u.equalize);
-        return imgpu_cpu_equalize_full(in, &op->u.equalize);
-    case IMGPU_OP_ROTATE: return imgpu_cpu_rotate(in, &op->u.rotate);
-    case IMGPU_OP_CLAHE: return imgpu_cpu_clahe(in, &op->u.clahe);
-    }
-    imgpu_error("unknown operation %d", (int)op->kind);
-    return NULL;
-}
-
 static int cpu_pipeline(const imgpu_image *in, const imgpu_op *ops, int n, imgpu_image **out)
 {
     imgpu_image *cur;
@@ -52,9 +39,9 @@ static int cpu_pipeline(const imgpu_image *in, const imgpu_op *ops, int n, imgpu
         /* the first op reads the caller's image itself (ops never write their input): no
          * copy, so a stage holds input + result + working memory, as imgpu_pipeline_plan
          * counts it */
-        cur = cpu_run_op(in, &ops[0]);
+        cur = imgpu_cpu_run(in, &ops[0]);
         for (int i = 1; cur && i < n; i++) {
-            imgpu_image *next = cpu_run_op(cur, &ops[i]);
+            imgpu_image *next = imgpu_cpu_run(cur, &ops[i]);
             imgpu_image_free(cur);
             cur = next;
         }
@@ -173,15 +160,20 @@ int imgpu_device_from_env(imgpu_device *d)
     const char *v = getenv("IMGPU_DEVICE");
     if (!v || !*v)
         return 0;
-    if (!strcmp(v, "auto"))
-        *d = IMGPU_DEVICE_AUTO;
-    else if (!strcmp(v, "cpu"))
-        *d = IMGPU_DEVICE_CPU;
-    else if (!strcmp(v, "cuda"))
-        *d = IMGPU_DEVICE_CUDA;
-    else
+    if (imgpu_device_parse(v, d) < 0)
         return imgpu_error("invalid IMGPU_DEVICE '%s' (use auto, cpu or cuda)", v);
     return 0;
+}
+
+int imgpu_device_parse(const char *v, imgpu_device *d)
+{
+    static const imgpu_device devices[] = {IMGPU_DEVICE_AUTO, IMGPU_DEVICE_CPU, IMGPU_DEVICE_CUDA};
+    for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++)
+        if (!strcmp(v, imgpu_device_name(devices[i]))) {
+            *d = devices[i];
+            return 0;
+        }
+    return -1;
 }
 
 const char *imgpu_device_name(imgpu_device d)
@@ -244,31 +236,17 @@ int imgpu_device_resolve(imgpu_device requested, imgpu_device *resolved)
 
 static double cpu_cost_ms_shape(int width, int height, int channels, int depth, const imgpu_op *ops, int n)
 {
-    double w = width, h = height, c = channels, ns = 0;
+    int w = width, h = height;
+    double ns = 0;
     const double depth_f = depth == 16 ? 1.3 : 1.0;
     for (int i = 0; i < n; i++) {
-        const imgpu_op *op = &ops[i];
-        const int color = c >= 3;
-        switch (op->kind) {
-        case IMGPU_OP_EQUALIZE:
-            ns += w * h * (3.0 * c + (color && op->u.equalize.mode == IMGPU_MODE_LUMINANCE ? 8.0 : 0.0));
-            break;
-        case IMGPU_OP_CLAHE:
-            ns += w * h * (6.0 * c + (color && op->u.clahe.mode == IMGPU_MODE_LUMINANCE ? 8.0 : 0.0));
-            break;
-        case IMGPU_OP_ROTATE: {
-            int ow, oh;
-            imgpu_rotate_output_size((int)w, (int)h, &op->u.rotate, &ow, &oh);
-            double a = fmod(fabs(op->u.rotate.angle), 90.0);
-            double per = a == 0.0 ? 2.0 * c   /* quarter turns: a permutation */
-                       : (op->u.rotate.filter == IMGPU_FILTER_NEAREST ? 9.0
-                          : op->u.rotate.filter == IMGPU_FILTER_BICUBIC ? 26.0 : 18.0) + 4.0 * (c - 1);
-            ns += (double)ow * oh * per;
-            w = ow;
-            h = oh;
-            break;
-        }
-        }
+        const imgpu_op_desc *d = imgpu_op_desc_of(ops[i].kind);
+        if (!d)
+            continue;
+        if (d->cpu_ns)
+            ns += d->cpu_ns(w, h, channels, &ops[i]);
+        if (d->out_size)
+            d->out_size(w, h, &ops[i], &w, &h);
     }
     /* The CPU backend splits a job this size over its threads (src/cpu/parallel.c; jobs under
      * about 65536 samples a thread stay on one): the per-core costs above, divided. */

@@ -46,6 +46,9 @@ int imgpu_histogram_compute(const imgpu_image *in, imgpu_device device, imgpu_hi
  * notice once). Returns -1 with an error when `cuda` is asked for and unavailable. */
 int imgpu_device_resolve(imgpu_device requested, imgpu_device *resolved);
 const char *imgpu_device_name(imgpu_device d);
+/* The device a name (imgpu_device_name's: auto, cpu or cuda) stands for: 0 and *d, or -1 (no
+ * message: --device and IMGPU_DEVICE word their errors themselves). The one parser of them. */
+int imgpu_device_parse(const char *v, imgpu_device *d);
 /* The default of --device from IMGPU_DEVICE (auto, cpu or cuda), for every front end: sets *d
  * when the variable is set; an option given on the command line wins. -1 with an error
  * naming the variable when it holds anything else; 0 otherwise. */

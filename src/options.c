@@ -1,7 +1,10 @@
-/* options.c — the one table of op options and limits (options.h says who uses it and how). */
+/* options.c — the one place options are parsed: --device, the op table's parameters
+ * (src/op/op_table.h) and the table of limits and output options below; and the help of the
+ * op options, generated from the op table (options.h says who uses it and how). */
 #include "options.h"
 
 #include "cli_values.h"
+#include "op/op_table.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -29,136 +32,217 @@ static int invalid(const imgpu_opt *o, const char *v)
     return imgpu_usage_bad("invalid --%s '%s' (%s)", o->name, v, o->hint);
 }
 
-/* ---- defaults: the constructors' (op.h) ------------------------------------------------- */
+/* ---- --device ------------------------------------------------------------------------------- */
 
-imgpu_op imgpu_opt_default_op(imgpu_op_kind kind)
+int imgpu_opt_device(const char *v, imgpu_device *d)
 {
-    switch (kind) {
-    case IMGPU_OP_EQUALIZE: return imgpu_op_equalize(IMGPU_MODE_LUMINANCE);
-    case IMGPU_OP_ROTATE: return imgpu_op_rotate(0.0);
-    case IMGPU_OP_CLAHE:
-    default:
-        return imgpu_op_clahe(IMGPU_CLAHE_DEFAULT_CLIP, IMGPU_CLAHE_DEFAULT_TILES,
-                              IMGPU_CLAHE_DEFAULT_TILES, IMGPU_MODE_LUMINANCE);
+    if (imgpu_device_parse(v, d) < 0)
+        return imgpu_usage_bad("invalid --device '%s' (use auto, cpu or cuda)", v);
+    return 0;
+}
+
+/* ---- the op table's parameters: one parser per type ------------------------------------------ */
+
+static int invalid_param(const imgpu_param *p, const char *v)
+{
+    return imgpu_usage_bad("invalid --%s '%s' (%s)", p->name, v, p->hint);
+}
+
+int imgpu_param_apply(const imgpu_param *p, const char *v, imgpu_op *op)
+{
+    void *dst = imgpu_param_ptr(op, p, p->offset);
+    switch (p->type) {
+    case IMGPU_PARAM_FLAG:
+        *(int *)dst = p->flag_value;
+        return 0;
+    case IMGPU_PARAM_INT: {
+        long n;
+        if (imgpu__parse_long(v, (long)p->min, (long)p->max, &n) < 0)
+            return invalid_param(p, v);
+        *(int *)dst = (int)n;
+        return 0;
+    }
+    case IMGPU_PARAM_DOUBLE: {
+        double x;
+        if (imgpu__parse_double(v, p->min, p->max, &x) < 0)
+            return invalid_param(p, v);
+        *(double *)dst = x;
+        return 0;
+    }
+    case IMGPU_PARAM_ENUM:
+        for (int i = 0; p->choices[i]; i++)
+            if (!strcmp(v, p->choices[i])) {
+                *(int *)dst = i;
+                return 0;
+            }
+        return invalid_param(p, v);
+    case IMGPU_PARAM_SIZE: {
+        /* WxH ('x' or 'X'), each side in [min, max] */
+        char buf[32];
+        long tw, th;
+        size_t n = strcspn(v, "xX");
+        if (strlen(v) >= sizeof buf || !v[n])
+            return invalid_param(p, v);
+        memcpy(buf, v, n);
+        buf[n] = '\0';
+        if (imgpu__parse_long(buf, (long)p->min, (long)p->max, &tw) < 0 ||
+            imgpu__parse_long(v + n + 1, (long)p->min, (long)p->max, &th) < 0)
+            return invalid_param(p, v);
+        *(int *)dst = (int)tw;
+        *(int *)imgpu_param_ptr(op, p, p->offset2) = (int)th;
+        return 0;
+    }
+    case IMGPU_PARAM_COLOR: {
+        uint8_t c[4];
+        if (imgpu__parse_color(v, c) < 0)
+            return invalid_param(p, v);
+        memcpy(dst, c, 4);
+        *(int *)imgpu_param_ptr(op, p, p->offset2) = 1;
+        return 0;
+    }
+    }
+    return imgpu_usage_bad("internal: parameter --%s of an unknown type", p->name);
+}
+
+const imgpu_op_desc *imgpu_opt_find_op(const char *name, size_t len)
+{
+    for (int i = 0; i < imgpu_op_count(); i++) {
+        const imgpu_op_desc *d = imgpu_op_at(i);
+        if (strlen(d->name) == len && !strncmp(d->name, name, len))
+            return d;
+    }
+    return NULL;
+}
+
+int imgpu_opt_add_op(const imgpu_op_desc *d, const char *v, imgpu_op *op)
+{
+    *op = imgpu_op_default(d->kind);
+    const imgpu_param *p = d->add_param ? imgpu_op_param(d, d->add_param, strlen(d->add_param)) : NULL;
+    if (p && imgpu_param_apply(p, v, op) < 0)
+        return imgpu_usage_bad("invalid --%s '%s' (%s)", d->name, v, p->hint);
+    return 0;
+}
+
+const imgpu_param *imgpu_opt_find_param(const imgpu_op_desc *d, const char *name, size_t len, unsigned front)
+{
+    for (int i = 0; i < imgpu_op_count(); i++) {
+        const imgpu_op_desc *e = d ? d : imgpu_op_at(i);
+        const imgpu_param *p = imgpu_op_param(e, name, len);
+        if (p && (p->fronts & front))
+            return p;
+        if (d)
+            break;
+    }
+    return NULL;
+}
+
+int imgpu_opt_op_has(const imgpu_op_desc *d, const imgpu_param *p, unsigned front)
+{
+    return imgpu_opt_find_param(d, p->name, strlen(p->name), front) != NULL;
+}
+
+void imgpu_opt_ops_with(const imgpu_param *p, unsigned front, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < imgpu_op_count(); i++) {
+        const imgpu_op_desc *d = imgpu_op_at(i);
+        if (imgpu_opt_op_has(d, p, front) && k < n)
+            k += (size_t)snprintf(buf + k, n - k, "%s--%s", k ? " or " : "", d->name);
     }
 }
 
-/* ---- one parser per kind of value ---------------------------------------------------------- */
-
-/* --equalize, --clahe: a new op at its defaults. */
-static int p_add(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+int imgpu_opt_param_index(const imgpu_op_desc *d, const imgpu_param *p)
 {
-    (void)v, (void)run;
-    *op = imgpu_opt_default_op(o->id == IMGPU_OPT_ID_CLAHE ? IMGPU_OP_CLAHE : IMGPU_OP_EQUALIZE);
+    for (int i = 0; i < d->nparams; i++)
+        if (&d->params[i] == p)
+            return i;
+    return -1;
+}
+
+int imgpu_opt_check_flags(const imgpu_op_desc *d, const unsigned char *given)
+{
+    for (int i = 0; i < d->nparams; i++)
+        for (int j = i + 1; j < d->nparams; j++) {
+            const imgpu_param *a = &d->params[i], *b = &d->params[j];
+            if (given[i] && given[j] && a->type == IMGPU_PARAM_FLAG && b->type == IMGPU_PARAM_FLAG &&
+                a->offset == b->offset && a->flag_value != b->flag_value)
+                return imgpu_usage_bad("--%s and --%s contradict each other", a->name, b->name);
+        }
     return 0;
 }
 
-/* --angle DEG (imgpu rotate), --rotate DEG (batch, view: a new rotation) */
-static int p_angle(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+/* ---- help generated from the op table ----------------------------------------------------------
+ * "  --NAME METAVAR" padded to column 23 (two spaces after a longer one), then the text; its
+ * further lines start at column 23. */
+static void help_entry(FILE *f, const char *lhs, const char *text)
 {
-    (void)run;
-    double deg;
-    if (imgpu__parse_angle(v, &deg) < 0)
-        return invalid(o, v);
-    if (o->sets & IMGPU_OPT_ADD)
-        *op = imgpu_opt_default_op(IMGPU_OP_ROTATE);
-    op->u.rotate.angle = deg;
-    return 0;
-}
-
-static int p_mode(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
-{
-    (void)run;
-    imgpu_eq_mode m;
-    if (!strcmp(v, "luminance")) m = IMGPU_MODE_LUMINANCE;
-    else if (!strcmp(v, "per-channel")) m = IMGPU_MODE_PER_CHANNEL;
-    else return invalid(o, v);
-    if (op->kind == IMGPU_OP_EQUALIZE)
-        op->u.equalize.mode = m;
+    if (strlen(lhs) <= 20)
+        fprintf(f, "  %-20s ", lhs);
     else
-        op->u.clahe.mode = m;
-    return 0;
+        fprintf(f, "  %s  ", lhs);
+    for (const char *t = text; *t;) {
+        size_t n = strcspn(t, "\n");
+        fprintf(f, "%.*s\n", (int)n, t);
+        t += n;
+        if (*t == '\n' && *++t)
+            fprintf(f, "%23s", "");
+    }
 }
 
-static int p_formula(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+void imgpu_opt_help_params(FILE *f, const imgpu_op_desc *d)
 {
-    (void)run;
-    imgpu_eq_formula *f = &op->u.equalize.formula;
-    if (!strcmp(v, "opencv")) *f = IMGPU_FORMULA_OPENCV;
-    else if (!strcmp(v, "pil")) *f = IMGPU_FORMULA_PIL;
-    else if (!strcmp(v, "imagemagick")) *f = IMGPU_FORMULA_IMAGEMAGICK;
-    else return invalid(o, v);
-    return 0;
+    for (int i = 0; i < d->nparams; i++) {
+        const imgpu_param *p = &d->params[i];
+        if (!(p->fronts & IMGPU_FRONT_CLI) || !p->doc)
+            continue;
+        char lhs[96];
+        snprintf(lhs, sizeof lhs, "--%s%s%s", p->name, p->metavar ? " " : "", p->metavar ? p->metavar : "");
+        help_entry(f, lhs, p->doc);
+    }
 }
 
-/* A clip limit is a plain number, not an angle: 0..1000000 (0: no clipping). */
-static int p_clip(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+void imgpu_opt_help_batch_ops(FILE *f)
 {
-    (void)run;
-    double x;
-    if (imgpu__parse_double(v, 0.0, IMGPU_OPT_CLIP_MAX, &x) < 0)
-        return invalid(o, v);
-    op->u.clahe.clip = x;
-    return 0;
+    for (int i = 0; i < imgpu_op_count(); i++) {
+        const imgpu_op_desc *d = imgpu_op_at(i);
+        const imgpu_param *v = d->add_param ? imgpu_op_param(d, d->add_param, strlen(d->add_param)) : NULL;
+        char lhs[96];
+        snprintf(lhs, sizeof lhs, "--%s%s%s", d->name, v ? " " : "", v ? v->metavar : "");
+        help_entry(f, lhs, d->batch_doc);
+    }
 }
 
-/* WxH, each 1..IMGPU_CLAHE_MAX_TILES ('x' or 'X'). */
-static int p_tiles(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+void imgpu_opt_help_view_ops(FILE *f)
 {
-    (void)run;
-    char buf[32];
-    long tw, th;
-    size_t n = strcspn(v, "xX");
-    if (strlen(v) >= sizeof buf || !v[n])
-        return invalid(o, v);
-    memcpy(buf, v, n);
-    buf[n] = '\0';
-    if (imgpu__parse_long(buf, 1, IMGPU_CLAHE_MAX_TILES, &tw) < 0 ||
-        imgpu__parse_long(v + n + 1, 1, IMGPU_CLAHE_MAX_TILES, &th) < 0)
-        return invalid(o, v);
-    op->u.clahe.tiles_x = (int)tw;
-    op->u.clahe.tiles_y = (int)th;
-    return 0;
+    for (int i = 0; i < imgpu_op_count(); i++)
+        fputs(imgpu_op_at(i)->view_doc, f);
 }
 
-static int p_filter(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+void imgpu_opt_help_view_keys(char *buf, size_t n)
 {
-    (void)run;
-    imgpu_filter *f = &op->u.rotate.filter;
-    if (!strcmp(v, "nearest")) *f = IMGPU_FILTER_NEAREST;
-    else if (!strcmp(v, "bilinear")) *f = IMGPU_FILTER_BILINEAR;
-    else if (!strcmp(v, "bicubic")) *f = IMGPU_FILTER_BICUBIC;
-    else return invalid(o, v);
-    return 0;
+    size_t k = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < imgpu_op_count() && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s", imgpu_op_at(i)->view_keys);
 }
 
-/* --expand, --crop */
-static int p_canvas(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
-{
-    (void)v, (void)run;
-    op->u.rotate.crop = o->id == IMGPU_OPT_ID_CROP;
-    return 0;
-}
+/* ---- the run options: one parser per kind of value ------------------------------------------- */
 
-/* --background: a rotation's fill (when op is a rotation) and what alpha is flattened onto
- * for outputs without alpha (JPEG). */
-static int p_color(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+/* --background: what alpha is flattened onto for outputs without alpha (JPEG); a rotation's
+ * fill is its parameter (src/op/rotate.c), which the front ends set from the same word. */
+static int p_color(const imgpu_opt *o, const char *v, imgpu_run_options *run)
 {
     uint8_t c[4];
     if (imgpu__parse_color(v, c) < 0)
         return invalid(o, v);
-    if (op && op->kind == IMGPU_OP_ROTATE) {
-        memcpy(op->u.rotate.background, c, 4);
-        op->u.rotate.has_background = 1;
-    }
     memcpy(run->save.background, c, 4);
     run->save.has_background = 1;
     return 0;
 }
 
-static int p_depth(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+static int p_depth(const imgpu_opt *o, const char *v, imgpu_run_options *run)
 {
-    (void)op;
     if (strcmp(v, "8") && strcmp(v, "16"))
         return invalid(o, v);
     run->out_depth = !strcmp(v, "8") ? 8 : 0;
@@ -166,9 +250,8 @@ static int p_depth(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_op
 }
 
 /* A positive whole number (--max-pixels). */
-static int p_count(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+static int p_count(const imgpu_opt *o, const char *v, imgpu_run_options *run)
 {
-    (void)op;
     uint64_t n;
     if (imgpu__parse_u64(v, &n) < 0 || n == 0)
         return invalid(o, v);
@@ -178,27 +261,24 @@ static int p_count(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_op
 
 /* Bytes with an optional K, M or G (--max-memory, --max-file-size): io.c's parser, which
  * the IMGPU_MAX_* variables use too. */
-static int p_size(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+static int p_size(const imgpu_opt *o, const char *v, imgpu_run_options *run)
 {
-    (void)op;
     uint64_t *dst = o->id == IMGPU_OPT_ID_MAX_MEMORY ? &run->max_memory : &run->load.max_file_bytes;
     if (imgpu_parse_size(v, dst) < 0)
         return invalid(o, v);
     return 0;
 }
 
-static int p_seconds(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+static int p_seconds(const imgpu_opt *o, const char *v, imgpu_run_options *run)
 {
-    (void)op;
     if (imgpu_parse_seconds(v, &run->load.max_decode_ms) < 0)
         return invalid(o, v);
     return 0;
 }
 
 /* --page N: 0-based, up to 65535 */
-static int p_page(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+static int p_page(const imgpu_opt *o, const char *v, imgpu_run_options *run)
 {
-    (void)op;
     long n;
     if (imgpu__parse_long(v, 0, 65535, &n) < 0)
         return invalid(o, v);
@@ -207,9 +287,9 @@ static int p_page(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_opt
 }
 
 /* --no-auto-orient, --progressive, --optimize, --lossless, --strip */
-static int p_flag(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+static int p_flag(const imgpu_opt *o, const char *v, imgpu_run_options *run)
 {
-    (void)v, (void)op;
+    (void)v;
     switch (o->id) {
     case IMGPU_OPT_ID_NO_AUTO_ORIENT: run->load.no_auto_orient = 1; break;
     case IMGPU_OPT_ID_PROGRESSIVE: run->save.progressive = 1; break;
@@ -221,9 +301,8 @@ static int p_flag(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_opt
 }
 
 /* --quality N (1..100), --png-level N (0..9) */
-static int p_level(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+static int p_level(const imgpu_opt *o, const char *v, imgpu_run_options *run)
 {
-    (void)op;
     long n;
     const int q = o->id == IMGPU_OPT_ID_QUALITY;
     if (imgpu__parse_long(v, q ? 1 : 0, q ? 100 : 9, &n) < 0)
@@ -235,9 +314,8 @@ static int p_level(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_op
     return 0;
 }
 
-static int p_subsampling(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+static int p_subsampling(const imgpu_opt *o, const char *v, imgpu_run_options *run)
 {
-    (void)op;
     if (!strcmp(v, "444") || !strcmp(v, "4:4:4")) run->save.subsampling = IMGPU_SUBSAMPLING_444;
     else if (!strcmp(v, "422") || !strcmp(v, "4:2:2")) run->save.subsampling = IMGPU_SUBSAMPLING_422;
     else if (!strcmp(v, "420") || !strcmp(v, "4:2:0")) run->save.subsampling = IMGPU_SUBSAMPLING_420;
@@ -245,9 +323,8 @@ static int p_subsampling(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_
     return 0;
 }
 
-static int p_compression(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+static int p_compression(const imgpu_opt *o, const char *v, imgpu_run_options *run)
 {
-    (void)op;
     static const char *const names[] = { "none", "deflate", "lzw", "packbits", "zstd", "lzma",
                                          "jpeg", "webp" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -264,32 +341,10 @@ static int p_compression(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_
 #define F_CLI IMGPU_FRONT_CLI
 #define F_BATCH IMGPU_FRONT_BATCH
 #define F_VIEW IMGPU_FRONT_VIEW
-#define HINT_ANGLE "degrees, e.g. 30 or -12.5"
 #define HINT_SIZE "a positive number of bytes, optionally with K, M or G"
 
 const imgpu_opt imgpu_opt_table[] = {
-    {"equalize", IMGPU_OPT_ID_EQUALIZE, NULL, IMGPU_OPT_ADD | IMGPU_OPT_EQ, F_BATCH | F_VIEW, p_add, "",
-     "histogram equalization (as 'imgpu equalize')"},
-    {"clahe", IMGPU_OPT_ID_CLAHE, NULL, IMGPU_OPT_ADD | IMGPU_OPT_CLAHE, F_BATCH | F_VIEW, p_add, "",
-     "CLAHE (as 'imgpu clahe')"},
-    {"rotate", IMGPU_OPT_ID_ROTATE, "DEG", IMGPU_OPT_ADD | IMGPU_OPT_ROT, F_BATCH | F_VIEW, p_angle,
-     HINT_ANGLE, "rotation counterclockwise (as 'imgpu rotate --angle DEG')"},
-    {"mode", IMGPU_OPT_ID_MODE, "luminance|per-channel", IMGPU_OPT_EQ | IMGPU_OPT_CLAHE, F_ALL, p_mode,
-     "use luminance or per-channel", "luminance (default): Y of BT.601 YCbCr; per-channel: R, G, B"},
-    {"formula", IMGPU_OPT_ID_FORMULA, "opencv|pil|imagemagick", IMGPU_OPT_EQ, F_CLI | F_BATCH, p_formula,
-     "use opencv, pil or imagemagick", "equalization LUT (default opencv)"},
-    {"clip", IMGPU_OPT_ID_CLIP, "X", IMGPU_OPT_CLAHE, F_ALL, p_clip,
-     "a number 0..1000000; 0 disables clipping", "CLAHE clip limit (default 40)"},
-    {"tiles", IMGPU_OPT_ID_TILES, "WxH", IMGPU_OPT_CLAHE, F_ALL, p_tiles,
-     "WxH, each 1..256, e.g. 8x8", "CLAHE tile grid (default 8x8)"},
-    {"angle", IMGPU_OPT_ID_ANGLE, "DEG", IMGPU_OPT_ROT, F_CLI, p_angle, HINT_ANGLE,
-     "rotation in degrees, counterclockwise positive"},
-    {"filter", IMGPU_OPT_ID_FILTER, "nearest|bilinear|bicubic", IMGPU_OPT_ROT, F_ALL, p_filter,
-     "use nearest, bilinear or bicubic", "resampling filter (default bilinear)"},
-    {"expand", IMGPU_OPT_ID_EXPAND, NULL, IMGPU_OPT_ROT, F_ALL, p_canvas, "",
-     "grow the canvas to the rotated image (default)"},
-    {"crop", IMGPU_OPT_ID_CROP, NULL, IMGPU_OPT_ROT, F_ALL, p_canvas, "", "keep the input size"},
-    {"background", IMGPU_OPT_ID_BACKGROUND, "COLOR", IMGPU_OPT_ROT | IMGPU_OPT_SAVE, F_CLI | F_BATCH,
+    {"background", IMGPU_OPT_ID_BACKGROUND, "COLOR", IMGPU_OPT_SAVE, F_CLI | F_BATCH,
      p_color, "black, white, transparent, #RRGGBB, #RRGGBBAA or R,G,B[,A]",
      "fill for uncovered areas; what JPEG outputs flatten alpha onto (default white)"},
     {"depth", IMGPU_OPT_ID_DEPTH, "8", IMGPU_OPT_RUN, F_CLI | F_BATCH, p_depth,
@@ -344,7 +399,7 @@ const imgpu_opt *imgpu_opt_find(const char *name, size_t len, unsigned front)
     return NULL;
 }
 
-int imgpu_opt_apply(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run)
+int imgpu_opt_apply(const imgpu_opt *o, const char *v, imgpu_run_options *run)
 {
-    return o->parse(o, v, op, run);
+    return o->parse(o, v, run);
 }

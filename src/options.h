@@ -1,27 +1,28 @@
-/* options.h — the one table of op options and limits, shared by every front end:
- * `imgpu COMMAND` (main.c), `imgpu batch` (batch.c) and `imgpu view` (src/viewer/viewer.c).
+/* options.h — the one place options are parsed, shared by every front end: `imgpu COMMAND`
+ * (main.c), `imgpu batch` (batch.c) and `imgpu view` (src/viewer/viewer.c).
  *
- * Each entry is an option's name, its value (none for a flag), the ops it sets or whether it
- * is a limit / run setting, the front ends that accept it, one parser per kind of value and
- * its help line. A front end finds an option by name (imgpu_opt_find), picks the op it sets
- * (the command's op; batch: the latest op of a kind the entry names; the viewer: its one op of
- * each kind) and applies the value (imgpu_opt_apply); the defaults of every op are the
- * constructors' in op.h, written nowhere else. Errors are worded once:
+ * Two tables feed it. The op table (src/op/op_table.h) gives every op's parameters: the
+ * options of `imgpu OP`, batch's and the viewer's --OP and the options that follow it;
+ * imgpu_param_apply parses one into an op. This header's table holds the rest: the limits,
+ * --depth and how outputs are written (imgpu_run_options). --device is parsed here too
+ * (imgpu_opt_device). Errors are worded once:
  *   invalid --NAME 'VALUE' (HINT)
  * and recorded with imgpu_usage_bad() (below), which the front ends print with their --help
- * hint. tests/cli/options_help.py holds every front end's --help to this table. */
+ * hint. Help for the op options is generated from the op table here as well (the
+ * imgpu_opt_help_* functions). tests/cli/options_help.py holds every front end's --help to
+ * both tables. */
 #ifndef IMGPU_OPTIONS_H
 #define IMGPU_OPTIONS_H
 
 #include "error.h"
 #include "io.h"
 #include "op.h"
+#include "ops.h"
+#include "op/op_table.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* --clip's bound (the viewer's [ / ] keys stop there too). */
-#define IMGPU_OPT_CLIP_MAX 1e6
+#include <stdio.h>
 
 /* What an option writes into besides an op: the limits and the output depth of a run. */
 typedef struct imgpu_run_options {
@@ -31,28 +32,12 @@ typedef struct imgpu_run_options {
     imgpu_save_options save;  /* --quality, --subsampling, ..., --strip: how outputs are written */
 } imgpu_run_options;
 
-/* Which op kinds an entry sets (IMGPU_OPT_OP(kind)), or that it sets the run options. */
-#define IMGPU_OPT_OP(kind) (1u << (kind))
-#define IMGPU_OPT_EQ IMGPU_OPT_OP(IMGPU_OP_EQUALIZE)
-#define IMGPU_OPT_ROT IMGPU_OPT_OP(IMGPU_OP_ROTATE)
-#define IMGPU_OPT_CLAHE IMGPU_OPT_OP(IMGPU_OP_CLAHE)
-#define IMGPU_OPT_RUN (1u << 8)  /* a limit or --depth: imgpu_run_options */
-#define IMGPU_OPT_ADD (1u << 9)  /* starts a new op of the (one) kind named (batch, view) */
-#define IMGPU_OPT_LOAD (1u << 10) /* a load limit: `imgpu histogram | info | compare` take it too */
-#define IMGPU_OPT_SAVE (1u << 11) /* how outputs are written: imgpu_run_options.save */
-
-/* The front ends. */
-#define IMGPU_FRONT_CLI (1u << 0)    /* imgpu equalize | clahe | rotate (and the read-only
-                                      * commands for the load limits) */
-#define IMGPU_FRONT_BATCH (1u << 1)
-#define IMGPU_FRONT_VIEW (1u << 2)
-#define IMGPU_FRONT_ALL (IMGPU_FRONT_CLI | IMGPU_FRONT_BATCH | IMGPU_FRONT_VIEW)
+/* What an entry sets. */
+#define IMGPU_OPT_RUN (1u << 0)  /* a limit or --depth: imgpu_run_options */
+#define IMGPU_OPT_LOAD (1u << 1) /* a load limit: `imgpu histogram | info | compare` take it too */
+#define IMGPU_OPT_SAVE (1u << 2) /* how outputs are written: imgpu_run_options.save */
 
 typedef enum imgpu_opt_id {
-    IMGPU_OPT_ID_EQUALIZE, IMGPU_OPT_ID_CLAHE, IMGPU_OPT_ID_ROTATE,  /* batch and view: add an op */
-    IMGPU_OPT_ID_MODE, IMGPU_OPT_ID_FORMULA,
-    IMGPU_OPT_ID_CLIP, IMGPU_OPT_ID_TILES,
-    IMGPU_OPT_ID_ANGLE, IMGPU_OPT_ID_FILTER, IMGPU_OPT_ID_EXPAND, IMGPU_OPT_ID_CROP,
     IMGPU_OPT_ID_BACKGROUND,
     IMGPU_OPT_ID_DEPTH,
     IMGPU_OPT_ID_MAX_PIXELS, IMGPU_OPT_ID_MAX_MEMORY, IMGPU_OPT_ID_MAX_FILE_SIZE,
@@ -69,9 +54,9 @@ typedef struct imgpu_opt {
     const char *metavar;      /* the value in help ("DEG", "WxH"); NULL: a flag */
     unsigned sets;            /* IMGPU_OPT_* */
     unsigned fronts;          /* IMGPU_FRONT_* that accept it */
-    /* One parser per kind of value; writes *op (of a kind in `sets`) or *run. v is NULL for
-     * flags. 0, or -1 with the usage message recorded. */
-    int (*parse)(const struct imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run);
+    /* One parser per kind of value; writes *run. v is NULL for flags. 0, or -1 with the usage
+     * message recorded. */
+    int (*parse)(const struct imgpu_opt *o, const char *v, imgpu_run_options *run);
     const char *hint;         /* the allowed values, for the error message */
     const char *help;         /* one help line's text (after "--name METAVAR") */
 } imgpu_opt;
@@ -83,18 +68,47 @@ extern const size_t imgpu_opt_count;
 /* The entry named name[0..len) (no leading "--") that `front` accepts, or NULL. */
 const imgpu_opt *imgpu_opt_find(const char *name, size_t len, unsigned front);
 
-/* Parse v into *op (which must be of a kind the entry sets; NULL for IMGPU_OPT_RUN entries)
- * or *run. An IMGPU_OPT_ADD entry writes a new op with the constructor's defaults (and the
- * angle for --rotate). 0, or -1 with the usage message recorded. */
-int imgpu_opt_apply(const imgpu_opt *o, const char *v, imgpu_op *op, imgpu_run_options *run);
+/* Parse v into *run. 0, or -1 with the usage message recorded. */
+int imgpu_opt_apply(const imgpu_opt *o, const char *v, imgpu_run_options *run);
 
 /* Run options at their defaults (limits 0: from the environment or the built-in defaults;
  * PNG level -1: the default). Front ends start from this. */
 imgpu_run_options imgpu_run_options_default(void);
 
-/* The op floor's defaults for each kind, the constructors' (op.h): the one place a front end
- * gets a fresh op from. */
-imgpu_op imgpu_opt_default_op(imgpu_op_kind kind);
+/* ---- --device ---------------------------------------------------------------------------- */
+/* auto | cpu | cuda into *d; -1 with "invalid --device 'V' (use auto, cpu or cuda)" recorded. */
+int imgpu_opt_device(const char *v, imgpu_device *d);
+
+/* ---- the op table's options ------------------------------------------------------------------ */
+/* Parse v (NULL for a flag) into op's parameter p. 0, or -1 with the usage message recorded. */
+int imgpu_param_apply(const imgpu_param *p, const char *v, imgpu_op *op);
+/* The op whose --NAME (batch, view) is name[0..len), or NULL. */
+const imgpu_op_desc *imgpu_opt_find_op(const char *name, size_t len);
+/* batch's and the viewer's --NAME [VALUE]: *op at its defaults, VALUE (NULL for a flag) parsed
+ * into its add_param. -1 with "invalid --NAME 'VALUE' (HINT)" recorded. */
+int imgpu_opt_add_op(const imgpu_op_desc *d, const char *v, imgpu_op *op);
+/* A parameter named name[0..len) that `front` accepts, of op d (NULL: of any op), or NULL. */
+const imgpu_param *imgpu_opt_find_param(const imgpu_op_desc *d, const char *name, size_t len, unsigned front);
+/* 1 when op d has a parameter named like p that `front` accepts. */
+int imgpu_opt_op_has(const imgpu_op_desc *d, const imgpu_param *p, unsigned front);
+/* "--a or --b": the ops that have a parameter named like p (`front`), in the registry's order. */
+void imgpu_opt_ops_with(const imgpu_param *p, unsigned front, char *buf, size_t n);
+/* A contradiction among the flags given to one op (given[i]: parameter i of d was given): two
+ * flags that write the same field different values, e.g. "--expand and --crop contradict each
+ * other". -1 with that usage message, else 0. */
+int imgpu_opt_check_flags(const imgpu_op_desc *d, const unsigned char *given);
+/* The index of p among d's parameters (-1: not d's). */
+int imgpu_opt_param_index(const imgpu_op_desc *d, const imgpu_param *p);
+
+/* ---- help generated from the op table ---------------------------------------------------- */
+/* `imgpu OP --help`'s option lines of op d: "  --NAME METAVAR  doc", continuation lines
+ * indented to column 23. */
+void imgpu_opt_help_params(FILE *f, const imgpu_op_desc *d);
+/* batch's "operations" lines: one entry per op, "  --NAME [VALUE]  batch_doc". */
+void imgpu_opt_help_batch_ops(FILE *f);
+/* The viewer's op lines (each op's view_doc), and its keys (view_keys), in the registry's order. */
+void imgpu_opt_help_view_ops(FILE *f);
+void imgpu_opt_help_view_keys(char *buf, size_t n);
 
 /* ---- usage errors: one helper for every front end ------------------------------------------ */
 /* Record a usage problem (escaped, as it quotes argv); returns -1. The front end prints it as

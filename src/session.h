@@ -7,8 +7,11 @@
  * policy for an image the GPU gave up on (imgpu_session_failure): out of device memory -> the
  * CPU finishes it; any other CUDA error fails it, and a sticky fault that another image already
  * reported leaves this one to the CPU. No CUDA type or device pointer crosses the door; front
- * ends include this header and nothing of src/cuda/ or kernels/. Implemented in
- * src/cuda/session.c, built only with CUDA: call it only under IMGPU_HAVE_CUDA.
+ * ends include this header and nothing of src/backend/cuda/ or kernels/. Implemented in
+ * src/backend/cuda/session.c; a build without CUDA has the null session instead
+ * (src/backend/null/session.c), and one without nvJPEG the null JPEG coder
+ * (src/backend/null/jpeg.c): the same calls, answering "not built in", so no front end needs
+ * to know how imgpu was built.
  * Errors: 0 success; nonzero with one message recorded through imgpu_error (-1, or a code that
  * imgpu_session_failure reads: out of device memory, sticky fault). Not thread-safe: one thread
  * per session and per JPEG coder; the device a thread chose owns what that thread makes.
@@ -26,6 +29,15 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- what this build has ------------------------------------------------------------------- */
+
+/* 1 when the CUDA backend is built in; 0 in a build without CUDA (every call below then fails
+ * with "this imgpu was built without CUDA support"). */
+int imgpu_session_built_in(void);
+/* 1 when nvJPEG (GPU JPEG decode and encode) is built in; 0 otherwise (the JPEG calls below
+ * then fail with "this imgpu was built without nvJPEG"). */
+int imgpu_session_jpeg_built_in(void);
 
 /* ---- the device ---------------------------------------------------------------------------- */
 
@@ -80,7 +92,6 @@ typedef enum imgpu_session_verdict {
 imgpu_session_verdict imgpu_session_failure(int rc, imgpu_device device, atomic_int *sticky_seen);
 
 /* ---- nvJPEG -------------------------------------------------------------------------------- */
-#ifdef IMGPU_HAVE_NVJPEG
 /* At most this many JPEGs are decoded together. */
 #define IMGPU_SESSION_JPEG_BATCH 16
 /* Who decodes a JPEG. */
@@ -121,7 +132,6 @@ typedef struct imgpu_session_jpeg_params {
  * encode it this way (the caller encodes on the CPU); below 0 with a message on failure. */
 int imgpu_session_jpeg_encode(imgpu_session_jpeg *j, imgpu_session *s, const imgpu_session_jpeg_params *p,
                               unsigned char **out, size_t *len);
-#endif
 
 #ifdef __cplusplus
 }

@@ -29,10 +29,8 @@
 
 #include <GL/glew.h>
 
-#ifdef IMGPU_HAVE_CUDA
-#include "cuda/interop.h"
+#include "backend/cuda/interop.h"
 #include "session.h"
-#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -65,10 +63,8 @@ struct vw_display {
     size_t rgba_bytes;
     float h_before[3][256]; /* upload path: normalised "before" counts and CDF */
     float h_before_cdf[3][256];
-#ifdef IMGPU_HAVE_CUDA
     imgpu_interop *cu;      /* the session, its histograms and events (src/cuda/interop.c) */
     imgpu_interop_tex *res[2], *res_orig, *res_hist; /* tex[], tex_orig, tex_hist registered */
-#endif
 };
 
 /* ---- shaders -------------------------------------------------------------------------------- */
@@ -234,7 +230,6 @@ static double now_ms(void)
 
 /* ---- textures ------------------------------------------------------------------------------- */
 
-#ifdef IMGPU_HAVE_CUDA
 /* Does this GL share textures with CUDA? Registers a small texture once to find out. */
 static int interop_probe(char *why, size_t n)
 {
@@ -243,7 +238,6 @@ static int interop_probe(char *why, size_t n)
     glDeleteTextures(1, &t);
     return rc;
 }
-#endif
 
 /* Grow the double-buffered display textures to hold w x h (rounded up, so a rotation by mouse
  * regrows rarely). */
@@ -263,9 +257,7 @@ static int ensure_capacity(vw_display *d, int w, int h)
     if (cw > max) cw = max;
     if (ch > max) ch = max;
     for (int i = 0; i < 2; i++) {
-#ifdef IMGPU_HAVE_CUDA
         imgpu_interop_unregister(&d->res[i]);
-#endif
         if (d->tex[i])
             glDeleteTextures(1, &d->tex[i]);
         d->tex[i] = d->depth == 16 ? new_texture(GL_RGBA16, cw, ch, GL_RGBA, GL_UNSIGNED_SHORT)
@@ -276,14 +268,12 @@ static int ensure_capacity(vw_display *d, int w, int h)
     d->tex_depth = d->depth;
     if (gl_check("allocating the display textures") != 0)
         return -1;
-#ifdef IMGPU_HAVE_CUDA
     if (d->path == VW_PATH_INTEROP && d->depth == 8)
         for (int i = 0; i < 2; i++)
             if (imgpu_interop_register(d->tex[i], &d->res[i]) != 0) {
                 d->cap_w = d->cap_h = 0;   /* not usable: the next frame makes them again */
                 return -1;
             }
-#endif
     return 0;
 }
 
@@ -291,9 +281,7 @@ static int ensure_orig(vw_display *d, int w, int h)
 {
     if (d->tex_orig && w <= d->orig_cap_w && h <= d->orig_cap_h && d->orig_depth == d->depth)
         return 0;
-#ifdef IMGPU_HAVE_CUDA
     imgpu_interop_unregister(&d->res_orig);
-#endif
     if (d->tex_orig)
         glDeleteTextures(1, &d->tex_orig);
     d->tex_orig = d->depth == 16 ? new_texture(GL_RGBA16, w, h, GL_RGBA, GL_UNSIGNED_SHORT)
@@ -303,12 +291,10 @@ static int ensure_orig(vw_display *d, int w, int h)
     d->orig_depth = d->depth;
     if (gl_check("allocating the source texture") != 0)
         return -1;
-#ifdef IMGPU_HAVE_CUDA
     if (d->path == VW_PATH_INTEROP && d->depth == 8 && imgpu_interop_register(d->tex_orig, &d->res_orig) != 0) {
         d->orig_cap_w = d->orig_cap_h = 0;   /* not usable: the next image makes it again */
         return -1;
     }
-#endif
     return 0;
 }
 
@@ -357,7 +343,6 @@ vw_display *vw_display_new(imgpu_device device, int interop)
 
     const char *gl_vendor = (const char *)glGetString(GL_VENDOR);
     const char *gl_renderer = (const char *)glGetString(GL_RENDERER);
-#ifdef IMGPU_HAVE_CUDA
     if (device != IMGPU_DEVICE_CPU) {
         if (!imgpu_session_available()) {
             if (device == IMGPU_DEVICE_CUDA)
@@ -381,17 +366,6 @@ vw_display *vw_display_new(imgpu_device device, int interop)
             }
         }
     }
-#else
-    (void)interop;
-    (void)gl_vendor;
-    (void)gl_renderer;
-    if (device == IMGPU_DEVICE_CUDA) {
-        imgpu_error("--device cuda: this imgpu was built without CUDA support");
-        goto fail;
-    }
-    imgpu_notice("no CUDA-GL interop (built without CUDA): the viewer computes on the CPU and uploads each "
-                 "frame with glTexSubImage2D");
-#endif
     return d;
 fail:
     vw_display_free(d);
@@ -402,14 +376,12 @@ void vw_display_free(vw_display *d)
 {
     if (!d)
         return;
-#ifdef IMGPU_HAVE_CUDA
     /* unregistered before GL deletes the textures below */
     imgpu_interop_unregister(&d->res[0]);
     imgpu_interop_unregister(&d->res[1]);
     imgpu_interop_unregister(&d->res_orig);
     imgpu_interop_unregister(&d->res_hist);
     imgpu_interop_free(d->cu);
-#endif
     GLuint texs[] = {d->tex[0], d->tex[1], d->tex_orig, d->tex_hist, d->tex_help, d->tex_note};
     for (size_t i = 0; i < sizeof texs / sizeof texs[0]; i++)
         if (texs[i])
@@ -613,7 +585,6 @@ int vw_display_set_image(vw_display *d, const imgpu_image *src)
     d->hist_valid = 0;
     if (ensure_orig(d, src->width, src->height) != 0)
         return -1;
-#ifdef IMGPU_HAVE_CUDA
     if (d->cu && d->depth == 8) {
         /* the source on the device and its histogram; on the interop path also written into
          * the source texture, and then nothing is left to do on the host */
@@ -623,7 +594,6 @@ int vw_display_set_image(vw_display *d, const imgpu_image *src)
         if (interop)
             return 0;
     }
-#endif
     /* upload path: keep a host copy to compute from (CPU) and to show as the original */
     imgpu_image_free(d->h_src);
     if (!(d->h_src = imgpu_image_copy(src)))
@@ -642,13 +612,11 @@ static void result_shape(const vw_display *d, const imgpu_op *ops, int n, int *w
 {
     *w = d->src_w;
     *h = d->src_h;
-    for (int i = 0; i < n; i++)
-        if (ops[i].kind == IMGPU_OP_ROTATE) {
-            int ow, oh;
-            imgpu_rotate_output_size(*w, *h, &ops[i].u.rotate, &ow, &oh);
-            *w = ow;
-            *h = oh;
-        }
+    for (int i = 0; i < n; i++) {
+        const imgpu_op_desc *dd = imgpu_op_desc_of(ops[i].kind);
+        if (dd && dd->out_size)
+            dd->out_size(*w, *h, &ops[i], w, h);
+    }
 }
 
 int vw_display_process(vw_display *d, const imgpu_op *ops, int n, int hist, double *gpu_ms)
@@ -658,7 +626,6 @@ int vw_display_process(vw_display *d, const imgpu_op *ops, int n, int hist, doub
     if (ensure_capacity(d, w, h) != 0)
         return -1;
     const int back = d->have_result ? 1 - d->front : 0;
-#ifdef IMGPU_HAVE_CUDA
     if (d->path == VW_PATH_INTEROP && d->depth == 8) {
         int c;
         if (imgpu_interop_process(d->cu, ops, n, d->res[back], hist ? d->res_hist : NULL, &w, &h, &c, gpu_ms) != 0)
@@ -666,17 +633,14 @@ int vw_display_process(vw_display *d, const imgpu_op *ops, int n, int hist, doub
         d->res_c = c;
         goto done;
     }
-#endif
     {
         double t0 = now_ms();
         imgpu_image *res = NULL;
         int rc = 0;
-#ifdef IMGPU_HAVE_CUDA
         if (d->path == VW_PATH_UPLOAD_CUDA && d->depth == 8) {
             if (imgpu_interop_run(d->cu, ops, n, &res) != 0)
                 return -1;
         }
-#endif
         /* the CPU path; and 16-bit images on any path, through the pipeline API on the GPU
          * when the viewer has one (one upload and one download per frame) */
         const imgpu_device dev = d->path == VW_PATH_UPLOAD_CPU ? IMGPU_DEVICE_CPU : IMGPU_DEVICE_CUDA;
@@ -695,9 +659,7 @@ int vw_display_process(vw_display *d, const imgpu_op *ops, int n, int hist, doub
         if (rc)
             return rc;
     }
-#ifdef IMGPU_HAVE_CUDA
 done:
-#endif
     d->res_w = w;
     d->res_h = h;
     d->front = back;
@@ -955,12 +917,10 @@ imgpu_image *vw_display_read_view(vw_display *d, const vw_draw *v, int w, int h)
 
 imgpu_image *vw_display_result(vw_display *d)
 {
-#ifdef IMGPU_HAVE_CUDA
     if (d->cu && d->depth == 8) {
         imgpu_image *out = NULL;
         return imgpu_interop_download(d->cu, &out) == 0 ? out : NULL;
     }
-#endif
     /* CPU path and 16-bit images: the display texture holds exactly the result (read_raw's
      * contract) */
     return vw_display_read_raw(d);

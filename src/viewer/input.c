@@ -51,13 +51,21 @@ void vw_number_string(double x, char *buf, size_t n)
     snprintf(buf, n, "%.17g", x);
 }
 
+/* The contrast op shown, with the viewer's one mode (M) where it has a --mode. */
+static imgpu_op contrast_op(const vw_app *a)
+{
+    imgpu_op op = a->vop[a->contrast];
+    const imgpu_param *m = imgpu_op_param(imgpu_op_at(a->contrast), "mode", 4);
+    if (m)
+        *(int *)imgpu_param_ptr(&op, m, m->offset) = (int)a->mode;
+    return op;
+}
+
 int vw_app_ops(const vw_app *a, imgpu_op ops[2])
 {
     int n = 0;
-    if (a->equalize)
-        ops[n++] = imgpu_op_equalize(a->mode);
-    else if (a->clahe)
-        ops[n++] = imgpu_op_clahe(a->clip, a->tiles_x, a->tiles_y, a->mode);
+    if (a->contrast >= 0)
+        ops[n++] = contrast_op(a);
     if (a->angle_c != 0) {
         ops[n] = imgpu_op_rotate(a->angle_c / 100.0);
         ops[n].u.rotate.filter = a->filter;
@@ -169,14 +177,12 @@ static void window_key(vw_app *a, int key, int shift)
 
 void vw_app_reset(vw_app *a)
 {
-    a->equalize = 0;
-    a->clahe = 0;
-    /* the op floor's defaults, as every front end starts from them (options.h) */
-    const imgpu_op clahe = imgpu_opt_default_op(IMGPU_OP_CLAHE), rot = imgpu_opt_default_op(IMGPU_OP_ROTATE);
-    a->clip = clahe.u.clahe.clip;
-    a->tiles_x = clahe.u.clahe.tiles_x;
-    a->tiles_y = clahe.u.clahe.tiles_y;
-    a->mode = clahe.u.clahe.mode;
+    /* the op table's defaults, as every front end starts from them */
+    a->contrast = -1;
+    for (int i = 0; i < imgpu_op_count() && i < VW_MAX_OPS; i++)
+        a->vop[i] = imgpu_op_default(imgpu_op_at(i)->kind);
+    const imgpu_op rot = imgpu_op_default(IMGPU_OP_ROTATE);
+    a->mode = IMGPU_MODE_LUMINANCE;
     a->angle_c = 0;
     a->filter = rot.u.rotate.filter;
     a->crop = rot.u.rotate.crop;
@@ -188,50 +194,66 @@ void vw_app_reset(vw_app *a)
     vw_app_fit(a);
 }
 
+/* The op table's viewer keys (op_table.h: view_key, view_steps): an op's key makes it the one
+ * contrast op shown (again: off; another op's key switches); its steps change a parameter of
+ * the op shown. Nothing for any other key. */
+static void contrast_key(vw_app *a, int key, int shift)
+{
+    for (int i = 0; i < imgpu_op_count() && i < VW_MAX_OPS; i++) {
+        const imgpu_op_desc *d = imgpu_op_at(i);
+        if (d->view_key && key == d->view_key) {
+            a->contrast = a->contrast == i ? -1 : i;
+            a->dirty_ops = 1;
+            return;
+        }
+    }
+    if (a->contrast < 0)
+        return;
+    const imgpu_op_desc *d = imgpu_op_at(a->contrast);
+    for (size_t k = 0; k < sizeof d->view_steps / sizeof d->view_steps[0]; k++) {
+        const struct imgpu_view_step *st = &d->view_steps[k];
+        if (!st->param || (key != st->down && key != st->up))
+            continue;
+        const imgpu_param *p = imgpu_op_param(d, st->param, strlen(st->param));
+        imgpu_op *op = &a->vop[a->contrast];
+        const double dv = (key == st->down ? -1 : 1) * (shift ? st->big_step : st->step);
+        int changed = 0;
+        if (p->type == IMGPU_PARAM_DOUBLE) {
+            double *x = imgpu_param_ptr(op, p, p->offset), v = *x + dv;
+            v = v < st->min ? st->min : v > st->max ? st->max : v;
+            changed = v != *x;
+            *x = v;
+        } else { /* INT, or SIZE: a square grid from its first side */
+            int *x = imgpu_param_ptr(op, p, p->offset), *y = p->type == IMGPU_PARAM_SIZE
+                                                                  ? imgpu_param_ptr(op, p, p->offset2) : x;
+            double v = *x + dv;
+            v = v < st->min ? st->min : v > st->max ? st->max : v;
+            changed = (int)v != *x || (int)v != *y;
+            *x = *y = (int)v;
+        }
+        a->dirty_ops |= changed;
+        a->dirty_view = 1;
+        return;
+    }
+}
+
 void vw_app_key(vw_app *a, int key, int mods)
 {
     int w, h;
     vw_app_result_size(a, &w, &h);
     const int shift = mods & GLFW_MOD_SHIFT, ctrl = mods & GLFW_MOD_CONTROL;
     switch (key) {
-    case GLFW_KEY_E: /* equalize and CLAHE exclude each other: one contrast op at a time */
-        a->equalize = !a->equalize;
-        a->clahe = 0;
-        a->dirty_ops = 1;
-        break;
     case GLFW_KEY_M:
         a->mode = a->mode == IMGPU_MODE_LUMINANCE ? IMGPU_MODE_PER_CHANNEL : IMGPU_MODE_LUMINANCE;
-        a->dirty_ops |= a->equalize || a->clahe;
+        a->dirty_ops |= a->contrast >= 0;
         a->dirty_view = 1;
         break;
     case GLFW_KEY_C:
         if (ctrl) {
             a->want_copy = 1;
-        } else {
-            a->clahe = !a->clahe;
-            a->equalize = 0;
-            a->dirty_ops = 1;
+            break;
         }
-        break;
-    case GLFW_KEY_LEFT_BRACKET:  /* CLAHE clip -1 (Shift: -10), not below 0 */
-    case GLFW_KEY_RIGHT_BRACKET: /* +1 (Shift: +10) */
-        if (a->clahe) {
-            double c = a->clip + (key == GLFW_KEY_LEFT_BRACKET ? -1 : 1) * (shift ? 10.0 : 1.0);
-            c = c < 0 ? 0 : c > VW_CLAHE_CLIP_MAX ? VW_CLAHE_CLIP_MAX : c;
-            a->dirty_ops |= c != a->clip;
-            a->clip = c;
-            a->dirty_view = 1;
-        }
-        break;
-    case GLFW_KEY_COMMA:  /* CLAHE tiles: square grids, one fewer / one more per side (1..64) */
-    case GLFW_KEY_PERIOD:
-        if (a->clahe) {
-            int t = a->tiles_x + (key == GLFW_KEY_COMMA ? -1 : 1);
-            t = t < 1 ? 1 : t > VW_CLAHE_TILES_MAX ? VW_CLAHE_TILES_MAX : t;
-            a->dirty_ops |= t != a->tiles_x || t != a->tiles_y;
-            a->tiles_x = a->tiles_y = t;
-            a->dirty_view = 1;
-        }
+        contrast_key(a, key, shift);
         break;
     case GLFW_KEY_LEFT: set_angle(a, a->angle_c + (shift ? 10 : 100)); break;   /* counterclockwise */
     case GLFW_KEY_RIGHT: set_angle(a, a->angle_c - (shift ? 10 : 100)); break;  /* clockwise */
@@ -282,7 +304,7 @@ void vw_app_key(vw_app *a, int key, int mods)
     case GLFW_KEY_P: a->open_delta = -1; break;
     case GLFW_KEY_ESCAPE:
     case GLFW_KEY_Q: a->quit = 1; break;
-    default: break;
+    default: contrast_key(a, key, shift); break; /* the op table's keys */
     }
 }
 
@@ -404,7 +426,6 @@ static const char *filter_name(imgpu_filter f)
     return f == IMGPU_FILTER_NEAREST ? "nearest" : f == IMGPU_FILTER_BICUBIC ? "bicubic" : "bilinear";
 }
 
-static const char *mode_name(imgpu_eq_mode m) { return m == IMGPU_MODE_PER_CHANNEL ? "per-channel" : "luminance"; }
 
 /* A shell word: bare when it is plainly safe, else in single quotes ('\'' for a quote). */
 static void shell_word(const char *s, char *buf, size_t n)
@@ -440,13 +461,14 @@ void vw_app_command_line(const vw_app *a, const char *out_path, char *buf, size_
     char rot[256];
     snprintf(rot, sizeof rot, "--angle %s --filter %s %s", ang, filter_name(a->filter),
              a->crop ? "--crop" : "--expand");
-    char contrast[4400] = "", clip[40];
-    vw_number_string(a->clip, clip, sizeof clip);
-    if (a->equalize)
-        snprintf(contrast, sizeof contrast, "equalize %s %s --mode %s", in, out, mode_name(a->mode));
-    else if (a->clahe)
-        snprintf(contrast, sizeof contrast, "clahe %s %s --clip %s --tiles %dx%d --mode %s", in, out, clip,
-                 a->tiles_x, a->tiles_y, mode_name(a->mode));
+    char contrast[4400] = "";
+    if (a->contrast >= 0) {
+        /* the op's command with its options, as its descriptor writes them */
+        const imgpu_op op = contrast_op(a);
+        char opts[256];
+        imgpu_op_at(a->contrast)->write(&op, IMGPU_OP_TEXT_OPTIONS, opts, sizeof opts);
+        snprintf(contrast, sizeof contrast, "%s %s %s %s", imgpu_op_at(a->contrast)->name, in, out, opts);
+    }
     if (contrast[0] && a->angle_c != 0)
         snprintf(buf, n, "imgpu %s && imgpu rotate %s %s %s --force", contrast, out, out, rot);
     else if (contrast[0])
@@ -461,16 +483,15 @@ void vw_app_describe(const vw_app *a, char *buf, size_t n)
 {
     char ang[32];
     vw_angle_string(a->angle_c, ang, sizeof ang);
-    if (!a->equalize && !a->clahe && a->angle_c == 0) {
+    if (a->contrast < 0 && a->angle_c == 0) {
         snprintf(buf, n, "original");
         return;
     }
-    char eq[96] = "", rot[96] = "", clip[40];
-    vw_number_string(a->clip, clip, sizeof clip);
-    if (a->equalize)
-        snprintf(eq, sizeof eq, "equalize %s", mode_name(a->mode));
-    else if (a->clahe)
-        snprintf(eq, sizeof eq, "clahe clip %s tiles %dx%d %s", clip, a->tiles_x, a->tiles_y, mode_name(a->mode));
+    char eq[160] = "", rot[96] = "";
+    if (a->contrast >= 0) {
+        const imgpu_op op = contrast_op(a);
+        imgpu_op_at(a->contrast)->write(&op, IMGPU_OP_TEXT_STATUS, eq, sizeof eq);
+    }
     if (a->angle_c != 0)
         snprintf(rot, sizeof rot, "rotate %s %s %s", ang, filter_name(a->filter), a->crop ? "crop" : "expand");
     snprintf(buf, n, "%s%s%s", eq, eq[0] && rot[0] ? " + " : "", rot);

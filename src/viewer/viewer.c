@@ -6,7 +6,7 @@
  * view changed. Snapshots (--snapshot OUT): one frame rendered offscreen (EGL's device
  * platform where a GPU is, else a hidden GLFW window or Mesa's EGL) and written with the
  * CLI's writer; without --size the frame is the processed image at 1:1, read back through
- * GL, so it equals `imgpu equalize` / `imgpu clahe` / `imgpu rotate` output pixel for pixel.
+ * GL, so it equals the `imgpu OP` command's output pixel for pixel.
  */
 #include "viewer.h"
 #include "error.h"
@@ -15,10 +15,8 @@
 #include <GL/glew.h>
 #include <GLFW/glfw3.h>
 
-#ifdef IMGPU_HAVE_CUDA
-#include "cuda/interop.h"
+#include "backend/cuda/interop.h"
 #include "session.h"
-#endif
 
 #include <ctype.h>
 #include <dirent.h>
@@ -42,12 +40,9 @@ static const char s_help[] =
     "Shows images processed live on the GPU (CUDA-OpenGL interop; elsewhere the CPU and a\n"
     "texture upload). One file opens its folder's images for N / P; a folder opens its images.\n"
     "\n"
-    "settings (also the start of an interactive session):\n"
-    "  --equalize           equalize (E)           --mode luminance|per-channel (M)\n"
-    "  --clahe [--clip X] [--tiles WxH]   CLAHE (C; [ ] clip, , . tiles), as 'imgpu clahe';\n"
-    "                       default clip 40, tiles 8x8; not with --equalize\n"
-    "  --rotate DEG         rotate counterclockwise (arrows, right drag, 9 / 0)\n"
-    "  --filter nearest|bilinear|bicubic (F)       --expand | --crop (X)\n"
+    "settings (also the start of an interactive session):\n";
+/* ... each op's lines from the op table (view_doc), then: */
+static const char s_help_rest[] =
     "  --histogram          show the histogram overlay (labelled BEFORE / AFTER) at the lower\n"
     "                       right; H steps it: lower right, lower left, top right, top left, off\n"
     "16-bit images are processed in 16 bits (saved and printed as such) and shown through a\n"
@@ -82,11 +77,8 @@ static const char s_help[] =
     "\n"
     "controls: see '?' in the window, or docs/cli.md.\n";
 
-static const char s_controls[] =
-    "E  EQUALIZE ON/OFF          M  LUMINANCE / PER-CHANNEL\n"
-    "C  CLAHE ON/OFF (NOT WITH E)   [ / ]  CLIP -/+ 1 (SHIFT 10)   , / .  TILES -/+\n"
-    "LEFT/RIGHT  ROTATE 1 DEG (SHIFT 0.1)   RIGHT DRAG  FREE ROTATION\n"
-    "9 / 0  -90 / +90   F  FILTER   X  EXPAND/CROP   R  RESET\n"
+/* The '?' overlay: each op's keys from the op table (view_keys), then these. */
+static const char s_controls_rest[] =
     "WHEEL  ZOOM   LEFT DRAG  PAN   HOME  FIT   1  1:1\n"
     "SPACE  ORIGINAL/PROCESSED   V  SPLIT VIEW (DRAG THE DIVIDER)\n"
     "H  HISTOGRAM (BEFORE / AFTER, CDF): LOWER RIGHT > LOWER LEFT > TOP RIGHT > TOP LEFT > OFF\n"
@@ -101,11 +93,14 @@ typedef struct options {
     const char *snapshot, *events, *save_dir, *screenshot;
     int size_w, size_h, win_w, win_h;
     int frames, stats, histogram, quiet, interop, context;
-    int equalize, clahe, have_rotate, have_clip, have_tiles;
-    /* The settings options.h's table writes: CLAHE's clip, tiles and the mode (equalize's
-     * too: the viewer has one mode), the rotation's angle, filter and canvas. Not chained as
-     * in batch: a setting may come before or after its --equalize / --clahe / --rotate. */
-    imgpu_op clahe_op, rotate_op;
+    int have_rotate;
+    /* Each op of the op table: whether its --OP was given, and the parameters its options set
+     * (an option goes to every op that has it: --mode to each contrast op; the viewer has one
+     * mode). Not chained as in batch: a setting may come before or after its --OP. */
+    unsigned char op_on[VW_MAX_OPS];
+    imgpu_op vop[VW_MAX_OPS];
+    const imgpu_param *given[VW_MAX_OPS]; /* the op parameters given, in order */
+    int ngiven;
     imgpu_device device;
     imgpu_run_options run;  /* limits (--max-*) */
 } options;
@@ -157,11 +152,59 @@ static int parse_size(const char *s, int *w, int *h)
     return 0;
 }
 
+/* The index of op d in the op table. */
+static int op_index(const imgpu_op_desc *d)
+{
+    for (int k = 0; k < imgpu_op_count() && k < VW_MAX_OPS; k++)
+        if (imgpu_op_at(k) == d)
+            return k;
+    return -1;
+}
+
+/* One contrast op at a time (the ops with a view_key: E and C switch between them), and a
+ * parameter only one contrast op has needs that op ("--X needs --OP"). */
+static int check_contrast(const options *o)
+{
+    int first = -1;
+    for (int k = 0; k < imgpu_op_count() && k < VW_MAX_OPS; k++) {
+        const imgpu_op_desc *d = imgpu_op_at(k);
+        if (!d->view_key || !o->op_on[k])
+            continue;
+        if (first >= 0) {
+            char msg[160];
+            const imgpu_op_desc *f = imgpu_op_at(first);
+            snprintf(msg, sizeof msg, "--%s and --%s exclude each other (%c and %c switch between them)", f->name,
+                     d->name, f->view_key, d->view_key);
+            return usage("%s", msg);
+        }
+        first = k;
+    }
+    for (int k = 0; k < imgpu_op_count() && k < VW_MAX_OPS; k++) {
+        const imgpu_op_desc *d = imgpu_op_at(k);
+        if (!d->view_key || o->op_on[k])
+            continue;
+        for (int j = 0; j < d->nparams; j++) {
+            const imgpu_param *p = &d->params[j];
+            int given = 0, owners = 0;
+            for (int g = 0; g < o->ngiven; g++)
+                given |= !strcmp(o->given[g]->name, p->name);
+            for (int m = 0; m < imgpu_op_count(); m++)
+                owners += imgpu_op_at(m)->view_key && imgpu_opt_op_has(imgpu_op_at(m), p, IMGPU_FRONT_VIEW);
+            if (given && owners == 1 && (p->fronts & IMGPU_FRONT_VIEW)) {
+                char msg[160];
+                snprintf(msg, sizeof msg, "--%s needs --%s", p->name, d->name);
+                return usage("%s", msg);
+            }
+        }
+    }
+    return 0;
+}
+
 static int parse_options(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
-    o->clahe_op = imgpu_opt_default_op(IMGPU_OP_CLAHE);
-    o->rotate_op = imgpu_opt_default_op(IMGPU_OP_ROTATE);
+    for (int k = 0; k < imgpu_op_count() && k < VW_MAX_OPS; k++)
+        o->vop[k] = imgpu_op_default(imgpu_op_at(k)->kind);
     o->device = IMGPU_DEVICE_AUTO;
     int device_given = 0;
     o->interop = 1;
@@ -183,6 +226,8 @@ static int parse_options(int argc, char **argv, options *o)
         }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(s_help, stdout);
+            imgpu_opt_help_view_ops(stdout);
+            fputs(s_help_rest, stdout);
             exit(fflush(stdout) ? EXIT_FAIL : EXIT_OK); /* main's own helper: nothing to clean */
         }
         char name[64];
@@ -193,10 +238,15 @@ static int parse_options(int argc, char **argv, options *o)
         } else {
             snprintf(name, sizeof name, "%s", a);
         }
-        /* the viewer's own flags; the op options and limits are options.h's table */
+        /* the viewer's own flags; the ops and their options are the op table's, the limits
+         * options.h's table */
         static const char *flags[] = {"--histogram", "--stats", "--quiet", "--no-interop"};
-        const imgpu_opt *so = !strncmp(name, "--", 2) ? imgpu_opt_find(name + 2, strlen(name + 2), IMGPU_FRONT_VIEW) : NULL;
-        int is_flag = so && !so->metavar;
+        const int dashed = !strncmp(name, "--", 2);
+        const size_t nlen = dashed ? strlen(name + 2) : 0;
+        const imgpu_op_desc *add = dashed ? imgpu_opt_find_op(name + 2, nlen) : NULL;
+        const imgpu_param *pp = dashed && !add ? imgpu_opt_find_param(NULL, name + 2, nlen, IMGPU_FRONT_VIEW) : NULL;
+        const imgpu_opt *so = dashed && !add && !pp ? imgpu_opt_find(name + 2, nlen, IMGPU_FRONT_VIEW) : NULL;
+        int is_flag = (so && !so->metavar) || (pp && !pp->metavar) || (add && !add->add_param);
         for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
             is_flag |= !strcmp(name, flags[k]);
         if (is_flag && val)
@@ -206,23 +256,31 @@ static int parse_options(int argc, char **argv, options *o)
                 return usage("option '%s' needs a value", name);
             val = argv[++i];
         }
-        if (so) {
-            imgpu_op fresh, *op = &fresh;
-            if (!(so->sets & IMGPU_OPT_ADD))
-                op = (so->sets & IMGPU_OPT_ROT) ? &o->rotate_op : &o->clahe_op;
-            if (imgpu_opt_apply(so, val, (so->sets & IMGPU_OPT_RUN) ? NULL : op, &o->run) < 0)
+        if (add) {
+            /* --OP [VALUE]: the op on (--rotate DEG: its angle) */
+            const int k = op_index(add);
+            imgpu_op fresh;
+            if (k < 0 || imgpu_opt_add_op(add, val, &fresh) < 0)
                 return usage_recorded();
-            switch (so->id) {
-            case IMGPU_OPT_ID_EQUALIZE: o->equalize = 1; break;
-            case IMGPU_OPT_ID_CLAHE: o->clahe = 1; break;
-            case IMGPU_OPT_ID_ROTATE:
-                o->rotate_op.u.rotate.angle = fresh.u.rotate.angle;
-                o->have_rotate = 1;
-                break;
-            case IMGPU_OPT_ID_CLIP: o->have_clip = 1; break;
-            case IMGPU_OPT_ID_TILES: o->have_tiles = 1; break;
-            default: break;
+            if (add->add_param) {
+                const imgpu_param *ap = imgpu_op_param(add, add->add_param, strlen(add->add_param));
+                if (imgpu_param_apply(ap, val, &o->vop[k]) < 0)
+                    return usage_recorded();
             }
+            o->op_on[k] = 1;
+            o->have_rotate |= add->kind == IMGPU_OP_ROTATE;
+        } else if (pp) {
+            /* a parameter: every op that has it */
+            for (int k = 0; k < imgpu_op_count() && k < VW_MAX_OPS; k++) {
+                const imgpu_param *p = imgpu_opt_find_param(imgpu_op_at(k), name + 2, nlen, IMGPU_FRONT_VIEW);
+                if (p && imgpu_param_apply(p, val, &o->vop[k]) < 0)
+                    return usage_recorded();
+            }
+            if (o->ngiven < VW_MAX_OPS)
+                o->given[o->ngiven++] = pp;
+        } else if (so) {
+            if (imgpu_opt_apply(so, val, &o->run) < 0)
+                return usage_recorded();
         }
         else if (!strcmp(name, "--histogram")) o->histogram = 1;
         else if (!strcmp(name, "--stats")) o->stats = 1;
@@ -245,10 +303,8 @@ static int parse_options(int argc, char **argv, options *o)
                 return usage("--frames: '%s' is not a count 1..100000", val);
             o->frames = (int)n;
         } else if (!strcmp(name, "--device")) {
-            if (!strcmp(val, "auto")) o->device = IMGPU_DEVICE_AUTO;
-            else if (!strcmp(val, "cpu")) o->device = IMGPU_DEVICE_CPU;
-            else if (!strcmp(val, "cuda")) o->device = IMGPU_DEVICE_CUDA;
-            else return usage("--device: '%s' is not auto, cpu or cuda", val);
+            if (imgpu_opt_device(val, &o->device) < 0)
+                return usage_recorded();
             device_given = 1;
         } else if (!strcmp(name, "--context")) {
             if (!strcmp(val, "auto")) o->context = CTX_AUTO;
@@ -270,10 +326,8 @@ static int parse_options(int argc, char **argv, options *o)
     imgpu_set_limits(&lim);
     if (!device_given && imgpu_device_from_env(&o->device) < 0)   /* IMGPU_DEVICE; --device wins */
         return usage("%s", imgpu_error_message());
-    if (o->equalize && o->clahe)
-        return usage("%s", "--equalize and --clahe exclude each other (E and C switch between them)");
-    if ((o->have_clip || o->have_tiles) && !o->clahe)
-        return usage("%s", o->have_clip ? "--clip needs --clahe" : "--tiles needs --clahe");
+    if (check_contrast(o) != 0)
+        return EXIT_USAGE;
     if (o->snapshot && imgpu_format_from_path(o->snapshot) == IMGPU_FORMAT_UNKNOWN)
         return usage("--snapshot: '%s' has no known image extension (.png .jpg .bmp .tga .pnm)", o->snapshot);
     if (o->screenshot && (o->snapshot || imgpu_format_from_path(o->screenshot) == IMGPU_FORMAT_UNKNOWN))
@@ -713,17 +767,12 @@ static int run_snapshot(viewer *v)
 
 static int gpu_usable(imgpu_device dev)
 {
-#ifdef IMGPU_HAVE_CUDA
     if (dev == IMGPU_DEVICE_CPU)
         return 0;
     int ok = imgpu_session_available();
     if (!ok)
         imgpu_error_clear(); /* the display says why, once */
     return ok;
-#else
-    (void)dev;
-    return 0;
-#endif
 }
 
 static int open_context(viewer *v)
@@ -763,26 +812,31 @@ int main(int argc, char **argv)
         goto done;
     vw_app *a = &v.app;
     vw_app_reset(a);
-    a->equalize = v.o.equalize;
-    a->clahe = v.o.clahe;
-    if (v.o.have_clip)
-        a->clip = v.o.clahe_op.u.clahe.clip;
-    if (v.o.have_tiles) {
-        a->tiles_x = v.o.clahe_op.u.clahe.tiles_x;
-        a->tiles_y = v.o.clahe_op.u.clahe.tiles_y;
+    /* the ops as the options left them: the contrast op shown, every op's parameters, the
+     * one mode (from any op that has one: --mode went to each) */
+    imgpu_op rotate_op = imgpu_op_default(IMGPU_OP_ROTATE);
+    for (int k = 0; k < imgpu_op_count() && k < VW_MAX_OPS; k++) {
+        const imgpu_op_desc *d = imgpu_op_at(k);
+        a->vop[k] = v.o.vop[k];
+        if (d->view_key && v.o.op_on[k])
+            a->contrast = k;
+        const imgpu_param *m = imgpu_op_param(d, "mode", 4);
+        if (m)
+            a->mode = (imgpu_eq_mode)*(const int *)imgpu_param_cptr(&v.o.vop[k], m->offset);
+        if (d->kind == IMGPU_OP_ROTATE)
+            rotate_op = v.o.vop[k];
     }
-    a->mode = v.o.clahe_op.u.clahe.mode;
-    a->filter = v.o.rotate_op.u.rotate.filter;
-    a->crop = v.o.rotate_op.u.rotate.crop;
+    a->filter = rotate_op.u.rotate.filter;
+    a->crop = rotate_op.u.rotate.crop;
     a->hist = v.o.histogram ? VW_HIST_LOWER_RIGHT : VW_HIST_OFF;
     if (v.o.have_rotate) {
         /* to hundredths of a degree, wrapped to (-180, 180] as the controls keep it */
-        double c = fmod(round(v.o.rotate_op.u.rotate.angle * 100.0), 36000.0);
+        double c = fmod(round(rotate_op.u.rotate.angle * 100.0), 36000.0);
         if (c > 18000) c -= 36000;
         if (c <= -18000) c += 36000;
         a->angle_c = (long)c;
-        if (fabs(round(v.o.rotate_op.u.rotate.angle * 100.0) - v.o.rotate_op.u.rotate.angle * 100.0) > 1e-6)
-            imgpu_notice("view: --rotate %g is rounded to hundredths of a degree", v.o.rotate_op.u.rotate.angle);
+        if (fabs(round(rotate_op.u.rotate.angle * 100.0) - rotate_op.u.rotate.angle * 100.0) > 1e-6)
+            imgpu_notice("view: --rotate %g is rounded to hundredths of a degree", rotate_op.u.rotate.angle);
     }
     a->fb_w = v.o.snapshot ? (v.o.size_w ? v.o.size_w : 960) : v.o.win_w;
     a->fb_h = v.o.snapshot ? (v.o.size_h ? v.o.size_h : 720) : v.o.win_h;
@@ -808,7 +862,10 @@ int main(int argc, char **argv)
                (const char *)glGetString(GL_RENDERER), v.ctx.kind == VW_CTX_EGL ? "EGL" : "GLFW");
         fflush(stdout);
     }
-    imgpu_image *help = vw__text_image(s_controls, 2);
+    char controls[2048];
+    imgpu_opt_help_view_keys(controls, sizeof controls);
+    snprintf(controls + strlen(controls), sizeof controls - strlen(controls), "%s", s_controls_rest);
+    imgpu_image *help = vw__text_image(controls, 2);
     if (!help || vw_display_set_help(v.disp, help) != 0) {
         imgpu_image_free(help);
         goto done;

@@ -113,15 +113,16 @@ imgpu_image *vw__text_image(const char *text, int scale);
 imgpu_image *vw__label_image(const char *text, const char *colors, int scale, int pad);
 
 /* ---- the application state and the controls (input.c) ------------------------------------ */
+enum { VW_MAX_OPS = 32 };  /* ops of the op table the viewer keeps (imgpu_op_count()) */
 enum { VW_DRAG_NONE = 0, VW_DRAG_PAN, VW_DRAG_ROTATE, VW_DRAG_DIVIDER };
 
 typedef struct vw_app {
     /* what the processing depends on */
-    int equalize;
-    int clahe;               /* CLAHE (C); equalize and CLAHE exclude each other */
-    double clip;             /* CLAHE clip limit, >= 0 ([ / ]) */
-    int tiles_x, tiles_y;    /* CLAHE tile grid (, / . make it square) */
-    imgpu_eq_mode mode;      /* equalize's and CLAHE's */
+    int contrast;            /* the contrast op shown: an index of the op table whose view_key
+                              * turned it on (one at a time), or -1 */
+    imgpu_op vop[VW_MAX_OPS]; /* each op of the table with the parameters the options and its
+                              * keys (view_steps) gave it */
+    imgpu_eq_mode mode;      /* M: the contrast ops' --mode, one for all */
     long angle_c;            /* the angle in hundredths of a degree, (-18000, 18000]: k / 100.0
                               * is the double that strtod gives for the printed decimal */
     imgpu_filter filter;
@@ -166,7 +167,7 @@ void vw_app_cursor(vw_app *a, double x, double y);   /* framebuffer pixels */
 void vw_app_scroll(vw_app *a, double dy);
 void vw_app_resize(vw_app *a, int fb_w, int fb_h);
 void vw_app_drop(vw_app *a, const char *path);
-/* The ops of the current settings (at most 2): equalize or CLAHE, then rotate. */
+/* The ops of the current settings (at most 2): the contrast op shown, then the rotation. */
 int vw_app_ops(const vw_app *a, imgpu_op ops[2]);
 /* The processed image's size for the current settings. */
 void vw_app_result_size(const vw_app *a, int *w, int *h);
@@ -174,15 +175,14 @@ void vw_app_result_size(const vw_app *a, int *w, int *h);
 vw_draw vw_app_draw(const vw_app *a);
 /* The equivalent imgpu command line(s) into buf; out_path is the output file named there. */
 void vw_app_command_line(const vw_app *a, const char *out_path, char *buf, size_t n);
-/* "equalize luminance + rotate 12.5 bilinear expand", "clahe 40 8x8 luminance" (or "original"). */
+/* "equalize luminance + rotate 12.5 bilinear expand" (or "original"): each op as its descriptor
+ * writes it (IMGPU_OP_TEXT_STATUS). */
 void vw_app_describe(const vw_app *a, char *buf, size_t n);
 /* Angle as the shortest decimal: "12.5", "-90", "0.01". */
 void vw_angle_string(long angle_c, char *buf, size_t n);
 /* A double as the shortest plain decimal that strtod reads back as the same double: "40", "2.5"
  * (%.17g where no plain decimal of up to 17 places does). */
 void vw_number_string(double x, char *buf, size_t n);
-enum { VW_CLAHE_TILES_MAX = 64 }; /* the keys' square grids: 1..64 */
-#define VW_CLAHE_CLIP_MAX IMGPU_OPT_CLIP_MAX /* as --clip (options.h) */
 
 /* ---- events.c ----------------------------------------------------------------------------- */
 /* Reads FILE's events (see events.c for the format) and feeds them to the app one by one,

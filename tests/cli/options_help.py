@@ -1,4 +1,6 @@
-"""options_help.py — every front end's --help against options.h's one option table (issue 15):
+"""options_help.py — every front end's --help against the option tables (issue 15; since issue 26
+the op table's parameters and options.h's table of limits and output options, as options_table
+prints them):
 each table entry a front end accepts appears in its help (`imgpu CMD --help` for the commands
 it applies to, `imgpu batch --help`, `imgpu-view --help`), an entry that does not apply to a
 command is refused by it ("does not apply"), and every --option any of those helps names is
@@ -34,15 +36,21 @@ def main():
     table_bin, imgpu, view = sys.argv[1:4]
     rc, out, err = run([table_bin])
     table = []
+    op_commands = []
     for line in out.splitlines():
-        name, metavar, fronts, sets = (line.split("\t") + ["", "", ""])[:4]
-        table.append({"name": name, "metavar": metavar, "fronts": fronts, "sets": sets})
-    check(rc == 0 and len(table) >= 15, "the table dumps", out + err)
+        if line.startswith("#ops\t"):
+            op_commands = [n for n in line.split("\t")[1].split(",") if n]
+            continue
+        name, metavar, fronts, sets, opnames = (line.split("\t") + ["", "", "", ""])[:5]
+        table.append({"name": name, "metavar": metavar, "fronts": fronts, "sets": sets,
+                      "ops": [n for n in opnames.split(",") if n]})
+    check(rc == 0 and len(table) >= 15 and len(op_commands) >= 3, "the table dumps", out + err)
 
     # main.c's rule: the load limits apply to every command, --depth and --max-memory to the
     # commands that run an op, the output options (S) to the commands that write an image (the
-    # ops' outputs, histogram --plot, compare --diff), an op option to its op's command.
-    ops = {"equalize": "e", "rotate": "r", "clahe": "l", "histogram": None, "info": None, "compare": None}
+    # ops' outputs, histogram --plot, compare --diff), an op's parameter to its op's command.
+    ops = {name: True for name in op_commands}
+    ops.update({"histogram": None, "info": None, "compare": None})
 
     def applies(e, cmd):
         if "c" not in e["fronts"]:
@@ -53,7 +61,7 @@ def main():
             return cmd != "info"
         if "R" in e["sets"]:
             return ops[cmd] is not None
-        return ops[cmd] is not None and ops[cmd] in e["sets"]
+        return "A" not in e["sets"] and cmd in e["ops"]
 
     helps = {}
     for cmd in ops:

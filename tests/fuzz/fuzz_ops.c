@@ -1,14 +1,17 @@
-/* fuzz_ops.c — libFuzzer target: decode, then every CPU operation, then encode to memory.
- * Inputs are limited to 2^16 pixels (256 x 256) so each run stays fast. The operation
- * parameters (rotation angle, filter, canvas, background) are derived from a hash of the
- * input, so one input always runs the same way. Oracles beyond "no sanitizer report":
- * histograms count every pixel, equalize and quarter turns keep the sizes the API promises,
- * and a PNG encode decodes back to exactly the same pixels.
+/* fuzz_ops.c — libFuzzer target: decode, then every operation of the op table on the CPU
+ * backend, then encode to memory. Inputs are limited to 2^16 pixels (256 x 256) so each run
+ * stays fast. Each op's parameters are drawn from a hash of the input through the table's
+ * description of them (an enum's choices, a flag, a WxH grid of 1..5 a side, a colour, a
+ * number near its minimum, an angle), so one input always runs the same way and a new op is
+ * fuzzed without an edit here. Oracles beyond "no sanitizer report": histograms count every
+ * pixel, every op gives the shape the plan (imgpu_pipeline_plan) promised with the input's
+ * channels and depth, and a PNG encode decodes back to exactly the same pixels.
  */
 #include "io.h"
 #include "error.h"
 #include "ops.h"
 #include "cpu/cpu.h"
+#include "op/op_table.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -60,28 +63,70 @@ static void encode_all(const imgpu_image *im)
     }
 }
 
-/* Rotation of im with parameters drawn from h: the reference must succeed, with the output
- * size imgpu_rotate_output_size gives and the input's channels and depth (8 or 16). */
-static imgpu_image *rotate_checked(const imgpu_image *im, uint32_t h)
+/* An op of d's kind with each parameter drawn from h (the same h, shifted, for each). */
+static imgpu_op draw_op(const imgpu_op_desc *d, uint32_t h)
 {
-    imgpu_op op = imgpu_op_rotate(0.0);
-    imgpu_rotate_params *rp = &op.u.rotate;
-    /* A quarter of the inputs get an exact multiple of 90 degrees, the rest any angle in
-     * (-720, 720) with a tenth-of-a-degree step. */
-    rp->angle = (h & 3) == 0 ? 90.0 * (double)((h >> 2) % 9) - 360.0
-                             : (double)((int)((h >> 2) % 14400) - 7200) / 10.0;
-    rp->filter = (imgpu_filter)((h >> 20) % 3);
-    rp->crop = (h >> 22) & 1;
-    rp->has_background = (h >> 23) & 1;
-    memcpy(rp->background, &h, 4);
-    imgpu_image *rot = imgpu_cpu_rotate(im, rp);
-    if (!rot)
-        abort();
-    int ow, oh;
-    imgpu_rotate_output_size(im->width, im->height, rp, &ow, &oh);
-    if (rot->width != ow || rot->height != oh || rot->channels != im->channels || rot->depth != im->depth)
-        abort();
-    return rot;
+    imgpu_op op = imgpu_op_default(d->kind);
+    for (int i = 0; i < d->nparams; i++) {
+        const imgpu_param *p = &d->params[i];
+        const uint32_t r = h >> (i % 24) ^ (uint32_t)i * 2654435761u;
+        void *v = imgpu_param_ptr(&op, p, p->offset);
+        switch (p->type) {
+        case IMGPU_PARAM_ENUM: {
+            int n = 0;
+            while (p->choices[n])
+                n++;
+            *(int *)v = (int)(r % (uint32_t)n);
+            break;
+        }
+        case IMGPU_PARAM_FLAG:
+            if (r & 1)
+                *(int *)v = p->flag_value;
+            break;
+        case IMGPU_PARAM_SIZE: /* small grids: a 16-bit image has 65536 bins a cell */
+            *(int *)v = 1 + (int)(r % 5);
+            *(int *)imgpu_param_ptr(&op, p, p->offset2) = 1 + (int)((r >> 8) % 5);
+            break;
+        case IMGPU_PARAM_COLOR:
+            if (r & 1) {
+                memcpy(v, &h, 4);
+                *(int *)imgpu_param_ptr(&op, p, p->offset2) = 1;
+            }
+            break;
+        case IMGPU_PARAM_INT:
+            *(int *)v = (int)p->min + (int)(r % 8);
+            break;
+        case IMGPU_PARAM_DOUBLE:
+            if (p->min < -1e300) /* an angle: a quarter are exact multiples of 90 degrees, the
+                                  * rest any in (-720, 720) with a tenth-of-a-degree step */
+                *(double *)v = (r & 3) == 0 ? 90.0 * (double)((r >> 2) % 9) - 360.0
+                                            : (double)((int)((r >> 2) % 14400) - 7200) / 10.0;
+            else
+                *(double *)v = p->min + (double)(r % 8);
+            break;
+        }
+    }
+    return op;
+}
+
+/* Every op of the table on im: the CPU backend must succeed with the plan's shape, the input's
+ * channels and depth; 8-bit results are encoded (each format) and a PNG read back. */
+static void run_all_ops(const imgpu_image *im, uint32_t h)
+{
+    for (int k = 0; k < imgpu_op_count(); k++) {
+        const imgpu_op_desc *d = imgpu_op_at(k);
+        imgpu_op op = draw_op(d, h * (2u * (uint32_t)k + 1u));
+        imgpu_plan plan;
+        if (imgpu_pipeline_plan(im->width, im->height, im->channels, im->depth, &op, 1, NULL, NULL, &plan) < 0)
+            abort();
+        imgpu_image *out = imgpu_cpu_run(im, &op);
+        if (!out || out->width != plan.out_w || out->height != plan.out_h || out->channels != im->channels ||
+            out->depth != im->depth)
+            abort();
+        if (im->depth == 8)
+            encode_all(out);
+        imgpu_image_free(out);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -97,20 +142,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t h = hash32(data, size);
 
     if (im->depth == 16) {
-        /* 16-bit PNG/PNM (issue 6): the depth-generic reference ops must succeed */
+        /* 16-bit PNG/PNM (issue 6): the full-resolution histograms, then every op */
         imgpu_histogram_full hf;
-        imgpu_equalize_params ep = { IMGPU_MODE_LUMINANCE, (imgpu_eq_formula)(h % 3) };
-        imgpu_clahe_params cp = { 2.0, 1 + (int)(h >> 8) % 5, 1 + (int)(h >> 12) % 5,
-                                  IMGPU_MODE_PER_CHANNEL };
         if (imgpu_cpu_histogram_full(im, &hf) < 0)
             abort();
         imgpu_histogram_full_free(&hf);
-        imgpu_image *e = imgpu_cpu_equalize_full(im, &ep), *k = imgpu_cpu_clahe(im, &cp);
-        if (!e || !k)
-            abort();
-        imgpu_image_free(e);
-        imgpu_image_free(k);
-        imgpu_image_free(rotate_checked(im, h)); /* 16-bit rotation, every filter */
+        run_all_ops(im, h);
         imgpu_image_free(im);
         return 0;
     }
@@ -126,21 +163,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
     }
 
-    for (int m = 0; m < 2; m++) {
-        imgpu_equalize_params ep;
-        ep.mode = m ? IMGPU_MODE_PER_CHANNEL : IMGPU_MODE_LUMINANCE;
-        imgpu_image *eq = imgpu_cpu_equalize(im, &ep);
-        if (!eq || eq->width != im->width || eq->height != im->height ||
-            eq->channels != im->channels)
-            abort();
-        if (m == 0)
-            encode_all(eq);
-        imgpu_image_free(eq);
-    }
-
-    imgpu_image *rot = rotate_checked(im, h);
-    encode_all(rot);
-    imgpu_image_free(rot);
+    run_all_ops(im, h);
 
     encode_all(im);
     imgpu_image_free(im);

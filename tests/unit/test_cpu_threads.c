@@ -122,7 +122,8 @@ static int run_all(const imgpu_image *in, result *r)
                                            {0.0, 7, 1, (imgpu_eq_mode)mode}};
         /* 16 bits: 65536-bin tiles are costly, one grid (the odd one) is enough there */
         for (int i = in->depth == 16 ? 1 : 0; i < (in->depth == 16 ? 2 : 3); i++) {
-            imgpu_image *o = imgpu_cpu_clahe(in, &cps[i]);
+            imgpu_op cop = imgpu_op_clahe(cps[i].clip, cps[i].tiles_x, cps[i].tiles_y, cps[i].mode);
+            imgpu_image *o = imgpu_cpu_run(in, &cop);
             snprintf(name, sizeof name, "clahe mode %d clip %g grid %dx%d", mode, cps[i].clip, cps[i].tiles_x,
                      cps[i].tiles_y);
             add_image(r, &n, o, name);

@@ -4,8 +4,11 @@
 #                     the CPU reference backend (test_cpu_clahe: geometry, clip, reflect-101,
 #                     formulas)
 #   test_cpu_threads  the CPU backend on 1, 2, 3, 4 and 7 threads: byte-identical outputs
-#                     (src/cpu/parallel.h); cli/cpu_threads_cli.sh does the same through the CLI
+#                     (src/backend/cpu/parallel.h); cli/cpu_threads_cli.sh does the same through the CLI
 #   test_plan         the pipeline plan
+#   test_op_table     the op table (src/op/op_table.h): names, kinds, each parameter's default
+#                     against the op's constructor, parsing in and out of range, a run entry in
+#                     the CPU backend for every op
 #   test_io           round trips of every format and channel count, the assets, hostile,
 #                     damaged and truncated input, and writes that must fail cleanly
 #   test_png_decode   the fast PNG decoding path (src/png_decode.c) against the source pixels and
@@ -29,6 +32,7 @@ imgpu_add_c_test(test_cpu_color ${_imgpu_unit_dir}/test_cpu_color.c)
 imgpu_add_c_test(test_cpu_clahe ${_imgpu_unit_dir}/test_cpu_clahe.c)
 imgpu_add_c_test(test_cpu_threads ${_imgpu_unit_dir}/test_cpu_threads.c)
 imgpu_add_c_test(test_plan ${_imgpu_unit_dir}/test_plan.c)
+imgpu_add_c_test(test_op_table ${_imgpu_unit_dir}/test_op_table.c)
 
 imgpu_add_c_test(test_io ${_imgpu_unit_dir}/test_io.c LABELS unit io TIMEOUT 300)
 imgpu_add_c_test(test_png_decode ${_imgpu_unit_dir}/png_decode.c LABELS unit io TIMEOUT 120)

@@ -11,7 +11,7 @@
  * (the batch worker synchronizes its sessions: the encode and the download wait on them).
  */
 #include "cuda_util.h"
-#include "../error.h"
+#include "error.h"
 
 #ifdef IMGPU_HAVE_NVJPEG
 #include <nvjpeg.h>

@@ -1,5 +1,5 @@
 /* ycc.h — full-range BT.601 RGB <-> YCbCr in OpenCV's 8-bit integer arithmetic, inline, for
- * the per-pixel loops of the CPU backend (equalize, CLAHE, the luma histogram): color.c's
+ * the per-pixel loops of the CPU backend (equalize, local contrast, the luma histogram): color.c's
  * imgpu_cpu_rgb_to_y / _rgb_to_ycbcr / _ycbcr_to_rgb are these same functions behind a call.
  * The formulas and their proof against cv2 are in color.c's header. Internal to src/cpu/.
  */

@@ -16,7 +16,7 @@
 #include <cuda_gl_interop.h>
 #include <cuda_runtime_api.h>
 
-#include "../error.h"
+#include "error.h"
 #include "cuda_backend.h"
 #include "cuda_util.h" /* imgpu__cuda_tuning */
 #include "kernels.h"

@@ -17,8 +17,8 @@
 
 #include <stddef.h>
 
-#include "../image.h"
-#include "../op.h"
+#include "image.h"
+#include "op.h"
 
 #ifdef __cplusplus
 extern "C" {

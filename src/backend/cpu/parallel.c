@@ -6,7 +6,7 @@
  * with many threads); a part that could not get a thread still runs, once, inline — a
  * histogram part skipped would silently lose counts. */
 #include "parallel.h"
-#include "../image.h"
+#include "image.h"
 
 #include <pthread.h>
 #include <stdint.h>

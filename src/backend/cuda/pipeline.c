@@ -12,8 +12,9 @@
  * which `--device auto` answers by running on the CPU.
  */
 #include "cuda_util.h"
-#include "../error.h"
-#include "../op.h"
+#include "error.h"
+#include "op.h"
+#include "op/op_table.h"
 #include "kernels.h"
 #include "scratch_ops.h"
 
@@ -45,7 +46,7 @@ struct imgpu_cuda_session {
     size_t held;        /* device bytes this session holds, for the budget */
     int src_w, src_h, src_c;         /* shape of d_src */
     int src_b, res_b;                /* bytes per sample of d_src and of the result: 1 or 2 */
-    imgpu__cuda_scratch scratch;     /* CLAHE / 16-bit / formula ops (scratch_ops.h) */
+    imgpu__cuda_scratch scratch;     /* the ops' histograms and LUTs (scratch_ops.h) */
     const unsigned char *d_result;   /* the last run's result (d_src, d_buf[0] or d_buf[1]) */
     int res_w, res_h, res_c;
 };
@@ -54,10 +55,6 @@ typedef struct imgpu_cuda_session ctx;
 /* The session behind the one-call API (imgpu_cuda_pipeline_run, imgpu_cuda_histogram). */
 static ctx s_ctx;
 static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic int s_last_rotate_gathered; /* tests: did the last 8-bit rotation gather? */
-
-int imgpu__cuda_last_rotate_gathered(void) { return s_last_rotate_gathered; }
-
 static double now_ms(void)
 {
     struct timespec ts;
@@ -177,19 +174,17 @@ int imgpu_cuda_shutdown(void)
     return 0;
 }
 
-/* Shape of an image as it flows through the chain. */
-typedef struct shape {
-    int w, h, c;
-    int b; /* bytes per sample: 1, or 2 for 16-bit images */
-} shape;
+/* Shape of an image as it flows through the chain (scratch_ops.h). */
+typedef imgpu__cuda_shape shape;
 
 static size_t shape_bytes(shape s) { return (size_t)s.w * s.h * s.c * s.b; }
 
 static shape op_output(shape in, const imgpu_op *op)
 {
     shape out = in;
-    if (op->kind == IMGPU_OP_ROTATE)
-        imgpu_rotate_output_size(in.w, in.h, &op->u.rotate, &out.w, &out.h);
+    const imgpu_op_desc *d = imgpu_op_desc_of(op->kind);
+    if (d && d->out_size)
+        d->out_size(in.w, in.h, op, &out.w, &out.h);
     return out;
 }
 
@@ -214,70 +209,6 @@ static int upload(ctx *c, const imgpu_image *in)
     c->res_w = in->width;
     c->res_h = in->height;
     c->res_c = in->channels;
-    return 0;
-fail:
-    return rc;
-}
-
-static int run_equalize(ctx *c, const unsigned char *d_in, unsigned char *d_out, shape s, const imgpu_equalize_params *p)
-{
-    int rc = 0;
-    const int luma = p->mode == IMGPU_MODE_LUMINANCE && s.c >= 3;
-    IMGPU_CUDA_TRY(imgpu_launch_equalize_fused(d_in, d_out, (size_t)s.w * s.h, s.c, luma, c->d_fused, c->parity,
-                                               imgpu__cuda_tuning(), c->stream));
-    c->parity ^= 1;
-    return 0;
-fail:
-    return rc;
-}
-
-static int run_rotate(ctx *c, const unsigned char *d_in, unsigned char *d_out, shape s, shape o,
-                      const imgpu_rotate_params *p)
-{
-    int rc = 0;
-    uint8_t bg[4];
-    imgpu_rotate_background(p, s.c, bg); /* the op floor's geometry, as the CPU reference */
-    const int q = imgpu_rotate_quarter(p->angle);
-    if (q >= 0) {
-        int rw = q & 1 ? s.h : s.w, rh = q & 1 ? s.w : s.h, ox, oy;
-        imgpu_rotate_quarter_offset(o.w, o.h, rw, rh, &ox, &oy);
-        if (s.b == 2)
-            IMGPU_CUDA_TRY(imgpu_launch_turn16((const uint16_t *)(const void *)d_in, s.w, s.h, s.c, q,
-                                               (uint16_t *)(void *)d_out, o.w, o.h, ox, oy, bg, c->stream));
-        else
-            IMGPU_CUDA_TRY(imgpu_launch_turn(d_in, s.w, s.h, s.c, q, d_out, o.w, o.h, ox, oy, bg, c->stream));
-        return 0;
-    }
-    /* 8-bit: a texture over the image (texture.c); 16-bit: plain loads (kernels/rotate.cu) */
-    const int want_gather = s.b == 1 && p->filter == IMGPU_FILTER_BICUBIC && imgpu__cuda_tuning()->rot_gather;
-    if (s.b == 1) {
-        rc = imgpu__cuda_tex_load(&c->tex, d_in, s.w, s.h, s.c, bg, want_gather, c->stream, &c->held);
-        if (rc == IMGPU_CUDA_OOM && want_gather) /* no room for the gather array: point fetches, in place */
-            rc = imgpu__cuda_tex_load(&c->tex, d_in, s.w, s.h, s.c, bg, 0, c->stream, &c->held);
-        if (rc != 0)
-            return rc;
-    }
-    imgpu_rotate_geom g;
-    memset(&g, 0, sizeof g);
-    g.in_w = s.w;
-    g.in_h = s.h;
-    g.out_w = o.w;
-    g.out_h = o.h;
-    g.channels = s.c;
-    g.filter = (int)p->filter;
-    imgpu_rotate_trig(p->angle, &g.cos_t, &g.sin_t);
-    g.in_cx = s.w / 2.0f;
-    g.in_cy = s.h / 2.0f;
-    g.out_cx = o.w / 2.0f;
-    g.out_cy = o.h / 2.0f;
-    memcpy(g.background, bg, 4);
-    g.gather = want_gather && c->tex.gather;
-    s_last_rotate_gathered = g.gather && s.c == 1;
-    if (s.b == 2)
-        IMGPU_CUDA_TRY(imgpu_launch_rotate16((const uint16_t *)(const void *)d_in, (uint16_t *)(void *)d_out, &g,
-                                             c->stream));
-    else
-        IMGPU_CUDA_TRY(imgpu_launch_rotate(c->tex.linear, c->tex.point, d_out, &g, imgpu__cuda_tuning(), c->stream));
     return 0;
 fail:
     return rc;
@@ -343,25 +274,11 @@ static int run_ops(ctx *c, const imgpu_op *ops, int n)
         return rc;
     const unsigned char *src = c->d_src;
     s = (shape){c->src_w, c->src_h, c->src_c, c->src_b};
+    imgpu__cuda_op_env env = {c->stream, &c->scratch, &c->held, &c->tex, c->d_fused, &c->parity};
     for (int i = 0; i < n; i++) {
         shape o = op_output(s, &ops[i]);
         unsigned char *dst = c->d_buf[i & 1];
-        switch (ops[i].kind) {
-        case IMGPU_OP_EQUALIZE:
-            if (s.b == 2 || ops[i].u.equalize.formula != IMGPU_FORMULA_OPENCV) /* scratch_ops.h */
-                rc = imgpu__cuda_equalize_full(&c->scratch, &c->held, c->stream, src, dst, s.w, s.h, s.c, 8 * s.b,
-                                               &ops[i].u.equalize);
-            else
-                rc = run_equalize(c, src, dst, s, &ops[i].u.equalize);
-            break;
-        case IMGPU_OP_ROTATE:
-            rc = run_rotate(c, src, dst, s, o, &ops[i].u.rotate);
-            break;
-        case IMGPU_OP_CLAHE:
-            rc = imgpu__cuda_clahe(&c->scratch, &c->held, c->stream, src, dst, s.w, s.h, s.c, 8 * s.b, &ops[i].u.clahe);
-            break;
-        default: rc = imgpu_error("unknown operation %d", (int)ops[i].kind); break;
-        }
+        rc = imgpu__cuda_run_op(&env, &ops[i], src, dst, s, o);
         if (rc)
             return rc;
         src = dst;

@@ -7,13 +7,13 @@
  * an impossible size into IMGPU_CUDA_OOM, which `auto` answers on the CPU). */
 #include "cuda_util.h"
 #include "scratch_ops.h"
-#include "../op.h"
-#include "../error.h"
+#include "op.h"
+#include "error.h"
 #include "kernels.h"
 
 #include <string.h>
 
-int imgpu__cuda_clahe(imgpu__cuda_scratch *s, size_t *held, cudaStream_t st, const void *d_in, void *d_out, int w,
+static int clahe(imgpu__cuda_scratch *s, size_t *held, cudaStream_t st, const void *d_in, void *d_out, int w,
                       int h, int c, int depth, const imgpu_clahe_params *p)
 {
     int rc = 0;
@@ -52,4 +52,23 @@ int imgpu__cuda_clahe(imgpu__cuda_scratch *s, size_t *held, cudaStream_t st, con
     return 0;
 fail:
     return rc;
+}
+
+static int run(imgpu__cuda_op_env *e, const imgpu_op *op, const unsigned char *d_in, unsigned char *d_out,
+               imgpu__cuda_shape in, imgpu__cuda_shape out)
+{
+    (void)out;
+    return clahe(e->scratch, e->held, e->stream, d_in, d_out, in.w, in.h, in.c, 8 * in.b, &op->u.clahe);
+}
+
+/* The run entry (ops_table.c). */
+const imgpu__cuda_op imgpu__cuda_op_clahe = {IMGPU_OP_CLAHE, run};
+
+/* The same for the benchmarks (bench/bench_full.c times the host side on its own buffers). */
+int imgpu__cuda_clahe(imgpu__cuda_scratch *s, size_t *held, cudaStream_t st, const void *d_in, void *d_out, int w,
+                      int h, int c, int depth, const imgpu_clahe_params *p);
+int imgpu__cuda_clahe(imgpu__cuda_scratch *s, size_t *held, cudaStream_t st, const void *d_in, void *d_out, int w,
+                      int h, int c, int depth, const imgpu_clahe_params *p)
+{
+    return clahe(s, held, st, d_in, d_out, w, h, c, depth, p);
 }

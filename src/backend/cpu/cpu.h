@@ -7,8 +7,8 @@
 
 #include <stdint.h>
 
-#include "../image.h"
-#include "../op.h"
+#include "image.h"
+#include "op.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,14 +51,12 @@ imgpu_image *imgpu_cpu_equalize_full(const imgpu_image *in, const imgpu_equalize
 /* Full-resolution histograms (see imgpu_histogram_full in op.h). */
 int imgpu_cpu_histogram_full(const imgpu_image *in, imgpu_histogram_full *out);
 
-/* ---- CLAHE (clahe.c); the geometry (imgpu_clahe_geom) is the floor's, op.h --------------- */
 /* OpenCV borderInterpolate(BORDER_REFLECT_101) of p into 0..len-1. */
 int imgpu_cpu_reflect101(int p, int len);
-/* Clip and redistribute hist[0..bins) in place, then write the tile's LUT. */
-void imgpu_cpu_clahe_tile_lut(uint32_t *hist, const imgpu_clahe_geom *g, uint16_t *lut);
-/* One plane (w x h samples, tight) through CLAHE; luts: tiles_y * tiles_x * bins scratch. */
-int imgpu_cpu_clahe_plane(const uint16_t *src, const imgpu_clahe_geom *g, uint16_t *dst);
-imgpu_image *imgpu_cpu_clahe(const imgpu_image *in, const imgpu_clahe_params *p);
+
+/* Each op's own entry points (the tile LUTs of a local-contrast op, ...) stay in its CPU file
+ * and are reached through the run table (imgpu_cpu_run); tests that reach further declare
+ * what they call themselves. */
 
 /* ---- the floor's geometry under its former CPU names -------------------------------------
  * These rules used to live here and the CUDA host side borrowed them; they are the op floor's
@@ -73,11 +71,17 @@ static inline void imgpu_cpu_rotate_background(const imgpu_rotate_params *p, int
 {
     imgpu_rotate_background(p, channels, bg);
 }
-static inline int imgpu_cpu_clahe_geometry(int w, int h, int depth, const imgpu_clahe_params *p,
-                                           imgpu_clahe_geom *g)
-{
-    return imgpu_clahe_geometry(w, h, depth, p, g);
-}
+
+/* ---- the run table (ops_table.c) -------------------------------------------------------------
+ * Each op's CPU file exports its entry, imgpu__cpu_op_<name> (the registry's names,
+ * src/op/registry.h): the kind it runs and how. */
+typedef struct imgpu_cpu_op {
+    imgpu_op_kind kind;
+    /* A new image, or NULL with a message; never writes its input. */
+    imgpu_image *(*run)(const imgpu_image *in, const imgpu_op *op);
+} imgpu_cpu_op;
+/* One op on `in` through its entry: a new image, or NULL with a message. */
+imgpu_image *imgpu_cpu_run(const imgpu_image *in, const imgpu_op *op);
 
 /* The threads the CPU backend runs an op on (IMGPU_CPU_THREADS or the cores, at most the
  * calling thread's cap), and that cap: ops started from the calling thread use at most n

@@ -7,7 +7,7 @@
  * in order, where 16-byte coalesced loads are as good as it gets.
  * Created and destroyed here only (house rule: create and destroy in the same file). */
 #include "cuda_util.h"
-#include "../error.h"
+#include "error.h"
 #include "kernels.h"
 
 #include <string.h>

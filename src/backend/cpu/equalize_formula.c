@@ -25,7 +25,7 @@
  * every present level unchanged the image is returned unchanged (no lossy color round trip). */
 #include "cpu.h"
 #include "ycc.h"
-#include "../error.h"
+#include "error.h"
 #include "parallel.h"
 
 #include <math.h>

@@ -5,11 +5,11 @@
  * the CPU; anything else fails the image). A session remembers its last run's result so that the
  * JPEG encoder can take it without the front end holding a device pointer.
  */
-#include "../session.h"
+#include "session.h"
 
 #include <stdlib.h>
 
-#include "../error.h"
+#include "error.h"
 #include "cuda_backend.h"
 #include "devices.h"
 
@@ -20,6 +20,8 @@ struct imgpu_session {
 };
 
 /* ---- the device ---------------------------------------------------------------------------- */
+
+int imgpu_session_built_in(void) { return 1; }
 
 int imgpu_session_available(void) { return imgpu_cuda_available(); }
 
@@ -93,6 +95,8 @@ imgpu_session_verdict imgpu_session_failure(int rc, imgpu_device device, atomic_
 
 /* ---- nvJPEG -------------------------------------------------------------------------------- */
 #ifdef IMGPU_HAVE_NVJPEG
+int imgpu_session_jpeg_built_in(void) { return 1; }
+
 _Static_assert(IMGPU_SESSION_JPEG_BATCH == IMGPU_JPEG_BATCH, "the door's JPEG batch is jpeg.c's");
 _Static_assert((int)IMGPU_SESSION_JPEG_CPU == (int)IMGPU_JPEG_CPU && (int)IMGPU_SESSION_JPEG_HW == (int)IMGPU_JPEG_HW &&
                    (int)IMGPU_SESSION_JPEG_CUDA == (int)IMGPU_JPEG_CUDA,
@@ -168,4 +172,4 @@ int imgpu_session_jpeg_encode(imgpu_session_jpeg *j, imgpu_session *s, const img
     return imgpu_cuda_jpeg_encode(j->j, s->d_result, s->w, s->h, s->c, &cp, imgpu_cuda_session_stream(s->cs), out,
                                   len);
 }
-#endif
+#endif /* without nvJPEG: src/backend/null/jpeg.c */

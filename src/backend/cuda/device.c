@@ -4,7 +4,7 @@
  * creation (tens to hundreds of milliseconds) overlaps decoding the input. Also the
  * error and memory-budget helpers of cuda_util.h. */
 #include "cuda_util.h"
-#include "../error.h"
+#include "error.h"
 #include "kernels.h"
 
 #include <pthread.h>

@@ -43,7 +43,7 @@ int imgpu__cpu_parts(int rows, size_t row_work, size_t part_cost);
 void imgpu__cpu_parallel_rows(int rows, int parts, imgpu__cpu_rows_fn fn, void *ctx);
 
 /* imgpu_image_copy (a new tight image, same bytes) with the rows copied on every core: the
- * ops that start from a copy of their input (equalize, CLAHE) would otherwise spend a
+ * ops that start from a copy of their input (equalize, local contrast) would otherwise spend a
  * single-threaded pass on it. NULL + error on failure. */
 struct imgpu_image;
 struct imgpu_image *imgpu__cpu_image_copy(const struct imgpu_image *src);

@@ -27,7 +27,7 @@
  * Input rows may be padded (stride); the output is a new tight image. */
 #include "cpu.h"
 #include "ycc.h"
-#include "../error.h"
+#include "error.h"
 #include "parallel.h"
 
 #include <math.h>
@@ -257,3 +257,14 @@ imgpu_image *imgpu_cpu_equalize(const imgpu_image *in, const imgpu_equalize_para
     free(j.hist);
     return out;
 }
+
+/* The run entry (ops_table.c): 8-bit OpenCV here, every other depth and formula in
+ * equalize_formula.c. */
+static imgpu_image *run(const imgpu_image *in, const imgpu_op *op)
+{
+    if (in->depth == 8 && op->u.equalize.formula == IMGPU_FORMULA_OPENCV)
+        return imgpu_cpu_equalize(in, &op->u.equalize);
+    return imgpu_cpu_equalize_full(in, &op->u.equalize);
+}
+
+const imgpu_cpu_op imgpu__cpu_op_equalize = {IMGPU_OP_EQUALIZE, run};

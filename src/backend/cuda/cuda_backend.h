@@ -9,8 +9,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "../image.h"
-#include "../op.h"
+#include "image.h"
+#include "op.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -73,7 +73,7 @@
  *
  * The output is a new tight image; input rows may be padded (stride). */
 #include "cpu.h"
-#include "../error.h"
+#include "error.h"
 #include "parallel.h"
 
 #include <math.h>
@@ -471,3 +471,8 @@ imgpu_image *imgpu_cpu_rotate(const imgpu_image *in, const imgpu_rotate_params *
         rotate_general(&j);
     return out;
 }
+
+static imgpu_image *run(const imgpu_image *in, const imgpu_op *op) { return imgpu_cpu_rotate(in, &op->u.rotate); }
+
+/* The run entry (ops_table.c). */
+const imgpu_cpu_op imgpu__cpu_op_rotate = {IMGPU_OP_ROTATE, run};

@@ -7,7 +7,7 @@
  * Also the session's growable scratch (scratch_ops.h). */
 #include "cuda_util.h"
 #include "scratch_ops.h"
-#include "../error.h"
+#include "error.h"
 #include "kernels.h"
 #include "tuning.h"
 

@@ -2,7 +2,7 @@
  * device.c's probe: the probe answers "is there a usable GPU", this file "which one". */
 #include "devices.h"
 #include "cuda_util.h"
-#include "../error.h"
+#include "error.h"
 
 #include <stdlib.h>
 

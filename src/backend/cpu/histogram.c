@@ -7,7 +7,7 @@
  * Counts are uint32_t: an image of 2^32 pixels or more is refused rather than wrapped. */
 #include "cpu.h"
 #include "ycc.h"
-#include "../error.h"
+#include "error.h"
 #include "parallel.h"
 
 #include <stdlib.h>

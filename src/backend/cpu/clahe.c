@@ -29,7 +29,7 @@
  * constant is not the identity); per-channel mode runs it on R, G and B. Alpha is copied. */
 #include "cpu.h"
 #include "ycc.h"
-#include "../error.h"
+#include "error.h"
 #include "parallel.h"
 
 #include <math.h>
@@ -374,3 +374,8 @@ fail:
     free(cr);
     return NULL;
 }
+
+static imgpu_image *run(const imgpu_image *in, const imgpu_op *op) { return imgpu_cpu_clahe(in, &op->u.clahe); }
+
+/* The run entry (ops_table.c). */
+const imgpu_cpu_op imgpu__cpu_op_clahe = {IMGPU_OP_CLAHE, run};

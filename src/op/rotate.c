@@ -1,0 +1,255 @@
+/* rotate.c — the op "rotate": rotation by any angle about the image centre. Its
+ * constructor, the geometry both backends share (op.h: output sizes, quarter turns and their
+ * offsets, the reduced angle's cos/sin, the background in an image's channel order and
+ * depth), and its descriptor. The CPU backend runs it in src/backend/cpu/rotate.c (which
+ * states the whole convention), CUDA in src/backend/cuda/rotate.c and kernels/rotate.cu. */
+#include "op_table.h"
+#include "../error.h"
+#include "../image.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+imgpu_op imgpu_op_rotate(double angle)
+{
+    imgpu_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = IMGPU_OP_ROTATE;
+    op.u.rotate.angle = angle;
+    op.u.rotate.filter = IMGPU_FILTER_BILINEAR;
+    return op;
+}
+
+static void defaults(imgpu_op *op) { *op = imgpu_op_rotate(0.0); }
+
+/* ---- geometry ---------------------------------------------------------------------------- */
+
+double imgpu_rotate_reduce_angle(double angle)
+{
+    double a = fmod(angle, 360.0);
+    if (a < 0)
+        a += 360.0;
+    return a;
+}
+
+int imgpu_rotate_quarter(double angle)
+{
+    double a = imgpu_rotate_reduce_angle(angle);
+    if (a == 0.0)
+        return 0;
+    if (a == 90.0)
+        return 1;
+    if (a == 180.0)
+        return 2;
+    if (a == 270.0)
+        return 3;
+    return -1;
+}
+
+void imgpu_rotate_trig(double angle, float *cos_t, float *sin_t)
+{
+    double r = imgpu_rotate_reduce_angle(angle) * (M_PI / 180.0);
+    *cos_t = (float)cos(r);
+    *sin_t = (float)sin(r);
+}
+
+void imgpu_rotate_background(const imgpu_rotate_params *p, int channels, uint8_t bg[4])
+{
+    memset(bg, 0, 4);
+    if (!p->has_background)
+        return; /* transparent (alpha images) or black */
+    switch (channels) {
+    case 1: bg[0] = p->background[0]; break;
+    case 2: bg[0] = p->background[0]; bg[1] = p->background[3]; break;
+    case 3: memcpy(bg, p->background, 3); break;
+    default: memcpy(bg, p->background, 4); break;
+    }
+}
+
+void imgpu_rotate_background_pixel(const uint8_t bg8[4], int depth, uint8_t px[8])
+{
+    /* bg8 * 257 at 16 bits (#ff -> 65535), so taps outside read it like any other pixel */
+    for (int k = 0; k < 4; k++)
+        imgpu_sample_put(px, depth, k, depth == 16 ? bg8[k] * 257u : bg8[k]);
+}
+
+void imgpu_rotate_output_size(int w, int h, const imgpu_rotate_params *p, int *out_w, int *out_h)
+{
+    if (p->crop) {
+        *out_w = w;
+        *out_h = h;
+        return;
+    }
+    double a = imgpu_rotate_reduce_angle(p->angle);
+    if (a == 90.0 || a == 270.0) {
+        *out_w = h;
+        *out_h = w;
+        return;
+    }
+    if (a == 0.0 || a == 180.0) {
+        *out_w = w;
+        *out_h = h;
+        return;
+    }
+    double r = a * (M_PI / 180.0);
+    double c = fabs(cos(r)), s = fabs(sin(r));
+    /* The bounding box of the rotated rectangle; the small slack keeps 1e-12 rounding noise
+     * from adding a whole empty row or column. */
+    double bw = ceil((double)w * c + (double)h * s - 1e-6), bh = ceil((double)w * s + (double)h * c - 1e-6);
+    /* A box beyond int saturates at INT_MAX (a cast would be undefined); imgpu_pipeline_plan
+     * refuses such a result before anyone allocates it. */
+    *out_w = bw < 1 ? 1 : bw >= INT_MAX ? INT_MAX : (int)bw;
+    *out_h = bh < 1 ? 1 : bh >= INT_MAX ? INT_MAX : (int)bh;
+}
+
+static int floor_half(int x) { return x >= 0 ? x / 2 : -((-x + 1) / 2); }
+
+void imgpu_rotate_quarter_offset(int out_w, int out_h, int rw, int rh, int *ox, int *oy)
+{
+    *ox = floor_half(out_w - rw);
+    *oy = floor_half(out_h - rh);
+}
+
+/* The result as doubles (a rotation's bounding box may be beyond int). The same formula as
+ * imgpu_rotate_output_size, which gives the int answer once this one fits. */
+static void shape(int w, int h, const imgpu_op *op, double *ow, double *oh)
+{
+    *ow = w;
+    *oh = h;
+    if (op->u.rotate.crop)
+        return;
+    double a = imgpu_rotate_reduce_angle(op->u.rotate.angle);
+    if (a == 90.0 || a == 270.0) {
+        *ow = h;
+        *oh = w;
+        return;
+    }
+    if (a == 0.0 || a == 180.0 || !(a == a))
+        return;
+    const double r = a * (M_PI / 180.0), c = fabs(cos(r)), s = fabs(sin(r));
+    *ow = fmax(1.0, ceil((double)w * c + (double)h * s - 1e-6));
+    *oh = fmax(1.0, ceil((double)w * s + (double)h * c - 1e-6));
+}
+
+static void out_size(int w, int h, const imgpu_op *op, int *ow, int *oh)
+{
+    imgpu_rotate_output_size(w, h, &op->u.rotate, ow, oh);
+}
+
+static void work(int w, int h, int c, int depth, const imgpu_op *op, double *host, double *dev)
+{
+    (void)op;
+    /* CPU: none. CUDA, 8-bit non-quarter angles: a texture array of 1 or 4 bytes a pixel */
+    *host = 0;
+    *dev = depth == 8 ? (double)w * h * (c == 1 ? 1 : 4) : 0;
+}
+
+static double cpu_ns(int w, int h, int c, const imgpu_op *op)
+{
+    int ow, oh;
+    imgpu_rotate_output_size(w, h, &op->u.rotate, &ow, &oh);
+    double a = fmod(fabs(op->u.rotate.angle), 90.0);
+    double per = a == 0.0 ? 2.0 * c   /* quarter turns: a permutation */
+               : (op->u.rotate.filter == IMGPU_FILTER_NEAREST ? 9.0
+                  : op->u.rotate.filter == IMGPU_FILTER_BICUBIC ? 26.0 : 18.0) + 4.0 * (c - 1);
+    return (double)ow * oh * per;
+}
+
+static void notes(const imgpu_op *op, int has_alpha, const char *name)
+{
+    if (op->u.rotate.has_background && !has_alpha && op->u.rotate.background[3] != 255)
+        imgpu_notice("'%s' has no alpha channel: the background's alpha is ignored", name);
+}
+
+/* Any angle but a quarter turn resamples every pixel. */
+static int heavy(const imgpu_op *op) { return imgpu_rotate_quarter(op->u.rotate.angle) < 0; }
+
+/* A gray image's background is the color's BT.601 luma in R (op.h imgpu_ops_for_image). */
+static void for_image(imgpu_op *op, int color_channels)
+{
+    imgpu_rotate_params *p = &op->u.rotate;
+    if (p->has_background && color_channels == 1)
+        p->background[0] = (uint8_t)lround(0.299 * p->background[0] + 0.587 * p->background[1] +
+                                           0.114 * p->background[2]);
+}
+
+/* ---- parameters and text ------------------------------------------------------------------ */
+
+static const char *const s_filters[] = {"nearest", "bilinear", "bicubic", NULL};
+
+static const imgpu_param s_params[] = {
+    {.name = "angle", .type = IMGPU_PARAM_DOUBLE, .metavar = "DEG", .def = 0.0, .min = -HUGE_VAL, .max = HUGE_VAL,
+     .units = "degrees", .help = "rotation in degrees, counterclockwise positive", .hint = "degrees, e.g. 30 or -12.5",
+     .doc = "rotation in degrees, counterclockwise positive (required)",
+     .offset = offsetof(imgpu_rotate_params, angle), .fronts = IMGPU_FRONT_CLI, .required = 1},
+    {.name = "filter", .type = IMGPU_PARAM_ENUM, .metavar = "nearest|bilinear|bicubic", .choices = s_filters,
+     .def = IMGPU_FILTER_BILINEAR, .help = "resampling filter (default bilinear)",
+     .hint = "use nearest, bilinear or bicubic", .doc = "resampling filter (default bilinear)",
+     .offset = offsetof(imgpu_rotate_params, filter), .fronts = IMGPU_FRONT_ALL},
+    {.name = "expand", .type = IMGPU_PARAM_FLAG, .help = "grow the canvas to the rotated image (default)",
+     .doc = "grow the canvas to hold the whole rotated image (default)",
+     .offset = offsetof(imgpu_rotate_params, crop), .flag_value = 0, .fronts = IMGPU_FRONT_ALL},
+    {.name = "crop", .type = IMGPU_PARAM_FLAG, .help = "keep the input size",
+     .doc = "keep the input size, cutting off the corners",
+     .offset = offsetof(imgpu_rotate_params, crop), .flag_value = 1, .fronts = IMGPU_FRONT_ALL},
+    {.name = "background", .type = IMGPU_PARAM_COLOR, .metavar = "COLOR",
+     .help = "fill for uncovered areas; what JPEG outputs flatten alpha onto (default white)",
+     .hint = "black, white, transparent, #RRGGBB, #RRGGBBAA or R,G,B[,A]",
+     .doc = "fill for uncovered areas: black, white, transparent, #RGB,\n"
+            "#RGBA, #RRGGBB, #RRGGBBAA or R,G,B[,A] in decimal 0..255\n"
+            "(default: transparent when the image has alpha, else black;\n"
+            "gray images get the color's luma; without an alpha channel\n"
+            "the color's alpha is ignored)",
+     .offset = offsetof(imgpu_rotate_params, background), .offset2 = offsetof(imgpu_rotate_params, has_background),
+     .fronts = IMGPU_FRONT_CLI | IMGPU_FRONT_BATCH},
+};
+
+static int write(const imgpu_op *op, imgpu_op_text how, char *buf, size_t n)
+{
+    const imgpu_rotate_params *r = &op->u.rotate;
+    const char *filter = imgpu_param_choice(op, &s_params[1]), *canvas = r->crop ? "crop" : "expand";
+    switch (how) {
+    case IMGPU_OP_TEXT_MANIFEST: {
+        char bg[32] = "default";
+        if (r->has_background)
+            snprintf(bg, sizeof bg, "#%02x%02x%02x%02x", r->background[0], r->background[1], r->background[2],
+                     r->background[3]);
+        return snprintf(buf, n, "rotate angle=%.17g filter=%s canvas=%s background=%s", r->angle, filter, canvas, bg);
+    }
+    case IMGPU_OP_TEXT_OPTIONS: return snprintf(buf, n, "--angle %.17g --filter %s --%s", r->angle, filter, canvas);
+    case IMGPU_OP_TEXT_STATUS: return snprintf(buf, n, "rotate %.17g %s %s", r->angle, filter, canvas);
+    }
+    return snprintf(buf, n, "rotate");
+}
+
+const imgpu_op_desc imgpu__op_rotate = {
+    .name = "rotate",
+    .kind = IMGPU_OP_ROTATE,
+    .summary = "rotate by any angle",
+    .args = "IN OUT --angle DEG",
+    .verb = "rotate",
+    .doc = "Rotate counterclockwise by DEG degrees about the image centre. Multiples of 90 are\n"
+           "exact pixel permutations whatever the filter.\n",
+    .params = s_params,
+    .nparams = sizeof s_params / sizeof s_params[0],
+    .add_param = "angle",
+    .add_help = "rotation counterclockwise (as 'imgpu rotate --angle DEG')",
+    .batch_doc = "rotation; --filter nearest|bilinear|bicubic, --expand|--crop,\n"
+                 "--background COLOR (as for 'imgpu rotate')",
+    .view_doc = "  --rotate DEG         rotate counterclockwise (arrows, right drag, 9 / 0)\n"
+                "  --filter nearest|bilinear|bicubic (F)       --expand | --crop (X)\n",
+    .view_keys = "LEFT/RIGHT  ROTATE 1 DEG (SHIFT 0.1)   RIGHT DRAG  FREE ROTATION\n"
+                 "9 / 0  -90 / +90   F  FILTER   X  EXPAND/CROP   R  RESET\n",
+    .defaults = defaults,
+    .shape = shape,
+    .out_size = out_size,
+    .work = work,
+    .cpu_ns = cpu_ns,
+    .heavy = heavy,
+    .notes = notes,
+    .for_image = for_image,
+    .write = write,
+};
