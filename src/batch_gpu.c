@@ -45,7 +45,9 @@ int imgpu__batch_default_gpu(void) { return imgpu_session_default_device(); }
 int imgpu__batch_jpeg_read(batch *B, item *it, size_t idx)
 {
 #ifdef IMGPU_HAVE_NVJPEG
-    const imgpu_load_options *lo = &B->o->run.load;
+    batch_load bl;
+    imgpu__batch_load_options(B, it->job, &bl);
+    const imgpu_load_options *lo = &bl.lo;
     if (B->o->device == IMGPU_DEVICE_CPU || B->o->stage_copy ||
         imgpu_format_from_path(it->job->in) != IMGPU_FORMAT_JPEG)
         return 0;
