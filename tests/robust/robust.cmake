@@ -52,7 +52,7 @@ set_tests_properties(robust.special PROPERTIES LABELS robust SKIP_RETURN_CODE 77
 # robust.limits  --max-memory and --max-pixels from the header, before the decode (issue 25):
 #                TIFF, WebP, PNG, JPEG and TGA bombs made on the fly; each refusal (equalize,
 #                rotate, info, histogram, compare, batch) exits 1 naming the limit, writes
-#                nothing, and peaks under 100 MiB RSS (wait4; not checked under ASan)
+#                nothing, and peaks under 100 MiB RSS (wait4; 200 MiB under ASan)
 if(IMGPU_PYTHON3)
   add_test(NAME robust.limits
            COMMAND ${IMGPU_PYTHON3} ${_imgpu_robust_dir}/robust_limits.py $<TARGET_FILE:imgpu>
