@@ -40,10 +40,12 @@ int imgpu__batch_default_gpu(void) { return imgpu_session_default_device(); }
  * the caller loads it as usual. */
 int imgpu__batch_jpeg_read(batch *B, item *it, size_t idx)
 {
-    const imgpu_load_options *lo = &B->o->run.load;
     if (!imgpu_session_jpeg_built_in() || B->o->device == IMGPU_DEVICE_CPU || B->o->stage_copy ||
         imgpu_format_from_path(it->job->in) != IMGPU_FORMAT_JPEG)
         return 0;
+    batch_load bl;
+    imgpu__batch_load_options(B, it->job, &bl);
+    const imgpu_load_options *lo = &bl.lo;
     if (idx < B->nvjpeg_from) {
         /* one of the first JPEGs: libjpeg-turbo, while nvJPEG sets up (or never does) */
         imgpu_load_result lr = { 0 };

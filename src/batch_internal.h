@@ -142,6 +142,15 @@ typedef struct gpu_worker {
     pthread_t tid;
 } gpu_worker;
 
+/* The load options of one job: the batch's limits, and a hook that checks the job's
+ * pipeline and output (imgpu_pipeline_plan, the format) from the input's header, before it is
+ * decoded. Lives on the caller's stack for the load (lo.on_shape_ctx points at it). */
+typedef struct batch_load {
+    imgpu_load_options lo;
+    batch *B;
+    const bjob *job;
+} batch_load;
+
 /* ---- batch_plan.c ---- */
 int imgpu__batch_add_input(joblist *l, const char *arg, const struct stat *outdir_st, int globbed);
 int imgpu__batch_cmp_job(const void *a, const void *b);
@@ -178,6 +187,7 @@ void imgpu__batch_ops_for_channels(const bopts *o, int channels, imgpu_op *ops);
 void imgpu__batch_ops_for(const bopts *o, const imgpu_image *in, imgpu_op *ops);
 int imgpu__batch_cpu_ops(batch *B, item *it);
 int imgpu__batch_jpeg_to_pixels(batch *B, item *it);
+void imgpu__batch_load_options(batch *B, const bjob *job, batch_load *bl);
 
 /* ---- batch_gpu.c: the GPU stage, through the session door (session.h) ---- */
 void *imgpu__batch_copy_stage_thread(void *arg);   /* arg: a gpu_worker */

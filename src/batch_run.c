@@ -200,7 +200,9 @@ void imgpu__batch_fail_item(batch *B, item *it, const char *msg)
 int imgpu__batch_jpeg_to_pixels(batch *B, item *it)
 {
     imgpu_meta *m = NULL;
-    it->in = imgpu_image_load_memory_meta(it->jpeg, it->jpeg_len, it->job->in, &B->o->run.load, &m);
+    batch_load bl;
+    imgpu__batch_load_options(B, it->job, &bl);
+    it->in = imgpu_image_load_memory_meta(it->jpeg, it->jpeg_len, it->job->in, &bl.lo, &m);
     free(it->jpeg);
     it->jpeg = NULL;
     if (!it->in)
@@ -267,25 +269,49 @@ void imgpu__batch_catch_stop_signals(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
-/* The bounds of this image's pipeline (imgpu_pipeline_plan: every result and the memory) and
- * whether its output format can hold the result, checked before the ops run on either stage:
- * an image refused here fails alone, with its file and reason. */
-static int refuse_early(batch *B, item *it)
+/* The bounds of a job's pipeline on a w x h image (imgpu_pipeline_plan: every result and the
+ * memory) and whether its output format can hold the result: an image refused here fails
+ * alone, with its file and reason. */
+static int check_job(const batch *B, const bjob *job, int w, int h, int c, int depth)
 {
     imgpu_op ops[MAX_OPS];
     imgpu_plan plan;
     char why[200];
     if (B->o->stage_copy)
         return 0;
+    imgpu__batch_ops_for_channels(B->o, c, ops);
+    if (imgpu_pipeline_plan(w, h, c, depth, ops, B->o->nops, NULL, job->in, &plan) < 0)
+        return -1;
+    if (imgpu_format_check_size(imgpu_format_from_path(job->out), plan.out_w, plan.out_h, plan.channels,
+                                B->o->run.out_depth == 8 ? 8 : plan.depth, why, sizeof why) < 0)
+        return imgpu_error("cannot write '%s': %s", job->out, why);
+    return 0;
+}
+
+/* The load's hook: the job checked from the header, before its input is decoded (issue 25:
+ * a bomb under --max-memory is refused without the decode). */
+static int check_shape(const imgpu_image_shape *s, void *ctx)
+{
+    const batch_load *bl = ctx;
+    return check_job(bl->B, bl->job, s->width, s->height, s->channels, s->depth);
+}
+
+void imgpu__batch_load_options(batch *B, const bjob *job, batch_load *bl)
+{
+    bl->lo = B->o->run.load;
+    bl->lo.on_shape = check_shape;
+    bl->lo.on_shape_ctx = bl;
+    bl->B = B;
+    bl->job = job;
+}
+
+/* The same checks once the image is in hand (or its JPEG bytes for nvJPEG, whose shape the
+ * scan gave), before the ops run on either stage. */
+static int refuse_early(batch *B, item *it)
+{
     const int w = it->in ? it->in->width : it->w, h = it->in ? it->in->height : it->h;
     const int c = it->in ? it->in->channels : it->c, depth = it->in ? it->in->depth : 8;
-    imgpu__batch_ops_for_channels(B->o, c, ops);
-    if (imgpu_pipeline_plan(w, h, c, depth, ops, B->o->nops, NULL, it->job->in, &plan) < 0)
-        return -1;
-    if (imgpu_format_check_size(imgpu_format_from_path(it->job->out), plan.out_w, plan.out_h, plan.channels,
-                                B->o->run.out_depth == 8 ? 8 : plan.depth, why, sizeof why) < 0)
-        return imgpu_error("cannot write '%s': %s", it->job->out, why);
-    return 0;
+    return check_job(B, it->job, w, h, c, depth);
 }
 
 static void *decode_thread(void *arg)
@@ -315,7 +341,9 @@ static void *decode_thread(void *arg)
         const double tr = imgpu__batch_now();
         if (!imgpu__batch_jpeg_read(B, it, i)) {
             imgpu_load_result lr = { 0 };
-            it->in = imgpu_image_load_ex(it->job->in, &B->o->run.load, &lr);
+            batch_load bl;
+            imgpu__batch_load_options(B, it->job, &bl);
+            it->in = imgpu_image_load_ex(it->job->in, &bl.lo, &lr);
             it->meta = lr.meta;
         }
         atomic_fetch_add(&B->st.t_read, (long long)((imgpu__batch_now() - tr) * 1e6));

@@ -31,6 +31,12 @@ typedef struct imgpu__scan {
     size_t pnm_data;    /* PNM: offset of the first sample */
     int pages;          /* formats with pages: how many the file has */
     int channels, deep; /* info_from_scan codecs: the decoded layout (deep: 16 bits) */
+    /* The decoder's own memory at its peak beyond the file and the decoded image (w x h x
+     * channels samples): strip or tile buffers, inflated rows, libwebp's pixel buffer,
+     * libjpeg's coefficient arrays, as far as the structure tells. io.c checks file + image +
+     * work against --max-memory before anything is decoded (README, "Limits"), and the
+     * decoder's budget is capped at the limit too, for what the structure cannot tell. */
+    uint64_t work;
     char buf[96];       /* room for a data_error or a returned message that is formatted */
 } imgpu__scan;
 

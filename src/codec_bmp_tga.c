@@ -22,6 +22,7 @@ static int bmp_sniff(const unsigned char *b, size_t n)
  * because what matters is which bytes stb will read. */
 static const char *scan_bmp(const unsigned char *b, size_t n, imgpu__scan *s)
 {
+    s->work = (uint64_t)1 << 20;   /* stb decodes straight into its output: a palette, state */
     if (n < 18)
         return "truncated BMP header";
     uint32_t offset = imgpu__le32(b + 10), hsz = imgpu__le32(b + 14);
@@ -160,6 +161,7 @@ static int tga_plausible(const unsigned char *b, size_t n)
 /* Offsets as stb's stbi__tga_load reads them (it skips `palette start` bytes, for one). */
 static const char *scan_tga(const unsigned char *b, size_t n, imgpu__scan *s)
 {
+    s->work = (uint64_t)1 << 20;   /* as BMP: the output, a palette of at most 256 KiB, state */
     int idlen = b[0], indexed = b[1], type = b[2];
     uint32_t pal_start = imgpu__le16(b + 3), pal_len = imgpu__le16(b + 5);
     int pal_bits = b[7], bpp = b[16];

@@ -52,10 +52,11 @@ static int jpeg_is_sof(int m)
 static const char *scan_jpeg(const unsigned char *b, size_t n, imgpu__scan *s)
 {
     size_t pos = 2;
-    int have_sof = 0;
+    int have_sof = 0, progressive = 0;
     int jpeg_scans = 0;
-    int progressive = 0, ncomp = 0;
+    int ncomp = 0;
     int comp_id[JPEG_MAX_COMPONENTS], coded[JPEG_MAX_COMPONENTS] = { 0 };
+    int hs[4] = { 1, 1, 1, 1 }, vs[4] = { 1, 1, 1, 1 };
     for (;;) {
         /* libjpeg skips junk between segments (with a warning it is allowed); so do we. */
         while (pos < n && b[pos] != 0xff)
@@ -117,6 +118,12 @@ static const char *scan_jpeg(const unsigned char *b, size_t n, imgpu__scan *s)
                 for (int i = 0; i < ncomp; i++)
                     comp_id[i] = b[pos + 8 + 3 * i];
             }
+            /* for the decoder's memory (below): the sampling factors */
+            for (int i = 0; i < b[pos + 7] && i < 4 && 8 + 3 * (size_t)i + 2 <= len; i++) {
+                const int hv = b[pos + 8 + 3 * i + 1];
+                hs[i] = (hv >> 4) >= 1 && (hv >> 4) <= 4 ? hv >> 4 : 1;
+                vs[i] = (hv & 15) >= 1 && (hv & 15) <= 4 ? hv & 15 : 1;
+            }
         }
         if (m == 0xda && have_sof && len >= 3 && len >= 6 + 2 * (size_t)b[pos + 2]) {
             /* the components this scan codes: any scan of a sequential (or lossless) frame,
@@ -171,6 +178,27 @@ static const char *scan_jpeg(const unsigned char *b, size_t n, imgpu__scan *s)
                      k + 1, ncomp, progressive ? "DC scan" : "scan");
             s->data_error = s->buf;
         }
+    /* libjpeg's memory beside the output (decode_jpeg): a progressive or multi-scan file
+     * keeps every component's DCT coefficients for the whole image (64 of 2 bytes a block,
+     * blocks padded to whole MCUs); every file needs rows of samples per component (the
+     * IDCT output, context rows for fancy upsampling, the upsampled row group), and a CMYK
+     * file one more row. libjpeg is held to what is left of the budget in any case. */
+    {
+        int hmax = 1, vmax = 1;
+        const int nc = ncomp < 1 ? 1 : ncomp > 4 ? 4 : ncomp;
+        for (int i = 0; i < nc; i++) {
+            hmax = hs[i] > hmax ? hs[i] : hmax;
+            vmax = vs[i] > vmax ? vs[i] : vmax;
+        }
+        const uint64_t mcu_x = (s->w + 8 * (uint64_t)hmax - 1) / (8 * (uint64_t)hmax);
+        const uint64_t mcu_y = (s->h + 8 * (uint64_t)vmax - 1) / (8 * (uint64_t)vmax);
+        uint64_t coef = 0;
+        for (int i = 0; i < nc; i++)
+            coef += mcu_x * (uint64_t)hs[i] * mcu_y * (uint64_t)vs[i] * 128;
+        const uint64_t rows = mcu_x * 8 * (uint64_t)hmax * nc * 8 * (uint64_t)vmax * 4;
+        s->work = (progressive || jpeg_scans > 1 ? coef : 0) + rows + 4 * s->w +
+                  ((uint64_t)1 << 20);
+    }
     return NULL;
 }
 

@@ -9,6 +9,7 @@
 #include "png_decode.h"
 #include "png_parallel.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,10 +32,33 @@ static const char s_png_once[][5] = {
 };
 #define IMGPU_PNG_ONCE (sizeof s_png_once / sizeof s_png_once[0])
 
+/* The decoder's memory beyond the file and the image, at its peak (stb's PNG loader, the
+ * larger of the two paths; png_decode.c's fast path needs less): the IDAT data gathered into
+ * one buffer that grows by doubling, the inflated filtered rows; then, with that buffer
+ * freed, the rows beside the image and, for a palette, the indices beside the colours they
+ * expand to or, interlaced, one pass's image; and stb's copy of a file it rewrites
+ * (png_for_stb). The 16-bit image and the 1-, 2- and 4-bit rows are counted as they are
+ * (w, h < 2^32 and w * h within --max-pixels: no overflow). */
+static uint64_t decode_work(uint64_t w, uint64_t h, int depth, int type, int interlaced,
+                            int trns, uint64_t idat, size_t n)
+{
+    const int file_c = type == 2 ? 3 : type == 4 ? 2 : type == 6 ? 4 : 1;
+    const int out_c = type == 3 ? (trns ? 4 : 3) : file_c + (trns && (type == 0 || type == 2));
+    const double bits = depth >= 1 && depth <= 16 ? depth : 16, W = (double)w, H = (double)h;
+    const double rows = ceil(W * file_c * bits / 8) * H + H + (interlaced ? 7 * H + 64 : 0);
+    const double image = W * H * out_c * (bits == 16 ? 2 : 1);
+    const double extra = type == 3 ? W * H : interlaced ? image : 0;
+    const double gather = 2 * (double)idat + rows, unfilter = rows + image + extra;
+    const double work = (gather > unfilter ? gather : unfilter) - image + (double)n + (1 << 20);
+    /* in double: the scan runs before the pixel count is checked */
+    return work >= 1.8e19 ? UINT64_MAX : work < 0 ? 0 : (uint64_t)work;
+}
+
 static const char *scan_png(const unsigned char *b, size_t n, imgpu__scan *s)
 {
     size_t pos = 8;
-    int have_ihdr = 0;
+    int have_ihdr = 0, depth = 8, type_ = 0, interlaced = 0, trns = 0;
+    uint64_t idat = 0;
     unsigned char seen[IMGPU_PNG_ONCE] = { 0 };
     for (;;) {
         if (n - pos < 8) {
@@ -85,6 +109,13 @@ static const char *scan_png(const unsigned char *b, size_t n, imgpu__scan *s)
             have_ihdr = 1;
             s->w = imgpu__be32(b + pos + 8);
             s->h = imgpu__be32(b + pos + 12);
+            depth = b[pos + 16];
+            type_ = b[pos + 17];
+            interlaced = b[pos + 20] != 0;
+        } else if (memcmp(type, "IDAT", 4) == 0) {
+            idat += len;
+        } else if (memcmp(type, "tRNS", 4) == 0) {
+            trns = 1;
         } else if (memcmp(type, "IEND", 4) == 0) {
             break;
         } else if (critical && memcmp(type, "PLTE", 4) != 0 && memcmp(type, "IDAT", 4) != 0 &&
@@ -98,6 +129,7 @@ static const char *scan_png(const unsigned char *b, size_t n, imgpu__scan *s)
     if (!have_ihdr)
         return s->data_error && strncmp(s->data_error, "trunc", 5) == 0 ? "truncated PNG header"
                                                                         : "corrupt PNG header";
+    s->work = decode_work(s->w, s->h, depth, type_, interlaced, trns, idat, n);
     return NULL;
 }
 

@@ -52,6 +52,7 @@ static const char *scan_pnm(const unsigned char *b, size_t n, imgpu__scan *s)
     const int kind = pnm_kind(b);
     const int fields = pnm_bitmap(kind) ? 2 : 3;
     size_t pos = 2;
+    s->work = (uint64_t)64 << 10;   /* read_samples writes the output, nothing else */
     uint64_t v[3] = { 0, 0, 1 };
     for (int k = 0; k < fields; k++) {
         pos = skip_space(b, n, pos);

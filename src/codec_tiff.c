@@ -445,6 +445,15 @@ static const char *tiff_scan(const unsigned char *b, size_t n, imgpu__scan *s)
     s->h = L.h;
     s->channels = L.channels;
     s->deep = L.bps == 16;
+    /* the decode's memory beyond the image (tiff_decode): one strip or tile, a palette's
+     * indices beside the RGB they expand to, and libtiff's own state (the strip tables, a
+     * JPEG strip's libjpeg buffers: about one more strip) */
+    {
+        const uint64_t blk = L.tiled ? TIFFTileSize64(t) : TIFFStripSize64(t);
+        const uint64_t strips = TIFFIsTiled(t) ? TIFFNumberOfTiles(t) : TIFFNumberOfStrips(t);
+        s->work = blk + (L.palette ? (uint64_t)L.w * L.h : 0) + 16 * strips +
+                  (L.compression == COMPRESSION_JPEG ? blk : 0) + ((uint64_t)1 << 20);
+    }
     /* every strip or tile must lie in the file: a truncated file is named as such, after the
      * size checks, rather than by libtiff's read error half-way through the decode */
     const uint32_t nst = TIFFIsTiled(t) ? TIFFNumberOfTiles(t) : TIFFNumberOfStrips(t);

@@ -259,6 +259,9 @@ static const char *scan(const unsigned char *b, size_t n, imgpu__scan *s)
     s->h = o.h;
     s->channels = o.alpha ? 4 : 3;
     s->deep = 0;
+    /* libwebp's own memory beside the output, as decode8 bounds it: the VP8L pixels at 4
+     * bytes and an alpha plane, 5 bytes a pixel of the first frame (at most the canvas) */
+    s->work = 5 * (uint64_t)o.w * o.h + ((uint64_t)1 << 20);
     return NULL;
 }
 

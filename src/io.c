@@ -13,6 +13,7 @@
 #include "codec.h"
 #include "error.h"
 #include "exif.h"
+#include "op.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -47,6 +48,22 @@ imgpu_image *imgpu__adopt_pixels(const char *name, void *px, int w, int h, int c
 static imgpu_image *decode(const unsigned char *b, size_t len, const char *name,
                            const imgpu_load_options *opts, const imgpu__codec *k,
                            const imgpu__scan *sc);
+
+/* --max-memory of a load: its own, else the process-wide limit (op.h). */
+static uint64_t load_max_memory(const imgpu_load_options *opts)
+{
+    if (opts && opts->max_memory)
+        return opts->max_memory;
+    imgpu_limits l;
+    imgpu_get_limits(&l);
+    return l.max_memory;
+}
+
+/* Bytes of the decoded image of scan s (in double: --max-pixels may be anything). */
+static double image_bytes(const imgpu__scan *s)
+{
+    return (double)s->w * (double)s->h * s->channels * (s->deep ? 2 : 1);
+}
 
 /* Every check a load makes before decoding: the limits, the format by content, its structure
  * scan (into *s, with the channels and depth a decode gives) and the pixel count. 0, or -1
@@ -132,8 +149,64 @@ static imgpu_meta *read_meta(const unsigned char *b, size_t len, const char *nam
     return m;
 }
 
-/* The whole load: checks, decode, then the metadata (into *meta when meta is not NULL) and
- * the orientation. */
+/* Whether the load turns the image upright (imgpu__orient_on_load): a copy of the image. */
+static int turns(const imgpu_meta *m, const imgpu_load_options *opts)
+{
+    return !(opts && opts->no_auto_orient) && m->orientation >= 2 && m->orientation <= 8;
+}
+
+/* The job's own check (opts->on_shape) on the image the load returns, then --max-memory
+ * against what the load will hold at its peak, from the structure alone: the file, and then
+ * either the decoder's output with its working memory (s->work) or, when the image is turned
+ * upright, the image and its turned copy. (The job first: its figure, results and working
+ * buffers included, is the one to raise the limit to.) 0, or -1 with the error recorded. */
+static int check_load(size_t len, const char *name, const imgpu__scan *s, const imgpu_meta *m,
+                      const imgpu_load_options *opts)
+{
+    if (opts && opts->on_shape) {
+        const int swap = turns(m, opts) && m->orientation >= 5;   /* 5..8 transpose */
+        const imgpu_image_shape sh = { (int)(swap ? s->h : s->w), (int)(swap ? s->w : s->h),
+                                       s->channels, s->deep ? 16 : 8 };
+        if (opts->on_shape(&sh, opts->on_shape_ctx) != 0)
+            return -1;
+    }
+    const uint64_t limit = load_max_memory(opts);
+    const double img = image_bytes(s), work = (double)s->work;
+    const double need = (double)len + img + (turns(m, opts) && img > work ? img : work);
+    if (need > (double)limit) {
+        char a[48], b[48];
+        imgpu__fmt_bytes(a, sizeof a, need);
+        imgpu__fmt_bytes(b, sizeof b, (double)limit);
+        return imgpu_error("cannot read '%s': decoding the %llux%llu image needs %s of memory "
+                           "(the file, the image and the decoder's buffers), over --max-memory "
+                           "%s (raise it with --max-memory or IMGPU_MAX_MEMORY)", name,
+                           (unsigned long long)s->w, (unsigned long long)s->h, a, b);
+    }
+    return 0;
+}
+
+/* Everything before the decode: check_memory's checks, the metadata (*mp, the caller frees
+ * it) and the memory the load and the job will need (check_load). 0, or -1 with the error
+ * recorded and nothing to free. */
+static int prepare(const unsigned char *b, size_t len, const char *name,
+                   const imgpu_load_options *opts, const imgpu__codec **kp, imgpu__scan *s,
+                   imgpu_meta **mp)
+{
+    if (check_memory(b, len, name, opts, kp, s) < 0)
+        return -1;
+    imgpu_meta *m = read_meta(b, len, name, *kp, s);
+    if (!m)
+        return -1;
+    if (check_load(len, name, s, m, opts) < 0) {
+        imgpu_meta_free(m);
+        return -1;
+    }
+    *mp = m;
+    return 0;
+}
+
+/* The whole load: checks (the memory and the job's from the structure), decode, then the
+ * orientation; the metadata into *meta when meta is not NULL. */
 static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
                                 const imgpu_load_options *opts, imgpu_meta **meta)
 {
@@ -142,18 +215,12 @@ static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
         name = "(memory)";
     const imgpu__codec *k;
     imgpu__scan s;
-    if (check_memory(b, len, name, opts, &k, &s) < 0)
+    imgpu_meta *m;
+    if (prepare(b, len, name, opts, &k, &s, &m) < 0)
         return NULL;
-    if (opts && opts->on_shape) {
-        const imgpu_image_shape sh = { (int)s.w, (int)s.h, s.channels, s.deep ? 16 : 8 };
-        opts->on_shape(&sh, opts->on_shape_ctx);
-    }
     imgpu_image *im = decode(b, len, name, opts, k, &s);
-    if (!im)
-        return NULL;
-    imgpu_meta *m = read_meta(b, len, name, k, &s);
-    if (!m) {
-        imgpu_image_free(im);
+    if (!im) {
+        imgpu_meta_free(m);
         return NULL;
     }
     if (imgpu__orient_on_load(&im, m, opts) < 0) {
@@ -176,8 +243,7 @@ int imgpu_image_read_checked(const char *path, const imgpu_load_options *opts,
     *buf = NULL;
     if (imgpu__read_input(path, opts, buf, len) < 0)
         return -1;
-    if (check_memory(*buf, *len, path, opts, &k, &s) < 0 ||
-        !(r->meta = read_meta(*buf, *len, path, k, &s))) {
+    if (prepare(*buf, *len, path, opts, &k, &s, &r->meta) < 0) {
         free(*buf);
         *buf = NULL;
         return -1;
@@ -191,12 +257,28 @@ int imgpu_image_read_checked(const char *path, const imgpu_load_options *opts,
     return 0;
 }
 
+/* A decode held to --max-memory that failed for want of memory: say which limit it met
+ * rather than the decoder's "out of memory" or "more than an image of its size can use". */
+static void memory_refusal(const char *name, const imgpu__scan *s, uint64_t limit)
+{
+    /* the reason: what follows the last "': " (the name may say "memory" itself) */
+    const char *msg = imgpu_error_message(), *p;
+    while ((p = strstr(msg, "': ")) != NULL)
+        msg = p + 3;
+    if (!strstr(msg, "memory"))
+        return;
+    char b[48];
+    imgpu__fmt_bytes(b, sizeof b, (double)limit);
+    imgpu_error("cannot read '%s': decoding the %llux%llu image needs more memory than "
+                "--max-memory %s (raise it with --max-memory or IMGPU_MAX_MEMORY)", name,
+                (unsigned long long)s->w, (unsigned long long)s->h, b);
+}
+
 /* The pixels of a file whose scan and checks passed. */
 static imgpu_image *decode(const unsigned char *b, size_t len, const char *name,
                            const imgpu_load_options *opts, const imgpu__codec *k,
                            const imgpu__scan *sc)
 {
-    (void)opts;
     imgpu__scan s = *sc;
     const imgpu_format f = k->format;
     const int deep = s.deep;
@@ -212,11 +294,24 @@ static imgpu_image *decode(const unsigned char *b, size_t len, const char *name,
                                              : 2 * (uint64_t)len + 20 * area + ((uint64_t)1 << 20);
     if (deep) /* every sample and inflated row twice as wide */
         budget = budget > UINT64_MAX / 2 ? UINT64_MAX : 2 * budget;
+    /* and never past --max-memory, less the file it decodes from (check_load measured the
+     * file + image + work against the limit: this holds the decoder to it for what the
+     * structure could not tell) */
+    const uint64_t limit = load_max_memory(opts);
+    const uint64_t room = limit > (uint64_t)len ? limit - (uint64_t)len : 0;
+    const int capped = budget > room;
+    if (capped)
+        budget = room;
     if (budget > SIZE_MAX)
         budget = SIZE_MAX;
-    if (deep)
-        return k->load16 ? k->load16(b, len, name, &s, (size_t)budget)
-                         : imgpu__load16_stb(b, len, name, &s, (size_t)budget, f);
+    imgpu_image *im = NULL;
+    if (deep) {
+        im = k->load16 ? k->load16(b, len, name, &s, (size_t)budget)
+                       : imgpu__load16_stb(b, len, name, &s, (size_t)budget, f);
+        if (!im && capped)
+            memory_refusal(name, &s, limit);
+        return im;
+    }
 
     unsigned char *px = k->decode8 ? k->decode8(b, len, &s, (size_t)budget, &w, &h, &c, &why)
                                    : imgpu__stb_decode(b, len, (size_t)budget, &w, &h, &c, &why);
@@ -229,6 +324,8 @@ static imgpu_image *decode(const unsigned char *b, size_t len, const char *name,
             imgpu_error("cannot read '%s': %s", name, why);
         else
             imgpu_error("cannot read '%s': corrupt %s data (%s)", name, imgpu_format_name(f), why);
+        if (capped)
+            memory_refusal(name, &s, limit);
         return NULL;
     }
     if ((uint64_t)w != s.w || (uint64_t)h != s.h) {

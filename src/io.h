@@ -6,8 +6,9 @@
  *    TIFF and PNM also 16-bit, which load as depth 16 with native-endian samples; a PNM maxval other
  *    than 255 or 65535 is scaled to the full range) and returns the file's own channel
  *    count. Everything else (HDR, GIF, PSD, a
- *    truncated or corrupt file, a header larger than max_pixels) is refused with a message
- *    naming the file and the reason, before any pixel memory is allocated where possible.
+ *    truncated or corrupt file, a header larger than max_pixels, a decode that would need
+ *    more than --max-memory) is refused with a message naming the file and the reason,
+ *    before any pixel memory is allocated.
  *  - Save picks the format from the output's extension (.png .jpg/.jpeg .tif/.tiff .webp .bmp .tga
  *    .pnm/.pgm/.ppm); an unknown extension is an error the CLI reports as a usage error.
  *    The write is atomic: a temp file in the target directory, flushed and fsync'ed, then
@@ -93,11 +94,21 @@ typedef struct imgpu_load_options {
     int no_auto_orient;       /* 1: keep the stored pixels and the EXIF Orientation tag
                                * (--no-auto-orient); 0: turn the image upright on load */
     int page;                 /* the page (TIFF directory) to load, 0-based (--page) */
-    /* Optional: called once the file is read and its structure checked, before the decode,
-     * with what the decode will give (before the orientation is applied). The single-image
-     * commands decide there whether CUDA is worth starting while the decode runs. */
-    void (*on_shape)(const struct imgpu_image_shape *shape, void *ctx);
+    /* Optional: called once the file is read and its structure checked, before the load's
+     * own memory check and before any pixel memory is allocated, with the image the load
+     * will return (the EXIF orientation applied unless no_auto_orient). Nonzero refuses the
+     * load (the hook records the error): the front ends check there what the job will need
+     * (imgpu_pipeline_plan against --max-pixels and --max-memory, the output format), so a
+     * job that cannot run is refused from the header, before its input is decoded; the
+     * single-image commands also decide there whether CUDA is worth starting while the
+     * decode runs. */
+    int (*on_shape)(const struct imgpu_image_shape *shape, void *ctx);
     void *on_shape_ctx;
+    /* --max-memory for the load itself: the file, the decoded image, the decoder's working
+     * memory and the copy that turns the image upright, checked from the structure before
+     * the decode (and the decoder held to it while it runs). 0: the process-wide limit
+     * (op.h, imgpu_set_limits: --max-memory, IMGPU_MAX_MEMORY, else 8 GiB). */
+    uint64_t max_memory;
 } imgpu_load_options;
 
 /* Fill each limit still 0 in *o from the environment: IMGPU_MAX_PIXELS (a count),
@@ -220,11 +231,12 @@ imgpu_image *imgpu_image_load_ex(const char *path, const imgpu_load_options *opt
 typedef struct imgpu_image_shape {
     int width, height, channels, depth;
 } imgpu_image_shape;
-/* The file read and checked as imgpu_image_load_ex would (the limits, its format by content,
- * its structure, the pixel count) and its metadata read (r->meta, the orientation resolved:
- * EXIF's wins), but not decoded: for a decoder outside io (nvJPEG in batch). *buf (*len
- * bytes, malloc'ed, the caller frees) are the file's bytes, *shape what a decode gives before
- * the orientation is applied. 0, or -1 with the error recorded (nothing to free). */
+/* The file read and checked as imgpu_image_load_ex would (the limits, memory included, its
+ * format by content, its structure, the pixel count, opts->on_shape) and its metadata read
+ * (r->meta, the orientation resolved: EXIF's wins), but not decoded: for a decoder outside io
+ * (nvJPEG in batch). *buf (*len bytes, malloc'ed, the caller frees) are the file's bytes,
+ * *shape what a decode gives before the orientation is applied. 0, or -1 with the error
+ * recorded (nothing to free). */
 int imgpu_image_read_checked(const char *path, const imgpu_load_options *opts,
                              unsigned char **buf, size_t *len, imgpu_image_shape *shape,
                              imgpu_load_result *r);

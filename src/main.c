@@ -139,9 +139,14 @@ typedef struct command {
     "                       the image upright on load, as viewers and OpenCV do)\n"            \
     "  --page N             the page of a multi-page TIFF to read (0-based; default 0)\n"
 #define HELP_MEMORY                                                                         \
-    "  --max-memory N       refuse an op that would need more than N bytes of memory\n"     \
-    "                       (input + result + working buffers; K, M, G suffixes;\n"         \
-    "                       default 8G; environment: IMGPU_MAX_MEMORY)\n"
+    "  --max-memory N       refuse an op, or the decode of an input, that would need more\n" \
+    "                       than N bytes of memory (input + result + working buffers;\n"    \
+    "                       checked from the header; K, M, G suffixes; default 8G;\n"       \
+    "                       environment: IMGPU_MAX_MEMORY)\n"
+#define HELP_MEMORY_READ                                                                    \
+    "  --max-memory N       refuse to decode an input that would need more than N bytes\n"  \
+    "                       of memory (file + image + decoder buffers; checked from the\n"  \
+    "                       header; K, M, G suffixes; default 8G; env IMGPU_MAX_MEMORY)\n"
 #define HELP_QUIET "  --quiet              no notices on stderr (errors are still printed)\n"
 #define HELP_SAVE                                                                           \
     "  --quality N          JPEG and lossy WebP quality 1..100 (default: JPEG 92,\n"        \
@@ -193,8 +198,8 @@ static const char s_help_histogram[] =
     "                       0..100% axis at the right (needs --plot)\n"
     "  --bins N             count into N equal bins (default: 256, or fewer levels)\n"
     "  --range LO:HI        only levels LO..HI (default: the image's whole range, 0..255\n"
-    "                       or 0..65535); 16-bit images always take this binned form\n" HELP_DEVICE HELP_LOAD HELP_SAVE
-        HELP_QUIET HELP_TAIL;
+    "                       or 0..65535); 16-bit images always take this binned form\n" HELP_DEVICE HELP_LOAD
+        HELP_MEMORY_READ HELP_SAVE HELP_QUIET HELP_TAIL;
 
 static const char s_help_info[] =
     "Print each file's format (from its content, not its name), width x height, channels\n"
@@ -209,7 +214,7 @@ static const char s_help_info[] =
     "                       channels, depth, pages, page, orientation, oriented, icc\n"
     "                       ({description, bytes} or null), exif, xmp, camera, date,\n"
     "                       file_size; a file that fails: {path, error}\n"
-    HELP_LOAD HELP_QUIET HELP_TAIL_READ;
+    HELP_LOAD HELP_MEMORY_READ HELP_QUIET HELP_TAIL_READ;
 
 static const char s_help_compare[] =
     "Compare two images of the same size and channels, over all channels (alpha too):\n"
@@ -226,7 +231,7 @@ static const char s_help_compare[] =
     "                       the gain used is printed; 16-bit comparisons write a 16-bit image\n"
     "  --max-abs N          exit 1 when the max absolute difference exceeds N (in the levels\n"
     "                       of the comparison: 16-bit ones where an image is 16-bit)\n" HELP_LOAD
-        HELP_SAVE HELP_QUIET HELP_TAIL;
+        HELP_MEMORY_READ HELP_SAVE HELP_QUIET HELP_TAIL;
 
 static int cmd_op(const cli *c);
 static int cmd_histogram(const cli *c);
@@ -622,14 +627,22 @@ static int check_device(const cli *c)
     return imgpu_device_resolve(c->device, &resolved);
 }
 
-/* What the load's on_shape hook needs to start CUDA for the job (ops.c's rule). */
+/* What the load's on_shape hook needs: the command (its output and limits), the job (n ops;
+ * 0: a histogram) and whether to start CUDA for it (--device auto, ops.c's rule). */
 typedef struct prepare_ctx {
-    imgpu_device device;
+    const cli *c;
     const imgpu_op *ops;
     int n;
+    int prepare;
 } prepare_ctx;
 
-static void prepare_for_shape(const imgpu_image_shape *s, void *ctx)
+/* The job's bounds from the header, before the input is decoded (issue 25): every result
+ * and the memory of the worst step (imgpu_pipeline_plan against --max-pixels and
+ * --max-memory) and whether the output format can hold the result, so a job that cannot run
+ * is refused in milliseconds without decoding its input; then CUDA starts when the GPU could
+ * win the job, overlapping the decode. process_one checks the plan again on the decoded
+ * image (the same numbers). */
+static int prepare_for_shape(const imgpu_image_shape *s, void *ctx)
 {
     const prepare_ctx *p = ctx;
     imgpu_op ops[1];
@@ -637,24 +650,36 @@ static void prepare_for_shape(const imgpu_image_shape *s, void *ctx)
     if (n == 1) {   /* as process_one will run it: a gray image's background is the luma */
         ops[0] = p->ops[0];
         imgpu_ops_for_image(ops, 1, s->channels >= 3 ? 3 : 1);
+        const cli *c = p->c;
+        imgpu_plan plan;
+        char why[200];
+        if (imgpu_pipeline_plan(s->width, s->height, s->channels, s->depth, ops, 1, NULL,
+                                c->pos[0], &plan) < 0)
+            return -1;
+        if (imgpu_format_check_size(c->run.save.format ? c->run.save.format
+                                                       : imgpu_format_from_path(c->pos[1]),
+                                    plan.out_w, plan.out_h, plan.channels,
+                                    c->run.out_depth == 8 ? 8 : plan.depth, why, sizeof why) < 0)
+            return imgpu_error("cannot write '%s': %s", c->pos[1], why);
     }
-    imgpu_backend_prepare_for(p->device, s->width, s->height, s->channels, s->depth, ops, n);
+    if (p->prepare)
+        imgpu_backend_prepare_for(p->c->device, s->width, s->height, s->channels, s->depth, ops, n);
+    return 0;
 }
 
-/* Load the input (the job: n ops, or a histogram with n == 0). With --device cuda, CUDA's
- * context creation starts first, on a background thread, and a machine without a GPU fails
- * before the decode; with auto it starts once the file's header gives the image's size, and
- * only when the GPU could win the job (ops.c), overlapping the decode. */
+/* Load the input (the job: n ops, or a histogram with n == 0). The job is bounded from the
+ * header before the decode (prepare_for_shape). With --device cuda, CUDA's context creation
+ * starts first, on a background thread, and a machine without a GPU fails before the decode;
+ * with auto it starts once the file's header gives the image's size, and only when the GPU
+ * could win the job (ops.c), overlapping the decode. */
 static imgpu_image *load_input(const cli *c, const imgpu_op *ops, int n, imgpu_meta **meta)
 {
     imgpu_load_options lo = c->run.load;
-    prepare_ctx pc = { c->device, ops, n };
-    if (c->device == IMGPU_DEVICE_AUTO) {
-        lo.on_shape = prepare_for_shape;
-        lo.on_shape_ctx = &pc;
-    } else {
+    prepare_ctx pc = { c, ops, n, c->device == IMGPU_DEVICE_AUTO };
+    lo.on_shape = prepare_for_shape;
+    lo.on_shape_ctx = &pc;
+    if (c->device != IMGPU_DEVICE_AUTO)
         imgpu_backend_prepare(c->device);
-    }
     if (c->device == IMGPU_DEVICE_CUDA && check_device(c) < 0)
         return NULL;
     imgpu_load_result r = { 0 };

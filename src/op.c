@@ -68,8 +68,7 @@ int imgpu_limits_from_env(imgpu_limits *l)
     return 0;
 }
 
-/* "1.50 GiB", "12.0 MiB", "900 bytes" (binary units, as --max-memory reads them). */
-static void fmt_bytes(char *buf, size_t n, double b)
+void imgpu__fmt_bytes(char *buf, size_t n, double b)
 {
     if (b >= 1024.0 * 1024 * 1024)
         snprintf(buf, n, "%.2f GiB", b / (1024.0 * 1024 * 1024));
@@ -154,8 +153,8 @@ int imgpu_pipeline_plan(int w, int h, int channels, int depth, const imgpu_op *o
         if (need > peak)
             peak = need;
         if (need > (double)L.max_memory) {
-            fmt_bytes(a, sizeof a, need);
-            fmt_bytes(b, sizeof b, (double)L.max_memory);
+            imgpu__fmt_bytes(a, sizeof a, need);
+            imgpu__fmt_bytes(b, sizeof b, (double)L.max_memory);
             snprintf(what, sizeof what,
                      "it needs %s of memory for a %.0fx%.0f result (input, result and working buffers), "
                      "over --max-memory %s (raise it with --max-memory or IMGPU_MAX_MEMORY)",

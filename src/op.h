@@ -25,6 +25,7 @@
 #ifndef IMGPU_OP_H
 #define IMGPU_OP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -198,6 +199,9 @@ int imgpu_limits_from_env(imgpu_limits *l);
  * before starting threads that run pipelines; unset, they are the defaults. */
 void imgpu_set_limits(const imgpu_limits *l);
 void imgpu_get_limits(imgpu_limits *l); /* resolved: no field is 0 */
+/* "1.50 GiB", "12.0 MiB", "900 bytes" (binary units, as --max-memory reads them), for the
+ * messages of every check against --max-memory (this plan's, io.c's load). */
+void imgpu__fmt_bytes(char *buf, size_t n, double b);
 
 typedef struct imgpu_plan {
     int out_w, out_h, channels, depth; /* the final result */

@@ -66,7 +66,7 @@ static const char s_help_rest[] =
     "                       else a hidden GLFW window when $DISPLAY is set, else EGL)\n"
     "  --window WxH         initial window size (default 1280x800)\n"
     "  --max-pixels N       refuse images, and results of the ops, larger than N pixels\n"
-    "  --max-memory N       refuse ops that would need more than N bytes of memory (K, M, G;\n"
+    "  --max-memory N       refuse decodes and ops needing more than N bytes of memory (K, M, G;\n"
     "                       default 8G; environment: IMGPU_MAX_PIXELS, IMGPU_MAX_MEMORY)\n"
     "  --max-file-size N    refuse files over N bytes (K, M, G; default 1G)\n"
     "  --max-decode-time S  give up decoding a file after S seconds (default 30; environment:\n"

@@ -71,3 +71,15 @@ foreach(_r manifest info_text)
   endif()
   set_tests_properties(robust.${_r} PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 300)
 endforeach()
+# robust.limits  --max-memory and --max-pixels from the header, before the decode (issue 25):
+#                TIFF, WebP, PNG, JPEG and TGA bombs made on the fly; each refusal (equalize,
+#                rotate, info, histogram, compare, batch) exits 1 naming the limit, writes
+#                nothing, and peaks under 100 MiB RSS (wait4; 200 MiB under ASan)
+if(IMGPU_PYTHON3)
+  add_test(NAME robust.limits
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_robust_dir}/robust_limits.py $<TARGET_FILE:imgpu>
+                   ${IMGPU_ROBUST_TMP})
+else()
+  add_test(NAME robust.limits COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+endif()
+set_tests_properties(robust.limits PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 300)

@@ -95,6 +95,11 @@ mkdir -p "$tmp/mf"
 check "batch damaged manifest" 0 "$im" batch --equalize --device cpu -o "$tmp/mf" "$assets/camera.png"
 mkdir -p "$tmp/hl" && echo keep > "$tmp/hl.txt" && ln "$tmp/hl.txt" "$tmp/hl/.imgpu-batch"
 check "batch hard-linked manifest" 1 "$im" batch --equalize --device cpu -o "$tmp/hl" "$assets/camera.png"
+# a 28-byte lossless WebP of 16383x16383 (robust_limits.py's bomb): refused from its header
+# under --max-memory by the load (info) and by the job's plan (equalize), nothing decoded
+printf '\122\111\106\106\024\000\000\000\127\105\102\120\126\120\070\114\010\000\000\000\057\376\277\377\017\210\210\010' > "$tmp/bomb.webp"
+check "bomb refused: info --max-memory" 1 "$im" info "$tmp/bomb.webp" --max-memory 100M
+check "bomb refused: equalize --max-memory" 1 "$im" equalize "$tmp/bomb.webp" "$tmp/bomb.png" --max-memory 100M --device cpu
 wait
 fails=0
 for n in $(seq 1 $runs); do

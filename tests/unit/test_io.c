@@ -448,6 +448,87 @@ static void expect_mem_error(const void *buf, size_t n, const char *reason, cons
     imgpu_image_free(im);
 }
 
+/* A w x h gray PNG whose one IDAT inflates to `inflated` zero bytes (the rows of zeros when
+ * that is (w + 1) * h; more: a stream that runs past the image's rows). */
+static bytes zero_png(uint32_t w, uint32_t h, size_t inflated)
+{
+    bytes b = { 0 };
+    unsigned char *zeros = calloc(1, inflated);
+    uLongf zlen = compressBound(inflated);
+    unsigned char *z = malloc(zlen);
+    CHECK(zeros && z && compress2(z, &zlen, zeros, inflated, 9) == Z_OK);
+    png_begin(&b, w, h, 8, 0);
+    png_chunk(&b, "IDAT", z, zlen);
+    png_chunk(&b, "IEND", NULL, 0);
+    free(zeros);
+    free(z);
+    return b;
+}
+
+typedef struct shape_probe {
+    int calls, refuse;
+    imgpu_image_shape seen;
+} shape_probe;
+
+static int probe_shape(const imgpu_image_shape *s, void *ctx)
+{
+    shape_probe *p = ctx;
+    p->calls++;
+    p->seen = *s;
+    return p->refuse ? imgpu_error("the job refused %dx%d", s->width, s->height) : 0;
+}
+
+/* --max-memory on the load (issue 25): the file, the image and the decoder's buffers against
+ * the limit from the header, before the decode; the job's own check (on_shape) there too; and
+ * the decoder held to the limit while it runs, for what the header cannot tell. */
+static void test_memory_limit(void)
+{
+    bytes b = zero_png(2048, 2048, (size_t)2049 * 2048);   /* 4 MiB of pixels in ~4 KB */
+    imgpu_load_options lo = { .max_memory = (uint64_t)2 << 20 };
+    imgpu_error_clear();
+    imgpu_image *im = imgpu_image_load_memory(b.p, b.n, "z.png", &lo);
+    CHECKF(!im && starts_with(imgpu_error_message(), "cannot read 'z.png': decoding the "
+                              "2048x2048 image needs ") &&
+           contains(imgpu_error_message(), "over --max-memory 2.0 MiB (raise it with "
+                    "--max-memory or IMGPU_MAX_MEMORY)"),
+           "4 MiB of pixels under --max-memory 2M: %s", imgpu_error_message());
+    imgpu_image_free(im);
+
+    /* the job's hook: called once with the image the load returns, before the memory check
+     * and the decode; its refusal is the load's */
+    shape_probe p = { 0, 1, { 0, 0, 0, 0 } };
+    lo.on_shape = probe_shape;
+    lo.on_shape_ctx = &p;
+    imgpu_error_clear();
+    im = imgpu_image_load_memory(b.p, b.n, "z.png", &lo);
+    CHECKF(!im && p.calls == 1 && !strcmp(imgpu_error_message(), "the job refused 2048x2048"),
+           "on_shape refusal: %d calls, '%s'", p.calls, imgpu_error_message());
+    imgpu_image_free(im);
+    p = (shape_probe){ 0, 0, { 0, 0, 0, 0 } };
+    lo.max_memory = (uint64_t)32 << 20;
+    im = imgpu_image_load_memory(b.p, b.n, "z.png", &lo);
+    CHECKF(im && im->width == 2048 && p.calls == 1 && p.seen.width == 2048 &&
+           p.seen.height == 2048 && p.seen.channels == 1 && p.seen.depth == 8,
+           "under --max-memory 32M: decoded (%s), on_shape saw %dx%d c%d d%d",
+           im ? "yes" : imgpu_error_message(), p.seen.width, p.seen.height, p.seen.channels,
+           p.seen.depth);
+    imgpu_image_free(im);
+    free(b.p);
+
+    /* A 1024x1024 PNG (1 MiB) whose stream inflates to 16 MiB: its header passes 4 MiB, and
+     * the decoder, held to the limit, stops at it and says so. */
+    b = zero_png(1024, 1024, (size_t)16 << 20);
+    imgpu_load_options lim4 = { .max_memory = (uint64_t)4 << 20 };
+    imgpu_error_clear();
+    im = imgpu_image_load_memory(b.p, b.n, "z.png", &lim4);
+    CHECKF(!im && !strcmp(imgpu_error_message(), "cannot read 'z.png': decoding the 1024x1024 "
+                          "image needs more memory than --max-memory 4.0 MiB (raise it with "
+                          "--max-memory or IMGPU_MAX_MEMORY)"),
+           "zlib bomb under --max-memory 4M: %s", im ? "(decoded)" : imgpu_error_message());
+    imgpu_image_free(im);
+    free(b.p);
+}
+
 static void test_bad_paths(void)
 {
     expect_load_error(tpath("does-not-exist.png"), "No such file or directory");
@@ -1163,6 +1244,7 @@ int main(void)
     test_bad_paths();
     test_truncation();
     test_hostile();
+    test_memory_limit();
     test_mutations();
     test_write_failures();
     test_threads();
