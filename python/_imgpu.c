@@ -1165,6 +1165,8 @@ fail:
     return -1;
 }
 
+#include "_imgpu_device.h"
+
 /* ---- running ops ------------------------------------------------------------------------------ */
 
 #define MAX_CHAIN 32
@@ -1212,6 +1214,16 @@ static PyObject *run_ops(PyObject *array, PyObject *ops_list, PyObject *device, 
         return PyErr_Format(PyExc_ValueError, "histogram runs alone (no other ops, no out=)");
     if (check_device(dev, ctx) < 0)
         return NULL;
+    const int cuda = is_cuda_array(array);
+    if (cuda < 0)
+        return NULL;
+    if (cuda) {   /* on the array's GPU, without a copy (_imgpu_device.h) */
+        if (histogram)
+            return PyErr_Format(s_Error, "histogram of a CUDA array is not supported yet (copy it to the host)");
+        if (dev == IMGPU_DEVICE_CPU)
+            return PyErr_Format(PyExc_ValueError, "device='cpu' with a CUDA array (copy it to the host first)");
+        return run_ops_device(array, ops, n, ctx, ctx ? device : NULL, out, stream);
+    }
 
     in_view in;
     if (in_get(&in, array, "input") < 0)
@@ -1795,18 +1807,137 @@ static void batch_run_threads(bjobs *J, int threads)
         pthread_join(tid[k], NULL);
 }
 
-static int batch_device(PyObject *device, const char *fn)
+/* device= of decode_batch / encode_batch: 0 the CPU threads, 1 the GPU (nvJPEG), -1 error.
+ * *ctx: the Context given, or NULL. */
+static int batch_device(PyObject *device, imgpu_context **ctx)
 {
     imgpu_device d;
-    imgpu_context *ctx;
-    if (parse_device(device, &d, &ctx) < 0 || check_device(d, ctx) < 0)
+    if (parse_device(device, &d, ctx) < 0 || check_device(d, *ctx) < 0)
         return -1;
-    if (d == IMGPU_DEVICE_CUDA) {
-        PyErr_Format(s_Error, "%s on the GPU (nvJPEG) is not implemented in this build of the module yet; "
-                     "use device='cpu' or 'auto'", fn);
-        return -1;
+    return d == IMGPU_DEVICE_CUDA;
+}
+
+/* decode_batch(device="cuda"): imgpu.Arrays (or imgpu.Error items) from nvJPEG's engines, the
+ * rest decoded on the CPU and uploaded. */
+static PyObject *decode_batch_device(PyObject *seq, imgpu_context *given, PyObject *ctx_obj, int auto_orient)
+{
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    imgpu_context *ctx = device_context(given);
+    void *priv = ctx ? imgpu_context_cuda_stream(ctx) : NULL;
+    if (!priv)
+        return PyErr_Format(s_Error, "decode_batch: CUDA not available (%s)", imgpu_error_message());
+    pending_reap(0);
+    Py_buffer *bufs = calloc((size_t)(n ? n : 1), sizeof *bufs);
+    const unsigned char **data = calloc((size_t)(n ? n : 1), sizeof *data);
+    size_t *len = calloc((size_t)(n ? n : 1), sizeof *len);
+    imgpu_device_image **out = calloc((size_t)(n ? n : 1), sizeof *out);
+    char **errs = calloc((size_t)(n ? n : 1), sizeof *errs);
+    PyObject *result = NULL;
+    Py_ssize_t got = 0;
+    if (!bufs || !data || !len || !out || !errs) {
+        PyErr_NoMemory();
+        goto done;
     }
-    return 0;
+    for (; got < n; got++) {
+        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, got), &bufs[got], PyBUF_SIMPLE) < 0)
+            goto done;
+        data[got] = bufs[got].buf;
+        len[got] = (size_t)bufs[got].len;
+    }
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = imgpu_context_decode_batch(ctx, (int)n, data, len, auto_orient, priv, out, errs);
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        raise_imgpu("decode_batch failed on the GPU");
+        goto done;
+    }
+    result = PyList_New(n);
+    for (Py_ssize_t i = 0; result && i < n; i++) {
+        PyObject *o;
+        if (out[i]) {
+            o = array_new(out[i], imgpu_device_event_record(priv), ctx_obj);
+            out[i] = NULL;
+        } else {
+            o = PyObject_CallFunction(s_Error, "s", errs[i] ? errs[i] : "failed");
+        }
+        if (!o) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyList_SET_ITEM(result, i, o);
+    }
+done:
+    for (Py_ssize_t i = 0; i < got; i++)
+        PyBuffer_Release(&bufs[i]);
+    for (Py_ssize_t i = 0; out && errs && i < n; i++) {
+        imgpu_device_image_free(out[i], NULL, -1);
+        free(errs[i]);
+    }
+    free(bufs);
+    free(data);
+    free(len);
+    free(out);
+    free(errs);
+    return result;
+}
+
+/* encode_batch of CUDA arrays: JPEG on nvJPEG where it takes the image, else (other formats,
+ * 16-bit, alpha) a download and the CPU encoder. Items one after another on the context. */
+static PyObject *encode_batch_device(PyObject *seq, imgpu_context *given, imgpu_format f, imgpu_run_options *run)
+{
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    imgpu_context *ctx = device_context(given);
+    void *priv = ctx ? imgpu_context_cuda_stream(ctx) : NULL;
+    if (!priv)
+        return PyErr_Format(s_Error, "encode_batch: CUDA not available (%s)", imgpu_error_message());
+    PyObject *result = PyList_New(n);
+    const int sub = run->save.subsampling == IMGPU_SUBSAMPLING_444 ? 444
+                  : run->save.subsampling == IMGPU_SUBSAMPLING_422 ? 422 : 420;
+    const int q = run->save.quality ? run->save.quality : 92;
+    for (Py_ssize_t i = 0; result && i < n; i++) {
+        dev_in d;
+        if (dev_get(&d, PySequence_Fast_GET_ITEM(seq, i), "encode_batch", priv) < 0) {
+            Py_CLEAR(result);
+            break;
+        }
+        if (d.im.device < 0)
+            imgpu_context_cuda_device(ctx, &d.im.device);
+        void *order = d.have_wait ? d.wait_stream : priv;
+        unsigned char *buf = NULL;
+        size_t blen = 0;
+        int rc = 1;
+        Py_BEGIN_ALLOW_THREADS
+        if (f == IMGPU_FORMAT_JPEG && !(run->out_depth == 8 && d.im.depth == 16))
+            rc = imgpu_context_encode_jpeg(ctx, &d.im, q, sub, run->save.optimize, run->save.progressive, order, &buf,
+                                           &blen);
+        if (rc == 1) {   /* the CPU encoder on a host copy */
+            imgpu_image *h = NULL;
+            rc = imgpu_context_download(ctx, &d.im, order, &h);
+            if (rc == 0) {
+                imgpu_image *conv;
+                const imgpu_image *im = apply_depth(run, h, &conv);
+                rc = im ? imgpu_image_encode(im, f, &run->save, &buf, &blen) : -1;
+                imgpu_image_free(conv);
+            }
+            imgpu_image_free(h);
+        }
+        Py_END_ALLOW_THREADS
+        dev_in_release(&d);
+        if (rc < 0) {
+            PyErr_Format(s_Error, "encode_batch: item %zd: %s", i, imgpu_error_message());
+            Py_CLEAR(result);
+            break;
+        }
+        PyObject *b = PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)blen);
+        free(buf);
+        if (!b) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyList_SET_ITEM(result, i, b);
+    }
+    return result;
 }
 
 static PyObject *py_decode_batch(PyObject *self, PyObject *args, PyObject *kw)
@@ -1817,11 +1948,18 @@ static PyObject *py_decode_batch(PyObject *self, PyObject *args, PyObject *kw)
     int threads = 0, auto_orient = 1;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$Oip:decode_batch", kwlist, &data, &device, &threads, &auto_orient))
         return NULL;
-    if (batch_device(device, "decode_batch") < 0)
+    imgpu_context *given;
+    const int on_gpu = batch_device(device, &given);
+    if (on_gpu < 0)
         return NULL;
     PyObject *seq = PySequence_Fast(data, "decode_batch takes a list of bytes");
     if (!seq)
         return NULL;
+    if (on_gpu) {
+        PyObject *r = decode_batch_device(seq, given, given ? device : NULL, auto_orient);
+        Py_DECREF(seq);
+        return r;
+    }
     bjobs J;
     memset(&J, 0, sizeof J);
     J.n = (size_t)PySequence_Fast_GET_SIZE(seq);
@@ -1898,7 +2036,9 @@ static PyObject *py_encode_batch(PyObject *self, PyObject *args, PyObject *kw)
     }
     PyObject *seq = NULL, *result = NULL;
     size_t got = 0;
-    if (PyErr_Occurred() || batch_device(device ? device : Py_None, "encode_batch") < 0 ||
+    imgpu_context *given = NULL;
+    int on_gpu = 0;
+    if (PyErr_Occurred() || (on_gpu = batch_device(device ? device : Py_None, &given)) < 0 ||
         parse_save_options(save_kw, &J.run, "encode_batch") < 0)
         goto done;
     J.run.save.format = J.format;
@@ -1906,6 +2046,16 @@ static PyObject *py_encode_batch(PyObject *self, PyObject *args, PyObject *kw)
     if (!(seq = PySequence_Fast(arrays, "encode_batch takes a list of arrays")))
         goto done;
     J.n = (size_t)PySequence_Fast_GET_SIZE(seq);
+    if (J.n > 0) {   /* CUDA arrays: on their GPU */
+        const int cuda = is_cuda_array(PySequence_Fast_GET_ITEM(seq, 0));
+        if (cuda < 0)
+            goto done;
+        if (cuda) {   /* device="cuda" with host arrays: the CPU encoders, as for "auto" */
+            (void)on_gpu;
+            result = encode_batch_device(seq, given, J.format, &J.run);
+            goto done;
+        }
+    }
     if (!(J.items = calloc(J.n ? J.n : 1, sizeof *J.items))) {
         PyErr_NoMemory();
         goto done;
@@ -2072,7 +2222,7 @@ static struct PyModuleDef s_module = {
 
 PyMODINIT_FUNC PyInit__imgpu(void)
 {
-    if (PyType_Ready(&ContextType) < 0 || PyType_Ready(&HostBufferType) < 0)
+    if (PyType_Ready(&ContextType) < 0 || PyType_Ready(&HostBufferType) < 0 || PyType_Ready(&ArrayType) < 0)
         return NULL;
     if (!s_pyops && pyops_build() < 0)
         return NULL;
@@ -2082,6 +2232,7 @@ PyMODINIT_FUNC PyInit__imgpu(void)
     s_Error = PyErr_NewExceptionWithDoc("imgpu.Error", "An imgpu failure; str() is imgpu's message.", NULL, NULL);
     if (!s_Error || PyModule_AddObjectRef(m, "Error", s_Error) < 0 ||
         PyModule_AddObjectRef(m, "_Context", (PyObject *)&ContextType) < 0 ||
+        PyModule_AddObjectRef(m, "Array", (PyObject *)&ArrayType) < 0 ||
         PyModule_AddStringConstant(m, "__version__", imgpu_version_string()) < 0 ||
         PyModule_AddIntConstant(m, "built_with_cuda", imgpu_built_with_cuda()) < 0) {
         Py_DECREF(m);

@@ -25,9 +25,9 @@ import ast as _ast
 import os as _os
 
 from . import _imgpu
-from ._imgpu import Error, read, info, write, encode, decode_batch, encode_batch, __version__, built_with_cuda
+from ._imgpu import Array, Error, read, info, write, encode, decode_batch, encode_batch, __version__, built_with_cuda
 
-__all__ = ["Error", "Context", "Op", "read", "info", "write", "encode", "decode", "decode_batch",
+__all__ = ["Array", "Error", "Context", "Op", "read", "info", "write", "encode", "decode", "decode_batch",
            "encode_batch", "op", "apply", "batch", "ops", "__version__", "built_with_cuda"]
 
 # the Context of the innermost `with imgpu.Context(...)` on this thread / task
