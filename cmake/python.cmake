@@ -37,6 +37,17 @@ elseif(IMGPU_ENABLE_PYTHON)
       get_filename_component(_n ${_f} NAME)
       configure_file(${_f} ${IMGPU_PYTHON_BUILD_DIR}/${_n} COPYONLY)
     endforeach()
+    # the type stubs: written from the op table by the built module (imgpu/_stubgen.py), so that
+    # an op added to the registry gets its stub without an edit
+    add_custom_command(
+      OUTPUT ${IMGPU_PYTHON_BUILD_DIR}/__init__.pyi
+      COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${PROJECT_BINARY_DIR}/python PYTHONDONTWRITEBYTECODE=1
+              ${Python3_EXECUTABLE} -m imgpu._stubgen ${PROJECT_SOURCE_DIR}/python/__init__.pyi.in
+              ${IMGPU_PYTHON_BUILD_DIR}/__init__.pyi
+      DEPENDS imgpu_python ${PROJECT_SOURCE_DIR}/python/__init__.pyi.in ${IMGPU_PYTHON_FILES}
+      COMMENT "imgpu: Python type stubs from the op table"
+      VERBATIM)
+    add_custom_target(imgpu_python_stubs ALL DEPENDS ${IMGPU_PYTHON_BUILD_DIR}/__init__.pyi)
     install(DIRECTORY ${IMGPU_PYTHON_BUILD_DIR} DESTINATION ${IMGPU_PYTHON_INSTALL_DIR}
             PATTERN __pycache__ EXCLUDE)
     message(STATUS "imgpu: Python module ON (${Python3_EXECUTABLE}, Python ${Python3_VERSION})")

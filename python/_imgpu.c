@@ -13,10 +13,11 @@
  * Every call releases the GIL around imgpu's work; the library is thread-safe (imgpu.h says
  * how), and an error's message is read on the thread that made the call.
  *
- * The op parameters (names, types, defaults, ranges, help, choices) are in ONE table below,
- * s_ops: the Python functions are generated from it at import (__init__.py), and _run_ops
- * parses and checks keyword values against it. It mirrors the CLI's options (src/options.c)
- * and is to be replaced by the op table of issue 26 (src/op/ files) when that lands.
+ * The op functions come from the op table (src/op/op_table.h): _op_table() gives __init__.py
+ * each op of the registry with its parameters as Python keywords, derived from their types
+ * (the section "THE OP TABLE AS PYTHON SEES IT" below says how), and _run_ops parses keyword
+ * values with the CLI's own parsers, so ranges, defaults and refusals are the CLI's. An op added
+ * to the registry appears as imgpu.<name> with no edit here.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -30,6 +31,7 @@
 #include "meta.h"
 #include "op.h"
 #include "ops.h"
+#include "op/op_table.h"
 #include "options.h"
 #include <imgpu/imgpu.h>
 
@@ -47,103 +49,496 @@ static PyObject *s_Error;        /* imgpu.Error */
 static PyObject *s_asarray;      /* numpy.asarray, imported on first use */
 
 /* ================================================================================================
- * THE OP PARAMETER TABLE — the one place the module knows each op's parameters. It mirrors the
- * CLI's options (src/options.c: names, hints, ranges; defaults are op.h's constructors, which
- * _run_ops starts every op from: imgpu_opt_default_op). To be replaced by the op table of
- * issue 26 (src/op/ files): __init__.py reads only _op_table(), and _run_ops only these entries.
+ * THE OP TABLE AS PYTHON SEES IT. Every op of the registry (src/op/op_table.h, imgpu_op_at) is a
+ * function imgpu.<name>, generated at import (__init__.py) from _op_table(); its keywords are
+ * derived from the op's parameters by their types, never by op name:
+ *   INT, DOUBLE  a number in [min, max] (Python int; DOUBLE also float)
+ *   ENUM         one of the choices (str)
+ *   SIZE         (w, h), "WxH" or one int n for n x n; each side in [min, max]
+ *   COLOR        None (the op's default), a COLOR string (the CLI's grammar) or (R, G, B[, A])
+ *   FLAG         two flags that write one field with different values (rotate's --expand and
+ *                --crop) are ONE bool keyword, named after the flag the op's defaults select
+ *                (expand=True; False selects the other); any other flag is a bool keyword of its
+ *                own (True sets it; two that contradict each other: ValueError, as the CLI).
+ * A required parameter (rotate's angle) is positional after the array; the rest are keyword-only.
+ * Keywords are the CLI options with '-' -> '_', only those the CLI or batch accept. Defaults are
+ * the op's defaults (imgpu_op_default: its descriptor's constructor). Each value is written as the
+ * CLI's text and parsed by the CLI's own parser (imgpu_param_apply), then the op's check runs, so
+ * the ranges and the refusals (ValueError, "clahe: invalid --clip '2000000.0' (a number
+ * 0..1000000; 0 disables clipping)") are the CLI's. A new op in the registry needs nothing here.
  * ============================================================================================== */
-typedef enum ptype {
-    PT_CHOICE,   /* one of choices[] */
-    PT_NUMBER,   /* a finite number in [lo, hi] */
-    PT_ANGLE,    /* a finite number of degrees */
-    PT_TILES,    /* (tx, ty) or n, each in [lo, hi] */
-    PT_BOOL,     /* True / False */
-    PT_COLOR,    /* None, a COLOR string (the CLI's grammar) or (R, G, B[, A]) 0..255 */
-} ptype;
+enum { K_INT, K_FLOAT, K_CHOICE, K_SIZE, K_COLOR, K_TOGGLE, K_FLAG };
+static const char *const s_kind_names[] = {"int", "float", "choice", "size", "color", "bool", "bool"};
 
-typedef enum pfield {
-    F_EQ_MODE, F_EQ_FORMULA, F_CL_CLIP, F_CL_TILES, F_CL_MODE, F_ROT_ANGLE, F_ROT_FILTER,
-    F_ROT_EXPAND, F_ROT_BACKGROUND,
-} pfield;
+typedef struct pyparam {
+    char name[64];               /* the Python keyword */
+    int kind;                    /* K_* */
+    const imgpu_param *p;        /* the table's entry (K_TOGGLE: the flag True selects) */
+    const imgpu_param *other;    /* K_TOGGLE: the flag False selects */
+} pyparam;
 
-typedef struct pdesc {
-    const char *name;      /* the Python keyword */
-    const char *cli;       /* the CLI's option (without --); how imgpu.batch passes it on */
-    ptype type;
-    pfield field;
-    const char *def;       /* the default as Python source; NULL: required (positional) */
-    double lo, hi;         /* PT_NUMBER, PT_TILES */
-    const char *choices[4];/* PT_CHOICE, NULL-terminated, in the enum's order */
-    const char *hint;      /* the allowed values, worded as the CLI's error says them */
-    const char *help;
-} pdesc;
-
-#define OP_HISTOGRAM (-1)
-typedef struct odesc {
-    const char *name;
-    int kind;              /* imgpu_op_kind, or OP_HISTOGRAM */
-    const char *cli;       /* the `imgpu batch` option that adds it */
-    const char *doc;
+typedef struct pyop {
+    const imgpu_op_desc *d;
+    imgpu_op defaults;
     int np;
-    pdesc p[4];
-} odesc;
+    pyparam *pp;
+} pyop;
 
-#define MODE_PARAM(field)                                                                       \
-    {"mode", "mode", PT_CHOICE, field, "'luminance'", 0, 0, {"luminance", "per-channel", NULL},   \
-     "use luminance or per-channel",                                                             \
-     "luminance: Y of BT.601 YCbCr is equalized and the colors kept; per-channel: R, G and B "   \
-     "independently (gray images: both the same)"}
+static pyop *s_pyops;
+static int s_npyops;
 
-static const odesc s_ops[] = {
-    {"equalize", IMGPU_OP_EQUALIZE, "equalize",
-     "Histogram equalization (OpenCV equalizeHist) of 8- and 16-bit images (16 bits: a "
-     "65536-level map). Alpha passes through untouched. The same bytes as `imgpu equalize`.",
-     2,
-     {MODE_PARAM(F_EQ_MODE),
-      {"formula", "formula", PT_CHOICE, F_EQ_FORMULA, "'opencv'", 0, 0, {"opencv", "pil", "imagemagick", NULL},
-       "use opencv, pil or imagemagick",
-       "the LUT: OpenCV equalizeHist, PIL ImageOps.equalize / torchvision (step scheme), or "
-       "ImageMagick's -equalize"}}},
-    {"clahe", IMGPU_OP_CLAHE, "clahe",
-     "Contrast-limited adaptive histogram equalization with OpenCV's createCLAHE semantics: a "
-     "LUT per tile from its clipped histogram, blended bilinearly between the four nearest tile "
-     "centres. 8-bit (256 bins) and 16-bit (65536 bins) images; alpha passes through. The same "
-     "bytes as `imgpu clahe`.",
-     3,
-     {{"clip", "clip", PT_NUMBER, F_CL_CLIP, "40.0", 0.0, IMGPU_CLAHE_CLIP_MAX, {NULL},
-       "a number 0..1000000; 0 disables clipping",
-       "clip limit (OpenCV's): each tile's bins are clipped at max(1, floor(clip * tile area / "
-       "bins))"},
-      {"tiles", "tiles", PT_TILES, F_CL_TILES, "(8, 8)", 1, IMGPU_CLAHE_MAX_TILES, {NULL},
-       "WxH, each 1..256, e.g. 8x8",
-       "tile grid (tiles_x, tiles_y), or one number for both; images that are not a multiple of "
-       "it are padded by reflection (reflect-101) for the histograms"},
-      MODE_PARAM(F_CL_MODE)}},
-    {"rotate", IMGPU_OP_ROTATE, "rotate",
-     "Rotate counterclockwise by `angle` degrees about the image centre. Multiples of 90 are "
-     "exact pixel permutations whatever the filter. The same bytes as `imgpu rotate`.",
-     4,
-     {{"angle", "angle", PT_ANGLE, F_ROT_ANGLE, NULL, 0, 0, {NULL}, "degrees, e.g. 30 or -12.5",
-       "rotation in degrees, counterclockwise positive"},
-      {"filter", "filter", PT_CHOICE, F_ROT_FILTER, "'bilinear'", 0, 0, {"nearest", "bilinear", "bicubic", NULL},
-       "use nearest, bilinear or bicubic", "resampling filter"},
-      {"expand", "expand", PT_BOOL, F_ROT_EXPAND, "True", 0, 0, {NULL}, "True or False",
-       "True: grow the canvas to hold the whole rotated image (--expand); False: keep the input "
-       "size, cutting off the corners (--crop)"},
-      {"background", "background", PT_COLOR, F_ROT_BACKGROUND, "None", 0, 255, {NULL},
-       "None, black, white, transparent, #RGB, #RGBA, #RRGGBB, #RRGGBBAA, R,G,B[,A] or a tuple "
-       "(R, G, B[, A]) of 0..255",
-       "fill for uncovered areas (None: transparent when the image has alpha, else black; gray "
-       "images get the color's luma)"}}},
-    {"histogram", OP_HISTOGRAM, NULL,
-     "Full-resolution histograms: a uint32 array of shape (planes, levels), levels 256 (8-bit) "
-     "or 65536 (16-bit); the planes are the channels in order (gray | R, G, B; then alpha) and, "
-     "for RGB and RGBA images, the luminance Y (BT.601, the Y that equalize uses) last: the "
-     "columns of `imgpu histogram --csv` (with --bins 65536 for 16-bit images).",
-     0, {{NULL}}},
-};
-#define N_OPS ((int)(sizeof s_ops / sizeof s_ops[0]))
-/* ============================== end of the op parameter table ================================ */
+#define HISTOGRAM_NAME "histogram"   /* not an op of the table: a measurement (run_ops) */
+
+static int param_int_at(const imgpu_op *op, size_t offset) { return *(const int *)imgpu_param_cptr(op, offset); }
+
+/* Builds s_pyops from the registry (once, at import). 0, or -1 with an exception. */
+static int pyops_build(void)
+{
+    const int n = imgpu_op_count();
+    s_pyops = PyMem_Calloc((size_t)(n ? n : 1), sizeof *s_pyops);
+    if (!s_pyops) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        const imgpu_op_desc *d = imgpu_op_at(i);
+        pyop *o = &s_pyops[i];
+        o->d = d;
+        o->defaults = imgpu_op_default(d->kind);
+        o->pp = PyMem_Calloc((size_t)(d->nparams ? d->nparams : 1), sizeof *o->pp);
+        if (!o->pp) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        s_npyops = i + 1;
+        for (int k = 0; k < d->nparams; k++) {
+            const imgpu_param *p = &d->params[k];
+            if (!(p->fronts & (IMGPU_FRONT_CLI | IMGPU_FRONT_BATCH)))
+                continue;
+            pyparam q;
+            memset(&q, 0, sizeof q);
+            q.p = p;
+            switch (p->type) {
+            case IMGPU_PARAM_INT: q.kind = K_INT; break;
+            case IMGPU_PARAM_DOUBLE: q.kind = K_FLOAT; break;
+            case IMGPU_PARAM_ENUM: q.kind = K_CHOICE; break;
+            case IMGPU_PARAM_SIZE: q.kind = K_SIZE; break;
+            case IMGPU_PARAM_COLOR: q.kind = K_COLOR; break;
+            case IMGPU_PARAM_FLAG: {
+                /* the flags that write this field with another value */
+                const imgpu_param *mate = NULL;
+                int mates = 0, earlier = 0;
+                for (int j = 0; j < d->nparams; j++) {
+                    const imgpu_param *m = &d->params[j];
+                    if (j == k || m->type != IMGPU_PARAM_FLAG || m->offset != p->offset ||
+                        !(m->fronts & (IMGPU_FRONT_CLI | IMGPU_FRONT_BATCH)))
+                        continue;
+                    mates++;
+                    mate = m;
+                    earlier |= j < k;
+                }
+                if (mates == 1 && mate->flag_value != p->flag_value) {
+                    if (earlier)
+                        goto next;   /* the pair became one keyword at its first flag */
+                    const int def = param_int_at(&o->defaults, p->offset);
+                    const int swap = def == mate->flag_value && def != p->flag_value;
+                    q.kind = K_TOGGLE;
+                    q.p = swap ? mate : p;
+                    q.other = swap ? p : mate;
+                } else {
+                    q.kind = K_FLAG;
+                }
+                break;
+            }
+            default:
+                PyErr_Format(PyExc_SystemError, "imgpu: op %s: parameter --%s of an unknown type", d->name, p->name);
+                return -1;
+            }
+            snprintf(q.name, sizeof q.name, "%s", q.p->name);
+            for (char *c = q.name; *c; c++)
+                if (*c == '-')
+                    *c = '_';
+            o->pp[o->np++] = q;
+        next:;
+        }
+    }
+    return 0;
+}
+
+static const pyop *find_pyop(const char *name)
+{
+    for (int i = 0; i < s_npyops; i++)
+        if (!strcmp(s_pyops[i].d->name, name))
+            return &s_pyops[i];
+    return NULL;
+}
+
+static const pyparam *find_pyparam(const pyop *o, const char *name)
+{
+    for (int i = 0; i < o->np; i++)
+        if (!strcmp(o->pp[i].name, name))
+            return &o->pp[i];
+    return NULL;
+}
+
+static PyObject *bad_type(const pyop *o, const pyparam *q, PyObject *v, const char *takes)
+{
+    return PyErr_Format(PyExc_TypeError, "%s: %s= takes %s, not %.100s", o->d->name, q->name, takes,
+                        Py_TYPE(v)->tp_name);
+}
+
+/* An integer (not bool; numpy integers too) as decimal text into buf. 0, -1 with TypeError. */
+static int int_text(const pyop *o, const pyparam *q, PyObject *whole, PyObject *v, char *buf, size_t n,
+                    const char *takes)
+{
+    if (PyBool_Check(v) || !PyIndex_Check(v)) {
+        bad_type(o, q, whole, takes);
+        return -1;
+    }
+    PyObject *i = PyNumber_Index(v);
+    PyObject *s = i ? PyObject_Str(i) : NULL;
+    Py_XDECREF(i);
+    const char *t = s ? PyUnicode_AsUTF8(s) : NULL;
+    if (!t) {
+        Py_XDECREF(s);
+        return -1;
+    }
+    snprintf(buf, n, "%s", t);   /* a number too long for buf is cut: the parser refuses it anyway */
+    Py_DECREF(s);
+    return 0;
+}
+
+/* The value v of keyword q as the CLI would be given it, into buf: 1 (text), 0 (a flag: *flag
+ * is the flag to apply, or NULL for none), -1 with TypeError. */
+static int value_text(const pyop *o, const pyparam *q, PyObject *v, char *buf, size_t n, const imgpu_param **flag)
+{
+    *flag = NULL;
+    switch (q->kind) {
+    case K_INT:
+        return int_text(o, q, v, v, buf, n, "an int") < 0 ? -1 : 1;
+    case K_FLOAT: {
+        if (PyBool_Check(v) || PyUnicode_Check(v) || PyBytes_Check(v) ||
+            !(PyFloat_Check(v) || PyLong_Check(v) || PyIndex_Check(v) || (Py_TYPE(v)->tp_as_number &&
+                                                                          Py_TYPE(v)->tp_as_number->nb_float))) {
+            bad_type(o, q, v, "a number");
+            return -1;
+        }
+        double x = PyFloat_AsDouble(v);
+        if (x == -1.0 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+                return -1;
+            PyErr_Clear();
+            x = HUGE_VAL;   /* an int beyond double: out of any range, refused as the CLI refuses inf */
+        }
+        char *s = PyOS_double_to_string(x, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+        if (!s) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        snprintf(buf, n, "%s", s);
+        PyMem_Free(s);
+        return 1;
+    }
+    case K_CHOICE: {
+        const char *s = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+        if (!s) {
+            if (!PyErr_Occurred())
+                bad_type(o, q, v, "a str");
+            return -1;
+        }
+        snprintf(buf, n, "%s", s);
+        return 1;
+    }
+    case K_SIZE: {
+        if (PyUnicode_Check(v)) {
+            const char *s = PyUnicode_AsUTF8(v);
+            if (!s)
+                return -1;
+            snprintf(buf, n, "%s", s);
+            return 1;
+        }
+        char a[40], b[40];
+        if (PyTuple_Check(v) || PyList_Check(v)) {
+            if (PySequence_Size(v) != 2) {
+                PyObject *r = PyObject_Repr(v);
+                snprintf(buf, n, "%s", r && PyUnicode_AsUTF8(r) ? PyUnicode_AsUTF8(r) : "?");
+                Py_XDECREF(r);
+                PyErr_Clear();
+                return 1;   /* the parser refuses it, in the CLI's words */
+            }
+            PyObject *x = PySequence_GetItem(v, 0), *y = PySequence_GetItem(v, 1);
+            int rc = x && y && int_text(o, q, v, x, a, sizeof a, "(int, int), 'WxH' or an int") == 0 &&
+                     int_text(o, q, v, y, b, sizeof b, "(int, int), 'WxH' or an int") == 0 ? 1 : -1;
+            Py_XDECREF(x);
+            Py_XDECREF(y);
+            if (rc < 0)
+                return -1;
+        } else {
+            if (int_text(o, q, v, v, a, sizeof a, "(int, int), 'WxH' or an int") < 0)
+                return -1;
+            memcpy(b, a, sizeof a);
+        }
+        snprintf(buf, n, "%sx%s", a, b);
+        return 1;
+    }
+    case K_COLOR: {
+        if (PyUnicode_Check(v)) {
+            const char *s = PyUnicode_AsUTF8(v);
+            if (!s)
+                return -1;
+            snprintf(buf, n, "%s", s);
+            return 1;
+        }
+        if (!PyTuple_Check(v) && !PyList_Check(v)) {
+            bad_type(o, q, v, "None, a str or (R, G, B[, A])");
+            return -1;
+        }
+        size_t off = 0;
+        buf[0] = '\0';
+        for (Py_ssize_t i = 0; i < PySequence_Size(v); i++) {
+            char e[40];
+            PyObject *x = PySequence_GetItem(v, i);
+            int rc = x ? int_text(o, q, v, x, e, sizeof e, "None, a str or (R, G, B[, A]) of ints") : -1;
+            Py_XDECREF(x);
+            if (rc < 0)
+                return -1;
+            if (off < n)
+                off += (size_t)snprintf(buf + off, n - off, "%s%s", i ? "," : "", e);
+        }
+        return 1;
+    }
+    case K_TOGGLE:
+    case K_FLAG: {
+        int t;
+        if (PyBool_Check(v))
+            t = v == Py_True;
+        else if (PyLong_Check(v) && (PyLong_AsLong(v) == 0 || PyLong_AsLong(v) == 1))
+            t = PyLong_AsLong(v) == 1;
+        else {
+            PyErr_Clear();
+            bad_type(o, q, v, "True or False");
+            return -1;
+        }
+        *flag = t ? q->p : q->kind == K_TOGGLE ? q->other : NULL;
+        return 0;
+    }
+    }
+    PyErr_SetString(PyExc_SystemError, "imgpu: a parameter of an unknown kind");
+    return -1;
+}
+
+/* ValueError with the CLI's refusal (the usage message: thread-local), prefixed by the op. */
+static int refuse(const pyop *o, const char *msg)
+{
+    PyErr_Format(PyExc_ValueError, "%s: %s", o->d->name, msg);
+    return -1;
+}
+
+/* name + params dict -> *op, from the op's defaults. *opp: the op (NULL for histogram). With
+ * cli (a list), appends the op as `imgpu batch` options instead of only checking them. */
+static int build_op(PyObject *name, PyObject *params, imgpu_op *op, const pyop **opp, PyObject *cli)
+{
+    const char *n = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (!n) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "an op name must be a str");
+        return -1;
+    }
+    if (params != NULL && params != Py_None && !PyDict_Check(params)) {
+        PyErr_SetString(PyExc_TypeError, "op parameters must be a dict");
+        return -1;
+    }
+    const int have = params && params != Py_None && PyDict_GET_SIZE(params) > 0;
+    *opp = NULL;
+    if (!strcmp(n, HISTOGRAM_NAME) && !cli) {
+        if (have) {
+            PyErr_SetString(PyExc_TypeError, "histogram() takes no parameters");
+            return -1;
+        }
+        return 0;
+    }
+    const pyop *o = find_pyop(n);
+    if (!o) {
+        char names[512];
+        size_t k = 0;
+        names[0] = '\0';
+        for (int i = 0; i < s_npyops && k < sizeof names; i++)
+            k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", s_pyops[i].d->name);
+        PyErr_Format(PyExc_ValueError, "unknown op '%s' (%s%s)", n, names, cli ? "" : ", " HISTOGRAM_NAME);
+        return -1;
+    }
+    *opp = o;
+    *op = o->defaults;
+    unsigned char given[64];
+    memset(given, 0, sizeof given);
+    const imgpu_param *add = o->d->add_param ? imgpu_op_param(o->d, o->d->add_param, strlen(o->d->add_param)) : NULL;
+    if (cli) {
+        PyObject *s = PyUnicode_FromFormat("--%s", o->d->name);
+        if (!s || PyList_Append(cli, s) < 0) {
+            Py_XDECREF(s);
+            return -1;
+        }
+        Py_DECREF(s);
+    }
+    /* in the table's order (how batch options are written), add_param's value first */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < o->np; i++) {
+            const pyparam *q = &o->pp[i];
+            if ((pass == 0) != (q->p == add))
+                continue;
+            PyObject *v = have ? PyDict_GetItemString(params, q->name) : NULL;
+            if (!v) {
+                if (q->p->required) {
+                    PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", o->d->name, q->name);
+                    return -1;
+                }
+                continue;
+            }
+            char text[256];
+            const imgpu_param *flag;
+            int rc = v == Py_None && q->kind == K_COLOR ? 2 : value_text(o, q, v, text, sizeof text, &flag);
+            if (rc < 0)
+                return -1;
+            if (rc == 2) {   /* None: the op's default colour */
+                memcpy(imgpu_param_ptr(op, q->p, q->p->offset), imgpu_param_cptr(&o->defaults, q->p->offset), 4);
+                *(int *)imgpu_param_ptr(op, q->p, q->p->offset2) = param_int_at(&o->defaults, q->p->offset2);
+                continue;
+            }
+            const imgpu_param *target = rc == 1 ? q->p : flag;
+            if (!target)
+                continue;   /* a lone flag set to False: left as it is */
+            if (imgpu_param_apply(target, rc == 1 ? text : NULL, op) < 0)
+                return refuse(o, imgpu_usage_message());
+            const int idx = (int)(target - o->d->params);
+            if (idx >= 0 && idx < (int)sizeof given)
+                given[idx] = 1;
+            if (!cli)
+                continue;
+            if (!(target->fronts & IMGPU_FRONT_BATCH) && target != add) {
+                PyErr_Format(PyExc_ValueError, "%s: %s= has no `imgpu batch` option", o->d->name, q->name);
+                return -1;
+            }
+            PyObject *a = target == add ? NULL : PyUnicode_FromFormat("--%s", target->name);
+            PyObject *b = rc == 1 ? PyUnicode_FromString(text) : NULL;
+            int bad = (target != add && (!a || PyList_Append(cli, a) < 0)) || (rc == 1 && (!b || PyList_Append(cli, b) < 0));
+            Py_XDECREF(a);
+            Py_XDECREF(b);
+            if (bad)
+                return -1;
+        }
+    /* a keyword the op does not have */
+    if (have) {
+        PyObject *k, *v;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(params, &pos, &k, &v)) {
+            const char *ks = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+            if (!ks || !find_pyparam(o, ks)) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R", o->d->name, k);
+                return -1;
+            }
+        }
+    }
+    if (imgpu_opt_check_flags(o->d, given) < 0)
+        return refuse(o, imgpu_usage_message());
+    if (o->d->check && o->d->check(op) < 0)
+        return refuse(o, imgpu_error_message());
+    return 0;
+}
+
+/* _op_table(): the registry as Python sees it: [{"name", "summary", "doc", "add_param",
+ * "params": [{"name", "type", "cli" (its CLI option(s): a bool's True one first), "required",
+ * "default" (absent when required), "min", "max", "units", "choices", "metavar", "hint", "help",
+ * "help_false" (a bool pair: the help of the option False selects), "batch"}]}]. */
+static PyObject *param_default(const pyop *o, const pyparam *q)
+{
+    const imgpu_op *d = &o->defaults;
+    switch (q->kind) {
+    case K_INT: return PyLong_FromLong(param_int_at(d, q->p->offset));
+    case K_FLOAT: return PyFloat_FromDouble(*(const double *)imgpu_param_cptr(d, q->p->offset));
+    case K_CHOICE: {
+        const char *c = imgpu_param_choice(d, q->p);
+        return PyUnicode_FromString(c);
+    }
+    case K_SIZE: return Py_BuildValue("(ii)", param_int_at(d, q->p->offset), param_int_at(d, q->p->offset2));
+    case K_COLOR: {
+        if (!param_int_at(d, q->p->offset2))
+            Py_RETURN_NONE;
+        const uint8_t *c = imgpu_param_cptr(d, q->p->offset);
+        return Py_BuildValue("(iiii)", c[0], c[1], c[2], c[3]);
+    }
+    case K_TOGGLE:
+    case K_FLAG: return PyBool_FromLong(param_int_at(d, q->p->offset) == q->p->flag_value);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_op_table(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    PyObject *list = PyList_New(0);
+    if (!list)
+        return NULL;
+    for (int i = 0; i < s_npyops; i++) {
+        const pyop *o = &s_pyops[i];
+        PyObject *params = PyList_New(0);
+        if (!params)
+            goto fail;
+        const char *add = NULL;
+        for (int k = 0; k < o->np; k++) {
+            const pyparam *q = &o->pp[k];
+            const imgpu_param *p = q->p;
+            if (o->d->add_param && imgpu_op_param(o->d, o->d->add_param, strlen(o->d->add_param)) == p)
+                add = q->name;
+            PyObject *choices = PyList_New(0);
+            for (int c = 0; choices && q->kind == K_CHOICE && p->choices[c]; c++) {
+                PyObject *s = PyUnicode_FromString(p->choices[c]);
+                if (!s || PyList_Append(choices, s) < 0)
+                    Py_CLEAR(choices);
+                Py_XDECREF(s);
+            }
+            PyObject *tup = choices ? PyList_AsTuple(choices) : NULL;
+            Py_XDECREF(choices);
+            PyObject *cli = q->other ? Py_BuildValue("(ss)", p->name, q->other->name) : Py_BuildValue("(s)", p->name);
+            const int num = q->kind == K_INT || q->kind == K_FLOAT || q->kind == K_SIZE;
+            PyObject *dict = tup && cli
+                ? Py_BuildValue("{s:s,s:s,s:N,s:O,s:N,s:N,s:z,s:N,s:z,s:z,s:z,s:z,s:O}", "name", q->name, "type",
+                                s_kind_names[q->kind], "cli", cli, "required", p->required ? Py_True : Py_False, "min",
+                                num ? PyFloat_FromDouble(p->min) : Py_NewRef(Py_None), "max",
+                                num ? PyFloat_FromDouble(p->max) : Py_NewRef(Py_None), "units", p->units,
+                                "choices", tup, "metavar", p->metavar, "hint", p->hint, "help", p->doc ? p->doc : p->help,
+                                "help_false", q->other ? (q->other->doc ? q->other->doc : q->other->help) : NULL,
+                                "batch", (p->fronts & IMGPU_FRONT_BATCH) || add == q->name ? Py_True : Py_False)
+                : NULL;
+            if (!dict) {
+                Py_XDECREF(tup);
+                Py_XDECREF(cli);
+            }
+            PyObject *def = dict && !p->required ? param_default(o, q) : NULL;
+            if (!dict || (!p->required && (!def || PyDict_SetItemString(dict, "default", def) < 0)) ||
+                PyList_Append(params, dict) < 0) {
+                Py_XDECREF(def);
+                Py_XDECREF(dict);
+                Py_DECREF(params);
+                goto fail;
+            }
+            Py_XDECREF(def);
+            Py_DECREF(dict);
+        }
+        PyObject *d = Py_BuildValue("{s:s,s:s,s:s,s:z,s:N}", "name", o->d->name, "summary", o->d->summary, "doc",
+                                    o->d->doc ? o->d->doc : "", "add_param", add, "params", params);
+        if (!d || PyList_Append(list, d) < 0) {
+            Py_XDECREF(d);
+            goto fail;
+        }
+        Py_DECREF(d);
+    }
+    return list;
+fail:
+    Py_DECREF(list);
+    return NULL;
+}
+/* ============================== end of the op table as Python sees it =========================== */
 
 /* ---- errors -------------------------------------------------------------------------------- */
 
@@ -770,215 +1165,7 @@ fail:
     return -1;
 }
 
-/* ---- op parameters: the table above, applied to an imgpu_op ----------------------------------- */
-
-static const odesc *find_op(const char *name)
-{
-    for (int i = 0; i < N_OPS; i++)
-        if (!strcmp(s_ops[i].name, name))
-            return &s_ops[i];
-    return NULL;
-}
-
-static PyObject *bad_value(const odesc *od, const pdesc *p, PyObject *v, PyObject *exc)
-{
-    return PyErr_Format(exc, "%s: invalid %s=%R (%s)", od->name, p->name, v, p->hint);
-}
-
-/* A number (int or float, not bool) into *x; -1 with TypeError. */
-static int get_number(const odesc *od, const pdesc *p, PyObject *v, double *x)
-{
-    if (PyBool_Check(v) || !(PyFloat_Check(v) || PyLong_Check(v))) {
-        bad_value(od, p, v, PyExc_TypeError);
-        return -1;
-    }
-    *x = PyFloat_AsDouble(v);
-    if (*x == -1.0 && PyErr_Occurred()) {
-        PyErr_Clear();
-        bad_value(od, p, v, PyExc_ValueError);
-        return -1;
-    }
-    return 0;
-}
-
-static int get_int_in(const odesc *od, const pdesc *p, PyObject *whole, PyObject *v, long *out)
-{
-    if (PyBool_Check(v) || !PyLong_Check(v)) {
-        bad_value(od, p, whole, PyExc_TypeError);
-        return -1;
-    }
-    int overflow;
-    long n = PyLong_AsLongAndOverflow(v, &overflow);
-    if ((n == -1 && PyErr_Occurred()) || overflow || n < (long)p->lo || n > (long)p->hi) {
-        PyErr_Clear();
-        bad_value(od, p, whole, PyExc_ValueError);
-        return -1;
-    }
-    *out = n;
-    return 0;
-}
-
-static int set_param(imgpu_op *op, const odesc *od, const pdesc *p, PyObject *v)
-{
-    switch (p->type) {
-    case PT_CHOICE: {
-        if (!PyUnicode_Check(v)) {
-            bad_value(od, p, v, PyExc_TypeError);
-            return -1;
-        }
-        const char *s = PyUnicode_AsUTF8(v);
-        if (!s)
-            return -1;
-        int k = -1;
-        for (int i = 0; p->choices[i]; i++)
-            if (!strcmp(s, p->choices[i]))
-                k = i;
-        if (k < 0) {
-            bad_value(od, p, v, PyExc_ValueError);
-            return -1;
-        }
-        if (p->field == F_EQ_MODE) op->u.equalize.mode = (imgpu_eq_mode)k;
-        else if (p->field == F_EQ_FORMULA) op->u.equalize.formula = (imgpu_eq_formula)k;
-        else if (p->field == F_CL_MODE) op->u.clahe.mode = (imgpu_eq_mode)k;
-        else op->u.rotate.filter = (imgpu_filter)k;
-        return 0;
-    }
-    case PT_NUMBER:
-    case PT_ANGLE: {
-        double x;
-        if (get_number(od, p, v, &x) < 0)
-            return -1;
-        if (!isfinite(x) || (p->type == PT_NUMBER && (x < p->lo || x > p->hi))) {
-            bad_value(od, p, v, PyExc_ValueError);
-            return -1;
-        }
-        if (p->field == F_CL_CLIP) op->u.clahe.clip = x;
-        else op->u.rotate.angle = x;
-        return 0;
-    }
-    case PT_TILES: {
-        long tx, ty;
-        if (PyLong_Check(v) && !PyBool_Check(v)) {
-            if (get_int_in(od, p, v, v, &tx) < 0)
-                return -1;
-            ty = tx;
-        } else if (PyTuple_Check(v) || PyList_Check(v)) {
-            if (PySequence_Size(v) != 2) {
-                bad_value(od, p, v, PyExc_ValueError);
-                return -1;
-            }
-            PyObject *a = PySequence_GetItem(v, 0), *b = PySequence_GetItem(v, 1);
-            int rc = a && b && get_int_in(od, p, v, a, &tx) == 0 && get_int_in(od, p, v, b, &ty) == 0 ? 0 : -1;
-            Py_XDECREF(a);
-            Py_XDECREF(b);
-            if (rc < 0)
-                return -1;
-        } else {
-            bad_value(od, p, v, PyExc_TypeError);
-            return -1;
-        }
-        op->u.clahe.tiles_x = (int)tx;
-        op->u.clahe.tiles_y = (int)ty;
-        return 0;
-    }
-    case PT_BOOL:
-        if (!PyBool_Check(v) && !(PyLong_Check(v) && (PyLong_AsLong(v) == 0 || PyLong_AsLong(v) == 1))) {
-            PyErr_Clear();
-            bad_value(od, p, v, PyExc_TypeError);
-            return -1;
-        }
-        op->u.rotate.crop = !PyObject_IsTrue(v);
-        return 0;
-    case PT_COLOR: {
-        uint8_t c[4];
-        if (v == Py_None) {
-            op->u.rotate.has_background = 0;
-            memset(op->u.rotate.background, 0, 4);
-            return 0;
-        }
-        if (PyUnicode_Check(v)) {
-            const char *s = PyUnicode_AsUTF8(v);
-            if (!s)
-                return -1;
-            if (imgpu__parse_color(s, c) < 0) {
-                bad_value(od, p, v, PyExc_ValueError);
-                return -1;
-            }
-        } else if (PyTuple_Check(v) || PyList_Check(v)) {
-            Py_ssize_t n = PySequence_Size(v);
-            if (n != 3 && n != 4) {
-                bad_value(od, p, v, PyExc_ValueError);
-                return -1;
-            }
-            c[3] = 255;
-            for (Py_ssize_t i = 0; i < n; i++) {
-                PyObject *e = PySequence_GetItem(v, i);
-                long x = 0;
-                int rc = e ? get_int_in(od, p, v, e, &x) : -1;
-                Py_XDECREF(e);
-                if (rc < 0)
-                    return -1;
-                c[i] = (uint8_t)x;
-            }
-        } else {
-            bad_value(od, p, v, PyExc_TypeError);
-            return -1;
-        }
-        memcpy(op->u.rotate.background, c, 4);
-        op->u.rotate.has_background = 1;
-        return 0;
-    }
-    }
-    PyErr_SetString(PyExc_SystemError, "imgpu: unknown parameter type");
-    return -1;
-}
-
-/* name + params dict -> *op (from the constructors' defaults). *od: the table entry. */
-static int build_op(PyObject *name, PyObject *params, imgpu_op *op, const odesc **odp)
-{
-    const char *n = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
-    if (!n) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_TypeError, "an op name must be a str");
-        return -1;
-    }
-    const odesc *od = find_op(n);
-    if (!od) {
-        PyErr_Format(PyExc_ValueError, "unknown op '%s' (equalize, clahe, rotate, histogram)", n);
-        return -1;
-    }
-    *odp = od;
-    if (od->kind != OP_HISTOGRAM)
-        *op = imgpu_op_default((imgpu_op_kind)od->kind);
-    if (params && params != Py_None) {
-        if (!PyDict_Check(params)) {
-            PyErr_SetString(PyExc_TypeError, "op parameters must be a dict");
-            return -1;
-        }
-        PyObject *k, *v;
-        Py_ssize_t pos = 0;
-        while (PyDict_Next(params, &pos, &k, &v)) {
-            const char *ks = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
-            const pdesc *p = NULL;
-            for (int i = 0; ks && i < od->np; i++)
-                if (!strcmp(od->p[i].name, ks))
-                    p = &od->p[i];
-            if (!p) {
-                PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R", od->name, k);
-                return -1;
-            }
-            if (set_param(op, od, p, v) < 0)
-                return -1;
-        }
-    }
-    /* a parameter without a default must be given */
-    for (int i = 0; i < od->np; i++)
-        if (!od->p[i].def && (!params || params == Py_None || !PyDict_GetItemString(params, od->p[i].name))) {
-            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", od->name, od->p[i].name);
-            return -1;
-        }
-    return 0;
-}
+#include "_imgpu_device.h"
 
 /* ---- running ops ------------------------------------------------------------------------------ */
 
@@ -1008,16 +1195,16 @@ static PyObject *run_ops(PyObject *array, PyObject *ops_list, PyObject *device, 
     }
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *pair = PySequence_Fast_GET_ITEM(seq, i);
-        const odesc *od;
+        const pyop *od;
         if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
             Py_DECREF(seq);
             return PyErr_Format(PyExc_TypeError, "ops must be a list of (name, params) pairs");
         }
-        if (build_op(PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1), &ops[n], &od) < 0) {
+        if (build_op(PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1), &ops[n], &od, NULL) < 0) {
             Py_DECREF(seq);
             return NULL;
         }
-        if (od->kind == OP_HISTOGRAM)
+        if (!od)
             histogram = 1;
         else
             n++;
@@ -1027,6 +1214,16 @@ static PyObject *run_ops(PyObject *array, PyObject *ops_list, PyObject *device, 
         return PyErr_Format(PyExc_ValueError, "histogram runs alone (no other ops, no out=)");
     if (check_device(dev, ctx) < 0)
         return NULL;
+    const int cuda = is_cuda_array(array);
+    if (cuda < 0)
+        return NULL;
+    if (cuda) {   /* on the array's GPU, without a copy (_imgpu_device.h) */
+        if (histogram)
+            return PyErr_Format(s_Error, "histogram of a CUDA array is not supported yet (copy it to the host)");
+        if (dev == IMGPU_DEVICE_CPU)
+            return PyErr_Format(PyExc_ValueError, "device='cpu' with a CUDA array (copy it to the host first)");
+        return run_ops_device(array, ops, n, ctx, ctx ? device : NULL, out, stream);
+    }
 
     in_view in;
     if (in_get(&in, array, "input") < 0)
@@ -1145,63 +1342,28 @@ static PyObject *py_check_op(PyObject *self, PyObject *args)
     (void)self;
     PyObject *name, *params;
     imgpu_op op;
-    const odesc *od;
+    const pyop *od;
     if (!PyArg_ParseTuple(args, "OO:_check_op", &name, &params))
         return NULL;
-    if (build_op(name, params, &op, &od) < 0)
+    if (build_op(name, params, &op, &od, NULL) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
 
-/* _op_table(): [{"name", "cli", "doc", "params": [{"name", "cli", "type", "default", "lo",
- * "hi", "choices", "hint", "help"}]}] */
-static PyObject *py_op_table(PyObject *self, PyObject *unused)
+/* _cli_args(name, params): the op as `imgpu batch` options, e.g. ['--rotate', '15.0',
+ * '--filter', 'bicubic'] (the parameters given, checked, in the table's order). */
+static PyObject *py_cli_args(PyObject *self, PyObject *args)
 {
-    (void)self, (void)unused;
-    static const char *const type_names[] = {"choice", "number", "angle", "tiles", "bool", "color"};
-    PyObject *list = PyList_New(0);
-    if (!list)
+    (void)self;
+    PyObject *name, *params;
+    imgpu_op op;
+    const pyop *od;
+    if (!PyArg_ParseTuple(args, "OO:_cli_args", &name, &params))
         return NULL;
-    for (int i = 0; i < N_OPS; i++) {
-        const odesc *od = &s_ops[i];
-        PyObject *params = PyList_New(0);
-        if (!params)
-            goto fail;
-        for (int k = 0; k < od->np; k++) {
-            const pdesc *p = &od->p[k];
-            PyObject *choices = PyTuple_New(0);
-            for (int c = 0; choices && p->choices[c]; c++) {
-                PyObject *s = PyUnicode_FromString(p->choices[c]);
-                if (!s || _PyTuple_Resize(&choices, c + 1) < 0) {
-                    Py_XDECREF(s);
-                    Py_CLEAR(choices);
-                    break;
-                }
-                PyTuple_SET_ITEM(choices, c, s);
-            }
-            PyObject *d = choices ? Py_BuildValue("{s:s,s:s,s:s,s:z,s:d,s:d,s:N,s:s,s:s}", "name", p->name, "cli",
-                                                  p->cli, "type", type_names[p->type], "default", p->def, "lo", p->lo,
-                                                  "hi", p->hi, "choices", choices, "hint", p->hint, "help", p->help)
-                                    : NULL;
-            if (!d || PyList_Append(params, d) < 0) {
-                Py_XDECREF(d);
-                Py_DECREF(params);
-                goto fail;
-            }
-            Py_DECREF(d);
-        }
-        PyObject *o = Py_BuildValue("{s:s,s:z,s:s,s:N}", "name", od->name, "cli", od->cli, "doc", od->doc,
-                                    "params", params);
-        if (!o || PyList_Append(list, o) < 0) {
-            Py_XDECREF(o);
-            goto fail;
-        }
-        Py_DECREF(o);
-    }
+    PyObject *list = PyList_New(0);
+    if (list && build_op(name, params, &op, &od, list) < 0)
+        Py_CLEAR(list);
     return list;
-fail:
-    Py_DECREF(list);
-    return NULL;
 }
 
 /* ---- reading --------------------------------------------------------------------------------- */
@@ -1645,18 +1807,137 @@ static void batch_run_threads(bjobs *J, int threads)
         pthread_join(tid[k], NULL);
 }
 
-static int batch_device(PyObject *device, const char *fn)
+/* device= of decode_batch / encode_batch: 0 the CPU threads, 1 the GPU (nvJPEG), -1 error.
+ * *ctx: the Context given, or NULL. */
+static int batch_device(PyObject *device, imgpu_context **ctx)
 {
     imgpu_device d;
-    imgpu_context *ctx;
-    if (parse_device(device, &d, &ctx) < 0 || check_device(d, ctx) < 0)
+    if (parse_device(device, &d, ctx) < 0 || check_device(d, *ctx) < 0)
         return -1;
-    if (d == IMGPU_DEVICE_CUDA) {
-        PyErr_Format(s_Error, "%s on the GPU (nvJPEG) is not implemented in this build of the module yet; "
-                     "use device='cpu' or 'auto'", fn);
-        return -1;
+    return d == IMGPU_DEVICE_CUDA;
+}
+
+/* decode_batch(device="cuda"): imgpu.Arrays (or imgpu.Error items) from nvJPEG's engines, the
+ * rest decoded on the CPU and uploaded. */
+static PyObject *decode_batch_device(PyObject *seq, imgpu_context *given, PyObject *ctx_obj, int auto_orient)
+{
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    imgpu_context *ctx = device_context(given);
+    void *priv = ctx ? imgpu_context_cuda_stream(ctx) : NULL;
+    if (!priv)
+        return PyErr_Format(s_Error, "decode_batch: CUDA not available (%s)", imgpu_error_message());
+    pending_reap(0);
+    Py_buffer *bufs = calloc((size_t)(n ? n : 1), sizeof *bufs);
+    const unsigned char **data = calloc((size_t)(n ? n : 1), sizeof *data);
+    size_t *len = calloc((size_t)(n ? n : 1), sizeof *len);
+    imgpu_device_image **out = calloc((size_t)(n ? n : 1), sizeof *out);
+    char **errs = calloc((size_t)(n ? n : 1), sizeof *errs);
+    PyObject *result = NULL;
+    Py_ssize_t got = 0;
+    if (!bufs || !data || !len || !out || !errs) {
+        PyErr_NoMemory();
+        goto done;
     }
-    return 0;
+    for (; got < n; got++) {
+        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, got), &bufs[got], PyBUF_SIMPLE) < 0)
+            goto done;
+        data[got] = bufs[got].buf;
+        len[got] = (size_t)bufs[got].len;
+    }
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = imgpu_context_decode_batch(ctx, (int)n, data, len, auto_orient, priv, out, errs);
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        raise_imgpu("decode_batch failed on the GPU");
+        goto done;
+    }
+    result = PyList_New(n);
+    for (Py_ssize_t i = 0; result && i < n; i++) {
+        PyObject *o;
+        if (out[i]) {
+            o = array_new(out[i], imgpu_device_event_record(priv), ctx_obj);
+            out[i] = NULL;
+        } else {
+            o = PyObject_CallFunction(s_Error, "s", errs[i] ? errs[i] : "failed");
+        }
+        if (!o) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyList_SET_ITEM(result, i, o);
+    }
+done:
+    for (Py_ssize_t i = 0; i < got; i++)
+        PyBuffer_Release(&bufs[i]);
+    for (Py_ssize_t i = 0; out && errs && i < n; i++) {
+        imgpu_device_image_free(out[i], NULL, -1);
+        free(errs[i]);
+    }
+    free(bufs);
+    free(data);
+    free(len);
+    free(out);
+    free(errs);
+    return result;
+}
+
+/* encode_batch of CUDA arrays: JPEG on nvJPEG where it takes the image, else (other formats,
+ * 16-bit, alpha) a download and the CPU encoder. Items one after another on the context. */
+static PyObject *encode_batch_device(PyObject *seq, imgpu_context *given, imgpu_format f, imgpu_run_options *run)
+{
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    imgpu_context *ctx = device_context(given);
+    void *priv = ctx ? imgpu_context_cuda_stream(ctx) : NULL;
+    if (!priv)
+        return PyErr_Format(s_Error, "encode_batch: CUDA not available (%s)", imgpu_error_message());
+    PyObject *result = PyList_New(n);
+    const int sub = run->save.subsampling == IMGPU_SUBSAMPLING_444 ? 444
+                  : run->save.subsampling == IMGPU_SUBSAMPLING_422 ? 422 : 420;
+    const int q = run->save.quality ? run->save.quality : 92;
+    for (Py_ssize_t i = 0; result && i < n; i++) {
+        dev_in d;
+        if (dev_get(&d, PySequence_Fast_GET_ITEM(seq, i), "encode_batch", priv) < 0) {
+            Py_CLEAR(result);
+            break;
+        }
+        if (d.im.device < 0)
+            imgpu_context_cuda_device(ctx, &d.im.device);
+        void *order = d.have_wait ? d.wait_stream : priv;
+        unsigned char *buf = NULL;
+        size_t blen = 0;
+        int rc = 1;
+        Py_BEGIN_ALLOW_THREADS
+        if (f == IMGPU_FORMAT_JPEG && !(run->out_depth == 8 && d.im.depth == 16))
+            rc = imgpu_context_encode_jpeg(ctx, &d.im, q, sub, run->save.optimize, run->save.progressive, order, &buf,
+                                           &blen);
+        if (rc == 1) {   /* the CPU encoder on a host copy */
+            imgpu_image *h = NULL;
+            rc = imgpu_context_download(ctx, &d.im, order, &h);
+            if (rc == 0) {
+                imgpu_image *conv;
+                const imgpu_image *im = apply_depth(run, h, &conv);
+                rc = im ? imgpu_image_encode(im, f, &run->save, &buf, &blen) : -1;
+                imgpu_image_free(conv);
+            }
+            imgpu_image_free(h);
+        }
+        Py_END_ALLOW_THREADS
+        dev_in_release(&d);
+        if (rc < 0) {
+            PyErr_Format(s_Error, "encode_batch: item %zd: %s", i, imgpu_error_message());
+            Py_CLEAR(result);
+            break;
+        }
+        PyObject *b = PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)blen);
+        free(buf);
+        if (!b) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyList_SET_ITEM(result, i, b);
+    }
+    return result;
 }
 
 static PyObject *py_decode_batch(PyObject *self, PyObject *args, PyObject *kw)
@@ -1667,11 +1948,18 @@ static PyObject *py_decode_batch(PyObject *self, PyObject *args, PyObject *kw)
     int threads = 0, auto_orient = 1;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$Oip:decode_batch", kwlist, &data, &device, &threads, &auto_orient))
         return NULL;
-    if (batch_device(device, "decode_batch") < 0)
+    imgpu_context *given;
+    const int on_gpu = batch_device(device, &given);
+    if (on_gpu < 0)
         return NULL;
     PyObject *seq = PySequence_Fast(data, "decode_batch takes a list of bytes");
     if (!seq)
         return NULL;
+    if (on_gpu) {
+        PyObject *r = decode_batch_device(seq, given, given ? device : NULL, auto_orient);
+        Py_DECREF(seq);
+        return r;
+    }
     bjobs J;
     memset(&J, 0, sizeof J);
     J.n = (size_t)PySequence_Fast_GET_SIZE(seq);
@@ -1748,7 +2036,9 @@ static PyObject *py_encode_batch(PyObject *self, PyObject *args, PyObject *kw)
     }
     PyObject *seq = NULL, *result = NULL;
     size_t got = 0;
-    if (PyErr_Occurred() || batch_device(device ? device : Py_None, "encode_batch") < 0 ||
+    imgpu_context *given = NULL;
+    int on_gpu = 0;
+    if (PyErr_Occurred() || (on_gpu = batch_device(device ? device : Py_None, &given)) < 0 ||
         parse_save_options(save_kw, &J.run, "encode_batch") < 0)
         goto done;
     J.run.save.format = J.format;
@@ -1756,6 +2046,16 @@ static PyObject *py_encode_batch(PyObject *self, PyObject *args, PyObject *kw)
     if (!(seq = PySequence_Fast(arrays, "encode_batch takes a list of arrays")))
         goto done;
     J.n = (size_t)PySequence_Fast_GET_SIZE(seq);
+    if (J.n > 0) {   /* CUDA arrays: on their GPU */
+        const int cuda = is_cuda_array(PySequence_Fast_GET_ITEM(seq, 0));
+        if (cuda < 0)
+            goto done;
+        if (cuda) {   /* device="cuda" with host arrays: the CPU encoders, as for "auto" */
+            (void)on_gpu;
+            result = encode_batch_device(seq, given, J.format, &J.run);
+            goto done;
+        }
+    }
     if (!(J.items = calloc(J.n ? J.n : 1, sizeof *J.items))) {
         PyErr_NoMemory();
         goto done;
@@ -1902,7 +2202,8 @@ static PyMethodDef s_methods[] = {
     {"_run_ops", (PyCFunction)(void (*)(void))py_run_ops, METH_VARARGS | METH_KEYWORDS,
      "_run_ops(array, [(name, params), ...], device=None, out=None, stream=None): a chain in one run."},
     {"_check_op", py_check_op, METH_VARARGS, "_check_op(name, params): validate parameters."},
-    {"_op_table", py_op_table, METH_NOARGS, "_op_table(): the op parameter table."},
+    {"_cli_args", py_cli_args, METH_VARARGS, "_cli_args(name, params): the op as `imgpu batch` options."},
+    {"_op_table", py_op_table, METH_NOARGS, "_op_table(): the op table (the registry) as Python sees it."},
     {"read", (PyCFunction)(void (*)(void))py_read, METH_VARARGS | METH_KEYWORDS, NULL},
     {"info", (PyCFunction)(void (*)(void))py_info, METH_VARARGS | METH_KEYWORDS, NULL},
     {"write", (PyCFunction)(void (*)(void))py_write, METH_VARARGS | METH_KEYWORDS, NULL},
@@ -1921,7 +2222,9 @@ static struct PyModuleDef s_module = {
 
 PyMODINIT_FUNC PyInit__imgpu(void)
 {
-    if (PyType_Ready(&ContextType) < 0 || PyType_Ready(&HostBufferType) < 0)
+    if (PyType_Ready(&ContextType) < 0 || PyType_Ready(&HostBufferType) < 0 || PyType_Ready(&ArrayType) < 0)
+        return NULL;
+    if (!s_pyops && pyops_build() < 0)
         return NULL;
     PyObject *m = PyModule_Create(&s_module);
     if (!m)
@@ -1929,6 +2232,7 @@ PyMODINIT_FUNC PyInit__imgpu(void)
     s_Error = PyErr_NewExceptionWithDoc("imgpu.Error", "An imgpu failure; str() is imgpu's message.", NULL, NULL);
     if (!s_Error || PyModule_AddObjectRef(m, "Error", s_Error) < 0 ||
         PyModule_AddObjectRef(m, "_Context", (PyObject *)&ContextType) < 0 ||
+        PyModule_AddObjectRef(m, "Array", (PyObject *)&ArrayType) < 0 ||
         PyModule_AddStringConstant(m, "__version__", imgpu_version_string()) < 0 ||
         PyModule_AddIntConstant(m, "built_with_cuda", imgpu_built_with_cuda()) < 0) {
         Py_DECREF(m);

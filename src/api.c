@@ -4,6 +4,8 @@
  * functions (image.h, io.h, op.h, ops.h, error.h), exported as they are. */
 #include <imgpu/imgpu.h>
 
+#include "device_state.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,7 +32,15 @@ struct imgpu_context {
     int resolve_rc;
     imgpu_device resolved;
     char why[IMGPU_MESSAGE_MAX];   /* the reason resolution failed, replayed on later calls */
+    pthread_mutex_t dev_lock;      /* guards dev and serializes device work on it */
+    void *dev;                     /* device state: private stream, buffers (device_state.h) */
 };
+
+void **imgpu__context_device_slot(imgpu_context *ctx, pthread_mutex_t **lock)
+{
+    *lock = &ctx->dev_lock;
+    return &ctx->dev;
+}
 
 imgpu_context *imgpu_context_create(imgpu_device device)
 {
@@ -43,7 +53,7 @@ imgpu_context *imgpu_context_create(imgpu_device device)
         imgpu_error("out of memory creating a context");
         return NULL;
     }
-    if (pthread_mutex_init(&c->lock, NULL) != 0) {
+    if (pthread_mutex_init(&c->lock, NULL) != 0 || pthread_mutex_init(&c->dev_lock, NULL) != 0) {
         free(c);
         imgpu_error("cannot create a context's lock");
         return NULL;
@@ -57,7 +67,10 @@ void imgpu_context_destroy(imgpu_context *ctx)
     if (!ctx)
         return;
     /* The backend's device state is shared by every context of the process (ops.c, the CUDA
-     * backend's cached session) and released at exit; nothing of it is the context's alone. */
+     * backend's cached session) and released at exit; the device state of its device-image
+     * calls (a private stream and buffers) is its own. */
+    imgpu__device_state_free(ctx->dev);
+    pthread_mutex_destroy(&ctx->dev_lock);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }

@@ -13,7 +13,7 @@
 
 /* ---- usage errors ---------------------------------------------------------------------- */
 
-static char s_usage[512];
+static _Thread_local char s_usage[512];   /* per thread: the Python module parses options on many */
 
 int imgpu_usage_bad(const char *fmt, ...)
 {

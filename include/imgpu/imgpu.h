@@ -28,7 +28,9 @@
  *  - an imgpu_context may be shared by threads (its calls run in parallel on the CPU; on the
  *    GPU they are serialized on the device's one cached stream), but imgpu_context_destroy
  *    must not race with calls on the same context;
- *  - imgpu_batch_main (the `imgpu batch` command) runs one batch at a time per process.
+ *  - imgpu_batch_main (the `imgpu batch` command) runs one batch at a time per process;
+ *  - device work (imgpu_context_run_device and the calls near it) on one context is serialized
+ *    on the context's private stream; contexts run in parallel.
  */
 #ifndef IMGPU_IMGPU_H
 #define IMGPU_IMGPU_H
@@ -94,6 +96,99 @@ int imgpu_context_histogram(imgpu_context *ctx, const imgpu_image *in, imgpu_his
  * read, so `data` may point to read-only memory when the image is used as an input. */
 imgpu_image *imgpu_image_wrap(void *data, int width, int height, int channels, int depth,
                               size_t stride);
+
+
+/* ---- images in device memory (CUDA) ----------------------------------------------------------
+ * An imgpu_device_image is an image in CUDA device memory, laid out as imgpu_image is (rows top
+ * to bottom, channels interleaved, 8 or 16 bits, row r at data + r * stride) on CUDA device
+ * `device`. imgpu_device_image_wrap describes caller memory (a torch or CuPy tensor, a
+ * cudaMalloc'ed buffer) without a copy and without owning it; the results of
+ * imgpu_context_run_device own theirs (stream-ordered allocations on the context's stream).
+ *
+ * Streams: a `stream` argument is a cudaStream_t passed as void *: NULL (0) is the legacy
+ * default stream, IMGPU_STREAM_PER_THREAD the per-thread default stream, any other value a
+ * stream the caller created. A context works on a private stream of its own (with its buffers:
+ * two contexts run in parallel on one GPU). A call first makes that stream wait, through an
+ * event, for the work the caller has enqueued on `stream` so far (so a producer's kernels that
+ * write the input are finished before imgpu reads it), enqueues its own work, then makes
+ * `stream` wait for that work (so what the caller enqueues on `stream` afterwards sees the
+ * result), and returns without waiting for the GPU. *done (may be NULL; free it with
+ * imgpu_device_event_free) completes when the call's work, every read of `in` included, has
+ * finished: `in` must stay allocated until then.
+ *
+ * Layout: inputs with any row stride are taken; tight rows (stride = width * channels * bytes)
+ * at a 16-byte-aligned address are read in place, anything else is first gathered into the
+ * context's buffer by a device-to-device copy (never through the host). 16-bit data must be
+ * 2-byte aligned. Only the device the context runs on (imgpu_context_cuda_device) is taken.
+ * Errors: -1 with a message, as everywhere (a build without CUDA: "built without CUDA"). */
+#define IMGPU_STREAM_PER_THREAD ((void *)2)
+
+typedef struct imgpu_device_image {
+    void *data;              /* device pointer */
+    int width, height, channels, depth;
+    size_t stride;           /* bytes between rows */
+    int device;              /* CUDA device ordinal */
+    int owns;                /* 1: a result (freed by imgpu_device_image_free); 0: wrapped */
+    void *internal;          /* the library's (the stream that allocated it) */
+} imgpu_device_image;
+
+/* Wraps caller device memory (stride 0: tight rows). NULL with a message for a bad shape. */
+imgpu_device_image *imgpu_device_image_wrap(void *data, int width, int height, int channels, int depth,
+                                            size_t stride, int device);
+/* Frees the struct and, when it owns its memory, the memory: after the work enqueued so far on
+ * each of streams[0..nstreams) (the streams its readers used; the allocating context's own
+ * work is always waited for). nstreams < 0: after all work on the device (a device-wide wait:
+ * for memory handed to readers whose streams are unknown). NULL is accepted. */
+void imgpu_device_image_free(imgpu_device_image *im, void *const *streams, int nstreams);
+
+/* A point in a stream's work (cudaEvent_t): completed or not. */
+typedef struct imgpu_device_event imgpu_device_event;
+/* 1 completed, 0 not yet, -1 with a message (a device error). */
+int imgpu_device_event_query(const imgpu_device_event *e);
+/* Waits on the host until e completes. 0 or -1. */
+int imgpu_device_event_wait(const imgpu_device_event *e);
+/* Makes work enqueued on `stream` from now on wait for e (no host wait). 0 or -1. */
+int imgpu_device_event_order(const imgpu_device_event *e, void *stream);
+/* An event at the end of the work enqueued on `stream` so far. NULL with a message. */
+imgpu_device_event *imgpu_device_event_record(void *stream);
+void imgpu_device_event_free(imgpu_device_event *e);
+
+/* The CUDA device the context's device work runs on (the process's default device,
+ * IMGPU_CUDA_DEVICE or 0), creating its stream: 0 and *device, or -1 (no usable GPU). */
+int imgpu_context_cuda_device(imgpu_context *ctx, int *device);
+/* The context's private stream (a cudaStream_t), for callers that order their own work after
+ * it; NULL with a message when there is no GPU. */
+void *imgpu_context_cuda_stream(imgpu_context *ctx);
+
+/* Runs ops[0..n) on a device image (n == 0: a copy): *out, a new device image that owns its
+ * memory, on the same device. See "Streams" above for `stream` and *done. */
+int imgpu_context_run_device(imgpu_context *ctx, const imgpu_device_image *in, const imgpu_op *ops, int n,
+                             void *stream, imgpu_device_image **out, imgpu_device_event **done);
+/* The same, written into the caller's device image `out` (the result's exact width, height,
+ * channels and depth: imgpu_pipeline_plan gives them; any row stride). */
+int imgpu_context_run_device_into(imgpu_context *ctx, const imgpu_device_image *in, const imgpu_op *ops, int n,
+                                  void *stream, imgpu_device_image *out, imgpu_device_event **done);
+/* Copies between host and device images of one shape (either stride), ordered on `stream` as
+ * the runs are; host memory is read or written before the call returns only when it waits:
+ * a download waits for its copy (the host image is complete on return), an upload stages
+ * the host rows first (the host image may be reused on return). */
+int imgpu_context_upload(imgpu_context *ctx, const imgpu_image *in, void *stream, imgpu_device_image **out);
+int imgpu_context_download(imgpu_context *ctx, const imgpu_device_image *in, void *stream, imgpu_image **out);
+
+/* ---- batched JPEG on the GPU (nvJPEG) ---------------------------------------------------------
+ * Decodes n JPEG files' bytes into device images (8-bit gray or RGB, EXIF orientation applied
+ * when auto_orient): the JPEGs the GPU's hardware engines take are decoded there, batched
+ * (nvJPEG's CUDA decoder takes progressive ones), the rest (and any other format) on the CPU and
+ * uploaded. Item i's result is out[i], or NULL with its message in errors[i] (malloc'ed; the
+ * caller frees it): a corrupt item does not fail the others. Results are ready for work the
+ * caller enqueues on `stream` afterwards. 0, or -1 when nothing could be done (no GPU). */
+int imgpu_context_decode_batch(imgpu_context *ctx, int n, const unsigned char *const *data, const size_t *len,
+                               int auto_orient, void *stream, imgpu_device_image **out, char **errors);
+/* Encodes a device image (8-bit, 1 or 3 channels) as JPEG on the GPU after the work enqueued on
+ * `stream`: 0 and *buf (malloc'ed, *len bytes); 1 when nvJPEG cannot encode it this way (or this
+ * build has no nvJPEG: the caller encodes on the CPU); -1 with a message. */
+int imgpu_context_encode_jpeg(imgpu_context *ctx, const imgpu_device_image *in, int quality, int subsampling,
+                              int optimize, int progressive, void *stream, unsigned char **buf, size_t *len);
 
 #ifdef __cplusplus
 }

@@ -16,17 +16,18 @@ Errors: FileNotFoundError for a missing file, ValueError for a parameter out of 
 big-endian), imgpu.Error for everything else (corrupt files, no GPU for device="cuda").
 Every call releases the GIL, and calls from many threads run in parallel.
 
-Op functions (equalize, clahe, rotate, histogram) are generated at import from the op table
-of the C module (_imgpu._op_table()), with their signatures, defaults and ranges.
+Op functions (equalize, clahe, rotate and every other op of imgpu's op table) are generated at
+import from the C library's op table (_imgpu._op_table()), with their signatures, defaults,
+ranges and help; imgpu.ops lists them.
 """
 import contextvars as _contextvars
 import ast as _ast
 import os as _os
 
 from . import _imgpu
-from ._imgpu import Error, read, info, write, encode, decode_batch, encode_batch, __version__, built_with_cuda
+from ._imgpu import Array, Error, read, info, write, encode, decode_batch, encode_batch, __version__, built_with_cuda
 
-__all__ = ["Error", "Context", "Op", "read", "info", "write", "encode", "decode", "decode_batch",
+__all__ = ["Array", "Error", "Context", "Op", "read", "info", "write", "encode", "decode", "decode_batch",
            "encode_batch", "op", "apply", "batch", "ops", "__version__", "built_with_cuda"]
 
 # the Context of the innermost `with imgpu.Context(...)` on this thread / task
@@ -106,32 +107,7 @@ class Op:
 
     def cli_args(self):
         """The op as `imgpu batch` options, e.g. ['--rotate', '15.0', '--filter', 'bicubic']."""
-        desc = _TABLE[self.name]
-        if not desc["cli"]:
-            raise ValueError("%s is not an op of imgpu batch" % self.name)
-        args = ["--" + desc["cli"]]
-        for p in desc["params"]:
-            if p["default"] is None:                     # the op option's own value (rotate's angle)
-                args.append(repr(float(self.params[p["name"]])))
-        for p in desc["params"]:
-            if p["default"] is None or p["name"] not in self.params:
-                continue
-            v = self.params[p["name"]]
-            t = p["type"]
-            if t == "bool":                               # expand: --expand / --crop
-                args.append("--expand" if v else "--crop")
-            elif t == "color":
-                if v is None:
-                    continue
-                args += ["--" + p["cli"], v if isinstance(v, str) else ",".join(str(int(x)) for x in v)]
-            elif t == "tiles":
-                tx, ty = (v, v) if isinstance(v, int) else v
-                args += ["--" + p["cli"], "%dx%d" % (tx, ty)]
-            elif t == "number":
-                args += ["--" + p["cli"], repr(float(v))]
-            else:
-                args += ["--" + p["cli"], str(v)]
-        return args
+        return _imgpu._cli_args(self.name, self.params)
 
 
 def op(name, **params):
@@ -194,11 +170,15 @@ def batch(inputs, outdir, ops=(), **options):
 
 
 # ---- the op functions, generated from the op table ----------------------------------------------
+# _imgpu._op_table() is the C library's op table (src/op/op_table.h) as Python sees it: one entry
+# per op of the registry, its parameters as keywords (the CLI options with '-' -> '_'), their
+# types, defaults, ranges and help. Nothing here names an op: a new op in the registry is a new
+# function. histogram is the one function outside the table (a measurement, not an image op).
 
 _TABLE = {d["name"]: d for d in _imgpu._op_table()}
 _OPS = {}
-_TYPE_WORDS = {"number": "float", "angle": "float", "tiles": "(int, int) or int", "bool": "bool",
-               "color": "str, (R, G, B[, A]) or None"}
+_TYPE_WORDS = {"int": "int", "float": "float", "size": "(int, int), 'WxH' or int",
+               "color": "str, (R, G, B[, A]) or None", "bool": "bool"}
 _COMMON = [
     ("device", "None", "'auto', 'cpu', 'cuda' or an imgpu.Context; None: the Context of the enclosing "
                        "`with imgpu.Context(...)`, else 'auto'"),
@@ -212,50 +192,67 @@ def _num(x):
     return str(int(x)) if float(x).is_integer() else repr(x)
 
 
-def _doc(desc):
-    lines = [desc["doc"], "", "Parameters", "----------",
-             "array : numpy array (H x W or H x W x C, uint8 or uint16)"]
-    for p in desc["params"]:
-        if p["type"] == "choice":
-            kind = " | ".join(repr(c) for c in p["choices"])
-        else:
-            kind = _TYPE_WORDS[p["type"]]
-        if p["default"] is None:
-            kind += ", required"
-        else:
-            kind += ", default " + p["default"]
-        if p["type"] in ("number", "tiles"):
-            kind += ", range %s..%s" % (_num(p["lo"]), _num(p["hi"]))
-        lines += ["%s : %s" % (p["name"], kind), "    " + p["help"] + ".",
-                  "    Allowed: " + p["hint"] + " (CLI: --%s)." % p["cli"]]
-    if desc["name"] != "histogram":
-        for name, default, text in _COMMON:
-            lines += ["%s : default %s" % (name, default), "    " + text + "."]
-        lines += ["", "Returns", "-------",
-                  "A new numpy array (the same dtype; H x W or H x W x C), or `out`.",
-                  "", "Raises", "------",
-                  "ValueError for a parameter outside its range, TypeError for an array imgpu cannot "
-                  "take, imgpu.Error otherwise."]
+def _range(p):
+    lo, hi = p["min"], p["max"]
+    if lo is None or (lo == float("-inf") and hi == float("inf")):
+        return None
+    text = "%s..%s" % (_num(lo) if lo != float("-inf") else "-inf", _num(hi) if hi != float("inf") else "inf")
+    return text + (" each" if p["type"] == "size" else "")
+
+
+def _indent(text):
+    return ["    " + line.strip() for line in text.strip().splitlines()]
+
+
+def _param_doc(p):
+    kind = " | ".join(repr(c) for c in p["choices"]) if p["type"] == "choice" else _TYPE_WORDS[p["type"]]
+    if p["units"]:
+        kind += " (%s)" % p["units"]
+    kind += ", required" if p["required"] else ", default %r" % (p["default"],)
+    r = _range(p)
+    if r:
+        kind += ", range " + r
+    lines = ["%s : %s" % (p["name"], kind)]
+    if p["type"] == "bool" and len(p["cli"]) == 2:
+        lines += ["    True (CLI: --%s):" % p["cli"][0]] + ["    " + s for s in _indent(p["help"])]
+        lines += ["    False (CLI: --%s):" % p["cli"][1]] + ["    " + s for s in _indent(p["help_false"])]
     else:
-        lines += ["device : default None", "    " + _COMMON[0][2] + "."]
+        lines += _indent(p["help"])
+        cli = "--%s%s" % (p["cli"][0], " " + p["metavar"] if p["metavar"] else "")
+        lines.append("    Allowed: %s (CLI: %s)." % (p["hint"], cli) if p["hint"] else "    (CLI: %s)" % cli)
+    return lines
+
+
+def _doc(desc):
+    lines = [desc["summary"][:1].upper() + desc["summary"][1:] + ".", ""] + \
+        [s.strip() for s in desc["doc"].strip().splitlines()] + \
+        ["The same bytes as `imgpu %s`." % desc["name"], "", "Parameters", "----------",
+         "array : numpy array (H x W or H x W x C, uint8 or uint16), or a CUDA array"]
+    for p in desc["params"]:
+        lines += _param_doc(p)
+    for name, default, text in _COMMON:
+        lines += ["%s : default %s" % (name, default), "    " + text + "."]
+    lines += ["", "Returns", "-------",
+              "A new array (the same dtype; H x W or H x W x C), or `out`.",
+              "", "Raises", "------",
+              "ValueError for a parameter outside its range (the CLI's refusal), TypeError for a value "
+              "of the wrong type or an array imgpu cannot take, imgpu.Error otherwise."]
     return "\n".join(lines)
 
 
 def _make(desc):
+    """The function of one op: array, the required parameters (positional), then the others
+    (keyword-only) with the table's defaults, then device, out, stream."""
     name = desc["name"]
     params = desc["params"]
-    positional = [p["name"] for p in params if p["default"] is None]
-    keyword = [p for p in params if p["default"] is not None]
-    defaults = {p["name"]: _ast.literal_eval(p["default"]) for p in keyword}
+    positional = [p["name"] for p in params if p["required"]]
+    keyword = [p for p in params if not p["required"]]
+    defaults = {p["name"]: p["default"] for p in keyword}
     sig = ["array"] + positional + ["*"] + ["%s=_d[%r]" % (p["name"], p["name"]) for p in keyword]
-    if name == "histogram":
-        sig = ["array", "*", "device=None"]
-        call = "_run_op(%r, array, None, _dev(device))" % name
-    else:
-        sig += ["device=None", "out=None", "stream=None"]
-        pd = ", ".join("%r: %s" % (n, n) for n in positional + [p["name"] for p in keyword])
-        call = "_run_op(%r, array, {%s}, _dev(device), out, stream)" % (name, pd)
-    src = "def %s(%s):\n    return %s\n" % (name, ", ".join(sig), call)
+    sig += ["device=None", "out=None", "stream=None"]
+    pd = ", ".join("%r: %s" % (n, n) for n in positional + [p["name"] for p in keyword])
+    src = "def %s(%s):\n    return _run_op(%r, array, {%s}, _dev(device), out, stream)\n" % (
+        name, ", ".join(sig), name, pd)
     ns = {"_d": defaults, "_run_op": _imgpu._run_op, "_dev": _device}
     exec(compile(src, "<imgpu op table: %s>" % name, "exec"), ns)
     fn = ns[name]
@@ -265,8 +262,27 @@ def _make(desc):
     return fn
 
 
+def histogram(array, *, device=None):
+    """Full-resolution histograms: a uint32 array of shape (planes, levels).
+
+    levels is 256 (8-bit) or 65536 (16-bit); the planes are the channels in order (gray | R, G,
+    B; then alpha) and, for RGB and RGBA images, the luminance Y (BT.601, the Y that equalize
+    uses) last: the columns of `imgpu histogram --csv` (with --bins 65536 for 16-bit images).
+
+    Parameters
+    ----------
+    array : numpy array (H x W or H x W x C, uint8 or uint16)
+    device : default None
+        'auto', 'cpu', 'cuda' or an imgpu.Context; None: the Context of the enclosing
+        `with imgpu.Context(...)`, else 'auto'.
+    """
+    return _imgpu._run_op("histogram", array, None, _device(device))
+
+
 for _d in _TABLE.values():
     _OPS[_d["name"]] = globals()[_d["name"]] = _make(_d)
     __all__.append(_d["name"])
-ops = tuple(_OPS)   # the op names, in the table's order
+_OPS["histogram"] = histogram
+__all__.append("histogram")
+ops = tuple(_OPS)   # the op names: the table's, in its order, then histogram
 del _d

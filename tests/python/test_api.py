@@ -78,13 +78,19 @@ def test_value_error_wording_is_the_clis():
         imgpu.clahe(RGB, clip=2e6)
     with pytest.raises(ValueError, match=r"WxH, each 1\.\.256"):
         imgpu.clahe(RGB, tiles=300)
+    # the whole message is the CLI's refusal of the same value, after the op's name
+    with pytest.raises(ValueError, match=r"^clahe: invalid --clip '2000000\.0' \(a number 0\.\.1000000; 0 disables "
+                                         r"clipping\)$"):
+        imgpu.clahe(RGB, clip=2e6)
+    with pytest.raises(ValueError, match=r"^rotate: invalid --filter 'cubic' \(use nearest, bilinear or bicubic\)$"):
+        imgpu.rotate(RGB, 10, filter="cubic")
     with pytest.raises(ValueError, match=r"invalid --quality '101' \(1\.\.100\)"):
         imgpu.encode(RGB, "jpg", quality=101)
 
 
 @pytest.mark.parametrize("call", [
     lambda: imgpu.clahe(RGB, clip="40"),
-    lambda: imgpu.clahe(RGB, tiles="8x8"),
+    lambda: imgpu.clahe(RGB, tiles=8.0),          # "8x8" is valid since the op table (a SIZE)
     lambda: imgpu.clahe(RGB, sharpness=3),
     lambda: imgpu.rotate(RGB),
     lambda: imgpu.rotate(RGB, "ten"),

@@ -477,3 +477,50 @@ int imgpu_cuda_session_run(imgpu_cuda_session *s, const imgpu_op *ops, int n, co
 }
 
 int imgpu_cuda_session_download(imgpu_cuda_session *s, imgpu_image **out) { return download(s, out); }
+
+/* ---- device images (device_image.c): a chain from one device buffer into another ----------- */
+
+int imgpu_cuda_session_run_device(imgpu_cuda_session *s, const unsigned char *d_in, int w, int h, int c, int b,
+                                  const imgpu_op *ops, int n, unsigned char *d_out)
+{
+    int rc = 0;
+    if ((rc = ctx_init(s)) != 0)
+        return rc;
+    imgpu_plan plan;
+    imgpu_limits lim;
+    imgpu_get_limits(&lim);
+    if (imgpu_pipeline_plan(w, h, c, 8 * b, ops, n, &lim, NULL, &plan) < 0)
+        return -1;
+    shape sh = {w, h, c, b};
+    size_t most = 0;
+    for (int i = 0; i + 1 < n; i++) {   /* the intermediates: the last op writes d_out */
+        sh = op_output(sh, &ops[i]);
+        if ((uint64_t)sh.w * sh.h > ((uint64_t)1 << 31)) {
+            imgpu_error("a %dx%d intermediate image is too large for the GPU backend", sh.w, sh.h);
+            return IMGPU_CUDA_OOM;
+        }
+        if (shape_bytes(sh) > most)
+            most = shape_bytes(sh);
+    }
+    if (most && (rc = grow_buffers(s, most + 64)) != 0)
+        return rc;
+    sh = (shape){w, h, c, b};
+    if (n == 0) {
+        IMGPU_CUDA_TRY(cudaMemcpyAsync(d_out, d_in, shape_bytes(sh), cudaMemcpyDeviceToDevice, s->stream));
+        return 0;
+    }
+    const unsigned char *src = d_in;
+    imgpu__cuda_op_env env = {s->stream, &s->scratch, &s->held, &s->tex, s->d_fused, &s->parity};
+    for (int i = 0; i < n; i++) {
+        shape o = op_output(sh, &ops[i]);
+        unsigned char *dst = i == n - 1 ? d_out : s->d_buf[i & 1];
+        if ((rc = imgpu__cuda_run_op(&env, &ops[i], src, dst, sh, o)) != 0)
+            return rc;
+        src = dst;
+        sh = o;
+    }
+    s->d_result = NULL;   /* the session's own source and results are not involved */
+    return 0;
+fail:
+    return rc;
+}

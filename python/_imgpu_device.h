@@ -1,0 +1,723 @@
+/* _imgpu_device.h — the module's CUDA side, included by _imgpu.c (one translation unit): CUDA
+ * arrays in (__cuda_array_interface__, DLPack on kDLCUDA), imgpu.Array out (__dlpack__ with
+ * stream / max_version / dl_device / copy, __dlpack_device__, __cuda_array_interface__ v3),
+ * streams, and inputs kept alive until the GPU work that reads them is done. Everything CUDA
+ * goes through libimgpu's device-image API (include/imgpu/imgpu.h), so this file has no CUDA
+ * type and builds the same with or without CUDA.
+ *
+ * Stream rules (DLPack and CUDA Array Interface v3):
+ *  - stream= given (int handle; object with __cuda_stream__ or .cuda_stream): the work is
+ *    ordered after what the caller enqueued on it, the result is ready for what the caller
+ *    enqueues on it afterwards, and DLPack inputs are exported for it (__dlpack__(stream=S)).
+ *  - none: a DLPack input is exported for the context's private stream (its producer makes that
+ *    stream wait for its current stream); a CAI input's own `stream` is waited for. The result
+ *    is ready on the private stream: __dlpack__(stream=S) and __cuda_array_interface__['stream']
+ *    let the consumer wait for it.
+ *  - out= without stream=: the call waits for the result (no consumer stream is known).
+ * Inputs (and out=) are held until the work reading them has finished: an event per call, the
+ * references released by the next device call that finds the event complete.
+ */
+
+/* ---- DLPack (versioned, 1.0) ------------------------------------------------------------------ */
+typedef struct DLPackVersion { uint32_t major, minor; } DLPackVersion;
+typedef struct DLManagedTensorVersioned {
+    DLPackVersion version;
+    void *manager_ctx;
+    void (*deleter)(struct DLManagedTensorVersioned *self);
+    uint64_t flags;
+    DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+#define DLPACK_FLAG_READ_ONLY (1ull << 0)
+
+/* ---- the device context of calls that name none ------------------------------------------------ */
+
+static imgpu_context *s_dev_ctx;
+static pthread_mutex_t s_dev_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static imgpu_context *device_context(imgpu_context *given)
+{
+    if (given)
+        return given;
+    pthread_mutex_lock(&s_dev_lock);
+    if (!s_dev_ctx)
+        s_dev_ctx = imgpu_context_create(IMGPU_DEVICE_CUDA);
+    imgpu_context *c = s_dev_ctx;
+    pthread_mutex_unlock(&s_dev_lock);
+    return c;
+}
+
+/* ---- keeping inputs alive ----------------------------------------------------------------------- */
+
+typedef struct pending {
+    imgpu_device_event *done;
+    PyObject *keep[3];
+} pending;
+static pending *s_pending;
+static size_t s_npending, s_cap_pending;
+
+/* Releases what the finished work held (the GIL held). */
+static void pending_reap(int wait_all)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s_npending; i++) {
+        pending *p = &s_pending[i];
+        int q = wait_all ? (imgpu_device_event_wait(p->done) == 0 ? 1 : -1) : imgpu_device_event_query(p->done);
+        if (q != 0) {   /* done (or the device failed: nothing will read them any more) */
+            imgpu_device_event_free(p->done);
+            for (int j = 0; j < 3; j++)
+                Py_XDECREF(p->keep[j]);
+        } else {
+            s_pending[k++] = *p;
+        }
+    }
+    s_npending = k;
+}
+
+/* Holds a, b, c (new references taken) until `done` completes; consumes done. */
+static int pending_add(imgpu_device_event *done, PyObject *a, PyObject *b, PyObject *c)
+{
+    if (s_npending == s_cap_pending) {
+        size_t cap = s_cap_pending ? 2 * s_cap_pending : 16;
+        pending *v = realloc(s_pending, cap * sizeof *v);
+        if (!v) {   /* no room to remember: wait for the work instead */
+            imgpu_device_event_wait(done);
+            imgpu_device_event_free(done);
+            return 0;
+        }
+        s_pending = v;
+        s_cap_pending = cap;
+    }
+    pending *p = &s_pending[s_npending++];
+    p->done = done;
+    p->keep[0] = Py_XNewRef(a);
+    p->keep[1] = Py_XNewRef(b);
+    p->keep[2] = Py_XNewRef(c);
+    return 0;
+}
+
+/* ---- streams ------------------------------------------------------------------------------------ */
+
+/* stream= -> *handle; 0 none given (*given = 0), -1 TypeError. */
+static int parse_stream(PyObject *o, void **handle, int *given)
+{
+    *handle = NULL;
+    *given = 0;
+    if (!o || o == Py_None)
+        return 0;
+    PyObject *v = NULL;
+    if (PyLong_Check(o)) {
+        v = Py_NewRef(o);
+    } else if (PyObject_HasAttrString(o, "__cuda_stream__")) {
+        PyObject *t = PyObject_CallMethod(o, "__cuda_stream__", NULL);
+        if (!t)
+            return -1;
+        if (PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 2)
+            v = Py_NewRef(PyTuple_GET_ITEM(t, 1));
+        Py_DECREF(t);
+    } else if (PyObject_HasAttrString(o, "cuda_stream")) {
+        v = PyObject_GetAttrString(o, "cuda_stream");
+        if (!v)
+            return -1;
+    }
+    if (!v || !PyLong_Check(v)) {
+        Py_XDECREF(v);
+        PyErr_Format(PyExc_TypeError, "stream= takes an int handle or an object with __cuda_stream__ or "
+                     ".cuda_stream, not %.100s", Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    *handle = PyLong_AsVoidPtr(v);
+    Py_DECREF(v);
+    if (!*handle && PyErr_Occurred())
+        return -1;
+    *given = 1;
+    return 0;
+}
+
+/* ---- CUDA arrays in ----------------------------------------------------------------------------- */
+
+typedef struct dev_in {
+    imgpu_device_image im;   /* a view (owns 0) */
+    PyObject *keep;          /* the object or the DLPack capsule */
+    void *wait_stream;       /* CAI: the producer's stream to wait for; else the stream used */
+    int have_wait;
+} dev_in;
+
+static void dev_in_release(dev_in *d) { Py_CLEAR(d->keep); }
+
+/* 1 when o is a CUDA array (CAI, or DLPack on a CUDA device), 0 not, -1 error. */
+static int is_cuda_array(PyObject *o)
+{
+    if (PyObject_HasAttrString(o, "__cuda_array_interface__"))
+        return 1;
+    if (PyObject_CheckBuffer(o) || !PyObject_HasAttrString(o, "__dlpack__"))
+        return 0;
+    int type;
+    if (dlpack_device_type(o, &type) < 0)
+        return -1;
+    return type == kDLCUDA || type == kDLCUDAManaged;
+}
+
+/* The device image over a tensor's memory: interleaved rows of any stride, or TypeError. */
+static int dev_describe(dev_in *d, const char *what, void *data, int ndim, const Py_ssize_t *shape,
+                        const Py_ssize_t *strides, int isz, int device)
+{
+    if (ndim != 2 && ndim != 3) {
+        PyErr_Format(PyExc_TypeError, "%s: an image is a 2-D (H, W) or 3-D (H, W, C) array, not %d-D", what, ndim);
+        return -1;
+    }
+    const Py_ssize_t h = shape[0], w = shape[1], c = ndim == 3 ? shape[2] : 1;
+    if (c < 1 || c > 4) {
+        PyErr_Format(PyExc_TypeError, "%s: %zd channels (imgpu takes 1..4: gray, gray+alpha, RGB, RGBA)", what, c);
+        return -1;
+    }
+    if (h < 1 || w < 1 || h > INT32_MAX || w > INT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s: an image of %zdx%zd pixels (each side 1..2147483647)", what, w, h);
+        return -1;
+    }
+    const Py_ssize_t row = w * c * isz;
+    const Py_ssize_t s0 = strides ? strides[0] : row, s1 = strides ? strides[1] : c * isz;
+    const Py_ssize_t s2 = strides && ndim == 3 ? strides[2] : isz;
+    if ((c > 1 && s2 != isz) || (w > 1 && s1 != c * isz) || (h > 1 && s0 < row) ||
+        (isz == 2 && (((uintptr_t)data & 1) || (h > 1 && (s0 & 1))))) {
+        PyErr_Format(PyExc_TypeError, "%s: a CUDA array whose rows are not interleaved pixels (strides %zd, %zd, "
+                     "%zd bytes): imgpu takes rows of interleaved pixels with any row stride "
+                     "(make it contiguous first)", what, s0, s1, s2);
+        return -1;
+    }
+    d->im = (imgpu_device_image){data, (int)w, (int)h, (int)c, isz * 8, h > 1 ? (size_t)s0 : (size_t)row,
+                                 device, 0, NULL};
+    return 0;
+}
+
+static int dev_from_cai(dev_in *d, PyObject *o, const char *what)
+{
+    PyObject *ai = PyObject_GetAttrString(o, "__cuda_array_interface__");
+    if (!ai)
+        return -1;
+    int rc = -1;
+    PyObject *shape = PyDict_Check(ai) ? PyDict_GetItemString(ai, "shape") : NULL;
+    PyObject *typestr = PyDict_Check(ai) ? PyDict_GetItemString(ai, "typestr") : NULL;
+    PyObject *data = PyDict_Check(ai) ? PyDict_GetItemString(ai, "data") : NULL;
+    PyObject *strides = PyDict_Check(ai) ? PyDict_GetItemString(ai, "strides") : NULL;
+    PyObject *stream = PyDict_Check(ai) ? PyDict_GetItemString(ai, "stream") : NULL;
+    PyObject *mask = PyDict_Check(ai) ? PyDict_GetItemString(ai, "mask") : NULL;
+    const char *ts = typestr && PyUnicode_Check(typestr) ? PyUnicode_AsUTF8(typestr) : NULL;
+    int isz = 0;
+    if (ts && (!strcmp(ts, "|u1") || !strcmp(ts, "<u1") || !strcmp(ts, ">u1")))
+        isz = 1;
+    else if (ts && (!strcmp(ts, "<u2") || !strcmp(ts, "=u2")))
+        isz = 2;
+    Py_ssize_t sh[4], st[4];
+    int nd = 0, ns = 0;
+    if (!shape || !data || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2) {
+        PyErr_Format(PyExc_TypeError, "%s: __cuda_array_interface__ without shape or data", what);
+        goto done;
+    }
+    if (mask && mask != Py_None) {
+        PyErr_Format(PyExc_TypeError, "%s: masked CUDA arrays are not supported", what);
+        goto done;
+    }
+    if (!isz) {
+        PyErr_Format(PyExc_TypeError, "%s: unsupported dtype '%s': imgpu takes uint8 and uint16", what, ts ? ts : "?");
+        goto done;
+    }
+    if (tuple_ssize(shape, sh, 4, &nd) < 0 ||
+        (strides && strides != Py_None && (tuple_ssize(strides, st, 4, &ns) < 0 || ns != nd))) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "%s: an image is a 2-D (H, W) or 3-D (H, W, C) array", what);
+        goto done;
+    }
+    void *p = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
+    if (!p) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "%s: __cuda_array_interface__ data pointer is NULL", what);
+        goto done;
+    }
+    if (stream && stream != Py_None) {
+        d->wait_stream = PyLong_AsVoidPtr(stream);
+        if (PyErr_Occurred())
+            goto done;
+        d->have_wait = 1;
+    }
+    if (dev_describe(d, what, p, nd, sh, ns ? st : NULL, isz, -1) < 0)
+        goto done;
+    d->keep = Py_NewRef(o);
+    rc = 0;
+done:
+    Py_DECREF(ai);
+    return rc;
+}
+
+static int dev_from_dlpack(dev_in *d, PyObject *o, const char *what, void *for_stream)
+{
+    /* DLPack: 1 is the legacy default stream (0 is not a value of the protocol) */
+    PyObject *kw = Py_BuildValue("{s:N}", "stream", PyLong_FromVoidPtr(for_stream ? for_stream : (void *)1));
+    PyObject *meth = kw ? PyObject_GetAttrString(o, "__dlpack__") : NULL;
+    PyObject *empty = meth ? PyTuple_New(0) : NULL;
+    PyObject *cap = empty ? PyObject_Call(meth, empty, kw) : NULL;
+    Py_XDECREF(kw);
+    Py_XDECREF(meth);
+    Py_XDECREF(empty);
+    if (!cap)
+        return -1;
+    d->keep = cap;
+    DLManagedTensor *t = PyCapsule_GetPointer(cap, "dltensor");
+    if (!t)
+        return -1;
+    const DLTensor *x = &t->dl_tensor;
+    if (x->device.device_type != kDLCUDA && x->device.device_type != kDLCUDAManaged) {
+        PyErr_Format(PyExc_TypeError, "%s: a DLPack tensor on device type %d", what, x->device.device_type);
+        return -1;
+    }
+    if (x->dtype.code != kDLUInt || (x->dtype.bits != 8 && x->dtype.bits != 16) || x->dtype.lanes != 1) {
+        PyErr_Format(PyExc_TypeError, "%s: unsupported DLPack dtype (code %d, %d bits, %d lanes): imgpu takes "
+                     "uint8 and uint16", what, x->dtype.code, x->dtype.bits, x->dtype.lanes);
+        return -1;
+    }
+    if (x->ndim != 2 && x->ndim != 3) {
+        PyErr_Format(PyExc_TypeError, "%s: an image is a 2-D (H, W) or 3-D (H, W, C) array, not %d-D", what,
+                     (int)x->ndim);
+        return -1;
+    }
+    const int isz = x->dtype.bits / 8;
+    Py_ssize_t sh[3], st[3];
+    for (int i = 0; i < x->ndim; i++) {
+        sh[i] = (Py_ssize_t)x->shape[i];
+        if (x->strides)
+            st[i] = (Py_ssize_t)x->strides[i] * isz;
+    }
+    return dev_describe(d, what, (unsigned char *)x->data + x->byte_offset, x->ndim, sh, x->strides ? st : NULL,
+                        isz, x->device.device_id);
+}
+
+/* Any CUDA array as a device image. for_stream: the stream a DLPack producer is to order for. */
+static int dev_get(dev_in *d, PyObject *o, const char *what, void *for_stream)
+{
+    memset(d, 0, sizeof *d);
+    int rc = PyObject_HasAttrString(o, "__cuda_array_interface__") ? dev_from_cai(d, o, what)
+                                                                     : dev_from_dlpack(d, o, what, for_stream);
+    if (rc < 0)
+        dev_in_release(d);
+    return rc;
+}
+
+/* ---- imgpu.Array: a result in device memory ------------------------------------------------------ */
+
+#define MAX_EXPORT_STREAMS 8
+
+typedef struct ArrayObject {
+    PyObject_HEAD
+    imgpu_device_image *im;
+    imgpu_device_event *ready;   /* the work that wrote it (NULL: ready) */
+    PyObject *ctx_obj;           /* the Context it came from (kept open), or NULL */
+    void *export_streams[MAX_EXPORT_STREAMS];
+    int nexport;
+    int export_unknown;          /* handed to a reader whose stream is unknown: free after all work */
+    Py_ssize_t exports;          /* live DLPack capsules */
+} ArrayObject;
+
+static PyTypeObject ArrayType;
+
+static PyObject *array_new(imgpu_device_image *im, imgpu_device_event *ready, PyObject *ctx_obj)
+{
+    ArrayObject *a = PyObject_New(ArrayObject, &ArrayType);
+    if (!a) {
+        imgpu_device_image_free(im, NULL, -1);
+        imgpu_device_event_free(ready);
+        return NULL;
+    }
+    a->im = im;
+    a->ready = ready;
+    a->ctx_obj = Py_XNewRef(ctx_obj);
+    a->nexport = 0;
+    a->export_unknown = 0;
+    a->exports = 0;
+    return (PyObject *)a;
+}
+
+static void Array_dealloc(ArrayObject *self)
+{
+    if (self->im)
+        imgpu_device_image_free(self->im, self->export_streams, self->export_unknown ? -1 : self->nexport);
+    imgpu_device_event_free(self->ready);
+    Py_XDECREF(self->ctx_obj);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* A consumer will use the array on `stream` (DLPack values: 1 legacy default, 2 per-thread,
+ * -1 no synchronization, other: a handle). */
+static int array_export_to(ArrayObject *self, PyObject *stream)
+{
+    long long s = 1;
+    if (stream && stream != Py_None) {
+        s = PyLong_AsLongLong(stream);
+        if (s == -1 && PyErr_Occurred())
+            return -1;
+    }
+    if (s == -1) {
+        self->export_unknown = 1;
+        return 0;
+    }
+    if (s == 0) {
+        PyErr_SetString(PyExc_ValueError, "__dlpack__: stream=0 is ambiguous for CUDA (use 1 or 2)");
+        return -1;
+    }
+    void *h = (void *)(intptr_t)s;
+    if (self->ready && imgpu_device_event_order(self->ready, h) < 0) {
+        raise_imgpu("cannot order the consumer's stream");
+        return -1;
+    }
+    if (self->nexport < MAX_EXPORT_STREAMS)
+        self->export_streams[self->nexport++] = h;
+    else
+        self->export_unknown = 1;
+    return 0;
+}
+
+static void dl_fill(ArrayObject *self, DLTensor *t, int64_t *shape, int64_t *strides)
+{
+    const imgpu_device_image *im = self->im;
+    const int isz = im->depth / 8;
+    t->data = im->data;
+    t->device.device_type = kDLCUDA;
+    t->device.device_id = im->device;
+    t->ndim = im->channels == 1 ? 2 : 3;
+    t->dtype.code = kDLUInt;
+    t->dtype.bits = (uint8_t)im->depth;
+    t->dtype.lanes = 1;
+    shape[0] = im->height;
+    shape[1] = im->width;
+    shape[2] = im->channels;
+    strides[0] = (int64_t)(im->stride / (size_t)isz);
+    strides[1] = im->channels;
+    strides[2] = 1;
+    t->shape = shape;
+    t->strides = strides;
+    t->byte_offset = 0;
+}
+
+typedef struct dl_holder {
+    DLManagedTensor m;
+    DLManagedTensorVersioned v;
+    int64_t shape[3], strides[3];
+    ArrayObject *owner;
+} dl_holder;
+
+static void dl_release(dl_holder *h)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    h->owner->exports--;
+    Py_DECREF(h->owner);
+    PyGILState_Release(g);
+    free(h);
+}
+
+static void dl_deleter(DLManagedTensor *m) { dl_release((dl_holder *)m->manager_ctx); }
+static void dl_deleter_v(DLManagedTensorVersioned *v) { dl_release((dl_holder *)v->manager_ctx); }
+
+static void capsule_destructor(PyObject *cap)
+{
+    if (PyCapsule_IsValid(cap, "dltensor")) {
+        DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+        m->deleter(m);
+    } else if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+        DLManagedTensorVersioned *v = PyCapsule_GetPointer(cap, "dltensor_versioned");
+        v->deleter(v);
+    }
+    PyErr_Clear();
+}
+
+static PyObject *run_copy(ArrayObject *self);
+
+static PyObject *Array_dlpack(ArrayObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
+    PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOOO:__dlpack__", kwlist, &stream, &max_version, &dl_device, &copy))
+        return NULL;
+    if (dl_device != Py_None) {
+        long t = -1, id = -1;
+        if (PyTuple_Check(dl_device) && PyTuple_GET_SIZE(dl_device) == 2) {
+            t = PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 0));
+            id = PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 1));
+        }
+        if (PyErr_Occurred())
+            return NULL;
+        if (t != kDLCUDA || id != self->im->device)
+            return PyErr_Format(PyExc_BufferError, "imgpu.Array lives on (%d, %d): it cannot be exported to "
+                                "device %R", kDLCUDA, self->im->device, dl_device);
+    }
+    if (copy == Py_True) {   /* a copy on the device, exported instead */
+        PyObject *c = run_copy(self);
+        if (!c)
+            return NULL;
+        PyObject *a = PyTuple_New(0), *k = Py_BuildValue("{s:O,s:O}", "stream", stream, "max_version", max_version);
+        PyObject *r = a && k ? Array_dlpack((ArrayObject *)c, a, k) : NULL;
+        Py_XDECREF(a);
+        Py_XDECREF(k);
+        Py_DECREF(c);
+        return r;
+    }
+    if (array_export_to(self, stream) < 0)
+        return NULL;
+    int versioned = 0;
+    if (max_version != Py_None) {
+        if (!PyTuple_Check(max_version) || PyTuple_GET_SIZE(max_version) < 1)
+            return PyErr_Format(PyExc_TypeError, "max_version must be a (major, minor) tuple");
+        long major = PyLong_AsLong(PyTuple_GET_ITEM(max_version, 0));
+        if (major == -1 && PyErr_Occurred())
+            return NULL;
+        versioned = major >= 1;
+    }
+    dl_holder *h = calloc(1, sizeof *h);
+    if (!h)
+        return PyErr_NoMemory();
+    h->owner = (ArrayObject *)Py_NewRef(self);
+    self->exports++;
+    PyObject *cap;
+    if (versioned) {
+        h->v.version.major = 1;
+        h->v.version.minor = 0;
+        h->v.manager_ctx = h;
+        h->v.deleter = dl_deleter_v;
+        dl_fill(self, &h->v.dl_tensor, h->shape, h->strides);
+        cap = PyCapsule_New(&h->v, "dltensor_versioned", capsule_destructor);
+    } else {
+        h->m.manager_ctx = h;
+        h->m.deleter = dl_deleter;
+        dl_fill(self, &h->m.dl_tensor, h->shape, h->strides);
+        cap = PyCapsule_New(&h->m, "dltensor", capsule_destructor);
+    }
+    if (!cap) {
+        self->exports--;
+        Py_DECREF(self);
+        free(h);
+    }
+    return cap;
+}
+
+static PyObject *Array_dlpack_device(ArrayObject *self, PyObject *unused)
+{
+    (void)unused;
+    return Py_BuildValue("(ii)", kDLCUDA, self->im->device);
+}
+
+static PyObject *Array_cai(ArrayObject *self, void *unused)
+{
+    (void)unused;
+    const imgpu_device_image *im = self->im;
+    const size_t row = (size_t)im->width * im->channels * (im->depth / 8);
+    PyObject *shape = im->channels == 1 ? Py_BuildValue("(ii)", im->height, im->width)
+                                        : Py_BuildValue("(iii)", im->height, im->width, im->channels);
+    PyObject *strides = im->stride == row ? Py_NewRef(Py_None)
+        : im->channels == 1 ? Py_BuildValue("(nn)", (Py_ssize_t)im->stride, (Py_ssize_t)(im->depth / 8))
+                            : Py_BuildValue("(nnn)", (Py_ssize_t)im->stride, (Py_ssize_t)(im->channels * im->depth / 8),
+                                            (Py_ssize_t)(im->depth / 8));
+    /* the consumer waits for the stream the result was written on (the context's private one);
+     * who reads it afterwards, and on which stream, is unknown: freed after all work */
+    PyObject *stream = self->ready && im->internal ? PyLong_FromVoidPtr(im->internal) : Py_NewRef(Py_None);
+    self->export_unknown = 1;
+    return Py_BuildValue("{s:N,s:s,s:(NO),s:N,s:i,s:N}", "shape", shape, "typestr", im->depth == 16 ? "<u2" : "|u1",
+                         "data", PyLong_FromVoidPtr(im->data), Py_False, "strides", strides, "version", 3, "stream",
+                         stream);
+}
+
+static PyObject *Array_get_shape(ArrayObject *self, void *unused)
+{
+    (void)unused;
+    const imgpu_device_image *im = self->im;
+    return im->channels == 1 ? Py_BuildValue("(ii)", im->height, im->width)
+                             : Py_BuildValue("(iii)", im->height, im->width, im->channels);
+}
+
+static PyObject *Array_get_dtype(ArrayObject *self, void *unused)
+{
+    (void)unused;
+    return PyUnicode_FromString(self->im->depth == 16 ? "uint16" : "uint8");
+}
+
+static PyObject *Array_get_device(ArrayObject *self, void *unused)
+{
+    (void)unused;
+    return PyUnicode_FromFormat("cuda:%d", self->im->device);
+}
+
+static PyObject *Array_get_ptr(ArrayObject *self, void *unused)
+{
+    (void)unused;
+    return PyLong_FromVoidPtr(self->im->data);
+}
+
+/* numpy(): a host copy (waits for the work). */
+static PyObject *Array_numpy(ArrayObject *self, PyObject *unused)
+{
+    (void)unused;
+    imgpu_context *ctx = device_context(self->ctx_obj ? ((ContextObject *)self->ctx_obj)->ctx : NULL);
+    imgpu_image *h = NULL;
+    int rc;
+    if (!ctx)
+        return raise_imgpu("no context");
+    Py_BEGIN_ALLOW_THREADS
+    rc = (self->ready ? imgpu_device_event_wait(self->ready) : 0) == 0 ? imgpu_context_download(ctx, self->im, NULL, &h)
+                                                                        : -1;
+    Py_END_ALLOW_THREADS
+    if (rc < 0)
+        return raise_imgpu("cannot copy the array to the host");
+    return image_to_numpy(h);
+}
+
+static PyObject *Array_synchronize(ArrayObject *self, PyObject *unused)
+{
+    (void)unused;
+    int rc = 0;
+    Py_BEGIN_ALLOW_THREADS
+    rc = self->ready ? imgpu_device_event_wait(self->ready) : 0;
+    Py_END_ALLOW_THREADS
+    if (rc < 0)
+        return raise_imgpu("the GPU work failed");
+    Py_RETURN_NONE;
+}
+
+static PyObject *Array_repr(ArrayObject *self)
+{
+    const imgpu_device_image *im = self->im;
+    return PyUnicode_FromFormat("imgpu.Array(shape=(%d, %d%s), dtype=%s, device='cuda:%d')", im->height, im->width,
+                                im->channels == 1 ? "" : im->channels == 2 ? ", 2" : im->channels == 3 ? ", 3" : ", 4",
+                                im->depth == 16 ? "uint16" : "uint8", im->device);
+}
+
+static PyMethodDef Array_methods[] = {
+    {"__dlpack__", (PyCFunction)(void (*)(void))Array_dlpack, METH_VARARGS | METH_KEYWORDS,
+     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None): a DLPack capsule (no copy)."},
+    {"__dlpack_device__", (PyCFunction)Array_dlpack_device, METH_NOARGS, "(kDLCUDA, device id)"},
+    {"numpy", (PyCFunction)Array_numpy, METH_NOARGS, "A host copy as a numpy array (waits for the GPU)."},
+    {"synchronize", (PyCFunction)Array_synchronize, METH_NOARGS, "Wait until the work that writes it is done."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Array_getset[] = {
+    {"__cuda_array_interface__", (getter)Array_cai, NULL, "CUDA Array Interface v3 (no copy)", NULL},
+    {"shape", (getter)Array_get_shape, NULL, "(H, W) or (H, W, C)", NULL},
+    {"dtype", (getter)Array_get_dtype, NULL, "'uint8' or 'uint16'", NULL},
+    {"device", (getter)Array_get_device, NULL, "'cuda:N'", NULL},
+    {"data_ptr", (getter)Array_get_ptr, NULL, "the device pointer (int)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject ArrayType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "imgpu.Array",
+    .tp_basicsize = sizeof(ArrayObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An image in CUDA device memory (a result of an op on a CUDA array): hand it to "
+              "torch.from_dlpack or cupy.asarray without a copy; numpy() copies it to the host.",
+    .tp_dealloc = (destructor)Array_dealloc,
+    .tp_repr = (reprfunc)Array_repr,
+    .tp_methods = Array_methods,
+    .tp_getset = Array_getset,
+};
+
+/* ---- running on device arrays --------------------------------------------------------------------- */
+
+/* ops on a CUDA array: an imgpu.Array, or `out` (a CUDA array written in place). */
+static PyObject *run_ops_device(PyObject *array, const imgpu_op *ops, int n, imgpu_context *given, PyObject *ctx_obj,
+                                PyObject *out, PyObject *stream_obj)
+{
+    void *stream;
+    int given_stream;
+    if (parse_stream(stream_obj, &stream, &given_stream) < 0)
+        return NULL;
+    imgpu_context *ctx = device_context(given);
+    if (!ctx)
+        return raise_imgpu("cannot create a context");
+    pending_reap(0);
+    void *priv = NULL;
+    int dev = 0;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = imgpu_context_cuda_device(ctx, &dev);
+    if (rc == 0)
+        priv = imgpu_context_cuda_stream(ctx);
+    Py_END_ALLOW_THREADS
+    if (rc < 0 || !priv)
+        return PyErr_Format(s_Error, "input: a CUDA array, but CUDA not available (%s)", imgpu_error_message());
+    dev_in in, ov;
+    memset(&ov, 0, sizeof ov);
+    if (dev_get(&in, array, "input", given_stream ? stream : priv) < 0)
+        return NULL;
+    if (in.im.device < 0)
+        in.im.device = dev;   /* CAI says no device: the current one */
+    /* the stream the work is ordered after: stream=, else a CAI producer's, else ours */
+    void *order = given_stream ? stream : in.have_wait ? in.wait_stream : priv;
+    if (given_stream && in.have_wait) {   /* both: ours waits for the CAI producer's too */
+        imgpu_device_event *e = imgpu_device_event_record(in.wait_stream);
+        if (!e || imgpu_device_event_order(e, stream) < 0) {
+            imgpu_device_event_free(e);
+            dev_in_release(&in);
+            return raise_imgpu("cannot order the streams");
+        }
+        imgpu_device_event_free(e);
+    }
+    if (in.have_wait && (intptr_t)order == 1)
+        order = NULL;   /* CAI's 1: the legacy default stream */
+    imgpu_ops_for_image((imgpu_op *)ops, n, imgpu_image_color_channels(&(imgpu_image){.channels = in.im.channels}));
+    imgpu_device_image *res = NULL;
+    imgpu_device_event *done = NULL;
+    if (out && out != Py_None) {
+        if (dev_get(&ov, out, "out=", given_stream ? stream : priv) < 0) {
+            dev_in_release(&in);
+            return NULL;
+        }
+        if (ov.im.device < 0)
+            ov.im.device = dev;
+        Py_BEGIN_ALLOW_THREADS
+        rc = imgpu_context_run_device_into(ctx, &in.im, ops, n, order, &ov.im, &done);
+        if (rc == 0 && !given_stream)
+            rc = imgpu_device_event_wait(done);   /* no consumer stream known: out= is complete on return */
+        Py_END_ALLOW_THREADS
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        rc = imgpu_context_run_device(ctx, &in.im, ops, n, order, &res, &done);
+        Py_END_ALLOW_THREADS
+    }
+    if (rc < 0) {
+        dev_in_release(&in);
+        dev_in_release(&ov);
+        imgpu_device_event_free(done);
+        const char *m = imgpu_error_message();
+        if (strstr(m, "invalid") || strstr(m, "out of range"))
+            return PyErr_Format(PyExc_ValueError, "%s", m);
+        return raise_imgpu("the op failed on the GPU");
+    }
+    PyObject *result;
+    if (res) {
+        /* the result's own readiness: a second event would do; `done` marks the same work */
+        imgpu_device_event *ready = imgpu_device_event_record(priv);
+        result = array_new(res, ready, ctx_obj);
+    } else {
+        result = Py_NewRef(out);
+    }
+    pending_add(done, in.keep, ov.keep, NULL);
+    dev_in_release(&in);
+    dev_in_release(&ov);
+    return result;
+}
+
+/* imgpu.Array n == 0 copy (for __dlpack__(copy=True)). */
+static PyObject *run_copy(ArrayObject *self)
+{
+    imgpu_context *ctx = device_context(self->ctx_obj ? ((ContextObject *)self->ctx_obj)->ctx : NULL);
+    imgpu_device_image *res = NULL;
+    imgpu_device_event *done = NULL;
+    void *priv = ctx ? imgpu_context_cuda_stream(ctx) : NULL;
+    if (!priv)
+        return raise_imgpu("no GPU");
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = imgpu_context_run_device(ctx, self->im, NULL, 0, priv, &res, &done);
+    Py_END_ALLOW_THREADS
+    if (rc < 0)
+        return raise_imgpu("cannot copy the array");
+    pending_add(done, (PyObject *)self, NULL, NULL);
+    return array_new(res, imgpu_device_event_record(priv), self->ctx_obj);
+}

@@ -1,0 +1,685 @@
+/* device_image.c — images in device memory (include/imgpu/imgpu.h): a context's private stream
+ * and buffers (a CUDA session of its own, pipeline.c), runs from one device buffer into another
+ * with the caller's stream ordered before and after through events, stream-ordered result
+ * memory (cudaMallocAsync on the private stream; freed after the streams its readers used),
+ * copies to and from the host, and batched JPEG decode / encode on nvJPEG (jpeg.c). */
+#include "cuda_util.h"
+#include "device_state.h"
+#include "devices.h"
+#include "error.h"
+#include "exif.h"
+#include "io.h"
+
+#include <imgpu/imgpu.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct imgpu_device_event {
+    cudaEvent_t e;
+};
+
+typedef struct devstate {
+    int device;
+    imgpu_cuda_session *s;
+    cudaStream_t stream;              /* the session's: the context's private stream */
+    cudaEvent_t ev_in;                /* reused: the point in the caller's stream to wait for */
+    unsigned char *d_in, *d_out;      /* gathered inputs / outputs of other layouts */
+    size_t in_bytes, out_bytes;
+#ifdef IMGPU_HAVE_NVJPEG
+    imgpu_cuda_jpeg *jpeg;            /* made on the first decode_batch / encode */
+#endif
+} devstate;
+
+static int fail_rc(int rc) { return rc < 0 ? -1 : rc; }
+
+void imgpu__device_state_free(void *state)
+{
+    devstate *st = state;
+    if (!st)
+        return;
+    int prev = 0;
+    cudaGetDevice(&prev);
+    cudaSetDevice(st->device);
+    if (st->stream)
+        cudaStreamSynchronize(st->stream);
+#ifdef IMGPU_HAVE_NVJPEG
+    imgpu_cuda_jpeg_free(st->jpeg);
+#endif
+    cudaFree(st->d_in);
+    cudaFree(st->d_out);
+    if (st->ev_in)
+        cudaEventDestroy(st->ev_in);
+    imgpu_cuda_session_free(st->s);
+    cudaSetDevice(prev);
+    free(st);
+}
+
+/* The context's state, created on first use, its lock held (release with leave()); the
+ * calling thread's device is switched to the context's (restored by leave). */
+static devstate *enter(imgpu_context *ctx, pthread_mutex_t **lock, int *prev)
+{
+    if (!ctx) {
+        imgpu_error("no context (NULL)");
+        return NULL;
+    }
+    if (!imgpu_cuda_available()) {
+        imgpu_error("CUDA not available: %s", imgpu_error_message());
+        return NULL;
+    }
+    void **slot = imgpu__context_device_slot(ctx, lock);
+    pthread_mutex_lock(*lock);
+    *prev = -1;
+    cudaGetDevice(prev);
+    devstate *st = *slot;
+    if (!st) {
+        int rc = 0;
+        if (!(st = calloc(1, sizeof *st))) {
+            imgpu_error("out of memory");
+            goto fail;
+        }
+        st->device = imgpu_cuda_default_device();
+        IMGPU_CUDA_TRY(cudaSetDevice(st->device));
+        if (!(st->s = imgpu_cuda_session_new()))
+            goto fail;
+        st->stream = imgpu_cuda_session_stream(st->s);
+        IMGPU_CUDA_TRY(cudaEventCreateWithFlags(&st->ev_in, cudaEventDisableTiming));
+        *slot = st;
+        return st;
+    fail:
+        (void)rc;
+        imgpu__device_state_free(st);
+        if (*prev >= 0)
+            cudaSetDevice(*prev);
+        pthread_mutex_unlock(*lock);
+        return NULL;
+    }
+    if (*prev != st->device && cudaSetDevice(st->device) != cudaSuccess) {
+        imgpu_error("cannot select CUDA device %d", st->device);
+        pthread_mutex_unlock(*lock);
+        return NULL;
+    }
+    return st;
+}
+
+static void leave(pthread_mutex_t *lock, int prev, const devstate *st)
+{
+    if (prev >= 0 && prev != st->device)
+        cudaSetDevice(prev);
+    pthread_mutex_unlock(lock);
+}
+
+int imgpu_context_cuda_device(imgpu_context *ctx, int *device)
+{
+    pthread_mutex_t *lock;
+    int prev;
+    devstate *st = enter(ctx, &lock, &prev);
+    if (!st)
+        return -1;
+    *device = st->device;
+    leave(lock, prev, st);
+    return 0;
+}
+
+void *imgpu_context_cuda_stream(imgpu_context *ctx)
+{
+    pthread_mutex_t *lock;
+    int prev;
+    devstate *st = enter(ctx, &lock, &prev);
+    if (!st)
+        return NULL;
+    void *s = (void *)st->stream;
+    leave(lock, prev, st);
+    return s;
+}
+
+/* ---- device images and events ----------------------------------------------------------------- */
+
+static int check_shape(int w, int h, int c, int depth, const char *what)
+{
+    size_t total;
+    if (c < 1 || c > 4 || (depth != 8 && depth != 16))
+        return imgpu_error("%s: %d channels of %d bits (imgpu takes 1..4 channels of 8 or 16 bits)", what, c, depth);
+    return imgpu_image_bytes(w, h, c, depth, &total);
+}
+
+imgpu_device_image *imgpu_device_image_wrap(void *data, int width, int height, int channels, int depth,
+                                            size_t stride, int device)
+{
+    if (!data) {
+        imgpu_error("imgpu_device_image_wrap: no data (NULL)");
+        return NULL;
+    }
+    if (check_shape(width, height, channels, depth, "imgpu_device_image_wrap") < 0)
+        return NULL;
+    const size_t row = (size_t)width * channels * (depth / 8);
+    if (stride == 0)
+        stride = row;
+    if (stride < row) {
+        imgpu_error("imgpu_device_image_wrap: stride %zu is less than a row's %zu bytes", stride, row);
+        return NULL;
+    }
+    if (depth == 16 && (((uintptr_t)data & 1) || (stride & 1))) {
+        imgpu_error("imgpu_device_image_wrap: 16-bit samples must be 2-byte aligned (data and stride)");
+        return NULL;
+    }
+    imgpu_device_image *im = calloc(1, sizeof *im);
+    if (!im) {
+        imgpu_error("out of memory");
+        return NULL;
+    }
+    *im = (imgpu_device_image){data, width, height, channels, depth, stride, device, 0, NULL};
+    return im;
+}
+
+void imgpu_device_image_free(imgpu_device_image *im, void *const *streams, int nstreams)
+{
+    if (!im)
+        return;
+    if (im->owns && im->data) {
+        cudaStream_t own = (cudaStream_t)im->internal;
+        if (nstreams < 0) {
+            cudaDeviceSynchronize();
+        } else {
+            for (int i = 0; i < nstreams; i++) {
+                cudaEvent_t e;
+                if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess)
+                    continue;
+                if (cudaEventRecord(e, (cudaStream_t)streams[i]) == cudaSuccess)
+                    cudaStreamWaitEvent(own, e, 0);
+                cudaEventDestroy(e);
+            }
+        }
+        cudaFreeAsync(im->data, own);
+    }
+    free(im);
+}
+
+int imgpu_device_event_query(const imgpu_device_event *e)
+{
+    cudaError_t r = cudaEventQuery(e->e);
+    if (r == cudaSuccess)
+        return 1;
+    if (r == cudaErrorNotReady)
+        return 0;
+    int rc = imgpu__cuda_fail(r, "cudaEventQuery");
+    (void)rc;
+    return -1;
+}
+
+int imgpu_device_event_wait(const imgpu_device_event *e)
+{
+    cudaError_t r = cudaEventSynchronize(e->e);
+    return r == cudaSuccess ? 0 : fail_rc(imgpu__cuda_fail(r, "cudaEventSynchronize"));
+}
+
+int imgpu_device_event_order(const imgpu_device_event *e, void *stream)
+{
+    cudaError_t r = cudaStreamWaitEvent((cudaStream_t)stream, e->e, 0);
+    return r == cudaSuccess ? 0 : fail_rc(imgpu__cuda_fail(r, "cudaStreamWaitEvent"));
+}
+
+imgpu_device_event *imgpu_device_event_record(void *stream)
+{
+    imgpu_device_event *e = calloc(1, sizeof *e);
+    if (!e) {
+        imgpu_error("out of memory");
+        return NULL;
+    }
+    cudaError_t r = cudaEventCreateWithFlags(&e->e, cudaEventDisableTiming);
+    if (r == cudaSuccess && (r = cudaEventRecord(e->e, (cudaStream_t)stream)) != cudaSuccess)
+        cudaEventDestroy(e->e);
+    if (r != cudaSuccess) {
+        imgpu__cuda_fail(r, "cudaEventRecord");
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+void imgpu_device_event_free(imgpu_device_event *e)
+{
+    if (!e)
+        return;
+    cudaEventDestroy(e->e);
+    free(e);
+}
+
+/* ---- ordering against the caller's stream -------------------------------------------------------- */
+
+/* The private stream waits for what the caller enqueued on cs so far. */
+static int wait_caller(devstate *st, cudaStream_t cs)
+{
+    int rc = 0;
+    IMGPU_CUDA_TRY(cudaEventRecord(st->ev_in, cs));
+    IMGPU_CUDA_TRY(cudaStreamWaitEvent(st->stream, st->ev_in, 0));
+    return 0;
+fail:
+    return rc;
+}
+
+/* cs waits for the private stream's work so far; *done (may be NULL) marks it. */
+static int signal_caller(devstate *st, cudaStream_t cs, imgpu_device_event **done)
+{
+    int rc = 0;
+    imgpu_device_event *e = calloc(1, sizeof *e);
+    if (!e)
+        return imgpu_error("out of memory");
+    IMGPU_CUDA_TRY(cudaEventCreateWithFlags(&e->e, cudaEventDisableTiming));
+    IMGPU_CUDA_TRY(cudaEventRecord(e->e, st->stream));
+    IMGPU_CUDA_TRY(cudaStreamWaitEvent(cs, e->e, 0));
+    if (done)
+        *done = e;
+    else
+        imgpu_device_event_free(e);
+    return 0;
+fail:
+    imgpu_device_event_free(e);
+    return rc;
+}
+
+/* A device buffer of the state grown to `need` (after the private stream's work). */
+static int grow(devstate *st, unsigned char **p, size_t *have, size_t need)
+{
+    int rc = 0;
+    if (need <= *have)
+        return 0;
+    IMGPU_CUDA_TRY(cudaStreamSynchronize(st->stream));
+    cudaFree(*p);
+    *p = NULL;
+    *have = 0;
+    IMGPU_CUDA_TRY(cudaMalloc((void **)p, need));
+    *have = need;
+    return 0;
+fail:
+    return rc;
+}
+
+static imgpu_device_image *owned(devstate *st, void *data, int w, int h, int c, int depth)
+{
+    imgpu_device_image *im = calloc(1, sizeof *im);
+    if (!im) {
+        imgpu_error("out of memory");
+        return NULL;
+    }
+    *im = (imgpu_device_image){data, w, h, c, depth, (size_t)w * c * (depth / 8), st->device, 1, (void *)st->stream};
+    return im;
+}
+
+/* ---- runs ------------------------------------------------------------------------------------ */
+
+static int run_common(imgpu_context *ctx, const imgpu_device_image *in, const imgpu_op *ops, int n, void *stream,
+                      imgpu_device_image *into, imgpu_device_image **out, imgpu_device_event **done)
+{
+    if (!in || !in->data || n < 0 || (n > 0 && !ops))
+        return imgpu_error("imgpu_context_run_device: no input image or ops");
+    if (check_shape(in->width, in->height, in->channels, in->depth, "input") < 0)
+        return -1;
+    imgpu_plan plan;
+    imgpu_limits lim;
+    imgpu_get_limits(&lim);
+    if (imgpu_pipeline_plan(in->width, in->height, in->channels, in->depth, ops, n, &lim, NULL, &plan) < 0)
+        return -1;
+    if (into && (!into->data || into->width != plan.out_w || into->height != plan.out_h ||
+                 into->channels != plan.channels || into->depth != plan.depth))
+        return imgpu_error("the output is %dx%d, %d channels, %d bits, but the result is %dx%d, %d channels, %d bits",
+                           into ? into->width : 0, into ? into->height : 0, into ? into->channels : 0,
+                           into ? into->depth : 0, plan.out_w, plan.out_h, plan.channels, plan.depth);
+    pthread_mutex_t *lock;
+    int prev, rc = 0;
+    devstate *st = enter(ctx, &lock, &prev);
+    if (!st)
+        return -1;
+    void *mem = NULL;
+    const cudaStream_t cs = (cudaStream_t)stream;
+    const int b = in->depth / 8;
+    const size_t row = (size_t)in->width * in->channels * b;
+    const size_t orow = (size_t)plan.out_w * plan.channels * (plan.depth / 8), obytes = orow * plan.out_h;
+    if (in->device != st->device || (into && into->device != st->device)) {
+        rc = imgpu_error("an image on CUDA device %d, but this context runs on device %d",
+                         in->device != st->device ? in->device : into->device, st->device);
+        goto fail;
+    }
+    if ((rc = wait_caller(st, cs)) != 0)
+        goto fail;
+    const unsigned char *src = in->data;
+    if (in->stride != row || ((uintptr_t)in->data & 15)) {   /* gathered on the device */
+        if ((rc = grow(st, &st->d_in, &st->in_bytes, row * in->height + 64)) != 0)
+            goto fail;
+        IMGPU_CUDA_TRY(cudaMemcpy2DAsync(st->d_in, row, in->data, in->stride, row, in->height,
+                                         cudaMemcpyDeviceToDevice, st->stream));
+        src = st->d_in;
+    }
+    unsigned char *dst;
+    int direct = 1;
+    if (into) {
+        direct = into->stride == orow && !((uintptr_t)into->data & 15);
+        if (!direct && (rc = grow(st, &st->d_out, &st->out_bytes, obytes + 64)) != 0)
+            goto fail;
+        dst = direct ? into->data : st->d_out;
+    } else {
+        IMGPU_CUDA_TRY(cudaMallocAsync(&mem, obytes ? obytes : 1, st->stream));
+        dst = mem;
+    }
+    if ((rc = imgpu_cuda_session_run_device(st->s, src, in->width, in->height, in->channels, b, ops, n, dst)) != 0)
+        goto fail;
+    if (!direct)
+        IMGPU_CUDA_TRY(cudaMemcpy2DAsync(into->data, into->stride, dst, orow, orow, plan.out_h,
+                                         cudaMemcpyDeviceToDevice, st->stream));
+    imgpu_device_image *res = NULL;
+    if (!into && !(res = owned(st, mem, plan.out_w, plan.out_h, plan.channels, plan.depth))) {
+        rc = -1;
+        goto fail;
+    }
+    if ((rc = signal_caller(st, cs, done)) != 0) {
+        if (res)
+            res->data = NULL;
+        free(res);
+        goto fail;
+    }
+    if (out)
+        *out = res;
+    leave(lock, prev, st);
+    return 0;
+fail:
+    if (mem)
+        cudaFreeAsync(mem, st->stream);
+    leave(lock, prev, st);
+    return fail_rc(rc);
+}
+
+int imgpu_context_run_device(imgpu_context *ctx, const imgpu_device_image *in, const imgpu_op *ops, int n,
+                             void *stream, imgpu_device_image **out, imgpu_device_event **done)
+{
+    if (!out)
+        return imgpu_error("imgpu_context_run_device: no output (NULL)");
+    return run_common(ctx, in, ops, n, stream, NULL, out, done);
+}
+
+int imgpu_context_run_device_into(imgpu_context *ctx, const imgpu_device_image *in, const imgpu_op *ops, int n,
+                                  void *stream, imgpu_device_image *out, imgpu_device_event **done)
+{
+    if (!out)
+        return imgpu_error("imgpu_context_run_device_into: no output image (NULL)");
+    return run_common(ctx, in, ops, n, stream, out, NULL, done);
+}
+
+/* ---- host <-> device ---------------------------------------------------------------------------- */
+
+int imgpu_context_upload(imgpu_context *ctx, const imgpu_image *in, void *stream, imgpu_device_image **out)
+{
+    if (!in || !in->data || !out)
+        return imgpu_error("imgpu_context_upload: no image");
+    if (check_shape(in->width, in->height, in->channels, in->depth, "upload") < 0)
+        return -1;
+    pthread_mutex_t *lock;
+    int prev, rc = 0;
+    devstate *st = enter(ctx, &lock, &prev);
+    if (!st)
+        return -1;
+    void *mem = NULL;
+    const size_t row = (size_t)in->width * in->channels * (in->depth / 8);
+    if ((rc = wait_caller(st, (cudaStream_t)stream)) != 0)
+        goto fail;
+    IMGPU_CUDA_TRY(cudaMallocAsync(&mem, row * in->height, st->stream));
+    /* from pageable memory the copy has taken the host rows when it returns */
+    IMGPU_CUDA_TRY(cudaMemcpy2DAsync(mem, row, in->data, in->stride, row, in->height, cudaMemcpyHostToDevice,
+                                     st->stream));
+    imgpu_device_image *res = owned(st, mem, in->width, in->height, in->channels, in->depth);
+    if (!res || (rc = signal_caller(st, (cudaStream_t)stream, NULL)) != 0) {
+        free(res);
+        rc = -1;
+        goto fail;
+    }
+    *out = res;
+    leave(lock, prev, st);
+    return 0;
+fail:
+    if (mem)
+        cudaFreeAsync(mem, st->stream);
+    leave(lock, prev, st);
+    return fail_rc(rc);
+}
+
+int imgpu_context_download(imgpu_context *ctx, const imgpu_device_image *in, void *stream, imgpu_image **out)
+{
+    if (!in || !in->data || !out)
+        return imgpu_error("imgpu_context_download: no image");
+    imgpu_image *res = imgpu_image_new(in->width, in->height, in->channels, in->depth);
+    if (!res)
+        return -1;
+    pthread_mutex_t *lock;
+    int prev, rc = 0;
+    devstate *st = enter(ctx, &lock, &prev);
+    if (!st) {
+        imgpu_image_free(res);
+        return -1;
+    }
+    const size_t row = (size_t)in->width * in->channels * (in->depth / 8);
+    if ((rc = wait_caller(st, (cudaStream_t)stream)) != 0)
+        goto fail;
+    IMGPU_CUDA_TRY(cudaMemcpy2DAsync(res->data, res->stride, in->data, in->stride, row, in->height,
+                                     cudaMemcpyDeviceToHost, st->stream));
+    IMGPU_CUDA_TRY(cudaStreamSynchronize(st->stream));
+    *out = res;
+    leave(lock, prev, st);
+    return 0;
+fail:
+    imgpu_image_free(res);
+    leave(lock, prev, st);
+    return fail_rc(rc);
+}
+
+/* ---- batched JPEG ------------------------------------------------------------------------------- */
+
+static char *dup_message(const char *m)
+{
+    char *s = strdup(m && *m ? m : "failed");
+    return s;
+}
+
+#ifdef IMGPU_HAVE_NVJPEG
+/* The frame size and whether an EXIF orientation other than 1 is there (from the markers). */
+static void jpeg_header(const unsigned char *b, size_t n, int *w, int *h, int *turned)
+{
+    *w = *h = 0;
+    *turned = 0;
+    size_t i = 2;
+    while (n >= 4 && i + 4 <= n && b[i] == 0xFF) {
+        const int m = b[i + 1];
+        if (m == 0xFF) {
+            i++;
+            continue;
+        }
+        if (m == 0xDA)
+            break;
+        const size_t L = (size_t)b[i + 2] << 8 | b[i + 3];
+        if (L < 2 || i + 2 + L > n)
+            break;
+        const unsigned char *d = b + i + 4;
+        if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC && L >= 8) {
+            *h = d[1] << 8 | d[2];
+            *w = d[3] << 8 | d[4];
+        } else if (m == 0xE1) {
+            size_t k = imgpu_exif_skip_header(d, L - 2);
+            imgpu_exif_info ex;
+            if (k && imgpu_exif_parse(d + k, L - 2 - k, &ex) == 0 && ex.orientation > 1)
+                *turned = 1;
+        }
+        i += 2 + L;
+    }
+}
+#endif
+
+/* Item i on the CPU: decoded by the library's loaders, uploaded (8-bit gray or RGB stay as
+ * they are; others as the loaders give them). */
+static int cpu_item(devstate *st, const unsigned char *data, size_t len, int auto_orient, int i,
+                    imgpu_device_image **out, char **err)
+{
+    int rc = 0;
+    char name[48];
+    snprintf(name, sizeof name, "<item %d>", i);
+    imgpu_load_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.no_auto_orient = !auto_orient;
+    void *mem = NULL;
+    imgpu_image *im = NULL;
+    if (imgpu_load_options_from_env(&lo) < 0 || !(im = imgpu_image_load_memory(data, len, name, &lo))) {
+        *err = dup_message(imgpu_error_message());
+        return 0;
+    }
+    const size_t row = (size_t)im->width * im->channels * (im->depth / 8);
+    IMGPU_CUDA_TRY(cudaMallocAsync(&mem, row * im->height, st->stream));
+    IMGPU_CUDA_TRY(cudaMemcpy2DAsync(mem, row, im->data, im->stride, row, im->height, cudaMemcpyHostToDevice,
+                                     st->stream));
+    if (!(out[i] = owned(st, mem, im->width, im->height, im->channels, im->depth))) {
+        rc = -1;
+        goto fail;
+    }
+    imgpu_image_free(im);
+    return 0;
+fail:
+    if (mem)
+        cudaFreeAsync(mem, st->stream);
+    imgpu_image_free(im);
+    *err = dup_message(imgpu_error_message());
+    return rc == IMGPU_CUDA_STICKY ? rc : 0;
+}
+
+int imgpu_context_decode_batch(imgpu_context *ctx, int n, const unsigned char *const *data, const size_t *len,
+                               int auto_orient, void *stream, imgpu_device_image **out, char **errors)
+{
+    if (n < 0 || (n > 0 && (!data || !len || !out || !errors)))
+        return imgpu_error("imgpu_context_decode_batch: bad arguments");
+    for (int i = 0; i < n; i++) {
+        out[i] = NULL;
+        errors[i] = NULL;
+    }
+    pthread_mutex_t *lock;
+    int prev, rc = 0;
+    devstate *st = enter(ctx, &lock, &prev);
+    if (!st)
+        return -1;
+    const cudaStream_t cs = (cudaStream_t)stream;
+    if ((rc = wait_caller(st, cs)) != 0)
+        goto fail;
+#ifdef IMGPU_HAVE_NVJPEG
+    if (!st->jpeg && !(st->jpeg = imgpu_cuda_jpeg_new()))
+        imgpu_error_clear();   /* no nvJPEG here: every item on the CPU */
+    int idx[IMGPU_JPEG_BATCH], route[IMGPU_JPEG_BATCH], ch[IMGPU_JPEG_BATCH], w[IMGPU_JPEG_BATCH], h[IMGPU_JPEG_BATCH];
+    int ok[IMGPU_JPEG_BATCH], how[IMGPU_JPEG_BATCH];
+    const unsigned char *bd[IMGPU_JPEG_BATCH], *d_img[IMGPU_JPEG_BATCH];
+    size_t bl[IMGPU_JPEG_BATCH];
+    int k = 0;
+    for (int i = 0; i <= n; i++) {
+        if (i < n) {
+            int c = 0, turned, ww, hh;
+            const int r = st->jpeg ? imgpu_cuda_jpeg_route(data[i], len[i], &c) : IMGPU_JPEG_CPU;
+            jpeg_header(data[i], len[i], &ww, &hh, &turned);
+            if (r == IMGPU_JPEG_CPU || ww < 1 || hh < 1 || (turned && auto_orient)) {
+                if ((rc = cpu_item(st, data[i], len[i], auto_orient, i, out, &errors[i])) != 0)
+                    goto fail;
+                continue;
+            }
+            idx[k] = i;
+            route[k] = r;
+            ch[k] = c;
+            w[k] = ww;
+            h[k] = hh;
+            bd[k] = data[i];
+            bl[k] = len[i];
+            k++;
+        }
+        if (k == IMGPU_JPEG_BATCH || (i == n && k > 0)) {
+            /* the pool is reused by the next decode: the copies out of it finish first */
+            IMGPU_CUDA_TRY(cudaStreamSynchronize(st->stream));
+            rc = imgpu_cuda_jpeg_decode(st->jpeg, k, bd, bl, route, ch, w, h, d_img, ok, how);
+            if (rc == IMGPU_CUDA_STICKY)
+                goto fail;
+            for (int j = 0; j < k; j++) {
+                const int it = idx[j];
+                if (rc || !ok[j]) {   /* refused (or the batch failed): the CPU decodes it */
+                    int r2 = cpu_item(st, bd[j], bl[j], auto_orient, it, out, &errors[it]);
+                    if (r2) {
+                        rc = r2;
+                        goto fail;
+                    }
+                    continue;
+                }
+                void *mem = NULL;
+                const size_t bytes = (size_t)w[j] * h[j] * ch[j];
+                IMGPU_CUDA_TRY(cudaMallocAsync(&mem, bytes, st->stream));
+                IMGPU_CUDA_TRY(cudaMemcpyAsync(mem, d_img[j], bytes, cudaMemcpyDeviceToDevice, st->stream));
+                if (!(out[it] = owned(st, mem, w[j], h[j], ch[j], 8))) {
+                    cudaFreeAsync(mem, st->stream);
+                    errors[it] = dup_message("out of memory");
+                }
+            }
+            rc = 0;
+            k = 0;
+        }
+    }
+#else
+    for (int i = 0; i < n; i++)
+        if ((rc = cpu_item(st, data[i], len[i], auto_orient, i, out, &errors[i])) != 0)
+            goto fail;
+#endif
+    if ((rc = signal_caller(st, cs, NULL)) != 0)
+        goto fail;
+    leave(lock, prev, st);
+    return 0;
+fail:
+    for (int i = 0; i < n; i++) {
+        imgpu_device_image_free(out[i], NULL, 0);
+        out[i] = NULL;
+        free(errors[i]);
+        errors[i] = NULL;
+    }
+    leave(lock, prev, st);
+    return fail_rc(rc);
+}
+
+int imgpu_context_encode_jpeg(imgpu_context *ctx, const imgpu_device_image *in, int quality, int subsampling,
+                              int optimize, int progressive, void *stream, unsigned char **buf, size_t *len)
+{
+#ifdef IMGPU_HAVE_NVJPEG
+    if (!in || !in->data || !buf || !len)
+        return imgpu_error("imgpu_context_encode_jpeg: no image");
+    if (in->depth != 8 || (in->channels != 1 && in->channels != 3))
+        return 1;
+    pthread_mutex_t *lock;
+    int prev, rc = 0;
+    devstate *st = enter(ctx, &lock, &prev);
+    if (!st)
+        return -1;
+    if (!st->jpeg && !(st->jpeg = imgpu_cuda_jpeg_new())) {
+        leave(lock, prev, st);
+        imgpu_error_clear();
+        return 1;
+    }
+    const size_t row = (size_t)in->width * in->channels;
+    const unsigned char *src = in->data;
+    if ((rc = wait_caller(st, (cudaStream_t)stream)) != 0)
+        goto fail;
+    if (in->stride != row) {
+        if ((rc = grow(st, &st->d_in, &st->in_bytes, row * in->height + 64)) != 0)
+            goto fail;
+        IMGPU_CUDA_TRY(cudaMemcpy2DAsync(st->d_in, row, in->data, in->stride, row, in->height,
+                                         cudaMemcpyDeviceToDevice, st->stream));
+        src = st->d_in;
+    }
+    const imgpu_cuda_jpeg_params p = {quality, subsampling, optimize, progressive};
+    rc = imgpu_cuda_jpeg_encode(st->jpeg, src, in->width, in->height, in->channels, &p, st->stream, buf, len);
+    leave(lock, prev, st);
+    return fail_rc(rc);
+fail:
+    leave(lock, prev, st);
+    return fail_rc(rc);
+#else
+    (void)ctx, (void)in, (void)quality, (void)subsampling, (void)optimize, (void)progressive, (void)stream;
+    (void)buf, (void)len;
+    return 1;
+#endif
+}
