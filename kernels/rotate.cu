@@ -9,12 +9,16 @@
  * in float, with __fmul_rn/__fadd_rn so that nvcc cannot contract into FMAs the CPU
  * reference does not do: nearest and the tap positions of bicubic then agree bit for bit.
  *  - nearest: the texel containing (sx, sy), fetched at its exact centre with point sampling.
- *  - bilinear: one hardware-filtered fetch (weights with 8 fractional bits; the CPU models it).
+ *  - bilinear: one hardware-filtered fetch (weights with 8 fractional bits; the CPU models it),
+ *    except on images with alpha: the hardware blends straight colour, and the premultiplied
+ *    rule (src/op.h, premul.cuh) needs each tap's alpha, so gray+alpha and RGBA take 4 point
+ *    fetches and the CPU's integer formula (bilinear_premul), equal to it bit for bit.
  *  - bicubic: Keys a = -0.75 (OpenCV INTER_CUBIC) from 16 taps; its negative lobes rule out
  *    the 4-bilinear-fetch trick, which only fits all-positive (B-spline) weights. Gray images
  *    take the 16 taps in 4 tex2Dgather fetches (2 x 2 texels each) from an array made for
  *    gathers (texture.c); other channel counts take 16 point fetches (a gather returns one
  *    channel). The taps and the arithmetic are the same either way, so the bytes are too.
+ *    With alpha the colour is premultiplied (src/cpu/rotate.c, "Alpha"), in the CPU's order.
  * Each thread writes 4 consecutive pixels of a row with one wide store.
  * Quarter turns are exact permutations: turn_kernel, a shared-memory tiled transpose.
  */
@@ -23,6 +27,7 @@
 #include <type_traits>
 
 #include "kernels.h"
+#include "premul.cuh"
 #include "tuning.h"
 
 template <int C> struct tex_t;
@@ -55,6 +60,105 @@ static __device__ __forceinline__ void cubic_weights(float t, float w[4])
     w[3] = __fadd_rn(__fadd_rn(__fadd_rn(1.0f, -w[0]), -w[1]), -w[2]);
 }
 
+static __device__ __forceinline__ int weight8(float t) /* the texture unit's 8 fractional bits */
+{
+    const int a = (int)roundf(__fmul_rn(t, 256.0f)); /* roundf: half away from zero, as the CPU */
+    return a < 0 ? 0 : (a > 256 ? 256 : a);
+}
+
+/* Bilinear of an image with alpha (C = 2 or 4, alpha last): the CPU's bilinear_premul
+ * (src/cpu/rotate.c), exact integers. Taps t[k] = p00, p10, p01, p11 as numbers of 8 or 16
+ * bits (D), integer weights w[k] summing to 65536. Sa = sum w a < 2^32; the premultiplied sum
+ * fits 32 bits at 8 bits (<= 65536 * 255 * 255, plus Sa / 2: premul.cuh), 48 at 16. */
+template <int C, int D>
+static __device__ __forceinline__ void bilinear_premul(const uint32_t w[4], const uint32_t t[4][4], uint32_t *res)
+{
+    constexpr int AL = C - 1;
+    const uint32_t sa = w[0] * t[0][AL] + w[1] * t[1][AL] + w[2] * t[2][AL] + w[3] * t[3][AL];
+    res[AL] = (sa + 32768u) >> 16;
+    const bool same = t[0][AL] == t[1][AL] && t[0][AL] == t[2][AL] && t[0][AL] == t[3][AL];
+#pragma unroll
+    for (int c = 0; c < AL; c++) {
+        if (sa == 0 || same) { /* the straight formula (the same value when the alphas agree) */
+            res[c] = (w[0] * t[0][c] + w[1] * t[1][c] + w[2] * t[2][c] + w[3] * t[3][c] + 32768u) >> 16;
+        } else if (D == 8) {
+            uint32_t m = 0;
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                m += w[k] * (t[k][AL] * t[k][c]);
+            res[c] = imgpu__unpremul_exact32(m, sa);
+        } else {
+            uint64_t m = 0;
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                m += (uint64_t)w[k] * (t[k][AL] * t[k][c]);
+            res[c] = imgpu__unpremul_exact(m, sa);
+        }
+    }
+}
+
+/* Bicubic accumulators of one sample: the straight sums acc[c] of every channel and, with
+ * alpha (C = 2 or 4), the premultiplied sums accm[c] of the colour channels, each in the CPU's
+ * order (rows left to right from 0, then rows top to bottom from 0), and whether every tap's
+ * alpha equals the first one's. */
+template <int C>
+struct cubic_acc {
+    float acc[4], accm[4], row[4], rowm[4];
+    float a0;
+    bool same;
+    __device__ __forceinline__ void start()
+    {
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            acc[c] = accm[c] = 0.f;
+        same = true;
+    }
+    __device__ __forceinline__ void start_row()
+    {
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            row[c] = rowm[c] = 0.f;
+    }
+    /* tap v[] (exact integers as floats) with weight wx; first: the first tap of the 16 */
+    __device__ __forceinline__ void tap(const float *v, float wx, bool first)
+    {
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            row[c] = __fadd_rn(row[c], __fmul_rn(wx, v[c]));
+        if constexpr (C == 2 || C == 4) {
+            constexpr int AL = C - 1;
+            if (first)
+                a0 = v[AL];
+            same = same && v[AL] == a0;
+#pragma unroll
+            for (int c = 0; c < AL; c++)
+                rowm[c] = __fadd_rn(rowm[c], __fmul_rn(wx, imgpu__premul(v[c], v[AL])));
+        }
+    }
+    __device__ __forceinline__ void end_row(float wy)
+    {
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            acc[c] = __fadd_rn(acc[c], __fmul_rn(wy, row[c]));
+        if constexpr (C == 2 || C == 4) {
+#pragma unroll
+            for (int c = 0; c < C - 1; c++)
+                accm[c] = __fadd_rn(accm[c], __fmul_rn(wy, rowm[c]));
+        }
+    }
+    /* channel c's value before rounding: the straight sum, or for a colour channel of an image
+     * with alpha whose taps' alphas differ and whose alpha sum is positive, M / A clamped */
+    __device__ __forceinline__ float value(int c, float maxv) const
+    {
+        if constexpr (C == 2 || C == 4) {
+            constexpr int AL = C - 1;
+            if (c < AL && !same && acc[AL] > 0.0f)
+                return imgpu__unpremul(accm[c], acc[AL], maxv);
+        }
+        return acc[c];
+    }
+};
+
 template <int C, int F>
 static __device__ __forceinline__ void sample(cudaTextureObject_t tl, cudaTextureObject_t tp, float sx, float sy, int *px)
 {
@@ -65,6 +169,23 @@ static __device__ __forceinline__ void sample(cudaTextureObject_t tl, cudaTextur
 #pragma unroll
         for (int c = 0; c < C; c++)
             px[c] = to_u8(__fmul_rn(a[c], 255.0f));
+    } else if (F == 1 && (C == 2 || C == 4)) { /* premultiplied: 4 point fetches, the CPU's integers */
+        const float x = __fadd_rn(sx, -0.5f), y = __fadd_rn(sy, -0.5f);
+        const float ix = floorf(x), iy = floorf(y);
+        const uint32_t A = (uint32_t)weight8(__fadd_rn(x, -ix)), B = (uint32_t)weight8(__fadd_rn(y, -iy));
+        const uint32_t w[4] = {(256u - A) * (256u - B), A * (256u - B), (256u - A) * B, A * B};
+        uint32_t t[4][4], res[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) { /* p00, p10, p01, p11; outside: the border colour = background */
+            to_array(tex2D<T>(tp, ix + (float)(k & 1) + 0.5f, iy + (float)(k >> 1) + 0.5f), a);
+#pragma unroll
+            for (int c = 0; c < C; c++) /* texel back to its exact 0..255 integer */
+                t[k][c] = (uint32_t)rintf(__fmul_rn(a[c], 255.0f));
+        }
+        bilinear_premul<C, 8>(w, t, res);
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            px[c] = (int)res[c];
     } else if (F == 1) {
         to_array(tex2D<T>(tl, sx, sy), a);
 #pragma unroll
@@ -109,24 +230,24 @@ static __device__ __forceinline__ void sample(cudaTextureObject_t tl, cudaTextur
         float wx[4], wy[4];
         cubic_weights(__fadd_rn(x, -ix), wx);
         cubic_weights(__fadd_rn(y, -iy), wy);
-        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+        cubic_acc<C> s;
+        s.start();
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-            float row[4] = {0.f, 0.f, 0.f, 0.f};
+            s.start_row();
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 to_array(tex2D<T>(tp, ix + (float)(i - 1) + 0.5f, iy + (float)(j - 1) + 0.5f), a);
 #pragma unroll
                 for (int c = 0; c < C; c++) /* texel back to its exact 0..255 integer */
-                    row[c] = __fadd_rn(row[c], __fmul_rn(wx[i], rintf(__fmul_rn(a[c], 255.0f))));
+                    a[c] = rintf(__fmul_rn(a[c], 255.0f));
+                s.tap(a, wx[i], i == 0 && j == 0);
             }
-#pragma unroll
-            for (int c = 0; c < C; c++)
-                acc[c] = __fadd_rn(acc[c], __fmul_rn(wy[j], row[c]));
+            s.end_row(wy[j]);
         }
 #pragma unroll
         for (int c = 0; c < C; c++)
-            px[c] = to_u8(acc[c]);
+            px[c] = to_u8(s.value(c, 255.0f));
     }
 }
 
@@ -505,7 +626,8 @@ extern "C" cudaError_t imgpu_launch_rgb_to_surface(const uint8_t *d_rgb, int w, 
  * the precision of the texture unit's filtering of 16-bit texels is not documented, so the taps
  * are fetched one by one and blended in software with the CPU reference's own arithmetic
  * (src/cpu/rotate.c: bilinear in integers with the texture unit's 8-bit weights, bicubic in
- * float in the same order), which makes the GPU equal to the CPU bit for bit; and with point
+ * float in the same order, colour premultiplied by alpha as there), which makes the GPU equal
+ * to the CPU bit for bit; and with point
  * taps only, a texture would buy little for the copy it needs (RGB16 has no 3-channel texel
  * format). The background is the 8-bit one times 257. One pixel per thread: 16-bit rotation
  * has no speed target, it has to be exact. Quarter turns are a plain permutation. */
@@ -523,12 +645,6 @@ static __device__ __forceinline__ void tap16(const uint16_t *in, int w, int h, i
         for (int c = 0; c < C; c++)
             v[c] = __ldg(p + c);
     }
-}
-
-static __device__ __forceinline__ int weight8(float t) /* the texture unit's 8 fractional bits */
-{
-    const int a = (int)roundf(__fmul_rn(t, 256.0f)); /* roundf: half away from zero, as the CPU */
-    return a < 0 ? 0 : (a > 256 ? 256 : a);
 }
 
 template <int C, int F>
@@ -557,37 +673,43 @@ static __global__ void __launch_bounds__(256) rotate16_kernel(const uint16_t *in
         const int i = (int)fi, j = (int)fj;
         if (F == 1) {
             const uint32_t A = (uint32_t)weight8(__fadd_rn(x, -fi)), B = (uint32_t)weight8(__fadd_rn(y, -fj));
-            uint32_t p00[4], p10[4], p01[4], p11[4];
-            tap16<C>(in, g.in_w, g.in_h, i, j, bg, p00);
-            tap16<C>(in, g.in_w, g.in_h, i + 1, j, bg, p10);
-            tap16<C>(in, g.in_w, g.in_h, i, j + 1, bg, p01);
-            tap16<C>(in, g.in_w, g.in_h, i + 1, j + 1, bg, p11);
+            uint32_t t[4][4];
+            tap16<C>(in, g.in_w, g.in_h, i, j, bg, t[0]);
+            tap16<C>(in, g.in_w, g.in_h, i + 1, j, bg, t[1]);
+            tap16<C>(in, g.in_w, g.in_h, i, j + 1, bg, t[2]);
+            tap16<C>(in, g.in_w, g.in_h, i + 1, j + 1, bg, t[3]);
+            const uint32_t w[4] = {(256u - A) * (256u - B), A * (256u - B), (256u - A) * B, A * B};
+            if constexpr (C == 2 || C == 4) {
+                bilinear_premul<C, 16>(w, t, res);
+            } else {
 #pragma unroll
-            for (int c = 0; c < C; c++) /* the weights sum to 65536: < 2^32 for 16-bit taps */
-                res[c] = ((256u - A) * (256u - B) * p00[c] + A * (256u - B) * p10[c] + (256u - A) * B * p01[c] +
-                          A * B * p11[c] + 32768u) >> 16;
+                for (int c = 0; c < C; c++) /* the weights sum to 65536: < 2^32 for 16-bit taps */
+                    res[c] = (w[0] * t[0][c] + w[1] * t[1][c] + w[2] * t[2][c] + w[3] * t[3][c] + 32768u) >> 16;
+            }
         } else {
-            float wx[4], wy[4], acc[4] = {0.f, 0.f, 0.f, 0.f};
+            float wx[4], wy[4];
             cubic_weights(__fadd_rn(x, -fi), wx);
             cubic_weights(__fadd_rn(y, -fj), wy);
+            cubic_acc<C> s;
+            s.start();
 #pragma unroll
             for (int r = 0; r < 4; r++) {
-                float row[4] = {0.f, 0.f, 0.f, 0.f};
+                s.start_row();
 #pragma unroll
                 for (int k = 0; k < 4; k++) {
                     uint32_t t[4];
+                    float v[4];
                     tap16<C>(in, g.in_w, g.in_h, i - 1 + k, j - 1 + r, bg, t);
 #pragma unroll
                     for (int c = 0; c < C; c++)
-                        row[c] = __fadd_rn(row[c], __fmul_rn(wx[k], (float)t[c]));
+                        v[c] = (float)t[c];
+                    s.tap(v, wx[k], r == 0 && k == 0);
                 }
-#pragma unroll
-                for (int c = 0; c < C; c++)
-                    acc[c] = __fadd_rn(acc[c], __fmul_rn(wy[r], row[c]));
+                s.end_row(wy[r]);
             }
 #pragma unroll
             for (int c = 0; c < C; c++) {
-                const int q = __float2int_rd(__fadd_rn(acc[c], 0.5f));
+                const int q = __float2int_rd(__fadd_rn(s.value(c, 65535.0f), 0.5f));
                 res[c] = (uint32_t)(q < 0 ? 0 : (q > 65535 ? 65535 : q));
             }
         }

@@ -21,6 +21,20 @@
  *  - rotate: angle in degrees, counterclockwise positive as seen on screen, about the
  *    image's geometric centre (w/2, h/2) with pixel centres at (x + 0.5, y + 0.5).
  *    Multiples of 90 degrees are exact pixel permutations whatever the filter.
+ *  - interpolating filters (rotate's bilinear and bicubic; resize's, next) on an image with
+ *    alpha (2 or 4 channels, alpha last, stored straight) mix colour premultiplied by alpha:
+ *    over the taps k with weights w_k, background taps included (a transparent background
+ *    adds nothing, an opaque one is a tap like any other), samples in the image's units
+ *    (0..255 or 0..65535), at 8 and 16 bits alike:
+ *        alpha  A = sum w_k a_k                  rounded and clamped as any sample
+ *        colour M = sum w_k (c_k * a_k)           in the order of A's sum
+ *               c = M / A when A > 0, else the straight sum w_k c_k; clamped, then rounded
+ *    Integer weights (bilinear) compute c exactly in integers (rounded half up); float
+ *    weights (bicubic) premultiply in float (one rounded product), divide once, clamp to
+ *    0..max, then round, and keep the straight sum when all taps share one alpha (so opaque
+ *    and fully transparent regions keep their bytes). src/cpu/rotate.c states each filter's
+ *    operations; src/backend/cpu/premul.h and kernels/premul.cuh hold the helpers, the same arithmetic.
+ *    Nearest and quarter turns copy pixels and need no rule.
  */
 #ifndef IMGPU_OP_H
 #define IMGPU_OP_H

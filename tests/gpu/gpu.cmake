@@ -1,7 +1,8 @@
 # gpu.cmake — C tests of the CUDA backend (label gpu), built only with it; they exit 77
 # (skipped) where no usable GPU exists. Registered by imgpu_add_c_test(... GPU).
 #   test_gpu_scan   the scans against a sequential scan
-#   test_gpu_ops    histograms, both fused equalize kernels, both rotation thread layouts, chains
+#   test_gpu_ops    histograms, both fused equalize kernels, both rotation thread layouts
+#                   (premultiplied alpha bit for bit at 8 and 16 bits: issue 30), chains
 #                   and sessions against the CPU reference
 #   test_gpu_clahe  CUDA CLAHE, 16-bit equalize and the formulas against the CPU, bit for bit
 # (The golden cases register .cuda variants too: golden/golden.cmake. robust/robust_gpu.sh runs

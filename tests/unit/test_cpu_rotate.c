@@ -9,6 +9,7 @@
  * comparison is tests/opencv/opencv_rotate.py (8 and 16 bits, every filter). */
 #include "cpu/cpu.h"
 #include "error.h"
+#include "io.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -550,7 +551,11 @@ static void exact16(void)
 /* Bilinear at 16 bits from its definition, in double: A and B as rotate.c quantizes them (the
  * float fraction x - floor(x), times 256, rounded half away from zero), then the exact sum of
  * (256-A)(256-B)/65536 p00 + A(256-B)/65536 p10 + (256-A)B/65536 p01 + AB/65536 p11 (every
- * term a multiple of 2^-16 below 2^16: exact in double), rounded half up. */
+ * term a multiple of 2^-16 below 2^16: exact in double), rounded half up. A colour channel of
+ * an image with alpha (premultiplied, op.h): sum W a c / sum W a with the integer weights W,
+ * both sums exact in double (< 2^48), their quotient correctly rounded, which decides the
+ * half-up rounding right (a quotient within 2^-33 of n + 1/2 is n + 1/2 itself: the ulp
+ * there is 2^-36); sum W a = 0 keeps the straight sum. */
 static uint16_t bilinear16_oracle(const imgpu_image *im, float sx, float sy, const uint16_t bg[4],
                                   int k)
 {
@@ -558,20 +563,51 @@ static uint16_t bilinear16_oracle(const imgpu_image *im, float sx, float sy, con
     const float ax = x - floorf(x), by = y - floorf(y);
     const double A = floor((double)ax * 256.0 + 0.5), B = floor((double)by * 256.0 + 0.5);
     const int i = (int)floorf(x), j = (int)floorf(y);
-    double sum = 0.0;
+    const int al = im->channels == 2 || im->channels == 4 ? im->channels - 1 : -1;
+    double sum = 0.0, sa = 0.0, sc = 0.0;
     for (int dj = 0; dj < 2; dj++)
         for (int di = 0; di < 2; di++) {
             const int xi = i + di, yj = j + dj;
             const int in = xi >= 0 && yj >= 0 && xi < im->width && yj < im->height;
-            const double wgt = (di ? A : 256.0 - A) * (dj ? B : 256.0 - B) / 65536.0;
-            sum += wgt * (in ? s16(im, xi, yj, k) : bg[k]);
+            const double wgt = (di ? A : 256.0 - A) * (dj ? B : 256.0 - B);
+            const double v = in ? s16(im, xi, yj, k) : bg[k];
+            sum += wgt / 65536.0 * v;
+            if (al >= 0 && k != al) {
+                const double a = in ? s16(im, xi, yj, al) : bg[al];
+                sa += wgt * a;
+                sc += wgt * a * v;
+            }
         }
+    if (sa > 0.0)
+        return (uint16_t)floor(sc / sa + 0.5);
     return (uint16_t)floor(sum + 0.5);
 }
 
-/* Keys bicubic at 16 bits in double (weights from the same float t), rounded and clamped. */
-static double bicubic16_oracle(const imgpu_image *im, float sx, float sy, const uint16_t bg[4],
-                               int k)
+/* Keys weights in float, in the order rotate.c states (its cubic_weights), for the
+ * premultiplied part of the oracle below. */
+static void keys_float(float t, float w[4])
+{
+    const float A = -0.75f, t1 = t + 1.0f, u = 1.0f - t;
+    volatile float v; /* one rounding per operation, no fma */
+    v = A * t1; v = v - 5.0f * A; v = v * t1; v = v + 8.0f * A; v = v * t1; w[0] = v - 4.0f * A;
+    v = (A + 2.0f) * t; v = v - (A + 3.0f); v = v * t; v = v * t; w[1] = v + 1.0f;
+    v = (A + 2.0f) * u; v = v - (A + 3.0f); v = v * u; v = v * u; w[2] = v + 1.0f;
+    v = 1.0f - w[0]; v = v - w[1]; w[3] = v - w[2];
+}
+
+/* Keys bicubic at 16 bits in double (weights from the same float t), unrounded. A colour
+ * channel of an image with alpha (premultiplied, op.h): M / A unless the 16 taps share one
+ * alpha or A <= 0 (then the straight sum), clamped to 0..65535. M and A are summed in double
+ * over the float weights rotate.c defines (keys_float): where A is small beside the sum of
+ * |w a|, M / A magnifies any difference in the weights, and the straight channels already hold
+ * those weights to the double Keys formula. *err (may be NULL): for M / A, a bound on the float
+ * implementation's distance from it before rounding: float rounds each of the ~10 operations
+ * on a path by at most 2^-24 relative, so M and A are within 2^-20 of their sums of
+ * magnitudes S_M, S_A, and M / A within (2^-20 S_M + |M/A| 2^-20 S_A) / (A - 2^-20 S_A);
+ * infinite where A is within 2^-20 S_A of 0 (float may take the other branch there); 0 for
+ * the straight sum (its tolerance of 1 stands). */
+static double bicubic16_oracle_err(const imgpu_image *im, float sx, float sy, const uint16_t bg[4],
+                                   int k, double *err)
 {
     const float x = sx - 0.5f, y = sy - 0.5f;
     const int i = (int)floorf(x), j = (int)floorf(y);
@@ -586,13 +622,41 @@ static double bicubic16_oracle(const imgpu_image *im, float sx, float sy, const 
         w[d][2] = (A + 2) * c * c * c - (A + 3) * c * c + 1;
         w[d][3] = A * e * e * e - 5 * A * e * e + 8 * A * e - 4 * A;
     }
-    double v = 0.0;
+    float wf[2][4];
+    keys_float(x - floorf(x), wf[0]);
+    keys_float(y - floorf(y), wf[1]);
+    const int al = im->channels == 2 || im->channels == 4 ? im->channels - 1 : -1;
+    const double rel = ldexp(1.0, -20);
+    double v = 0.0, ma = 0.0, sm = 0.0, aa = 0.0, sa = 0.0;
+    int same = 1, first = -1;
     for (int r = 0; r < 4; r++)
         for (int q = 0; q < 4; q++) {
             const int xi = i - 1 + q, yj = j - 1 + r;
             const int in = xi >= 0 && yj >= 0 && xi < im->width && yj < im->height;
-            v += w[1][r] * w[0][q] * (in ? s16(im, xi, yj, k) : bg[k]);
+            const double c = in ? s16(im, xi, yj, k) : bg[k];
+            v += w[1][r] * w[0][q] * c;
+            if (al >= 0 && k != al) {
+                const int a = in ? s16(im, xi, yj, al) : bg[al];
+                const double wq = (double)wf[1][r] * (double)wf[0][q];
+                if (first < 0)
+                    first = a;
+                same &= a == first;
+                ma += wq * a * c;
+                sm += fabs(wq) * a * c;
+                aa += wq * a;
+                sa += fabs(wq) * a;
+            }
         }
+    double e = 0.0;
+    if (al >= 0 && k != al && !same && aa > rel * sa) {
+        v = ma / aa;
+        e = (rel * sm + fabs(v) * rel * sa) / (aa - rel * sa);
+        v = v < 0.0 ? 0.0 : v > 65535.0 ? 65535.0 : v;
+    } else if (al >= 0 && k != al && !same && aa > -rel * sa) {
+        e = INFINITY; /* A about 0: the float sum may fall on either side */
+    }
+    if (err)
+        *err = e;
     return v;
 }
 
@@ -784,7 +848,10 @@ static void bicubic16(void)
 
     /* 16-bit noise: within 1 of the double-precision Keys sum rounded and clamped (the float sum
      * of 16 products below 1.3e5 carries an error of a few hundredths at most), exact at pixel
-     * centres (weights 0, 1, 0, 0 exactly) */
+     * centres (weights 0, 1, 0, 0 exactly). The premultiplied colour of an image with alpha
+     * (random alphas: the worst case, lobes cancelling): within 1, or the oracle's error bound
+     * where A is small beside the sum of |w a| and M / A amplifies the float error; where A is
+     * about 0 (the bound is infinite: float may keep the straight sum) only the range holds. */
     const int nsizes[][3] = {{6, 5, 2}, {4, 4, 3}, {1, 3, 1}, {9, 2, 4}};
     uint16_t out[4];
     for (size_t s = 0; s < sizeof nsizes / sizeof nsizes[0]; s++) {
@@ -792,7 +859,7 @@ static void bicubic16(void)
         imgpu_image *n16 = random_image16(w, h, c);
         const uint8_t bg8[4] = {200, 3, 255, 77};
         const uint16_t bg16[4] = {200 * 257, 3 * 257, 65535, 77 * 257};
-        int bad = 0, exact = 0, centres = 1;
+        int bad = 0, exact = 0, centres = 1, loose = 0, unsure = 0;
         for (int y = 0; y < h; y++)
             for (int x = 0; x < w; x++) {
                 imgpu_cpu_rotate_sample(n16, IMGPU_FILTER_BICUBIC, x + 0.5f, y + 0.5f, bg8,
@@ -805,16 +872,27 @@ static void bicubic16(void)
             const float sx = rnd_coord(w), sy = rnd_coord(h);
             imgpu_cpu_rotate_sample(n16, IMGPU_FILTER_BICUBIC, sx, sy, bg8, (uint8_t *)out);
             for (int k = 0; k < c; k++) {
-                double v = floor(bicubic16_oracle(n16, sx, sy, bg16, k) + 0.5);
+                double e;
+                double v = floor(bicubic16_oracle_err(n16, sx, sy, bg16, k, &e) + 0.5);
                 v = v < 0 ? 0 : v > 65535 ? 65535 : v;
-                bad += fabs(out[k] - v) > 1.0;
+                if (isinf(e)) {
+                    unsure++;
+                    continue;
+                }
+                const double tol = fmax(1.0, ceil(e));
+                loose += tol > 1.0;
+                if (fabs(out[k] - v) > tol && bad++ < 5)
+                    fprintf(stderr, "bicubic16 %dx%dx%d (%.9g, %.9g) ch %d: %d, oracle %.0f (bound %g)\n",
+                            w, h, c, sx, sy, k, out[k], v, tol);
                 exact += out[k] == v;
             }
         }
-        CHECKF(bad == 0, "bicubic16 points %dx%dx%d: %d samples more than 1 off the oracle", w, h,
-               c, bad);
-        printf("bicubic16 %dx%dx%d: %d of %d samples equal the double oracle, the rest within 1\n",
-               w, h, c, exact, 20000 * c);
+        CHECKF(bad == 0, "bicubic16 points %dx%dx%d: %d samples more than 1 (or the bound) off the oracle", w,
+               h, c, bad);
+        CHECKF(unsure + loose < 20000 * c / 50, "bicubic16 points %dx%dx%d: %d samples with A about 0, %d with a "
+               "bound over 1: the oracle checks too little", w, h, c, unsure, loose);
+        printf("bicubic16 %dx%dx%d: %d of %d samples equal the double oracle, the rest within 1 (%d within "
+               "a larger bound, %d with A about 0)\n", w, h, c, exact, 20000 * c, loose, unsure);
         /* beyond every tap: the background */
         imgpu_cpu_rotate_sample(n16, IMGPU_FILTER_BICUBIC, -2.6f, 1.0f, bg8, (uint8_t *)out);
         CHECK(!memcmp(out, bg16, (size_t)c * 2));
@@ -833,6 +911,235 @@ static void bicubic16(void)
     /* half-way: (0.59375 - 0.09375) * 65535 = 32767.5 -> 32768 (exact in float) */
     imgpu_cpu_rotate_sample(&st, IMGPU_FILTER_BICUBIC, 4.0f, 0.5f, edge, (uint8_t *)out);
     CHECKF(out[0] == 32768, "%d", out[0]);
+}
+
+/* ---- alpha: premultiplied interpolation (issue 30; op.h, rotate.c "Alpha") -----------------
+ * Transparent taps must not lend their colour to the mix: the colour of an edge pixel is that
+ * of the opaque side, whatever colour hides under alpha 0 (black, as the transparent
+ * background's; or anything an image keeps there). */
+
+static uint32_t sget(const imgpu_image *im, int x, int y, int k)
+{
+    return imgpu_sample_get(imgpu_image_row(im, y), im->depth, (size_t)x * im->channels + (size_t)k);
+}
+
+static void sput(imgpu_image *im, int x, int y, int k, uint32_t v)
+{
+    imgpu_sample_put(imgpu_image_row(im, y), im->depth, (size_t)x * im->channels + (size_t)k, v);
+}
+
+/* Worked by hand from rotate.c's formulas: a 2x1 pair sampled a quarter of the way across
+ * (x = 0.25: A = 64, B = 0; weights 3/4, 1/4), and a bicubic step. */
+static void premultiplied_values(void)
+{
+    const uint8_t bg[4] = {0};
+    for (int depth = 8; depth <= 16; depth += 8)
+        for (int c = 2; c <= 4; c += 2) {
+            const uint32_t s = depth == 16 ? 257 : 1, al = (uint32_t)c - 1;
+            imgpu_image *im = imgpu_image_new(2, 1, c, depth);
+            uint8_t out[8];
+            /* opaque red | transparent blue, half-way: alpha 127.5 -> 128; the colour is the
+             * opaque side's alone (straight alpha would give 128, 0, 128) */
+            for (int k = 0; k < c; k++) {
+                sput(im, 0, 0, k, (k == 0 || k == (int)al ? 255 : 0) * s);
+                sput(im, 1, 0, k, (k == 2 && c == 4 ? 255 : 0) * s);
+            }
+            imgpu_cpu_rotate_sample(im, IMGPU_FILTER_BILINEAR, 1.0f, 0.5f, bg, out);
+            const imgpu_image o = {1, 1, c, depth, (size_t)c * (size_t)depth / 8, out, 0};
+            CHECKF(sget(&o, 0, 0, 0) == 255 * s && sget(&o, 0, 0, (int)al) == (depth == 16 ? 32768u : 128u) &&
+                       (c == 2 || (sget(&o, 0, 0, 1) == 0 && sget(&o, 0, 0, 2) == 0)),
+                   "red | transparent blue, %d-bit %d channels: %u %u", depth, c, sget(&o, 0, 0, 0),
+                   sget(&o, 0, 0, (int)al));
+            /* colour 100 at alpha 200 | colour 200 at alpha 50, x = 0.25: alpha 162.5 -> 163,
+             * colour (0.75 * 200 * 100 + 0.25 * 50 * 200) / 162.5 = 107.69 -> 108 (straight:
+             * 125). 16 bits (samples * 257): alpha 41762.5 -> 41763, colour 27676.9 -> 27677 */
+            for (int k = 0; k < (int)al; k++) {
+                sput(im, 0, 0, k, 100 * s);
+                sput(im, 1, 0, k, 200 * s);
+            }
+            sput(im, 0, 0, (int)al, 200 * s);
+            sput(im, 1, 0, (int)al, 50 * s);
+            imgpu_cpu_rotate_sample(im, IMGPU_FILTER_BILINEAR, 0.75f, 0.5f, bg, out);
+            const uint32_t want_c = depth == 16 ? 27677 : 108, want_a = depth == 16 ? 41763 : 163;
+            int ok = sget(&o, 0, 0, (int)al) == want_a;
+            for (int k = 0; k < (int)al; k++)
+                ok &= sget(&o, 0, 0, k) == want_c;
+            CHECKF(ok, "partial alphas, %d-bit %d channels: colour %u alpha %u, want %u %u", depth, c,
+                   sget(&o, 0, 0, 0), sget(&o, 0, 0, (int)al), want_c, want_a);
+            imgpu_image_free(im);
+
+            /* bicubic across a step: transparent black | opaque colour 100. Half-way: alpha
+             * 127.5 -> 128 and colour 100 (straight: 50). Past the step (t = 0.25 on the
+             * opaque side) Keys overshoots, alpha 255 * 1.0352 clamps to 255, and the colour
+             * stays 100: M / A divides by the overshooting A, where M / 255 would give 103.5. */
+            imgpu_image *st = imgpu_image_new(8, 1, c, depth);
+            for (int x = 0; x < 8; x++)
+                for (int k = 0; k < c; k++)
+                    sput(st, x, 0, k, x < 4 ? 0 : (k == (int)al ? 255 : 100) * s);
+            imgpu_cpu_rotate_sample(st, IMGPU_FILTER_BICUBIC, 4.0f, 0.5f, bg, out);
+            CHECKF(sget(&o, 0, 0, 0) == 100 * s && sget(&o, 0, 0, (int)al) == (depth == 16 ? 32768u : 128u),
+                   "bicubic step half-way, %d-bit %d channels: %u %u", depth, c, sget(&o, 0, 0, 0),
+                   sget(&o, 0, 0, (int)al));
+            imgpu_cpu_rotate_sample(st, IMGPU_FILTER_BICUBIC, 5.25f, 0.5f, bg, out);
+            CHECKF(sget(&o, 0, 0, 0) == 100 * s && sget(&o, 0, 0, (int)al) == 255 * s,
+                   "bicubic overshoot, %d-bit %d channels: %u %u", depth, c, sget(&o, 0, 0, 0),
+                   sget(&o, 0, 0, (int)al));
+            /* before the step the lobe makes A < 0: alpha 0 */
+            imgpu_cpu_rotate_sample(st, IMGPU_FILTER_BICUBIC, 2.75f, 0.5f, bg, out);
+            CHECKF(sget(&o, 0, 0, (int)al) == 0, "bicubic undershoot, %d-bit: alpha %u", depth,
+                   sget(&o, 0, 0, (int)al));
+            imgpu_image_free(st);
+        }
+}
+
+/* An opaque square of one colour on a transparent field whose hidden colour is another,
+ * rotated (transparent background) at several angles by bilinear and bicubic, 8 and 16 bits,
+ * gray+alpha and RGBA: every output pixel with any alpha shows the square's colour exactly,
+ * none the field's (straight alpha darkens the rim toward the hidden black: the fringe of
+ * issue 30). Bilinear is exact by construction (M = colour * A in integers). Bicubic divides
+ * float sums: M / A is the colour within 2^-20 (|M| + colour |A|) / A, and where A >= 1/2 (an
+ * output alpha of at least 1) that is below 1/2 at 8 bits, so the rounding gives the colour;
+ * at 16 bits the bound reaches 1/2 only for alphas of a few levels, far below visible. */
+static void premultiplied_square(void)
+{
+    static const uint32_t colours[2][2][3] = {
+        {{255, 255, 255}, {0, 0, 0}},    /* white square, hidden black (the horse case) */
+        {{40, 90, 160}, {255, 255, 0}}}; /* dark blue square, hidden yellow */
+    const double angles[] = {45.0, 30.0, -17.5, 123.4};
+    for (int depth = 8; depth <= 16; depth += 8)
+        for (int c = 2; c <= 4; c += 2)
+            for (int cc = 0; cc < 2; cc++) {
+                const uint32_t s = depth == 16 ? 257 : 1;
+                const int al = c - 1, w = 23, h = 17;
+                imgpu_image *im = imgpu_image_new(w, h, c, depth);
+                for (int y = 0; y < h; y++)
+                    for (int x = 0; x < w; x++) {
+                        const int in = x >= 5 && x < 18 && y >= 4 && y < 13;
+                        for (int k = 0; k < al; k++)
+                            sput(im, x, y, k, colours[cc][in ? 0 : 1][c == 2 ? 0 : k] * s);
+                        sput(im, x, y, al, in ? 255 * s : 0);
+                    }
+                for (size_t a = 0; a < sizeof angles / sizeof *angles; a++)
+                    for (int f = 1; f < 3; f++) {
+                        imgpu_image *o = rot(im, angles[a], filters[f], 0);
+                        if (!o)
+                            continue;
+                        int partial = 0, off = 0;
+                        const uint32_t min_alpha = depth == 16 && f == 2 ? 257 : 1;
+                        for (int y = 0; y < o->height; y++)
+                            for (int x = 0; x < o->width; x++) {
+                                const uint32_t a8 = sget(o, x, y, al);
+                                if (a8 < min_alpha)
+                                    continue;
+                                partial += a8 < 255 * s;
+                                for (int k = 0; k < al; k++)
+                                    off += sget(o, x, y, k) != colours[cc][0][c == 2 ? 0 : k] * s;
+                            }
+                        CHECKF(off == 0 && partial > 20,
+                               "square %d-bit %d channels colour set %d, %g %s: %d samples off the square's colour "
+                               "(%d partly transparent pixels)",
+                               depth, c, cc, angles[a], filter_names[f], off, partial);
+                        imgpu_image_free(o);
+                    }
+                imgpu_image_free(im);
+            }
+}
+
+/* Where every tap shares one alpha, nothing changes: an opaque gray+alpha / RGBA image rotated
+ * onto an opaque background has the colour of the gray / RGB image rotated onto the same
+ * background, byte for byte (the background is a tap like any other), and alpha 255. */
+static void premultiplied_opaque(void)
+{
+    const double angles[] = {30.0, -17.5, 123.4};
+    for (int depth = 8; depth <= 16; depth += 8)
+        for (int c = 2; c <= 4; c += 2) {
+            const int w = 19, h = 11, al = c - 1;
+            imgpu_image *im = imgpu_image_new(w, h, c, depth), *plain = imgpu_image_new(w, h, c - 1, depth);
+            const uint32_t maxv = depth == 16 ? 65535 : 255;
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++) {
+                    for (int k = 0; k < al; k++) {
+                        const uint32_t v = rnd() & maxv;
+                        sput(im, x, y, k, v);
+                        sput(plain, x, y, k, v);
+                    }
+                    sput(im, x, y, al, maxv);
+                }
+            for (size_t a = 0; a < sizeof angles / sizeof *angles; a++)
+                for (int f = 1; f < 3; f++) {
+                    imgpu_rotate_params p = params(angles[a], filters[f], 0);
+                    p.has_background = 1;
+                    memcpy(p.background, (uint8_t[4]){48, 128, 192, 255}, 4);
+                    /* the gray image's background is R, the gray+alpha one's R and A */
+                    imgpu_image *o = imgpu_cpu_rotate(im, &p), *op = imgpu_cpu_rotate(plain, &p);
+                    int off = o && op ? 0 : -1;
+                    for (int y = 0; off >= 0 && y < o->height; y++)
+                        for (int x = 0; x < o->width; x++) {
+                            off += sget(o, x, y, al) != maxv;
+                            for (int k = 0; k < al; k++)
+                                off += sget(o, x, y, k) != sget(op, x, y, k);
+                        }
+                    CHECKF(off == 0, "opaque %d-bit %d channels %g %s: %d samples differ from the image without "
+                           "alpha", depth, c, angles[a], filter_names[f], off);
+                    imgpu_image_free(o);
+                    imgpu_image_free(op);
+                }
+            imgpu_image_free(im);
+            imgpu_image_free(plain);
+        }
+}
+
+/* The issue's case: assets/horse.png (white around the black horse, opaque) rotated 45 degrees
+ * onto the default transparent background. Its partly transparent rim (1,046 pixels) had a
+ * mean colour of 111 (the white mixed with the background's hidden black); it must have the
+ * colour of the image's own border, white. */
+static void horse_rim(void)
+{
+    const char *dir = getenv("IMGPU_ASSETS");
+    CHECKF(dir != NULL, "IMGPU_ASSETS is not set");
+    if (!dir)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/horse.png", dir);
+    imgpu_image *im = imgpu_image_load(path, NULL);
+    CHECKF(im && im->channels == 4 && im->depth == 8, "%s: %s", path, im ? "not 8-bit RGBA" : imgpu_error_message());
+    if (!im || im->channels != 4)
+        return;
+    double border[3] = {0, 0, 0};
+    int nb = 0;
+    for (int y = 0; y < im->height; y++)
+        for (int x = 0; x < im->width; x++)
+            if (x == 0 || y == 0 || x == im->width - 1 || y == im->height - 1) {
+                for (int k = 0; k < 3; k++)
+                    border[k] += px(im, x, y)[k];
+                nb++;
+            }
+    for (int f = 1; f < 3; f++)
+        for (int a = 0; a < 2; a++) {
+            const double angle = a ? 30.0 : 45.0;
+            imgpu_image *o = rot(im, angle, filters[f], 0);
+            if (!o)
+                continue;
+            double sum[3] = {0, 0, 0};
+            int n = 0;
+            for (int y = 0; y < o->height; y++)
+                for (int x = 0; x < o->width; x++) {
+                    const uint8_t *q = px(o, x, y);
+                    if (q[3] == 0 || q[3] == 255)
+                        continue;
+                    for (int k = 0; k < 3; k++)
+                        sum[k] += q[k];
+                    n++;
+                }
+            int ok = n > 500;
+            for (int k = 0; k < 3; k++)
+                ok &= n > 0 && fabs(sum[k] / n - border[k] / nb) < 5.0;
+            CHECKF(ok, "horse %g %s: %d partly transparent pixels, mean colour %.1f %.1f %.1f, the border's %.1f",
+                   angle, filter_names[f], n, n ? sum[0] / n : 0, n ? sum[1] / n : 0, n ? sum[2] / n : 0,
+                   border[0] / nb);
+            imgpu_image_free(o);
+        }
+    imgpu_image_free(im);
 }
 
 static void errors(void)
@@ -869,6 +1176,10 @@ int main(void)
     exact16();
     bilinear16();
     bicubic16();
+    premultiplied_values();
+    premultiplied_square();
+    premultiplied_opaque();
+    horse_rim();
     errors();
     TEST_MAIN_END();
 }

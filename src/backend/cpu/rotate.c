@@ -21,8 +21,8 @@
  *     y' = -s*x + c*y + ..) about ((w-1)/2, (h-1)/2) in OpenCV's pixel-index coordinates, so a
  *     crop-mode rotation agrees with cv2.warpAffine (tests/opencv/opencv_rotate.py).
  *
- * Filters (imgpu_cpu_rotate_sample), the same for every channel, alpha included (straight
- * alpha: no premultiplication):
+ * Filters (imgpu_cpu_rotate_sample), as below for every channel of an image without alpha and
+ * for the alpha channel; the colour channels of an image with alpha follow "Alpha" further down:
  *   - nearest: pixel (floor(sx), floor(sy)), the pixel that contains the point; outside ->
  *     background.
  *   - bilinear: x = sx - 0.5f, y = sy - 0.5f, i = floor(x), j = floor(y), a = x - i,
@@ -53,6 +53,31 @@
  *     exact operation order with no FMA contraction (w3 = ((1 - w0) - w1) - w2, rows summed
  *     left to right starting from 0); any other order may differ by 1.
  *
+ * Alpha (gray+alpha, RGBA; the op floor's premultiplied rule, op.h; helpers in premul.h, the
+ * device's in kernels/premul.cuh). Nearest and quarter turns copy pixels: nothing to mix. The
+ * interpolating filters mix colour premultiplied by alpha, so that the colour of a transparent
+ * tap (the transparent background's black, or whatever an image keeps under alpha 0) does not
+ * darken its neighbours. Per output pixel, a_k and c_k the alpha and a colour sample of tap k
+ * (a background tap included: a transparent background adds nothing to the mix, an opaque one
+ * is a tap like any other), in the image's units (0..255 or 0..65535):
+ *   - alpha: the filter above, unchanged.
+ *   - bilinear colour, exact in integers at both depths: with the integer weights W_k of the
+ *     formula above (summing to 65536), Sa = sum W_k a_k and Sc = sum W_k (a_k c_k) (< 2^48);
+ *     Sa > 0: out = floor(Sc / Sa + 1/2), computed as (Sc + floor(Sa / 2)) div Sa; Sa = 0: the
+ *     straight formula above. No clamp is needed (Sc <= max * Sa). Because it is exact, a pixel
+ *     whose weighted taps share one alpha gets the straight result, byte for byte.
+ *   - bicubic colour, in float in the order of the bicubic sum above: m_k = (float)c_k *
+ *     (float)a_k (one rounding; exact at 8 bits), M = the bicubic sum of the m_k, A = the alpha
+ *     channel's sum (before rounding or clamping). If the 16 taps' alphas are all equal: the
+ *     straight sum (premultiplying by a constant and dividing by it changes nothing but float
+ *     rounding; this keeps opaque and fully transparent regions byte for byte). Else, if
+ *     A > 0: v = M / A (one IEEE division), clamped to 0..max in float, then floor(v + 0.5f);
+ *     else (the lobes cancel the alpha; the output alpha is 0): the straight sum, rounded and
+ *     clamped. The division is by A itself, not by the clamped output alpha: where Keys
+ *     overshoots, A > max beside an opaque edge, and M / A still gives the edge's colour where
+ *     M / max would brighten it by the overshoot.
+ * RGB and gray images are unaffected.
+ *
  * Background (imgpu_rotate_background, op.c): has_background picks background[] = R, G, B, A
  * (gray uses R; gray+alpha uses R and A); without it, all zero: transparent where the image
  * has alpha, else black. 16 bits: each background sample is bg * 257 (#ff -> 65535), so a
@@ -75,6 +100,7 @@
 #include "cpu.h"
 #include "error.h"
 #include "parallel.h"
+#include "premul.h"
 
 #include <math.h>
 #include <string.h>
@@ -139,15 +165,61 @@ static inline void bilinear_setup(float sx, float sy, int *i, int *j, int *A, in
     *B = b < 0 ? 0 : b > 256 ? 256 : b;
 }
 
+/* Bilinear of an image with alpha (c = 2 or 4, alpha last; the premultiplied rule, exact form:
+ * premul.h): taps t[k] = p00, p10, p01, p11 as numbers of either depth, integer weights w[k]
+ * summing to 65536. Sa = sum w a < 2^32 (65536 x 65535); M = sum w (a c) < 2^48, hence 64 bits;
+ * the straight sum fits 32 bits as for images without alpha. Four equal alphas take the
+ * straight sum, which is then the same value (a common factor cancels): a shortcut past the
+ * division, not a rule. */
+static inline void bilinear_premul(const uint32_t w[4], const uint32_t t[4][4], int c, uint32_t res[4])
+{
+    const int al = c - 1;
+    const uint32_t sa = w[0] * t[0][al] + w[1] * t[1][al] + w[2] * t[2][al] + w[3] * t[3][al];
+    res[al] = (sa + 32768u) >> 16;
+    const int same = t[0][al] == t[1][al] && t[0][al] == t[2][al] && t[0][al] == t[3][al];
+    for (int ch = 0; ch < al; ch++) {
+        if (sa == 0 || same) {
+            res[ch] = (w[0] * t[0][ch] + w[1] * t[1][ch] + w[2] * t[2][ch] + w[3] * t[3][ch] + 32768u) >> 16;
+            continue;
+        }
+        uint64_t m = 0;
+        for (int k = 0; k < 4; k++)
+            m += (uint64_t)w[k] * (t[k][al] * t[k][ch]); /* a c <= 65535^2 < 2^32 */
+        res[ch] = imgpu__unpremul_exact(m, sa);
+    }
+}
+
+/* The four integer weights of bilinear_setup's A, B (sum 65536), in tap order p00, p10, p01, p11. */
+static inline void bilinear_weights(int A, int B, uint32_t w[4])
+{
+    w[0] = (uint32_t)((256 - A) * (256 - B));
+    w[1] = (uint32_t)(A * (256 - B));
+    w[2] = (uint32_t)((256 - A) * B);
+    w[3] = (uint32_t)(A * B);
+}
+
 /* 8 bits: the integer formula, which the exact float one at the top of the file equals (the
- * sum is at most 65536 x 255, so no clamp); c channels. */
+ * sum is at most 65536 x 255, so no clamp); c channels; with alpha, bilinear_premul. */
 static inline void bilinear_mix8(const uint8_t *p00, const uint8_t *p10, const uint8_t *p01, const uint8_t *p11,
                                  int A, int B, int c, uint8_t *out)
 {
-    const uint32_t w00 = (uint32_t)((256 - A) * (256 - B)), w10 = (uint32_t)(A * (256 - B));
-    const uint32_t w01 = (uint32_t)((256 - A) * B), w11 = (uint32_t)(A * B);
+    uint32_t w[4];
+    bilinear_weights(A, B, w);
+    if (c == 2 || c == 4) {
+        uint32_t t[4][4], res[4];
+        for (int k = 0; k < c; k++) {
+            t[0][k] = p00[k];
+            t[1][k] = p10[k];
+            t[2][k] = p01[k];
+            t[3][k] = p11[k];
+        }
+        bilinear_premul(w, t, c, res);
+        for (int k = 0; k < c; k++)
+            out[k] = (uint8_t)res[k];
+        return;
+    }
     for (int k = 0; k < c; k++)
-        out[k] = (uint8_t)((w00 * p00[k] + w10 * p10[k] + w01 * p01[k] + w11 * p11[k] + 32768u) >> 16);
+        out[k] = (uint8_t)((w[0] * p00[k] + w[1] * p10[k] + w[2] * p01[k] + w[3] * p11[k] + 32768u) >> 16);
 }
 
 static void sample_bilinear(const imgpu_image *in, float sx, float sy, const uint8_t *bg,
@@ -169,11 +241,25 @@ static void sample_bilinear(const imgpu_image *in, float sx, float sy, const uin
     if (d == 16) {
         /* Integer weights summing to 65536, samples <= 65535: the sum plus 2^15 stays below
          * 65536 * 65535 + 2^15 < 2^32, so uint32_t cannot overflow. */
-        const uint32_t w00 = (uint32_t)((256 - A) * (256 - B)), w10 = (uint32_t)(A * (256 - B));
-        const uint32_t w01 = (uint32_t)((256 - A) * B), w11 = (uint32_t)(A * B);
-        for (int k = 0; k < in->channels; k++) {
-            uint32_t v = w00 * imgpu_sample_get(p00, d, k) + w10 * imgpu_sample_get(p10, d, k) +
-                         w01 * imgpu_sample_get(p01, d, k) + w11 * imgpu_sample_get(p11, d, k);
+        uint32_t w[4];
+        bilinear_weights(A, B, w);
+        const int c = in->channels;
+        if (c == 2 || c == 4) {
+            uint32_t t[4][4], res[4];
+            for (int k = 0; k < c; k++) {
+                t[0][k] = imgpu_sample_get(p00, d, k);
+                t[1][k] = imgpu_sample_get(p10, d, k);
+                t[2][k] = imgpu_sample_get(p01, d, k);
+                t[3][k] = imgpu_sample_get(p11, d, k);
+            }
+            bilinear_premul(w, t, c, res);
+            for (int k = 0; k < c; k++)
+                imgpu_sample_put(out, d, k, res[k]);
+            return;
+        }
+        for (int k = 0; k < c; k++) {
+            uint32_t v = w[0] * imgpu_sample_get(p00, d, k) + w[1] * imgpu_sample_get(p10, d, k) +
+                         w[2] * imgpu_sample_get(p01, d, k) + w[3] * imgpu_sample_get(p11, d, k);
             imgpu_sample_put(out, d, k, (v + 32768u) >> 16);
         }
         return;
@@ -203,20 +289,50 @@ static inline void bicubic_setup(float sx, float sy, int *i, int *j, float wx[4]
 }
 
 /* The bicubic sum of the file's comment over taps p[r][k] (column i-1+k, row j-1+r; each a
- * pixel of c samples at depth d), in its order: the one place this arithmetic is written. */
+ * pixel of samples at depth d) for channel ch, in its order, unrounded: the one place this
+ * arithmetic is written. With premul_al >= 0 each tap's sample is first premultiplied by its
+ * alpha (channel premul_al; premul.h). */
+static inline float bicubic_sum(const uint8_t *const p[4][4], const float wx[4], const float wy[4], int d, int ch,
+                                int premul_al)
+{
+    float v = 0.0f;
+    for (int r = 0; r < 4; r++) {
+        float row = 0.0f;
+        for (int k = 0; k < 4; k++) {
+            float t = (float)imgpu_sample_get(p[r][k], d, (size_t)ch);
+            if (premul_al >= 0)
+                t = imgpu__premul(t, (float)imgpu_sample_get(p[r][k], d, (size_t)premul_al));
+            row += wx[k] * t;
+        }
+        v += wy[r] * row;
+    }
+    return v;
+}
+
+/* The bicubic sample of c channels, rounded and clamped. With alpha (the premultiplied rule,
+ * float form: premul.h): alpha as any channel; the colour from the premultiplied sums unless
+ * the 16 taps share one alpha or the alpha sum is not positive (then the straight sum). */
 static inline void bicubic_mix(const uint8_t *const p[4][4], const float wx[4], const float wy[4], int d, int c,
                                uint8_t *out)
 {
     const float maxv = d == 16 ? 65535.0f : 255.0f;
-    for (int ch = 0; ch < c; ch++) {
-        float v = 0.0f;
-        for (int r = 0; r < 4; r++) {
-            float row = 0.0f;
-            for (int k = 0; k < 4; k++)
-                row += wx[k] * (float)imgpu_sample_get(p[r][k], d, ch);
-            v += wy[r] * row;
-        }
-        imgpu_sample_put(out, d, ch, round_clamp(v, maxv));
+    const int al = imgpu__alpha_channel(c);
+    if (al < 0) {
+        for (int ch = 0; ch < c; ch++)
+            imgpu_sample_put(out, d, (size_t)ch, round_clamp(bicubic_sum(p, wx, wy, d, ch, -1), maxv));
+        return;
+    }
+    const float va = bicubic_sum(p, wx, wy, d, al, -1);
+    imgpu_sample_put(out, d, (size_t)al, round_clamp(va, maxv));
+    const unsigned a0 = imgpu_sample_get(p[0][0], d, (size_t)al);
+    int same = 1;
+    for (int r = 0; r < 4; r++)
+        for (int k = 0; k < 4; k++)
+            same &= imgpu_sample_get(p[r][k], d, (size_t)al) == a0;
+    for (int ch = 0; ch < al; ch++) {
+        const float v = !same && va > 0.0f ? imgpu__unpremul(bicubic_sum(p, wx, wy, d, ch, al), va, maxv)
+                                           : bicubic_sum(p, wx, wy, d, ch, -1);
+        imgpu_sample_put(out, d, (size_t)ch, round_clamp(v, maxv));
     }
 }
 
