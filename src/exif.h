@@ -100,6 +100,33 @@ uint32_t imgpu_exif_entry_uint(const imgpu_exif_entry *e, uint32_t i);
 void imgpu_exif_entry_rational(const imgpu_exif_entry *e, uint32_t i, uint32_t *num,
                                uint32_t *den);
 
+/* The most bytes of out-of-line values one rebuilt blob holds (a real one: a few KiB, a maker
+ * note tens of KiB); entries past it are dropped. */
+#define IMGPU_EXIF_REBUILD_MAX_VALUES ((size_t)1 << 20)
+
+/* A fresh, self-contained EXIF blob (*out, malloc()'ed, *out_len bytes) from the TIFF-structured
+ * bytes b[0..n): an EXIF blob, or a whole TIFF file whose directory at ifd0_off (0: the one the
+ * header names) plays IFD0. The blob has IFD0 (only the tags in keep0[0..nkeep0); keep0 NULL:
+ * every tag), then the Exif IFD and the GPS IFD that IFD0 points to, each entry with its value
+ * (out-of-line values after their IFD, word-aligned), in b's byte order. Every offset in it is
+ * computed here, none is copied:
+ *   - every tag whose value is an offset into b (the Exif, GPS and Interoperability pointers,
+ *     SubIFDs, strip, tile and thumbnail offsets) is dropped, in any IFD; IFD0 gets pointers of
+ *     its own to the copies of the Exif and GPS IFDs, which are written only when they keep an
+ *     entry; no IFD1 (the next link is 0);
+ *   - the IFDs are found and walked as imgpu_exif_parse walks them (the same limits, a pointer
+ *     back ignored), and of the entries of one tag only the first the parse would take is kept
+ *     (so the parse reads the same fields from the new blob), an Orientation out of 1..8
+ *     dropped (the parse reads it as none);
+ *   - entries of unknown type or whose values leave b are dropped, and so are those past
+ *     IMGPU_EXIF_REBUILD_MAX_VALUES bytes of values;
+ *   - entries are sorted by tag, as TIFF asks.
+ * Returns how many sub-IFDs it wrote (0, 1 or 2), or -1 with an error recorded (*out
+ * untouched) when the header is malformed, ifd0_off lies outside b, or memory is short.
+ * Rebuilding a rebuilt blob gives the same bytes. */
+int imgpu_exif_rebuild(const unsigned char *b, size_t n, uint32_t ifd0_off,
+                       const unsigned *keep0, int nkeep0, unsigned char **out, size_t *out_len);
+
 #ifdef __cplusplus
 }
 #endif
