@@ -1129,6 +1129,9 @@ static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsig
     if (ok && m) {
         if (m->icc && m->icc_len && m->icc_len <= UINT32_MAX)
             ok = TIFFSetField(t, TIFFTAG_ICCPROFILE, (uint32_t)m->icc_len, m->icc);
+        else if (m->icc && m->icc_len)   /* (an input holds less: it is read whole) */
+            imgpu_notice("'%s': the ICC profile (%zu bytes) does not fit a TIFF tag (4 GiB at "
+                         "most): left out", a->path ? a->path : "(memory)", m->icc_len);
         if (ok && m->xmp && m->xmp_len && m->xmp_len <= UINT32_MAX)
             ok = TIFFSetField(t, TIFFTAG_XMLPACKET, (uint32_t)m->xmp_len, m->xmp);
         /* turned upright on load: the stored tag now says so */
