@@ -59,10 +59,12 @@ void imgpu_meta_check_exif(imgpu_meta *m)
         imgpu_meta_set(&m->exif, &m->exif_len, NULL, 0);
         return;
     }
-    /* orientation 0: none, or an entry out of range, which is rewritten (none: nothing to do) */
-    if (!ex.orientation)
-        imgpu_exif_set_orientation(m->exif, m->exif_len,
-                                   m->orientation >= 1 && m->orientation <= 8 ? m->orientation : 1);
+    /* every Orientation entry to the value that counts: the first one's where it is 1..8,
+     * which also mends a later one out of range; else (none, or the first out of range) what
+     * the load took instead. No entry: nothing is added. */
+    const int o = ex.orientation ? ex.orientation
+                  : m->orientation >= 1 && m->orientation <= 8 ? m->orientation : 1;
+    imgpu_exif_set_orientation(m->exif, m->exif_len, o);
 }
 
 static uint32_t be32(const unsigned char *p)
