@@ -5,7 +5,7 @@ valid, and what they cannot carry must be named.
      boundary profile in exactly 255, read back whole by imgpu and exiftool; one byte more is
      left out with a notice, as EXIF and XMP are); PNG's iCCP carries up to the 64 MiB imgpu
      reads back (a 17 MB profile travels and reads back; 64 MiB + 1 gets the notice); TIFF and
-     WebP carry the 17 MB profile; the JPEG reader puts out-of-order chunks in sequence order and
+     WebP carry the 16.7 MB profile; the JPEG reader puts out-of-order chunks in sequence order and
      refuses inconsistent ones (no profile, no error); a PNG iCCP that inflates past 64 MiB is
      skipped within bounded memory.
   2. EXIF: a 4-byte block ("II*\\0", which imgpu's parser refuses) is not copied; Orientation 9
@@ -15,8 +15,8 @@ valid, and what they cannot carry must be named.
      with no warning but the input's own missing required tags.
 
 Oracles: our own segment and chunk walkers and zlib, exiftool (-b for the bytes, -validate),
-PIL (a TIFF output's profile; the plain inputs the crafted ones start from). Needs Debian's /usr/bin/python3 with PIL and exiftool;
-skipped (77) without them.
+PIL (a TIFF output's profile; the plain files the crafted inputs start from). Needs Debian's
+/usr/bin/python3 with PIL and exiftool; skipped (77) without them.
 
 usage: robust_meta.py IMGPU TMP_ROOT ASSETS
 """
@@ -264,14 +264,14 @@ outs = {ext: path(f"icc_17m.{ext}") for ext in ("png", "tif", "webp")}
 for ext, out in outs.items():
     rc, _, err = run("equalize", src1, out)
     check(rc == 0 and "ICC" not in err, f"{ext}: the {len(icc1)}-byte profile, no notice", err)
-check(png_icc(cc.read(outs["png"])) == icc1, "PNG: the 17 MB profile travels in iCCP whole")
+check(png_icc(cc.read(outs["png"])) == icc1, "PNG: the 16.7 MB profile travels in iCCP whole")
 j = info_json(outs["png"])
 check(j is not None and (j.get("icc") or {}).get("bytes") == len(icc1),
-      "PNG: imgpu reads the 17 MB profile back", j)
+      "PNG: imgpu reads the 16.7 MB profile back", j)
 check([d for t, d in riff_chunks(cc.read(outs["webp"])) if t == b"ICCP"] == [icc1],
-      "WebP: the 17 MB profile travels in its ICCP chunk whole")
+      "WebP: the 16.7 MB profile travels in its ICCP chunk whole")
 with Image.open(outs["tif"]) as im:
-    check(im.info.get("icc_profile") == icc1, "TIFF: PIL reads the 17 MB profile whole")
+    check(im.info.get("icc_profile") == icc1, "TIFF: PIL reads the 16.7 MB profile whole")
 for out, want in ((out_max, icc), (outs["png"], icc1)):
     got = subprocess.run(["exiftool", "-b", "-ICC_Profile", out], capture_output=True).stdout
     check(got == want, f"exiftool reads the {len(want)}-byte profile of {os.path.basename(out)} whole")
