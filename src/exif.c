@@ -1,5 +1,7 @@
-/* exif.c — the EXIF reader and in-place editor of exif.h: a TIFF header, IFD0, the Exif IFD
- * and the GPS IFD's existence, every read checked against the blob's end first.
+/* exif.c — the EXIF reader, in-place editor and rebuilder of exif.h: a TIFF header, IFD0, the
+ * Exif IFD and the GPS IFD's existence, every read checked against the blob's end first; the
+ * rebuild walks them as the reader does and lays a new blob out in two passes (what is kept and
+ * the room its values take, then the writing), so no offset is ever copied from the input.
  *
  * Layout reminders (TIFF 6.0, EXIF 2.3): an IFD is a 16-bit entry count, that many 12-byte
  * entries and a 32-bit offset of the next IFD. An entry is tag (16), type (16), count (32)

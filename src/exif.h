@@ -1,4 +1,5 @@
-/* exif.h — a small, bounds-checked reader and in-place editor of EXIF metadata (no libexif).
+/* exif.h — a small, bounds-checked reader, in-place editor and rebuilder of EXIF metadata (no
+ * libexif).
  *
  * The input is an EXIF blob in TIFF structure: it starts at the byte-order mark ("II*\0",
  * little-endian, or "MM\0*", big-endian), then the 32-bit offset of IFD0. Every offset in the
@@ -8,7 +9,9 @@
  * What is read: IFD0 (Make, Model, Orientation, DateTime, and the pointers to the Exif and
  * GPS IFDs), the Exif IFD (DateTimeOriginal, PixelXDimension, PixelYDimension) and whether a
  * GPS IFD exists; imgpu_exif_each hands every entry of those three IFDs to a writer that
- * rebuilds them elsewhere (the TIFF encoder's Exif and GPS IFDs). The next-IFD link of IFD0 (IFD1, the thumbnail's tags) is not followed: its
+ * rebuilds them elsewhere (the TIFF encoder's Exif and GPS IFDs); imgpu_exif_rebuild writes
+ * them into a fresh blob whose every offset is its own (the TIFF decoder's EXIF). The next-IFD
+ * link of IFD0 (IFD1, the thumbnail's tags) is not followed: its
  * tags describe the thumbnail, not the image. A pointer to an IFD already visited (the Exif
  * pointer aimed back at IFD0, say) is ignored, so at most three IFDs are read, and at most
  * IMGPU_EXIF_MAX_ENTRIES entries in all.
