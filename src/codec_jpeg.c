@@ -343,7 +343,8 @@ static int icc_fits(const imgpu_meta *m, const char *name)
     if (m->icc_len <= JPEG_MAX_ICC)
         return 1;
     imgpu_notice("'%s': the ICC profile (%zu bytes) does not fit %d JPEG APP2 segments "
-                 "(%zu bytes at most): left out", name, m->icc_len, JPEG_MAX_ICC_CHUNKS, JPEG_MAX_ICC);
+                 "(%zu bytes at most): left out", name, m->icc_len, JPEG_MAX_ICC_CHUNKS,
+                 JPEG_MAX_ICC);
     return 0;
 }
 

@@ -352,7 +352,8 @@ static int png_meta_chunks(const imgpu_meta *meta, const char *name, unsigned ch
     uLongf zn = 0;
     if (meta->icc && meta->icc_len > PNG_MAX_ICC)
         imgpu_notice("'%s': the ICC profile (%zu bytes) does not fit a PNG iCCP chunk "
-                     "(imgpu reads %zu bytes at most): left out", name, meta->icc_len, PNG_MAX_ICC);
+                     "(imgpu reads %zu bytes at most): left out", name, meta->icc_len,
+                     PNG_MAX_ICC);
     else if (meta->icc && meta->icc_len) {
         zn = compressBound((uLong)meta->icc_len);
         if (!(zicc = malloc(zn + 6)))

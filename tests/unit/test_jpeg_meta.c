@@ -140,8 +140,8 @@ int main(void)
     CHECKF(strstr(err, "'out.jpg': the ICC profile (16707346 bytes) does not fit 255 JPEG APP2 "
                        "segments (16707345 bytes at most): left out") != NULL, "notice: '%s'", err);
     imgpu_meta *back = NULL;
-    imgpu_image *got = j.out ? imgpu_image_load_memory_meta(j.out, j.out_len, "out.jpg", NULL, &back)
-                             : NULL;
+    imgpu_image *got =
+        j.out ? imgpu_image_load_memory_meta(j.out, j.out_len, "out.jpg", NULL, &back) : NULL;
     CHECK(got && back && !back->icc && back->exif_len == sizeof exif && back->xmp_len == m.xmp_len);
     imgpu_image_free(got);
     imgpu_meta_free(back);
