@@ -699,9 +699,9 @@ static imgpu_image *tiff_load16(const unsigned char *b, size_t n, const char *na
  * (ImageDescription, Make, Model, Orientation, DateTime, Artist, Copyright) and the Exif and
  * GPS IFDs it points to into a fresh blob in the file's byte order, every offset in it computed
  * anew: the file's pointers (a nested Exif pointer, Interoperability, strips) are dropped, not
- * copied with offsets that mean nothing in the blob. Only for a page that has an Exif or GPS
- * IFD (else IFD0's tags alone are the TIFF's own, read as such). Classic TIFF only (a BigTIFF's
- * EXIF is not read). */
+ * copied with offsets that mean nothing in the blob. Only for a page whose Exif or GPS IFD has
+ * an entry to carry (else IFD0's tags alone are the TIFF's own, read as such). Classic TIFF
+ * only (a BigTIFF's EXIF is not read). */
 static int tiff_read_exif(TIFF *t, const unsigned char *b, size_t n, imgpu_meta *m)
 {
     static const unsigned s_keep[7] = { TIFFTAG_IMAGEDESCRIPTION, TIFFTAG_MAKE, TIFFTAG_MODEL,
@@ -719,6 +719,10 @@ static int tiff_read_exif(TIFF *t, const unsigned char *b, size_t n, imgpu_meta 
     const int subs = imgpu_exif_rebuild(b, n, (uint32_t)dir, s_keep, 7, &x, &xn);
     if (subs < 0)
         return -1;
+    if (subs == 0) {   /* nothing of the Exif or GPS IFD to carry: the page's own tags only */
+        free(x);
+        return 0;
+    }
     m->exif = x;
     m->exif_len = xn;
     return 0;
