@@ -387,6 +387,25 @@ static const char s_exif_id[6] = { 'E', 'x', 'i', 'f', 0, 0 };
 static const char s_xmp_id[] = "http://ns.adobe.com/xap/1.0/";   /* with its NUL: 29 bytes */
 #define JPEG_MAX_SEGMENT 65533u   /* a marker segment's payload: 65535 less the length field */
 
+/* An ICC profile travels in APP2 segments of "ICC_PROFILE\0", its sequence number (1..N)
+ * and N, then up to 65519 bytes of it: 255 of them at most. */
+#define JPEG_ICC_CHUNK (JPEG_MAX_SEGMENT - 14u)   /* 65519 */
+#define JPEG_MAX_ICC_CHUNKS 255
+#define JPEG_MAX_ICC ((size_t)JPEG_MAX_ICC_CHUNKS * JPEG_ICC_CHUNK)
+
+/* Whether m has an ICC profile that JPEG can carry; one too large for it gets a notice. */
+static int icc_fits(const imgpu_meta *m, const char *name)
+{
+    if (!m || !m->icc || !m->icc_len)
+        return 0;
+    if (m->icc_len <= JPEG_MAX_ICC)
+        return 1;
+    imgpu_notice("'%s': the ICC profile (%zu bytes) does not fit %d JPEG APP2 segments "
+                 "(%zu bytes at most): left out", name, m->icc_len, JPEG_MAX_ICC_CHUNKS,
+                 JPEG_MAX_ICC);
+    return 0;
+}
+
 /* meta's EXIF and XMP as APP1 segments and its ICC profile as APP2 chunks, after the JFIF
  * APP0 libjpeg writes (as libvips, PIL and exiftool do). A block too large for one segment
  * (EXIF, XMP past 64 KiB: extended XMP) is left out with a notice. */
@@ -414,8 +433,9 @@ static void write_meta(struct jpeg_compress_struct *ci, const imgpu_meta *m, uns
                          "left out", name, m->xmp_len);
         }
     }
-    /* libjpeg-turbo splits it into "ICC_PROFILE\0", sequence, count, up to 65519 bytes */
-    if (m->icc && m->icc_len && m->icc_len <= 255u * 65519u)
+    /* libjpeg-turbo splits it into "ICC_PROFILE\0", sequence, count, up to 65519 bytes (its
+     * count byte would wrap past 255 chunks: icc_fits keeps it within) */
+    if (icc_fits(m, name))
         jpeg_write_icc_profile(ci, m->icc, (unsigned)m->icc_len);
 }
 
@@ -533,7 +553,7 @@ int imgpu__jpeg_insert_meta(const unsigned char *jpg, size_t n, const imgpu_meta
     /* libjpeg's default JFIF APP0: version 1.01, no units, 1:1, no thumbnail */
     static const unsigned char jfif[14] = { 'J', 'F', 'I', 'F', 0, 1, 1, 0, 0, 1, 0, 1, 0, 0 };
     static const char icc_id[12] = "ICC_PROFILE";   /* with its NUL */
-    const size_t icc_chunk = JPEG_MAX_SEGMENT - sizeof icc_id - 2;   /* 65519 */
+    const size_t icc_chunk = JPEG_ICC_CHUNK;
     *out = NULL;
     if (n < 4 || jpg[0] != 0xFF || jpg[1] != 0xD8) {
         snprintf(why, why_n, "the JPEG encoder's output has no SOI marker");
@@ -541,13 +561,13 @@ int imgpu__jpeg_insert_meta(const unsigned char *jpg, size_t n, const imgpu_meta
     }
     const int exif = m && m->exif && m->exif_len && m->exif_len <= JPEG_MAX_SEGMENT - sizeof s_exif_id;
     const int xmp = m && m->xmp && m->xmp_len && m->xmp_len <= JPEG_MAX_SEGMENT - sizeof s_xmp_id;
-    const int icc = m && m->icc && m->icc_len && m->icc_len <= 255u * icc_chunk;
     if (m && m->exif && m->exif_len && !exif)
         imgpu_notice("'%s': the EXIF block (%zu bytes) does not fit one JPEG APP1 segment: left out",
                      name, m->exif_len);
     if (m && m->xmp && m->xmp_len && !xmp)
         imgpu_notice("'%s': the XMP packet (%zu bytes) does not fit one JPEG APP1 segment: left out",
                      name, m->xmp_len);
+    const int icc = icc_fits(m, name);
     const size_t nicc = icc ? (m->icc_len + icc_chunk - 1) / icc_chunk : 0;
     seg_buf o = { NULL, 0, n + 32 + (exif ? m->exif_len + 16 : 0) + (xmp ? m->xmp_len + 40 : 0) +
                                (icc ? m->icc_len + 18 * nicc : 0) };
@@ -605,8 +625,6 @@ int imgpu__jpeg_insert_meta(const unsigned char *jpg, size_t n, const imgpu_meta
 }
 
 /* ---- metadata --------------------------------------------------------------------------- */
-
-#define JPEG_MAX_ICC_CHUNKS 255
 
 /* The segments before the first scan: the first EXIF APP1 (its TIFF structure), the first
  * XMP APP1 (the packet) and the ICC profile from its APP2 chunks, put together in sequence

@@ -6,6 +6,7 @@
  * has no 16-bit writer).
  */
 #include "codec.h"
+#include "error.h"
 #include "png_decode.h"
 #include "png_parallel.h"
 
@@ -276,10 +277,13 @@ static int png_check_size(int w, int h, int channels, int depth, char *why, size
 
 /* ---- metadata: iCCP, eXIf, iTXt XMP and the other text chunks -------------------------- */
 
-/* The zlib stream z[0..n) inflated, at most `cap` bytes; NULL when it is damaged or larger. */
+/* The zlib stream z[0..n) inflated into a buffer that grows as the stream delivers (a small
+ * profile costs what it is, a bomb at most `cap`): NULL when it is damaged or inflates to more
+ * than cap bytes. */
 static unsigned char *inflate_bounded(const unsigned char *z, size_t n, size_t cap, size_t *out_n)
 {
-    unsigned char *o = malloc(cap);
+    size_t room = cap < ((size_t)64 << 10) ? cap : (size_t)64 << 10;
+    unsigned char *o = malloc(room);
     if (!o)
         return NULL;
     z_stream st;
@@ -289,11 +293,22 @@ static unsigned char *inflate_bounded(const unsigned char *z, size_t n, size_t c
         return NULL;
     }
     st.next_in = (unsigned char *)z;
-    st.avail_in = (uInt)n;
-    st.next_out = o;
-    st.avail_out = (uInt)cap;
-    int r = inflate(&st, Z_FINISH);
-    *out_n = cap - st.avail_out;
+    st.avail_in = (uInt)n;   /* a chunk's length: under 2^31 */
+    int r;
+    for (;;) {
+        st.next_out = o + st.total_out;
+        st.avail_out = (uInt)(room - st.total_out);
+        r = inflate(&st, Z_FINISH);
+        if (r == Z_STREAM_END || (r != Z_BUF_ERROR && r != Z_OK) || st.avail_out || room == cap)
+            break;   /* done, damaged, out of input, or at the cap with more to come */
+        const size_t next = room > cap / 2 ? cap : 2 * room;
+        unsigned char *g = realloc(o, next);
+        if (!g)
+            break;
+        o = g;
+        room = next;
+    }
+    *out_n = st.total_out;
     inflateEnd(&st);
     if (r != Z_STREAM_END) {
         free(o);
@@ -302,8 +317,11 @@ static unsigned char *inflate_bounded(const unsigned char *z, size_t n, size_t c
     return o;
 }
 
-/* ICC profiles are at most a few MiB; a bigger one is skipped, never inflated. */
-#define PNG_MAX_ICC ((size_t)16 << 20)
+/* The largest ICC profile read from (and so written into) a PNG's iCCP chunk. The chunk could
+ * hold more (2^31 - 1 compressed bytes), but its zlib stream can claim 1000 times its size: a
+ * 64 KiB chunk must not cost gigabytes. Real profiles are at most a few MiB; JPEG carries
+ * 255 x 65519 bytes at most, TIFF and WebP what the file holds. */
+#define PNG_MAX_ICC ((size_t)64 << 20)
 static const char s_xmp_key[] = "XML:com.adobe.xmp";
 
 static int png_read_meta(const unsigned char *b, size_t n, imgpu_meta *m)
@@ -355,7 +373,8 @@ static int png_read_meta(const unsigned char *b, size_t n, imgpu_meta *m)
 
 /* The metadata chunks of meta, ready to go after IHDR: a malloc()'ed run of whole chunks
  * (*len 0 and NULL when there is nothing to write); -1 out of memory. */
-static int png_meta_chunks(const imgpu_meta *meta, unsigned char **out, size_t *len)
+static int png_meta_chunks(const imgpu_meta *meta, const char *name, unsigned char **out,
+                           size_t *len)
 {
     *out = NULL;
     *len = 0;
@@ -363,7 +382,11 @@ static int png_meta_chunks(const imgpu_meta *meta, unsigned char **out, size_t *
         return 0;
     unsigned char *zicc = NULL;
     uLongf zn = 0;
-    if (meta->icc && meta->icc_len <= PNG_MAX_ICC) {
+    if (meta->icc && meta->icc_len > PNG_MAX_ICC)
+        imgpu_notice("'%s': the ICC profile (%zu bytes) does not fit a PNG iCCP chunk "
+                     "(imgpu reads %zu bytes at most): left out", name, meta->icc_len,
+                     PNG_MAX_ICC);
+    else if (meta->icc && meta->icc_len) {
         zn = compressBound((uLong)meta->icc_len);
         if (!(zicc = malloc(zn + 6)))
             return -1;
@@ -411,12 +434,12 @@ static int png_meta_chunks(const imgpu_meta *meta, unsigned char **out, size_t *
 
 /* The encoded PNG in *png with the metadata chunks inserted right after IHDR (so iCCP comes
  * before PLTE and IDAT, as the spec requires). */
-static int png_add_meta(const imgpu_meta *meta, unsigned char **png, size_t *png_len, char *why,
-                        size_t n)
+static int png_add_meta(const imgpu_meta *meta, const char *name, unsigned char **png,
+                        size_t *png_len, char *why, size_t n)
 {
     unsigned char *chunks;
     size_t clen;
-    if (png_meta_chunks(meta, &chunks, &clen) < 0) {
+    if (png_meta_chunks(meta, name, &chunks, &clen) < 0) {
         snprintf(why, n, "out of memory");
         return -1;
     }
@@ -445,7 +468,7 @@ static int png_encode8_meta(const imgpu_image *im, const imgpu__encode_args *a, 
 {
     if (png_encode8(im, a, out, out_len, why, n) < 0)
         return -1;
-    if (png_add_meta(a->meta, out, out_len, why, n) < 0) {
+    if (png_add_meta(a->meta, a->path ? a->path : "(memory)", out, out_len, why, n) < 0) {
         free(*out);
         return -1;
     }
@@ -457,7 +480,7 @@ static int png_encode16_meta(const imgpu_image *im, const imgpu__encode_args *a,
 {
     if (png_encode16(im, a, out, out_len, why, n) < 0)
         return -1;
-    if (png_add_meta(a->meta, out, out_len, why, n) < 0) {
+    if (png_add_meta(a->meta, a->path ? a->path : "(memory)", out, out_len, why, n) < 0) {
         free(*out);
         return -1;
     }

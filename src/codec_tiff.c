@@ -759,205 +759,37 @@ static imgpu_image *tiff_load16(const unsigned char *b, size_t n, const char *na
 /* ---- metadata --------------------------------------------------------------------------- */
 
 /* EXIF: TIFF keeps it in sub-IFDs of the file (ExifIFD, GPSIFD) whose values may lie anywhere
- * in the file, while meta->exif is a self-contained TIFF-structured blob. The blob built here,
- * in the file's byte order: IFD0 with ImageDescription, Make, Model, Orientation (the TIFF tag,
- * so that the EXIF and the pixels agree wherever the blob goes), DateTime, Artist and Copyright
- * where the page has them, and the pointers to copies of the Exif and GPS IFDs, each entry with
- * its value (out-of-line values copied after the IFD, offsets rewritten). Dropped: entries of
- * unknown type, values outside the file or over 64 KiB, pointers to further IFDs
- * (Interoperability), anything past 512 entries per IFD. Classic TIFF only (a BigTIFF's EXIF is
- * not read). */
-#define EXIF_MAX_ENTRIES 512
-#define EXIF_MAX_VALUE ((uint32_t)1 << 16)
-
-static uint32_t exif_type_size(uint16_t type)
-{
-    static const unsigned char sz[14] = { 0, 1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8, 4 };
-    return type >= 1 && type <= 12 ? sz[type] : 0;   /* 13 (IFD): a pointer, dropped */
-}
-
-typedef struct exif_out {
-    unsigned char *p;
-    size_t len;
-    int le;
-} exif_out;
-
-static void put16(exif_out *o, size_t at, uint32_t v)
-{
-    if (o->le)
-        o->p[at] = (unsigned char)v, o->p[at + 1] = (unsigned char)(v >> 8);
-    else
-        o->p[at] = (unsigned char)(v >> 8), o->p[at + 1] = (unsigned char)v;
-}
-
-static void put32(exif_out *o, size_t at, uint32_t v)
-{
-    put16(o, at + (o->le ? 0 : 2), v & 0xFFFF);
-    put16(o, at + (o->le ? 2 : 0), v >> 16);
-}
-
-/* One sub-IFD of the file (Exif or GPS) as it is copied: its entries, how many are kept, the
- * room their out-of-line values take. */
-typedef struct exif_sub {
-    const unsigned char *ifd;   /* NULL: the file has none (or it lies outside), or none kept */
-    int present;                /* the file points to one inside it */
-    uint32_t count, kept;
-    size_t vals;
-} exif_sub;
-
-/* Whether entry e (in a file of n bytes) is copied, and the size of its value: a known type,
- * not the Interoperability pointer (0xA005), at most EXIF_MAX_VALUE, and an out-of-line value
- * wholly inside the file. */
-static int exif_entry_kept(const unsigned char *e, size_t n, uint32_t (*r16)(const unsigned char *),
-                           uint32_t (*r32)(const unsigned char *), uint32_t *size)
-{
-    const uint32_t ts = exif_type_size((uint16_t)r16(e + 2)), cnt = r32(e + 4);
-    if (!ts || r16(e) == 0xA005 || cnt > EXIF_MAX_VALUE / ts)
-        return 0;
-    const uint32_t vo = r32(e + 8);
-    *size = ts * cnt;
-    return *size <= 4 || (vo <= n && *size <= n - vo);
-}
-
-/* Pass 1 over the sub-IFD at file offset off (0: none). */
-static void exif_sub_plan(const unsigned char *b, size_t n, uint64_t off,
-                          uint32_t (*r16)(const unsigned char *),
-                          uint32_t (*r32)(const unsigned char *), exif_sub *s)
-{
-    memset(s, 0, sizeof *s);
-    if (off < 8 || off > n - 2)
-        return;
-    s->ifd = b + off;
-    s->present = 1;
-    s->count = r16(s->ifd);
-    if ((uint64_t)s->count * 12 > n - off - 2)
-        s->count = (uint32_t)((n - off - 2) / 12);   /* the entries that are whole */
-    if (s->count > EXIF_MAX_ENTRIES)
-        s->count = EXIF_MAX_ENTRIES;
-    for (uint32_t i = 0; i < s->count; i++) {
-        uint32_t size;
-        if (!exif_entry_kept(s->ifd + 2 + 12 * (size_t)i, n, r16, r32, &size))
-            continue;
-        s->kept++;
-        if (size > 4)
-            s->vals += (size + 1) & ~(size_t)1;
-    }
-    if (!s->kept)
-        s->ifd = NULL;
-}
-
-/* The bytes the copy of s takes: entry count, entries, next link, values. */
-static size_t exif_sub_bytes(const exif_sub *s)
-{
-    return s->ifd ? 2 + 12 * (size_t)s->kept + 4 + s->vals : 0;
-}
-
-/* Pass 2: the copy of s at blob offset at (its values after it; the next link stays 0). */
-static void exif_sub_write(exif_out *o, size_t at, const exif_sub *s, const unsigned char *b,
-                           size_t n, uint32_t (*r16)(const unsigned char *),
-                           uint32_t (*r32)(const unsigned char *))
-{
-    put16(o, at, s->kept);
-    size_t va = at + 2 + 12 * (size_t)s->kept + 4;
-    at += 2;
-    for (uint32_t i = 0; i < s->count; i++) {
-        const unsigned char *e = s->ifd + 2 + 12 * (size_t)i;
-        uint32_t size;
-        if (!exif_entry_kept(e, n, r16, r32, &size))
-            continue;
-        const uint32_t vo = r32(e + 8);
-        memcpy(o->p + at, e, 8);   /* tag, type, count: the same byte order */
-        if (size <= 4) {
-            memcpy(o->p + at + 8, e + 8, 4);
-        } else {
-            put32(o, at + 8, (uint32_t)va);
-            memcpy(o->p + va, b + vo, size);
-            va += (size + 1) & ~(size_t)1;
-        }
-        at += 12;
-    }
-}
-
-/* m->exif from the current directory of t (file bytes b[0..n)); -1 only when out of memory. */
+ * in the file, while meta->exif is a self-contained TIFF-structured blob. The page's directory
+ * plays IFD0 for imgpu_exif_rebuild (exif.h), which copies its photographer's tags
+ * (ImageDescription, Make, Model, Orientation, DateTime, Artist, Copyright) and the Exif and
+ * GPS IFDs it points to into a fresh blob in the file's byte order, every offset in it computed
+ * anew: the file's pointers (a nested Exif pointer, Interoperability, strips) are dropped, not
+ * copied with offsets that mean nothing in the blob. Only for a page whose Exif or GPS IFD has
+ * an entry to carry (else IFD0's tags alone are the TIFF's own, read as such). Classic TIFF
+ * only (a BigTIFF's EXIF is not read). */
 static int tiff_read_exif(TIFF *t, const unsigned char *b, size_t n, imgpu_meta *m)
 {
-    const uint32_t orient = m->orientation >= 1 && m->orientation <= 8 ? (uint32_t)m->orientation : 0;
-    if (n < 8 || (b[2] != 42 && b[3] != 42))
-        return 0;
-    const int le = b[0] == 'I';
-    uint32_t (*r16)(const unsigned char *) = le ? imgpu__le16 : imgpu__be16;
-    uint32_t (*r32)(const unsigned char *) = le ? imgpu__le32 : imgpu__be32;
+    static const unsigned s_keep[7] = { TIFFTAG_IMAGEDESCRIPTION, TIFFTAG_MAKE, TIFFTAG_MODEL,
+                                        TIFFTAG_ORIENTATION, TIFFTAG_DATETIME, TIFFTAG_ARTIST,
+                                        TIFFTAG_COPYRIGHT };
     uint64_t off = 0;
-    exif_sub sub[2];   /* Exif, GPS */
-    exif_sub_plan(b, n, TIFFGetField(t, TIFFTAG_EXIFIFD, &off) ? off : 0, r16, r32, &sub[0]);
-    off = 0;
-    exif_sub_plan(b, n, TIFFGetField(t, TIFFTAG_GPSIFD, &off) ? off : 0, r16, r32, &sub[1]);
-    if (!sub[0].present && !sub[1].present)
-        return 0;   /* no EXIF: IFD0's tags alone are the TIFF's own, read as such */
-    /* IFD0's strings, as libtiff read them, in tag order; Orientation goes before DateTime */
-    static const uint32_t s_tags[6] = { TIFFTAG_IMAGEDESCRIPTION, TIFFTAG_MAKE, TIFFTAG_MODEL,
-                                        TIFFTAG_DATETIME, TIFFTAG_ARTIST, TIFFTAG_COPYRIGHT };
-    const char *str[6] = { NULL };
-    size_t slen[6] = { 0 }, s0 = 0;
-    uint32_t n0 = (orient != 0) + (sub[0].ifd != NULL) + (sub[1].ifd != NULL);
-    for (int i = 0; i < 6; i++) {
-        char *v = NULL;
-        if (TIFFGetField(t, s_tags[i], &v) && v) {
-            str[i] = v;
-            slen[i] = strnlen(v, 255) + 1;
-            n0++;
-            if (slen[i] > 4)
-                s0 += (slen[i] + 1) & ~(size_t)1;
-        }
-    }
-    const size_t ifd0 = 8, ifd0_vals = ifd0 + 2 + 12 * (size_t)n0 + 4;
-    const size_t exif_at = ifd0_vals + s0, gps_at = exif_at + exif_sub_bytes(&sub[0]);
-    const size_t total = gps_at + exif_sub_bytes(&sub[1]);
-    exif_out o = { calloc(1, total), total, le };
-    if (!o.p)
+    const uint64_t dir = TIFFCurrentDirOffset(t);
+    if (n < 8 || !(b[0] == 'I' ? b[2] == 42 && b[3] == 0 : b[2] == 0 && b[3] == 42) ||
+        dir < 8 || dir > n - 2 ||
+        (!TIFFGetField(t, TIFFTAG_EXIFIFD, &off) && !TIFFGetField(t, TIFFTAG_GPSIFD, &off)))
+        return 0;
+    unsigned char *x = NULL;
+    size_t xn = 0;
+    /* the header and the directory are checked above: a failure is memory */
+    const int subs = imgpu_exif_rebuild(b, n, (uint32_t)dir, s_keep, 7, &x, &xn);
+    if (subs < 0)
         return -1;
-    memcpy(o.p, le ? "II*\0" : "MM\0*", 4);
-    put32(&o, 4, (uint32_t)ifd0);
-    /* IFD0: entries sorted by tag (270, 271, 272, 274, 306, 315, 33432, 34665, 34853) */
-    put16(&o, ifd0, n0);
-    size_t at = ifd0 + 2, va = ifd0_vals;
-    for (int i = 0; i < 6; i++) {
-        if (s_tags[i] == TIFFTAG_DATETIME && orient) {
-            put16(&o, at, TIFFTAG_ORIENTATION);
-            put16(&o, at + 2, 3);   /* SHORT */
-            put32(&o, at + 4, 1);
-            put16(&o, at + 8, orient);
-            at += 12;
-        }
-        if (!str[i])
-            continue;
-        put16(&o, at, s_tags[i]);
-        put16(&o, at + 2, 2);   /* ASCII */
-        put32(&o, at + 4, (uint32_t)slen[i]);
-        if (slen[i] <= 4) {
-            memcpy(o.p + at + 8, str[i], slen[i] - 1);
-        } else {
-            put32(&o, at + 8, (uint32_t)va);
-            memcpy(o.p + va, str[i], slen[i] - 1);   /* the NUL is calloc's */
-            va += (slen[i] + 1) & ~(size_t)1;
-        }
-        at += 12;
+    if (subs == 0) {   /* nothing of the Exif or GPS IFD to carry: the page's own tags only */
+        free(x);
+        return 0;
     }
-    static const uint32_t s_ptr[2] = { TIFFTAG_EXIFIFD, TIFFTAG_GPSIFD };
-    const size_t s_at[2] = { exif_at, gps_at };
-    for (int k = 0; k < 2; k++) {
-        if (!sub[k].ifd)
-            continue;
-        put16(&o, at, s_ptr[k]);
-        put16(&o, at + 2, 4);   /* LONG */
-        put32(&o, at + 4, 1);
-        put32(&o, at + 8, (uint32_t)s_at[k]);
-        at += 12;
-        exif_sub_write(&o, s_at[k], &sub[k], b, n, r16, r32);
-    }
-    /* the next-IFD link after IFD0 stays 0 (calloc) */
-    m->exif = o.p;
-    m->exif_len = o.len;
+    m->exif = x;
+    m->exif_len = xn;
     return 0;
 }
 
@@ -1366,6 +1198,9 @@ static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsig
     if (ok && m) {
         if (m->icc && m->icc_len && m->icc_len <= UINT32_MAX)
             ok = TIFFSetField(t, TIFFTAG_ICCPROFILE, (uint32_t)m->icc_len, m->icc);
+        else if (m->icc && m->icc_len)   /* (an input holds less: it is read whole) */
+            imgpu_notice("'%s': the ICC profile (%zu bytes) does not fit a TIFF tag (4 GiB at "
+                         "most): left out", a->path ? a->path : "(memory)", m->icc_len);
         if (ok && m->xmp && m->xmp_len && m->xmp_len <= UINT32_MAX)
             ok = TIFFSetField(t, TIFFTAG_XMLPACKET, (uint32_t)m->xmp_len, m->xmp);
         /* turned upright on load: the stored tag now says so */

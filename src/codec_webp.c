@@ -504,14 +504,22 @@ static const unsigned char *rgb_rows(const imgpu_image *im, unsigned char **tmp,
 
 /* The bitstream in k with meta's ICCP, EXIF and XMP added through the muxer (which writes
  * the VP8X chunk and its flags). */
-static int add_meta(const imgpu_meta *meta, sink *k, char *why, size_t n)
+static int add_meta(const imgpu_meta *meta, const char *name, sink *k, char *why, size_t n)
 {
     if (!meta || (!meta->icc && !meta->exif && !meta->xmp))
         return 0;
+    /* a RIFF file is under 4 GiB, whatever its chunks: a profile that cannot fit is left out
+     * (an input holds less: it is read whole, and files are under 2 GiB) */
+    const uint64_t rest = (uint64_t)k->len + meta->exif_len + meta->xmp_len + 64;
+    const int icc = meta->icc && meta->icc_len && rest < UINT32_MAX &&
+                    meta->icc_len <= UINT32_MAX - rest;
+    if (meta->icc && meta->icc_len && !icc)
+        imgpu_notice("'%s': the ICC profile (%zu bytes) does not fit a WebP file (4 GiB at "
+                     "most): left out", name, meta->icc_len);
     WebPMux *mux = WebPMuxNew();
     WebPData img = { k->p, k->len }, out = { NULL, 0 };
     WebPMuxError e = mux ? WebPMuxSetImage(mux, &img, 0) : WEBP_MUX_MEMORY_ERROR;
-    if (e == WEBP_MUX_OK && meta->icc) {
+    if (e == WEBP_MUX_OK && icc) {
         WebPData d = { meta->icc, meta->icc_len };
         e = WebPMuxSetChunk(mux, "ICCP", &d, 0);
     }
@@ -591,7 +599,7 @@ static int encode8(const imgpu_image *im, const imgpu__encode_args *a, unsigned 
         free(k.p);
         return -1;
     }
-    if (add_meta(a->meta, &k, why, n) < 0) {
+    if (add_meta(a->meta, a->path ? a->path : "(memory)", &k, why, n) < 0) {
         free(k.p);
         return -1;
     }

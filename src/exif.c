@@ -1,5 +1,7 @@
-/* exif.c — the EXIF reader and in-place editor of exif.h: a TIFF header, IFD0, the Exif IFD
- * and the GPS IFD's existence, every read checked against the blob's end first.
+/* exif.c — the EXIF reader, in-place editor and rebuilder of exif.h: a TIFF header, IFD0, the
+ * Exif IFD and the GPS IFD's existence, every read checked against the blob's end first; the
+ * rebuild walks them as the reader does and lays a new blob out in two passes (what is kept and
+ * the room its values take, then the writing), so no offset is ever copied from the input.
  *
  * Layout reminders (TIFF 6.0, EXIF 2.3): an IFD is a 16-bit entry count, that many 12-byte
  * entries and a 32-bit offset of the next IFD. An entry is tag (16), type (16), count (32)
@@ -10,6 +12,7 @@
 #include "exif.h"
 #include "error.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 enum {
@@ -455,4 +458,225 @@ void imgpu_exif_entry_rational(const imgpu_exif_entry *e, uint32_t i, uint32_t *
         *num = rd32(&t, (size_t)i * 8);
         *den = rd32(&t, (size_t)i * 8 + 4);
     }
+}
+
+/* ---- rebuild: a fresh blob, every offset computed here ------------------------------------ */
+
+/* Tags whose value is an offset into the bytes they came from (TIFF 6.0, EXIF 2.3, TIFF-EP):
+ * meaningless in a new blob. The rebuild drops them all and writes its own Exif and GPS
+ * pointers; a nested pointer (an Exif pointer inside the Exif IFD) kept its old value once. */
+static int is_offset_tag(unsigned tag)
+{
+    switch (tag) {
+    case 0x0111:   /* StripOffsets */
+    case 0x0120:   /* FreeOffsets */
+    case 0x0144:   /* TileOffsets */
+    case 0x014A:   /* SubIFDs */
+    case 0x0190:   /* GlobalParametersIFD */
+    case 0x0201:   /* JPEGInterchangeFormat (the thumbnail's) */
+    case 0x0207: case 0x0208: case 0x0209:   /* JPEGQTables, JPEGDCTables, JPEGACTables */
+    case TAG_EXIF_IFD: case TAG_GPS_IFD: case TAG_INTEROP_IFD:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Whether e is an entry the parser would take for its tag: the text fields ASCII, the numbers
+ * SHORT or LONG of count 1, every other tag any of the twelve types, its values inside the
+ * blob. The first such entry of a tag is the one that counts, for the rebuild as for the parse. */
+static int well_formed(const tiff *t, const entry *e, int which, size_t *pos, uint32_t *size)
+{
+    const uint64_t sz = (uint64_t)type_size(e->type) * e->count;
+    if (!sz || entry_value_pos(t, e, sz, pos) < 0)
+        return 0;
+    *size = (uint32_t)sz;   /* inside the blob, and rebuild takes blobs under 4 GiB */
+    uint32_t v;
+    char text[2];
+    const int ifd0 = which == IMGPU_EXIF_IFD0, exif = which == IMGPU_EXIF_IFD_EXIF;
+    if ((ifd0 && (e->tag == TAG_MAKE || e->tag == TAG_MODEL || e->tag == TAG_DATETIME)) ||
+        (exif && e->tag == TAG_DATETIME_ORIGINAL))
+        return entry_text(t, e, text, sizeof text) == 0;
+    if ((ifd0 && e->tag == TAG_ORIENTATION) ||
+        (exif && (e->tag == TAG_PIXEL_X || e->tag == TAG_PIXEL_Y)))
+        return entry_uint(t, e, &v) == 0;
+    return 1;
+}
+
+/* One entry of the new blob: where its source lies (the pointers have none). */
+typedef struct kept {
+    unsigned tag;
+    size_t at;      /* the source entry's 12 bytes; 0 for a pointer written here */
+    size_t pos;     /* its value in the source */
+    uint32_t size;  /* count * size of its type */
+} kept;
+
+typedef struct plan {
+    kept *e;
+    unsigned n;
+    size_t vals;    /* bytes of out-of-line values, each padded to an even length */
+} plan;
+
+static int kept_cmp(const void *a, const void *b)
+{
+    const kept *x = a, *y = b;
+    return (x->tag > y->tag) - (x->tag < y->tag);
+}
+
+static size_t padded(uint32_t size)
+{
+    return size > 4 ? ((size_t)size + 1) & ~(size_t)1 : 0;
+}
+
+/* The entries of d that the rebuild keeps, in p (sorted by tag; room for `extra` more);
+ * budget: the out-of-line bytes still allowed. 0, or -1 out of memory. */
+static int plan_ifd(const tiff *t, const ifd *d, int which, const unsigned *keep, int nkeep,
+                    unsigned extra, size_t *budget, plan *p)
+{
+    unsigned char seen[65536 / 8];
+    memset(seen, 0, sizeof seen);
+    memset(p, 0, sizeof *p);
+    if (!(p->e = malloc(((size_t)d->count + extra + 1) * sizeof *p->e)))
+        return -1;
+    for (unsigned i = 0; i < d->count; i++) {
+        entry e = ifd_entry(t, d, i);
+        size_t pos;
+        uint32_t size;
+        if (is_offset_tag(e.tag) || !well_formed(t, &e, which, &pos, &size))
+            continue;
+        if (keep) {
+            int k = 0;
+            while (k < nkeep && keep[k] != e.tag)
+                k++;
+            if (k == nkeep)
+                continue;
+        }
+        /* a later entry of the same tag never stands in for the first: the parse reads the
+         * first, and so will any reader of the new blob */
+        if (seen[e.tag / 8] & 1u << e.tag % 8)
+            continue;
+        seen[e.tag / 8] |= (unsigned char)(1u << e.tag % 8);
+        uint32_t v;
+        if (which == IMGPU_EXIF_IFD0 && e.tag == TAG_ORIENTATION && entry_uint(t, &e, &v) == 0 &&
+            (v < 1 || v > 8))
+            continue;   /* out of range: read as none, so written as none */
+        if (padded(size) > *budget)
+            continue;
+        *budget -= padded(size);
+        p->vals += padded(size);
+        kept k = { e.tag, e.at, pos, size };
+        p->e[p->n++] = k;
+    }
+    return 0;
+}
+
+typedef struct out {
+    tiff t;            /* the byte order; b is unused */
+    unsigned char *b;
+    size_t len;
+} out;
+
+/* Writes the IFD of p at `at` (its values right after its table): the offset just past it. */
+static size_t write_ifd(out *o, const tiff *src, const plan *p, size_t at, const uint32_t *ptr)
+{
+    wr16(&o->t, o->b, at, p->n);
+    size_t e = at + 2, va = at + 2 + (size_t)ENTRY_BYTES * p->n + 4;
+    for (unsigned i = 0; i < p->n; i++, e += ENTRY_BYTES) {
+        const kept *k = &p->e[i];
+        wr16(&o->t, o->b, e, k->tag);
+        if (!k->at) {   /* a pointer of this blob: LONG, count 1 */
+            wr16(&o->t, o->b, e + 2, TYPE_LONG);
+            wr32(&o->t, o->b, e + 4, 1);
+            wr32(&o->t, o->b, e + 8, ptr[k->tag == TAG_GPS_IFD]);
+            continue;
+        }
+        wr16(&o->t, o->b, e + 2, rd16(src, k->at + 2));
+        wr32(&o->t, o->b, e + 4, rd32(src, k->at + 4));
+        if (k->size <= 4) {
+            memcpy(o->b + e + 8, src->b + k->pos, k->size);   /* the rest stays 0 */
+        } else {
+            wr32(&o->t, o->b, e + 8, (uint32_t)va);
+            memcpy(o->b + va, src->b + k->pos, k->size);
+            va += padded(k->size);
+        }
+    }
+    /* the next-IFD link stays 0: no IFD1 */
+    return va;
+}
+
+int imgpu_exif_rebuild(const unsigned char *b, size_t n, uint32_t ifd0_off,
+                       const unsigned *keep0, int nkeep0, unsigned char **result,
+                       size_t *result_len)
+{
+    tiff t;
+    if (tiff_open(b, n, &t) < 0)
+        return -1;
+    if (n > UINT32_MAX)
+        return imgpu_error("EXIF: a %zu-byte blob is too large to rebuild", n);
+    if (ifd0_off) {
+        if (ifd0_off < HEADER_BYTES || (uint64_t)ifd0_off + 2 > n)
+            return imgpu_error("EXIF: IFD0 at offset %u lies outside the %zu-byte blob",
+                               ifd0_off, n);
+        t.ifd0 = ifd0_off;
+    }
+    walk w;
+    ifd0_scan s;
+    walk_init(&w, &t);
+    scan_ifd0(&w, &s);
+
+    plan p[3] = { { 0 } };
+    size_t budget = IMGPU_EXIF_REBUILD_MAX_VALUES;
+    int rc = -1;
+    ifd d;
+    if (s.has_ifd0 && plan_ifd(&t, &s.d0, IMGPU_EXIF_IFD0, keep0, nkeep0, 2, &budget, &p[0]) < 0)
+        goto done;
+    if (s.has_exif && ifd_open(&w, s.exif_ifd, &d) == 0 &&
+        plan_ifd(&t, &d, IMGPU_EXIF_IFD_EXIF, NULL, 0, 0, &budget, &p[1]) < 0)
+        goto done;
+    if (s.has_gps && ifd_open(&w, s.gps_ifd, &d) == 0 &&
+        plan_ifd(&t, &d, IMGPU_EXIF_IFD_GPS, NULL, 0, 0, &budget, &p[2]) < 0)
+        goto done;
+    if (!p[0].e && !(p[0].e = malloc(3 * sizeof *p[0].e)))   /* IFD0 itself lay outside */
+        goto done;
+    /* the pointers to the sub-IFDs that have entries, then IFD0 in tag order */
+    for (int k = 1; k <= 2; k++) {
+        if (p[k].n) {
+            kept ptr = { k == 1 ? TAG_EXIF_IFD : TAG_GPS_IFD, 0, 0, 4 };
+            p[0].e[p[0].n++] = ptr;
+        }
+    }
+    for (int k = 0; k < 3; k++)
+        if (p[k].n > 1)
+            qsort(p[k].e, p[k].n, sizeof *p[k].e, kept_cmp);
+
+    size_t at[3], len = HEADER_BYTES;
+    for (int k = 0; k < 3; k++) {
+        at[k] = len;
+        if (k == 0 || p[k].n)
+            len += 2 + (size_t)ENTRY_BYTES * p[k].n + 4 + p[k].vals;
+    }
+    out o = { t, calloc(1, len), len };
+    if (!o.b)
+        goto done;
+    o.t.b = o.b;
+    o.t.n = len;
+    memcpy(o.b, t.big_endian ? "MM\0*" : "II*\0", 4);
+    wr32(&o.t, o.b, 4, HEADER_BYTES);
+    const uint32_t ptr[2] = { (uint32_t)at[1], (uint32_t)at[2] };
+    int subs = 0;
+    for (int k = 0; k < 3; k++) {
+        if (k == 0 || p[k].n) {
+            write_ifd(&o, &t, &p[k], at[k], ptr);
+            subs += k > 0;
+        }
+    }
+    *result = o.b;
+    *result_len = o.len;
+    rc = subs;
+done:
+    if (rc < 0)   /* every jump here is an allocation that failed */
+        imgpu_error("EXIF: out of memory");
+    for (int k = 0; k < 3; k++)
+        free(p[k].e);
+    return rc;
 }

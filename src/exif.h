@@ -1,4 +1,5 @@
-/* exif.h — a small, bounds-checked reader and in-place editor of EXIF metadata (no libexif).
+/* exif.h — a small, bounds-checked reader, in-place editor and rebuilder of EXIF metadata (no
+ * libexif).
  *
  * The input is an EXIF blob in TIFF structure: it starts at the byte-order mark ("II*\0",
  * little-endian, or "MM\0*", big-endian), then the 32-bit offset of IFD0. Every offset in the
@@ -8,7 +9,9 @@
  * What is read: IFD0 (Make, Model, Orientation, DateTime, and the pointers to the Exif and
  * GPS IFDs), the Exif IFD (DateTimeOriginal, PixelXDimension, PixelYDimension) and whether a
  * GPS IFD exists; imgpu_exif_each hands every entry of those three IFDs to a writer that
- * rebuilds them elsewhere (the TIFF encoder's Exif and GPS IFDs). The next-IFD link of IFD0 (IFD1, the thumbnail's tags) is not followed: its
+ * rebuilds them elsewhere (the TIFF encoder's Exif and GPS IFDs); imgpu_exif_rebuild writes
+ * them into a fresh blob whose every offset is its own (the TIFF decoder's EXIF). The next-IFD
+ * link of IFD0 (IFD1, the thumbnail's tags) is not followed: its
  * tags describe the thumbnail, not the image. A pointer to an IFD already visited (the Exif
  * pointer aimed back at IFD0, say) is ignored, so at most three IFDs are read, and at most
  * IMGPU_EXIF_MAX_ENTRIES entries in all.
@@ -99,6 +102,33 @@ uint32_t imgpu_exif_entry_uint(const imgpu_exif_entry *e, uint32_t i);
  * cast both to int32_t). Both 0 for another type. */
 void imgpu_exif_entry_rational(const imgpu_exif_entry *e, uint32_t i, uint32_t *num,
                                uint32_t *den);
+
+/* The most bytes of out-of-line values one rebuilt blob holds (a real one: a few KiB, a maker
+ * note tens of KiB); entries past it are dropped. */
+#define IMGPU_EXIF_REBUILD_MAX_VALUES ((size_t)1 << 20)
+
+/* A fresh, self-contained EXIF blob (*out, malloc()'ed, *out_len bytes) from the TIFF-structured
+ * bytes b[0..n): an EXIF blob, or a whole TIFF file whose directory at ifd0_off (0: the one the
+ * header names) plays IFD0. The blob has IFD0 (only the tags in keep0[0..nkeep0); keep0 NULL:
+ * every tag), then the Exif IFD and the GPS IFD that IFD0 points to, each entry with its value
+ * (out-of-line values after their IFD, word-aligned), in b's byte order. Every offset in it is
+ * computed here, none is copied:
+ *   - every tag whose value is an offset into b (the Exif, GPS and Interoperability pointers,
+ *     SubIFDs, strip, tile and thumbnail offsets) is dropped, in any IFD; IFD0 gets pointers of
+ *     its own to the copies of the Exif and GPS IFDs, which are written only when they keep an
+ *     entry; no IFD1 (the next link is 0);
+ *   - the IFDs are found and walked as imgpu_exif_parse walks them (the same limits, a pointer
+ *     back ignored), and of the entries of one tag only the first the parse would take is kept
+ *     (so the parse reads the same fields from the new blob), an Orientation out of 1..8
+ *     dropped (the parse reads it as none);
+ *   - entries of unknown type or whose values leave b are dropped, and so are those past
+ *     IMGPU_EXIF_REBUILD_MAX_VALUES bytes of values;
+ *   - entries are sorted by tag, as TIFF asks.
+ * Returns how many sub-IFDs it wrote (0, 1 or 2), or -1 with an error recorded (*out
+ * untouched) when the header is malformed, ifd0_off lies outside b, or memory is short.
+ * Rebuilding a rebuilt blob gives the same bytes. */
+int imgpu_exif_rebuild(const unsigned char *b, size_t n, uint32_t ifd0_off,
+                       const unsigned *keep0, int nkeep0, unsigned char **out, size_t *out_len);
 
 #ifdef __cplusplus
 }

@@ -146,6 +146,7 @@ static imgpu_meta *read_meta(const unsigned char *b, size_t len, const char *nam
     imgpu_exif_info ex;
     if (m->exif && imgpu_exif_parse(m->exif, m->exif_len, &ex) == 0 && ex.orientation)
         m->orientation = ex.orientation;
+    imgpu_meta_check_exif(m);   /* outputs carry only EXIF the parse reads, orientation 1..8 */
     return m;
 }
 

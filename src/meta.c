@@ -1,5 +1,7 @@
 /* meta.c — the metadata blocks that travel with an image (meta.h). */
 #include "meta.h"
+#include "error.h"
+#include "exif.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,25 @@ int imgpu_meta_add_text(imgpu_meta *m, const char type[4], const unsigned char *
         return -1;
     m->n_text++;
     return 0;
+}
+
+void imgpu_meta_check_exif(imgpu_meta *m)
+{
+    imgpu_exif_info ex;
+    if (!m || !m->exif)
+        return;
+    if (imgpu_exif_parse(m->exif, m->exif_len, &ex) < 0) {
+        /* a blob the parse refuses ("II*\0" alone) is no EXIF: readers call it malformed */
+        imgpu_error_clear();
+        imgpu_meta_set(&m->exif, &m->exif_len, NULL, 0);
+        return;
+    }
+    /* every Orientation entry to the value that counts: the first one's where it is 1..8,
+     * which also mends a later one out of range; else (none, or the first out of range) what
+     * the load took instead. No entry: nothing is added. */
+    const int o = ex.orientation ? ex.orientation
+                  : m->orientation >= 1 && m->orientation <= 8 ? m->orientation : 1;
+    imgpu_exif_set_orientation(m->exif, m->exif_len, o);
 }
 
 static uint32_t be32(const unsigned char *p)

@@ -41,6 +41,12 @@ void imgpu_meta_free(imgpu_meta *m);
 int imgpu_meta_set(unsigned char **dst, size_t *dst_len, const unsigned char *b, size_t n);
 /* Append a PNG text chunk. 0, or -1 out of memory. */
 int imgpu_meta_add_text(imgpu_meta *m, const char type[4], const unsigned char *b, size_t n);
+/* The EXIF block made fit to be written back, after load: dropped when imgpu_exif_parse
+ * refuses it (damaged metadata is skipped, as a damaged ICC profile is); every Orientation
+ * entry of IFD0 set to the one the parse reads, and where that is out of 1..8 (the parse reads
+ * it as none) to m->orientation where that is 1..8 (what the load took instead: a format's own
+ * tag), else to 1 (the pixels as stored). No Orientation entry is added. */
+void imgpu_meta_check_exif(imgpu_meta *m);
 /* The description of an ICC profile (its 'desc' tag: v2 textDescriptionType or v4
  * multiLocalizedUnicode, first record, ASCII only) into out[0..n); 0, or -1 when none. */
 int imgpu_meta_icc_description(const unsigned char *icc, size_t len, char *out, size_t n);

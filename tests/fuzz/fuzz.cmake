@@ -2,7 +2,9 @@
 #
 # Targets: decode (imgpu_image_load_memory, the CLI's decode path and limits), ops
 # (decode + every CPU operation + encode to memory, small images), cli (the command-line
-# parser of src/main.c), exif (the EXIF reader and in-place editor, src/exif.h), jpeg (the JPEG
+# parser of src/main.c), exif (the EXIF reader and in-place editor, src/exif.h), exif_write
+# (the EXIF writers: imgpu_exif_rebuild's fresh blob checked by a walker of its own, parsed and
+# rebuilt again; imgpu_meta_check_exif), jpeg (the JPEG
 # codec, src/codec_jpeg.c: libjpeg-turbo's decode and encode, the metadata reader), webp
 # (the WebP codec: load, metadata, lossy and lossless re-encode and load back) and tiff
 # (the TIFF codec: load at pages 0 and 1, its metadata reader, re-encode and load back);
@@ -22,7 +24,7 @@
 # tests/fuzz/run.sh runs the long campaigns (docs/reliability.md, "Fuzzing").
 set(IMGPU_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(IMGPU_FUZZ_REGRESS ${IMGPU_FUZZ_DIR}/regress)
-# 30 s: seven targets share CI's two cores (the long campaigns are tests/fuzz/run.sh's)
+# 30 s: eight targets share CI's two cores (the long campaigns are tests/fuzz/run.sh's)
 set(IMGPU_FUZZ_SMOKE_SECONDS 30 CACHE STRING "Seconds per target of the fuzz.smoke.* tests")
 
 # imgpu_fuzz_target(t [SECONDS]): SECONDS, where given, caps the smoke run below the default
@@ -77,7 +79,7 @@ function(imgpu_fuzz_target t)
   endif()
 endfunction()
 
-foreach(_t decode ops cli exif jpeg webp tiff)
+foreach(_t decode ops cli exif exif_write jpeg webp tiff)
   imgpu_fuzz_target(${_t})
 endforeach()
 imgpu_fuzz_target(manifest)

@@ -2,7 +2,8 @@
  * Every input is loaded through imgpu_image_load_memory under small limits (2^22 pixels, a 2 s
  * decode limit, as fuzz_decode.c) at page 0 and page 1, and the codec's metadata reader runs
  * on it at both pages (on any bytes, not only on files whose scan passed: damaged metadata must
- * be skipped, never trusted). Page 0, when it decodes, is checked for the invariants the rest
+ * be skipped, never trusted; the EXIF it builds must come out of imgpu_exif_rebuild unchanged).
+ * Page 0, when it decodes, is checked for the invariants the rest
  * of imgpu relies on, then encoded again as TIFF with its metadata, with deflate and with one
  * other lossless compression picked from the input's size, and each encoding loaded back: it
  * must decode to exactly the same pixels (and an 8-bit image also encodes as JPEG-in-TIFF and
@@ -10,6 +11,7 @@
  */
 #include "codec.h"
 #include "error.h"
+#include "exif.h"
 #include "io.h"
 
 #include <stdint.h>
@@ -95,6 +97,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (m->orientation < 0 || m->orientation > 8 || (m->icc && !m->icc_len) ||
             (m->xmp && !m->xmp_len))
             abort();
+        if (m->exif) {
+            /* the EXIF read from a TIFF is rebuilt already (every offset its own): rebuilding
+             * it again changes nothing */
+            unsigned char *x = NULL;
+            size_t xn = 0;
+            if (!m->exif_len || imgpu_exif_rebuild(m->exif, m->exif_len, 0, NULL, 0, &x, &xn) == -1)
+                abort();   /* (memory is plenty for a blob the reader just made) */
+            if (xn != m->exif_len || memcmp(x, m->exif, xn))
+                abort();
+            free(x);
+        }
         if (!im) {
             if (!imgpu_error_message()[0])
                 abort();

@@ -5,7 +5,11 @@ orders, as a bare TIFF blob and as a JPEG APP1 payload ("Exif\\0\\0" first); the
 blob with an orientation; one with IFD1 (a thumbnail's IFD) and LONG pixel sizes; and a few
 broken ones (truncated, an Exif pointer back to IFD0, an entry count past the end, text at an
 offset out of range); and one whose text fields hold terminal escapes and bytes that are not
-UTF-8 (issue 25). The outputs are committed; rerun after changing this script:
+UTF-8 (issue 25). fuzz_exif_write (the EXIF writers) starts from the same files and a few
+of its own in tests/fuzz/seeds/exif_write/: every pointer TIFF and EXIF know in every IFD (a
+nested Exif pointer in the Exif IFD, Interoperability, SubIFDs, strip offsets), duplicate tags,
+orientations out of range, an odd-length value. The outputs are committed; rerun after
+changing this script:
     /usr/bin/python3 tests/fuzz/make_exif_seeds.py
 Deterministic. tests/fuzz/make_seeds.py writes the other corpora and leaves this one alone."""
 import os
@@ -16,9 +20,35 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "common"))
 sys.dont_write_bytecode = True
-from exif_blob import (ASCII, LONG, SHORT, RATIONAL, app1, camera, tiff)  # noqa: E402
+from exif_blob import (ASCII, BYTE, LONG, SHORT, RATIONAL, UNDEFINED, app1, camera,  # noqa: E402
+                       tiff)
 
 OUT = os.path.join(HERE, "seeds", "exif")
+OUT_WRITE = os.path.join(HERE, "seeds", "exif_write")
+
+
+def writer_seeds():
+    """fuzz_exif_write's own: what the rebuild must drop, dedupe or mend."""
+    seeds = {}
+    # pointers everywhere: a nested Exif pointer (at IFD0), Interoperability, GPS inside Exif,
+    # SubIFDs and StripOffsets in IFD0; a maker note of odd length
+    seeds["pointers_le.bin"] = app1(tiff(
+        [(0x010F, ASCII, "Canon"), (0x0111, LONG, [8, 8]), (0x0112, SHORT, 6),
+         (0x014A, LONG, 8)],
+        exif=[(0x8769, LONG, 8), (0x8825, LONG, 8), (0x9000, UNDEFINED, b"0230"),
+              (0x927C, UNDEFINED, b"maker-note"), (0xA002, SHORT, 640), (0xA003, SHORT, 480),
+              (0xA005, LONG, 8)],
+        gps=[(0x0000, BYTE, b"\2\3\0\0"), (0x0001, ASCII, "N")]))
+    # duplicate tags (the first one the parse takes wins), Orientation 9 then 6
+    seeds["duplicates_be.bin"] = app1(tiff(
+        [(0x010F, SHORT, 7), (0x010F, ASCII, "First"), (0x010F, ASCII, "Second"),
+         (0x0112, SHORT, 9), (0x0112, SHORT, 6)],
+        exif=[(0xA002, ASCII, "x"), (0xA002, LONG, 100000), (0xA002, LONG, 5)],
+        big_endian=True))
+    seeds["orientation_65535_le.bin"] = app1(tiff([(0x0112, SHORT, 65535)]))
+    seeds["orientation_long_9_be.tif"] = tiff([(0x0112, LONG, 9)], big_endian=True)
+    seeds["header_only_le.bin"] = app1(b"II*\0")
+    return seeds
 
 
 def main():
@@ -54,13 +84,18 @@ def main():
          (0x0112, SHORT, 1)],
         exif=[(0x9003, ASCII, b"2024:\x1b[2J01:02 03:04:05\0")]))
 
-    if os.path.isdir(OUT):
-        shutil.rmtree(OUT)
-    os.makedirs(OUT)
+    write(OUT, seeds)
+    write(OUT_WRITE, {**seeds, **writer_seeds()})
+
+
+def write(out, seeds):
+    if os.path.isdir(out):
+        shutil.rmtree(out)
+    os.makedirs(out)
     for name, data in sorted(seeds.items()):
-        with open(os.path.join(OUT, name), "wb") as f:
+        with open(os.path.join(out, name), "wb") as f:
             f.write(data)
-    print(f"make_exif_seeds: {len(seeds)} files -> {OUT}")
+    print(f"make_exif_seeds: {len(seeds)} files -> {out}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # run.sh — one fuzzing campaign: run.sh FUZZ_BINARY TARGET SECONDS WORKDIR [extra libFuzzer args]
-# TARGET is decode, ops, cli, exif, jpeg, webp, tiff, manifest or utf8. The corpus starts from
-# tests/fuzz/seeds/TARGET (plus, for decode and ops, assets/), tests/fuzz/corpus/TARGET (a kept,
-# minimized corpus) and the regression inputs; new coverage goes to WORKDIR/corpus,
+# TARGET is decode, ops, cli, exif, exif_write, jpeg, webp, tiff, manifest or utf8. The corpus
+# starts from tests/fuzz/seeds/TARGET (plus, for decode and ops, assets/), tests/fuzz/corpus/TARGET (a
+# kept, minimized corpus) and the regression inputs; new coverage goes to WORKDIR/corpus,
 # crashes to WORKDIR/ (crash-*, leak-*, timeout-*, oom-*). The libFuzzer settings are the
 # project's bounds: 10 s per input, 2 GiB of RSS. Exit status: libFuzzer's (0: nothing found).
 # The figures (executions, time) are in WORKDIR/log's last "stat::" and "Done" lines.
@@ -14,8 +14,9 @@ assets=${IMGPU_ASSETS:-$here/../../assets}
 mkdir -p "$work/corpus"
 seeds=("$work/corpus" "$here/seeds/$target" "$here/corpus/$target" "$here/regress/$target")
 case $target in decode|ops) seeds+=("$assets") ;; esac
-dict=()
-[ -f "$here/$target.dict" ] && dict=(-dict="$here/$target.dict")
+dict=() dname=$target
+[ "$target" = exif_write ] && dname=exif   # the same blobs: exif.dict's tags and types
+[ -f "$here/$dname.dict" ] && dict=(-dict="$here/$dname.dict")
 existing=()
 for d in "${seeds[@]}"; do [ -d "$d" ] && existing+=("$d"); done
 cd "$work"

@@ -83,3 +83,17 @@ else()
   add_test(NAME robust.limits COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
 endif()
 set_tests_properties(robust.limits PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 300)
+# robust.meta  issue 25's metadata defects through the CLI: ICC profiles too large for an output
+#              named in a notice (JPEG over 255 APP2 segments, PNG over 64 MiB), carried up to
+#              those bounds (and read back), an iCCP bomb skipped in bounded memory, the JPEG
+#              reader's chunk order and consistency; EXIF the parser refuses not copied,
+#              Orientation out of 1..8 written as 1, a TIFF's nested Exif pointer dropped
+#              (exiftool -validate on every output). Needs PIL and exiftool, else skipped.
+if(IMGPU_PYTHON3)
+  add_test(NAME robust.meta
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_robust_dir}/robust_meta.py $<TARGET_FILE:imgpu>
+                   ${IMGPU_ROBUST_TMP} ${IMGPU_ASSETS})
+else()
+  add_test(NAME robust.meta COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+endif()
+set_tests_properties(robust.meta PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 300)

@@ -40,7 +40,7 @@ check() {  # check NAME OK_STATUSES CMD...: start under memcheck; e.g. OK_STATUS
 # slowdown, so for test_io only memcheck's verdict counts (status 1 allowed); every other
 # test must pass as well.
 [ -x "$build/tests/test_io" ] && check test_io "0 1" "$build/tests/test_io"
-for t in test_cpu_rotate test_exif test_orient; do
+for t in test_cpu_rotate test_exif test_orient test_jpeg_meta; do
     [ -x "$build/tests/$t" ] && check "$t" 0 "$build/tests/$t"
 done
 # all 2^24 colours take a minute under memcheck: 65536 of them there (test_cpu_color: 2^20)
@@ -49,7 +49,7 @@ for t in test_cpu_color test_cpu_equalize test_cpu_clahe; do
 done
 # the CPU backend's threads (src/cpu/parallel.c): every one joined, every part buffer freed
 [ -x "$build/tests/test_cpu_threads" ] && check "test_cpu_threads --quick" 0 "$build/tests/test_cpu_threads" --quick
-for t in decode ops cli exif jpeg webp tiff manifest utf8; do
+for t in decode ops cli exif exif_write jpeg webp tiff manifest utf8; do
     # git keeps no empty folder: a target with no failing input yet has no fuzz/regress/<t>
     dirs=()
     for d in "$here/../fuzz/regress/$t" "$here/../fuzz/seeds/$t"; do [ -d "$d" ] && dirs+=("$d"); done
@@ -77,6 +77,8 @@ check "webp refused" 1 "$im" info "$webp/broken_truncated.webp"
 # against the golden of the "equalize" run above, not its output: the runs are concurrent
 check "compare" 0 "$im" compare "$assets/coffee.png" "$here/../golden/coffee.equalize_luminance.png" --diff "$tmp/diff.png"
 check "equalize tiff 16-bit lzw" 0 "$im" equalize "$here/../fuzz/seeds/tiff/g16_lzw_p2.tif" "$tmp/e.tif" --compression lzw --device cpu
+# a TIFF's EXIF rebuilt (imgpu_exif_rebuild) and carried into a JPEG (issue 25's nested pointer)
+check "tiff exif to jpeg" 0 "$im" equalize "$here/../fuzz/regress/tiff/exif-ifd-nested-exif-pointer-old-offset.tif" "$tmp/n.jpg" --device cpu
 check "info tiff page" 0 "$im" info "$here/../fuzz/seeds/tiff/multipage3.tif" --page 1
 check "refused tiff" 1 "$im" info "$here/../fuzz/seeds/tiff/f32.tif"
 # issue 25: a JPEG strip whose frame is smaller than the strip left heap bytes in the output

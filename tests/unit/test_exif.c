@@ -5,8 +5,11 @@
  * that nothing else changed; and malformed blobs that must come back safely: every truncation
  * of a valid blob, bad headers, IFD0 out of range, values and sub-IFDs out of range, 32-bit
  * offset + count wrap-around, huge counts, wrong types, IFD pointers back to a visited IFD,
- * an entry count larger than the blob, and the entry budget. Each blob is copied to a buffer
- * of exactly its size, so an ASan build sees any read past its end. */
+ * an entry count larger than the blob, and the entry budget; the rebuild (imgpu_exif_rebuild:
+ * nested and foreign pointers dropped, the parse's fields kept, an Orientation out of range
+ * dropped, a keep list, a directory other than the header's, the value budget, the same bytes
+ * when rebuilt again). Each blob is copied to a buffer of exactly its size, so an ASan build
+ * sees any read past its end. */
 #include "exif.h"
 #include "error.h"
 #include "test_util.h"
@@ -635,6 +638,140 @@ static void test_entry_budget(void)
     }
 }
 
+/* ---- rebuild -------------------------------------------------------------------------- */
+
+static uint32_t r32(const blob *b, size_t at)
+{
+    return b->be ? (uint32_t)b->p[at] << 24 | (uint32_t)b->p[at + 1] << 16 |
+                       (uint32_t)b->p[at + 2] << 8 | b->p[at + 3]
+                 : (uint32_t)b->p[at + 3] << 24 | (uint32_t)b->p[at + 2] << 16 |
+                       (uint32_t)b->p[at + 1] << 8 | b->p[at];
+}
+
+/* rebuild b's blob (from a buffer of exactly its size) into o (its first 128 KiB; o->n the
+ * whole size): the sub-IFDs written, or -1 */
+static int rebuild(const blob *b, uint32_t ifd0, const unsigned *keep, int nkeep, blob *o)
+{
+    unsigned char *q = exact(b->p, b->n), *x = NULL;
+    size_t xn = 0;
+    const int subs = imgpu_exif_rebuild(q, b->n, ifd0, keep, nkeep, &x, &xn);
+    free(q);
+    memset(o, 0, sizeof *o);
+    if (subs >= 0) {
+        /* (the value-budget case makes 1 MiB: its head is enough to look at) */
+        memcpy(o->p, x, xn < sizeof o->p ? xn : sizeof o->p);
+        o->n = xn;
+        o->be = b->be;
+        o->ifd0 = 8;
+        o->exif = entry_at(o, 8, 0x8769) ? r32(o, entry_at(o, 8, 0x8769) + 8) : 0;
+        o->gps = entry_at(o, 8, 0x8825) ? r32(o, entry_at(o, 8, 0x8825) + 8) : 0;
+        free(x);
+    }
+    return subs;
+}
+
+/* tags strictly ascending in the IFD at `at` */
+static int ascending(const blob *b, size_t at)
+{
+    for (unsigned i = 1; i < r16(b, at); i++)
+        if (r16(b, at + 2 + 12 * i) <= r16(b, at + 2 + 12 * (i - 1)))
+            return 0;
+    return 1;
+}
+
+static void test_rebuild(void)
+{
+    static blob b, o, o2;
+    for (int be = 0; be < 2; be++) {
+        /* a camera's blob whose Exif IFD points back at IFD0 and at an Interoperability IFD,
+         * with IFD0's tags out of order: every pointer but the two the rebuild writes goes */
+        const ent ifd0[] = {
+            {0x0132, ASCII, 0, 0, "2021:02:03 04:05:06", 0},
+            {0x010F, ASCII, 0, 0, "Canon", 0},
+            {0x0110, ASCII, 0, 0, "Canon EOS 5D Mark IV", 0},
+            {0x0112, SHORT, 1, 6, NULL, 0},
+            {0x0111, LONG, 1, 8, NULL, 0},   /* StripOffsets */
+            {0x8769, LONG, 1, AT_EXIF, NULL, 0},
+            {0x8825, LONG, 1, AT_GPS, NULL, 0},
+        };
+        const ent exif[] = {
+            {0x9003, ASCII, 0, 0, "2020:01:02 03:04:05", 0},
+            {0xA002, SHORT, 1, 4032, NULL, 0},
+            {0xA003, LONG, 1, 3024, NULL, 0},
+            {0x8769, LONG, 1, AT_IFD0, NULL, 0},
+            {0xA005, LONG, 1, AT_IFD0, NULL, 0},
+        };
+        const ent gps[] = {{0x0000, 1, 4, 0x00000302, NULL, 0}};
+        build(&b, be, ifd0, 7, exif, 5, gps, 1);
+        CHECK(rebuild(&b, 0, NULL, 0, &o) == 2);
+        imgpu_exif_info info;
+        CHECK(parse(o.p, o.n, &info) == 0);
+        check_full(&info, 6, "rebuilt");
+        CHECK(o.exif && o.gps && r16(&o, o.exif) == 3 && r16(&o, o.gps) == 1);
+        CHECK(!entry_at(&o, o.exif, 0x8769) && !entry_at(&o, o.exif, 0xA005));
+        CHECK(!entry_at(&o, 8, 0x0111) && r16(&o, 8) == 6);   /* 4 tags + 2 pointers */
+        CHECK(ascending(&o, 8) && ascending(&o, o.exif));
+        CHECK(r32(&o, 8 + 2 + 12 * 6) == 0);   /* no IFD1 */
+        CHECK(rebuild(&o, 0, NULL, 0, &o2) == 2 && o2.n == o.n && !memcmp(o2.p, o.p, o.n));
+
+        /* a keep list: IFD0 holds those tags and the pointers */
+        const unsigned keep[2] = {0x010F, 0x0112};
+        CHECK(rebuild(&b, 0, keep, 2, &o) == 2 && r16(&o, 8) == 4);
+        CHECK(parse(o.p, o.n, &info) == 0 && !strcmp(info.make, "Canon") && !info.model[0] &&
+              info.orientation == 6 && info.pixel_x == 4032);
+
+        /* a directory other than the header's plays IFD0 (a TIFF's page): the Exif IFD's tags */
+        full_blob(&b, be, 1);
+        CHECK(rebuild(&b, (uint32_t)b.exif, NULL, 0, &o) == 0);
+        CHECK(r16(&o, 8) == 3 && entry_at(&o, 8, 0xA002) && !entry_at(&o, 8, 0x010F));
+
+        /* Orientation out of range: dropped (the parse reads none), and so is a later one;
+         * of two Makes the first the parse takes (the SHORT one is not) */
+        const ent odd[] = {
+            {0x010F, SHORT, 1, 7, NULL, 0},
+            {0x010F, ASCII, 0, 0, "First", 0},
+            {0x010F, ASCII, 0, 0, "Second", 0},
+            {0x0112, SHORT, 1, 9, NULL, 0},
+            {0x0112, SHORT, 1, 3, NULL, 0},
+        };
+        build(&b, be, odd, 5, NULL, -1, NULL, -1);
+        CHECK(parse(b.p, b.n, &info) == 0 && info.orientation == 0);
+        CHECK(rebuild(&b, 0, NULL, 0, &o) == 0 && r16(&o, 8) == 1 && !entry_at(&o, 8, 0x0112));
+        CHECK(parse(o.p, o.n, &info) == 0 && !strcmp(info.make, "First"));
+
+        /* an empty Exif IFD is not written, nor its pointer */
+        const ent mk[] = {{0x010F, ASCII, 0, 0, "Canon", 0}, {0x8769, LONG, 1, AT_EXIF, NULL, 0}};
+        const ent junk[] = {{0x9003, 99, 1, 0, NULL, 0}};   /* a type TIFF does not have */
+        build(&b, be, mk, 2, junk, 1, NULL, -1);
+        CHECK(rebuild(&b, 0, NULL, 0, &o) == 0 && r16(&o, 8) == 1 && o.n == 8 + 2 + 12 + 4 + 6);
+
+        /* the value budget: 20 values of 64 KiB (the same bytes) -> 16 of them */
+        ent many[20];
+        for (int i = 0; i < 20; i++) {
+            ent e = {0x9000 + (unsigned)i, UNDEF, 65536, 0, NULL, 0};
+            many[i] = e;
+        }
+        build(&b, be, many, 20, NULL, -1, NULL, -1);
+        const uint32_t data = (uint32_t)b.n;
+        for (int i = 0; i < 20; i++)
+            many[i].value = data;
+        build(&b, be, many, 20, NULL, -1, NULL, -1);
+        b.n = data + 65536;
+        CHECK(rebuild(&b, 0, NULL, 0, &o) == 0 && r16(&o, 8) == 16);
+        CHECK(o.n == 8 + 2 + 12 * 16 + 4 + 16 * 65536);
+    }
+    /* malformed: -1 with a message, nothing out */
+    unsigned char junk[16] = "IX*\0", *x = NULL;
+    size_t xn = 0;
+    imgpu_error_clear();
+    CHECK(imgpu_exif_rebuild(junk, sizeof junk, 0, NULL, 0, &x, &xn) == -1 && !x &&
+          imgpu_error_message()[0]);
+    full_blob(&b, 0, 1);
+    CHECK(imgpu_exif_rebuild(b.p, b.n, (uint32_t)b.n - 1, NULL, 0, &x, &xn) == -1 && !x);
+    CHECK(imgpu_exif_rebuild(b.p, b.n, 4, NULL, 0, &x, &xn) == -1 && !x);
+    imgpu_error_clear();
+}
+
 int main(void)
 {
     test_skip_header();
@@ -646,5 +783,6 @@ int main(void)
     test_bad_headers();
     test_bad_entries();
     test_entry_budget();
+    test_rebuild();
     TEST_MAIN_END();
 }

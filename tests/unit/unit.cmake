@@ -24,6 +24,9 @@
 #   test_orient       imgpu_image_orient (src/orient.c) against the EXIF definition's own words, at
 #                     8 and 16 bits and 1..4 channels, and the inverse orientations
 #   test_batch_png    imgpu batch's parallel PNG encoder and its queue (issue 5)
+#   test_jpeg_meta    the ICC profile in a JPEG encoded elsewhere (nvJPEG: imgpu__jpeg_insert_meta)
+#                     split into APP2 segments, up to 255 and read back whole, and one byte more
+#                     left out with a notice (issue 25)
 set(_imgpu_unit_dir ${CMAKE_CURRENT_LIST_DIR})
 
 imgpu_add_c_test(test_cpu_equalize ${_imgpu_unit_dir}/test_cpu_equalize.c)
@@ -38,6 +41,7 @@ imgpu_add_c_test(test_io ${_imgpu_unit_dir}/test_io.c LABELS unit io TIMEOUT 300
 imgpu_add_c_test(test_png_decode ${_imgpu_unit_dir}/png_decode.c LABELS unit io TIMEOUT 120)
 imgpu_add_c_test(test_error ${_imgpu_unit_dir}/test_error.c LABELS unit io TIMEOUT 60)
 imgpu_add_c_test(test_utf8 ${_imgpu_unit_dir}/test_utf8.c LABELS unit TIMEOUT 60)
+imgpu_add_c_test(test_jpeg_meta ${_imgpu_unit_dir}/test_jpeg_meta.c LABELS unit io TIMEOUT 60)
 
 imgpu_add_c_test(test_exif ${_imgpu_unit_dir}/test_exif.c LABELS unit exif TIMEOUT 120)
 imgpu_add_c_test(test_orient ${_imgpu_unit_dir}/test_orient.c LABELS unit exif TIMEOUT 60)
