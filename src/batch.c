@@ -624,6 +624,14 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
     }
     if (!o.quiet) {
         double mb = (double)atomic_load(&B.st.in_bytes) / 1e6;
+        /* why a batch `auto` kept on the CPU did so: where no GPU is there at all, that is the
+         * reason, not the count of images (a resumed batch on a laptop) */
+        char cpu_why[160] = "ops on the CPU: too few images for a GPU's start-up";
+        if (B.auto_cpu) {
+            char why[120];
+            if (imgpu_backend_gpu_absent(why, sizeof why))
+                snprintf(cpu_why, sizeof cpu_why, "ops on the CPU: %s", why);
+        }
         fprintf(stderr, "imgpu batch: %d done, %d skipped, %d failed%s in %.2f s: %.2f images/s, "
                 "%.1f MB/s (%.1f MB read, %.1f MB written; %s)\n", done_n, B.st.skipped, failed_n,
                 stale_s, el,
@@ -631,7 +639,7 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
                 (double)atomic_load(&B.st.out_bytes) / 1e6,
                 B.ntodo == 0 ? "nothing to run" : o.stage_copy ? "stage: plain copy"
                 : B.use_gpu_stage ? "ops on the GPU"
-                : B.auto_cpu ? "ops on the CPU: too few images for a GPU's start-up" : "ops on the CPU");
+                : B.auto_cpu ? cpu_why : "ops on the CPU");
         const char *prof = getenv("IMGPU_BATCH_PROFILE");
         if (prof && !strcmp(prof, "1"))   /* bench aid: thread-seconds summed over each stage's threads */
             fprintf(stderr, "imgpu batch: profile (thread-seconds): nvJPEG set-up %.3f, read + check + CPU "

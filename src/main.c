@@ -304,7 +304,7 @@ static void print_main_help(FILE *f)
     }
     fprintf(f, "  %-28s %s\n", "batch [OPS] -o OUTDIR INPUTS", "many files through a pipelined decode/GPU/encode");
     fprintf(f, "  %-28s %s\n", "view FILE... [--snapshot OUT]", "interactive viewer (GPU, live controls); headless snapshots");
-    fprintf(f, "  %-28s %s\n", "bench [--help]", "kernel benchmarks against CUB/NPP (CUDA builds)");
+    fprintf(f, "  %-28s %s\n", "bench [--help]", "benchmarks: GPU kernels against CUB/NPP; --cpu (or no GPU): the CPU vs OpenCV");
     fprintf(f, "\n"
                "'imgpu COMMAND --help' lists a command's options; 'imgpu --version' prints the\n"
                "version and whether CUDA support is built in.\n"
@@ -1312,7 +1312,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(name, "bench"))
         return run_sibling(argv, "imgpu-bench",
-                           "bench: no imgpu-bench beside this imgpu (it is built only with the CUDA toolkit)");
+                           "bench: no imgpu-bench beside this imgpu (the build makes it in the same folder)");
     if (!strcmp(name, "view"))
         return run_sibling(argv, "imgpu-view",
                            "view: no imgpu-view beside this imgpu (it is built only where GLFW 3.3, GLEW, "
