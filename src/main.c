@@ -16,6 +16,7 @@
 #include "io.h"
 #include "ops.h"
 #include "options.h"
+#include "suggest.h"
 #include "plot.h"
 
 #include <ctype.h>
@@ -326,6 +327,10 @@ static void print_command_help(const command *cmd)
 /* A usage problem found while parsing (options.h's one helper); printed with the --help hint. */
 #define bad imgpu_usage_bad
 
+/* " (did you mean '--quality'?)" for a mistyped option or command, else "" (suggest.h). */
+static const char *did_you_mean_option(int cmd, const char *name, size_t len);
+static const char *did_you_mean_command(const char *name);
+
 static int usage_exit(const char *cmd_name)
 {
     fprintf(stderr, "imgpu: %s\n", imgpu_usage_message());
@@ -496,7 +501,7 @@ static int parse_args(int argc, char **argv, cli *c)
         const opt_spec *o = find_option(name, len);
         const imgpu_opt *so = o ? NULL : imgpu_opt_find(name, len, IMGPU_FRONT_CLI);
         if (!o && !so)
-            return bad("unknown option '--%.*s'", (int)len, name);
+            return bad("unknown option '--%.*s'%s", (int)len, name, did_you_mean_option(c->cmd, name, len));
         if (o ? !(o->cmds & mask) : !shared_applies(so, c->cmd))
             return bad("option '--%s' does not apply to '%s'", o ? o->name : so->name, cmd->name);
         const char *oname = o ? o->name : so->name;
@@ -1345,6 +1350,40 @@ static int run_sibling(char **argv, const char *prog, const char *missing)
 
 static int run_command(cli *c, const char *name, int argc, char **argv);
 
+static const char *did_you_mean_command(const char *name)
+{
+    static char buf[96];
+    const char *cands[CMD_COUNT + 4] = {"batch", "view", "bench", "help"};
+    for (int i = 0; i < CMD_COUNT; i++)
+        cands[4 + i] = s_commands[i].name;
+    const char *best = imgpu__suggest(name, strlen(name), cands, CMD_COUNT + 4);
+    if (!best)
+        return "";
+    snprintf(buf, sizeof buf, " (did you mean '%s'?)", best);
+    return buf;
+}
+
+/* Every option the command takes: its own (s_options) and options.h's that apply to it. */
+static const char *did_you_mean_option(int cmd, const char *name, size_t len)
+{
+    static char buf[96];
+    enum { MAX_CANDS = 96 };
+    const char *cands[MAX_CANDS];
+    size_t n = 0;
+    cands[n++] = "help";
+    for (size_t i = 0; i < sizeof s_options / sizeof s_options[0] && n < MAX_CANDS; i++)
+        if (s_options[i].cmds & (1u << cmd))
+            cands[n++] = s_options[i].name;
+    for (size_t i = 0; i < imgpu_opt_count && n < MAX_CANDS; i++)
+        if ((imgpu_opt_table[i].fronts & IMGPU_FRONT_CLI) && shared_applies(&imgpu_opt_table[i], cmd))
+            cands[n++] = imgpu_opt_table[i].name;
+    const char *best = imgpu__suggest(name, len, cands, n);
+    if (!best)
+        return "";
+    snprintf(buf, sizeof buf, " (did you mean '--%s'?)", best);
+    return buf;
+}
+
 int main(int argc, char **argv)
 {
     /* A file-size rlimit must end in a message and exit 1, not a kill: with SIGXFSZ ignored
@@ -1374,7 +1413,7 @@ int main(int argc, char **argv)
                 print_command_help(&s_commands[i]);
                 return finish_stdout();
             }
-        bad("unknown command '%s'", name);
+        bad("unknown command '%s'%s", name, did_you_mean_command(name));
         return usage_exit(NULL);
     }
     if (!strcmp(name, "bench"))
@@ -1414,7 +1453,7 @@ static int run_command(cli *c, const char *name, int argc, char **argv)
         if (!strcmp(name, s_commands[i].name))
             c->cmd = i;
     if (c->cmd < 0) {
-        bad("unknown command '%s'", name);
+        bad("unknown command '%s'%s", name, did_you_mean_command(name));
         return usage_exit(NULL);
     }
     const command *cmd = &s_commands[c->cmd];
