@@ -15,6 +15,7 @@
  */
 #include "batch_internal.h"
 #include "cli_values.h"
+#include "suggest.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -202,6 +203,28 @@ static int check_template(const char *t)
     return 0;
 }
 
+/* " (did you mean '--equalize'?)" for a mistyped option, else "" (suggest.h): batch's own
+ * options (parse_args) and options.h's that batch takes. */
+static const char *did_you_mean(const char *name)
+{
+    static char buf[96];
+    static const char *const own[] = {"output", "format", "name", "jobs", "device", "devices", "shard",
+                                      "overwrite", "dry-run", "quiet", "verbose", "stage-copy", "help"};
+    enum { OWN = sizeof own / sizeof own[0], MAX_CANDS = 96 };
+    const char *cands[MAX_CANDS];
+    size_t n = 0;
+    for (; n < OWN; n++)
+        cands[n] = own[n];
+    for (size_t i = 0; i < imgpu_opt_count && n < MAX_CANDS; i++)
+        if (imgpu_opt_table[i].fronts & IMGPU_FRONT_BATCH)
+            cands[n++] = imgpu_opt_table[i].name;
+    const char *best = imgpu__suggest(name, strlen(name), cands, n);
+    if (!best)
+        return "";
+    snprintf(buf, sizeof buf, " (did you mean '--%s'?)", best);
+    return buf;
+}
+
 static int parse_args(int argc, char **argv, bopts *b)
 {
     int end = 0;
@@ -323,7 +346,7 @@ static int parse_args(int argc, char **argv, bopts *b)
         } else if (!strcmp(name, "stage-copy")) {
             b->stage_copy = 1;
         } else {
-            return bad("unknown option '%s'", a);
+            return bad("unknown option '%s'%s", a, did_you_mean(name));
         }
     }
     if (!b->outdir)

@@ -6,7 +6,8 @@
     collides; `{inext}`, the input's extension, keeps the outputs apart, and the collision's
     message says so; an unknown placeholder is still a usage error naming the three;
   - a folder of stale outputs (made with other settings) prints one line for them all, not one
-    per file; `--verbose` names each, as before.
+    per file; `--verbose` names each, as before;
+  - a mistyped option gets the nearest one: '--equalise' (did you mean '--equalize'?).
 
 usage: batch_ux.py IMGPU_BINARY TMP_ROOT ASSETS_DIR
 """
@@ -72,6 +73,15 @@ def main():
     lines = [l for l in r.err.splitlines() if l.startswith("imgpu: '")]
     C.check(r.rc == 1 and len(lines) == 3 and all("was made with other settings" in l for l in lines),
             "--verbose: a line per stale output", r.err)
+    # 4. a mistyped option gets the nearest one
+    for typed, want in (("--equalise", "--equalize"), ("--overwirte", "--overwrite"), ("--verbse", "--verbose")):
+        args = ["batch", "--equalize", "-o", os.path.join(tmp, "o4"), coffee, typed]
+        if typed == "--equalise":
+            args = ["batch", typed, "-o", os.path.join(tmp, "o4"), coffee]
+        r = imgpu(*args)
+        C.check(r.rc == 2 and f"(did you mean '{want}'?)" in r.err, f"batch {typed}: suggests {want}", str(r))
+    r = imgpu("batch", "--equalize", "-o", os.path.join(tmp, "o4"), coffee, "--zzzzzz")
+    C.check(r.rc == 2 and "did you mean" not in r.err, "batch --zzzzzz: no guess", str(r))
     cc.cleanup(tmp, C.failures)
     return C.end()
 
