@@ -404,6 +404,9 @@ int bench_cpu_main(int argc, char **argv, const char *why)
 #ifndef IMGPU_HAVE_CUDA
 int main(int argc, char **argv)
 {
-    return bench_cpu_main(argc, argv, "imgpu was built without CUDA");
+    int cpu = 0;   /* --cpu: asked for, so not "instead" of anything */
+    for (int i = 1; i < argc; i++)
+        cpu |= !strcmp(argv[i], "--cpu");
+    return bench_cpu_main(argc, argv, cpu ? NULL : "imgpu was built without CUDA");
 }
 #endif
