@@ -29,6 +29,7 @@
 #include "ops.h"
 #include "peers.h"
 #include "bench_full.h"
+#include "bench_cpu.h"
 
 #define MAXK 64
 
@@ -387,21 +388,10 @@ static void run_config(const char *size, int w, int h, int c, int content, const
     cudaStreamDestroy(b.s);
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: imgpu bench [--csv] [--sizes 1080p,4k,8k] [--channels 1,3] [--contents photo,noise,constant]\n"
-               "                   [--ops histogram,equalize,rotate,full]   (full: the CLAHE, 16-bit and formula rows;\n"
-               "                   or a part of them: hist16, eqfull, clahe) [--depths 8,16] (of those rows)\n"
-               "                   [--issue6-only]   (only CLAHE, 16-bit and formula rows; OpenCV's CLAHE\n"
-               "                   beside them when IMGPU_BENCH_PYTHON names a python3 with cv2)\n"
-               "Times every op and kernel variant on the GPU next to CUB and NPP (median CUDA-event times,\n"
-               "inputs rotated over buffers larger than the L2 cache). Markdown table on stdout; --csv for CSV.\n");
-}
-
 int main(int argc, char **argv)
 {
     const char *sizes = "1080p,4k,8k", *chans = "1,3", *contents = "photo,noise,constant", *depths = "8,16";
-    int issue6_only = 0;
+    int issue6_only = 0, cpu = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--csv"))
             s_csv = 1;
@@ -417,18 +407,25 @@ int main(int argc, char **argv)
             s_ops = argv[++i];
         else if (!strcmp(argv[i], "--issue6-only")) /* CLAHE, 16-bit, formulas (bench_full.c) */
             issue6_only = 1;
+        else if (!strcmp(argv[i], "--cpu"))   /* the CPU table (bench_cpu.c) */
+            cpu = 1;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)   /* the CPU table's; checked there */
+            i++;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
+            bench_usage(stdout);
             return 0;
         } else {
             fprintf(stderr, "imgpu bench: unknown option '%s'\n", argv[i]);
-            usage(stderr);
+            bench_usage(stderr);
             return 2;
         }
     }
-    if (!imgpu_cuda_available()) {
-        fprintf(stderr, "imgpu bench: %s\n", imgpu_error_message());
-        return 1;
+    if (cpu)
+        return bench_cpu_main(argc, argv, NULL);
+    if (!imgpu_cuda_available()) {   /* "no usable GPU: no NVIDIA GPU or driver was found (...)" */
+        char why[600];
+        snprintf(why, sizeof why, "%s", imgpu_error_message());
+        return bench_cpu_main(argc, argv, why);
     }
     struct cudaDeviceProp p;
     int dev = 0;

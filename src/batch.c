@@ -16,6 +16,7 @@
 #include "batch_internal.h"
 #include "cli_values.h"
 #include "session.h"
+#include "suggest.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -55,12 +56,13 @@ static const char s_help[] =
 /* ... each op's lines from the op table (options.h: imgpu_opt_help_batch_ops), then: */
 static const char s_help_rest[] =
     "output:\n"
-    "  -o, --output DIR     output folder (created when missing; required)\n"
+    "  -o, --output DIR     output folder (created when missing, parents too; required)\n"
     "  --format EXT         output format: png, jpg, jpeg, tif, tiff, webp, bmp, tga, pnm, pgm,\n"
     "                       ppm (default: each input's own extension)\n"
     "  --name TEMPLATE      output name (default '{stem}.{ext}'): {stem} is the input's name\n"
-    "                       without extension, {ext} the output extension; subfolders are\n"
-    "                       allowed, absolute names and '..' are refused\n"
+    "                       without extension, {ext} the output extension, {inext} the\n"
+    "                       input's (a.bmp and a.ppm with --format png: '{stem}_{inext}.{ext}');\n"
+    "                       subfolders are allowed, absolute names and '..' are refused\n"
     "  --overwrite          replace existing outputs (default: skip them, so re-running a\n"
     "                       command resumes it)\n"
     "  --dry-run            list what would be written, write nothing\n"
@@ -89,6 +91,7 @@ static const char s_help_rest[] =
     "  --no-auto-orient     keep stored pixels and EXIF orientation (default: upright)\n"
     "  --page N             the page of multi-page TIFFs to read (default 0)\n"
     "  --quiet              no progress and no summary (errors are still printed)\n"
+    "  --verbose            name every stale output (default: one line sums them up)\n"
     "  -h, --help           this help\n"
     "A file that fails is reported with its reason and the batch goes on; the summary gives\n"
     "done, skipped, failed, images/s and MB/s (input bytes). Ctrl-C (or SIGTERM) starts no\n"
@@ -183,13 +186,44 @@ static int check_template(const char *t)
             p += 5;
         else if (!strncmp(p, "{ext}", 5))
             p += 4;
+        else if (!strncmp(p, "{inext}", 7))
+            p += 6;
         else
-            return bad("invalid --name '%s': unknown placeholder at '%.12s' (use {stem} and {ext})", t, p);
+            return bad("invalid --name '%s': unknown placeholder at '%.12s' (use {stem}, {ext} and {inext})", t, p);
     }
     const char *why = imgpu__batch_name_rule(t);
     if (why)
         return bad("invalid --name '%s': %s", t, why);
     return 0;
+}
+
+/* " (did you mean '--equalize'?)" for a mistyped option, else "" (suggest.h): batch's own
+ * options (parse_args) and options.h's that batch takes. */
+static const char *did_you_mean(const char *name)
+{
+    static char buf[96];
+    static const char *const own[] = {"output", "format", "name", "jobs", "device", "devices", "shard",
+                                      "overwrite", "dry-run", "quiet", "verbose", "stage-copy", "help"};
+    enum { OWN = sizeof own / sizeof own[0], MAX_CANDS = 96 };
+    const char *cands[MAX_CANDS];
+    size_t n = 0;
+    for (; n < OWN; n++)
+        cands[n] = own[n];
+    for (size_t i = 0; i < imgpu_opt_count && n < MAX_CANDS; i++)
+        if (imgpu_opt_table[i].fronts & IMGPU_FRONT_BATCH)
+            cands[n++] = imgpu_opt_table[i].name;
+    for (int i = 0; i < imgpu_op_count() && n < MAX_CANDS; i++) {   /* the ops and their parameters */
+        const imgpu_op_desc *d = imgpu_op_at(i);
+        cands[n++] = d->name;
+        for (int k = 0; k < d->nparams && n < MAX_CANDS; k++)
+            if (d->params[k].fronts & IMGPU_FRONT_BATCH)
+                cands[n++] = d->params[k].name;
+    }
+    const char *best = imgpu__suggest(name, strlen(name), cands, n);
+    if (!best)
+        return "";
+    snprintf(buf, sizeof buf, " (did you mean '--%s'?)", best);
+    return buf;
 }
 
 static int parse_args(int argc, char **argv, bopts *b)
@@ -320,10 +354,12 @@ static int parse_args(int argc, char **argv, bopts *b)
             b->dry_run = 1;
         } else if (!strcmp(name, "quiet")) {
             b->quiet = 1;
+        } else if (!strcmp(name, "verbose")) {
+            b->verbose = 1;
         } else if (!strcmp(name, "stage-copy")) {
             b->stage_copy = 1;
         } else {
-            return bad("unknown option '%s'", a);
+            return bad("unknown option '%s'%s", a, did_you_mean(name));
         }
     }
     if (!b->outdir)
@@ -359,6 +395,48 @@ static int usage_error(int lib, const char *msg)
 
 /* One run; lib: in-process (imgpu_batch_run, batch.h says what differs). */
 static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum);
+
+/* The line about one output made otherwise than this run would make it (stale): kept. */
+static void report_stale(const bjob *j)
+{
+    if (j->stale == IMGPU_MANIFEST_OTHER_SETTINGS)
+        imgpu__batch_report("'%s' was made with other settings (%s); use --overwrite to replace it", j->out,
+                            j->recorded);
+    else if (j->stale == IMGPU_MANIFEST_INPUT_CHANGED)
+        imgpu__batch_report("'%s' was made from an earlier version of '%s' (its size or time changed); "
+                            "use --overwrite to replace it", j->out, j->in);
+    else
+        imgpu__batch_report("'%s' has no record of what made it (changed since it was written, or "
+                            "written by another program); use --overwrite to replace it", j->out);
+}
+
+/* OUTDIR and the folders above it that are missing, as `mkdir -p` ("created when missing":
+ * -o a/b/c failed when a/b was not there). */
+static int make_outdir(const char *dir)
+{
+    char *p = strdup(dir);
+    if (!p)
+        return imgpu_error("out of memory");
+    int rc = 0;
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        const char c = *s;
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            if (c == '\0' || !strcmp(p, dir))
+                rc = imgpu_error("cannot create output folder '%s': %s", dir, strerror(errno));
+            else
+                rc = imgpu_error("cannot create output folder '%s': '%s': %s", dir, p, strerror(errno));
+            break;
+        }
+        *s = c;
+        if (c == '\0')
+            break;
+    }
+    free(p);
+    return rc;
+}
 
 int imgpu_batch_main(int argc, char **argv) { return batch_run(argc, argv, 0, NULL); }
 
@@ -464,10 +542,8 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
         goto fail;
     }
     if (!have_out && !o.dry_run) {
-        if (mkdir(o.outdir, 0777) != 0 && errno != EEXIST) {
-            imgpu_error("cannot create output folder '%s': %s", o.outdir, strerror(errno));
+        if (make_outdir(o.outdir) < 0)
             goto fail;
-        }
         have_out = stat(o.outdir, &ost) == 0;
     }
 
@@ -526,6 +602,8 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
         goto fail;
     }
     int plan_failed = 0;
+    int stale_kind[3] = {0, 0, 0};   /* other settings, input changed, no record */
+    const bjob *stale_first[3] = {NULL, NULL, NULL};
     B.st.skipped = l.special;
     char in_shown[4096], out_shown[4096];   /* dry-run lines: names escaped (error.h) */
     for (size_t i = 0; i < l.n; i++) {
@@ -535,15 +613,12 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
             plan_failed++;
         } else if (j->stale) {
             stale++;
-            if (j->stale == IMGPU_MANIFEST_OTHER_SETTINGS)
-                imgpu__batch_report("'%s' was made with other settings (%s); use --overwrite to replace it",
-                       j->out, j->recorded);
-            else if (j->stale == IMGPU_MANIFEST_INPUT_CHANGED)
-                imgpu__batch_report("'%s' was made from an earlier version of '%s' (its size or time changed); "
-                       "use --overwrite to replace it", j->out, j->in);
-            else
-                imgpu__batch_report("'%s' has no record of what made it (changed since it was written, or "
-                       "written by another program); use --overwrite to replace it", j->out);
+            const int kind = j->stale == IMGPU_MANIFEST_OTHER_SETTINGS ? 0
+                             : j->stale == IMGPU_MANIFEST_INPUT_CHANGED ? 1 : 2;
+            if (!stale_kind[kind]++)
+                stale_first[kind] = j;
+            if (o.verbose)
+                report_stale(j);
             if (o.dry_run)
                 printf("stale %s -> %s (%s)\n", imgpu_escape(j->in, in_shown, sizeof in_shown),
                        imgpu_escape(j->out, out_shown, sizeof out_shown),
@@ -559,6 +634,31 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
             if (o.dry_run)
                 printf("%s -> %s\n", imgpu_escape(j->in, in_shown, sizeof in_shown),
                        imgpu_escape(j->out, out_shown, sizeof out_shown));
+        }
+    }
+    if (stale && !o.verbose) {
+        /* one line, however many: a folder of 42 outputs made otherwise printed 42 */
+        if (stale == 1) {
+            report_stale(stale_first[0] ? stale_first[0] : stale_first[1] ? stale_first[1] : stale_first[2]);
+        } else {
+            /* names go in raw: imgpu__batch_report escapes what it prints (error.h) */
+            char what[3][600];
+            const bjob *const *f = stale_first;
+            snprintf(what[0], sizeof what[0], "%d made with other settings, as '%s' (%s)", stale_kind[0],
+                     f[0] ? f[0]->out : "", f[0] && f[0]->recorded ? f[0]->recorded : "");
+            snprintf(what[1], sizeof what[1], "%d from inputs changed since, as '%s'", stale_kind[1],
+                     f[1] ? f[1]->out : "");
+            snprintf(what[2], sizeof what[2], "%d with no record of what made them, as '%s'", stale_kind[2],
+                     f[2] ? f[2]->out : "");
+            char list[1900] = "";
+            for (int k = 0; k < 3; k++)
+                if (stale_kind[k]) {
+                    size_t used = strlen(list);
+                    snprintf(list + used, sizeof list - used, "%s%s", used ? "; " : "", what[k]);
+                }
+            imgpu__batch_report("%d outputs in '%s' were made otherwise than this run would make them and are "
+                                "kept: %s; use --overwrite to replace them, --verbose to name each", stale,
+                                o.outdir, list);
         }
     }
     atomic_init(&B.st.failed, plan_failed + l.input_errors);
@@ -641,6 +741,14 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
     }
     if (!o.quiet) {
         double mb = (double)atomic_load(&B.st.in_bytes) / 1e6;
+        /* why a batch `auto` kept on the CPU did so: where no GPU is there at all, that is the
+         * reason, not the count of images (a resumed batch on a laptop) */
+        char cpu_why[160] = "ops on the CPU: too few images for a GPU's start-up";
+        if (B.auto_cpu) {
+            char why[120];
+            if (imgpu_backend_gpu_absent(why, sizeof why))
+                snprintf(cpu_why, sizeof cpu_why, "ops on the CPU: %s", why);
+        }
         fprintf(stderr, "imgpu batch: %d done, %d skipped, %d failed%s in %.2f s: %.2f images/s, "
                 "%.1f MB/s (%.1f MB read, %.1f MB written; %s)\n", done_n, B.st.skipped, failed_n,
                 stale_s, el,
@@ -648,7 +756,7 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
                 (double)atomic_load(&B.st.out_bytes) / 1e6,
                 B.ntodo == 0 ? "nothing to run" : o.stage_copy ? "stage: plain copy"
                 : B.use_gpu_stage ? "ops on the GPU"
-                : B.auto_cpu ? "ops on the CPU: too few images for a GPU's start-up" : "ops on the CPU");
+                : B.auto_cpu ? cpu_why : "ops on the CPU");
         const char *prof = getenv("IMGPU_BATCH_PROFILE");
         if (prof && !strcmp(prof, "1"))   /* bench aid: thread-seconds summed over each stage's threads */
             fprintf(stderr, "imgpu batch: profile (thread-seconds): nvJPEG set-up %.3f, read + check + CPU "

@@ -37,7 +37,7 @@ typedef struct bopts {
     const char *outdir;
     const char *format;      /* --format: output extension; NULL keeps each input's */
     const char *name;        /* --name template */
-    int overwrite, dry_run, quiet, jobs, stage_copy;
+    int overwrite, dry_run, quiet, verbose, jobs, stage_copy;
     int shard_k, shard_n;    /* 1-based K of N; N = 1: everything */
     imgpu_device device;
     int devices[MAX_DEVICES], ndevices;

@@ -180,10 +180,11 @@ static char *make_name(const bopts *b, const bjob *j, const char **why)
         *why = "cannot tell the output format from the input's extension (use --format)";
         return NULL;
     }
+    const char *inext = x ? x : ""; /* {inext}: the input's extension as written, "" without one */
     size_t cap = strlen(t) + 1, k = 0;
     for (const char *p = t; *p; p++)
         if (*p == '{')
-            cap += stem_len + strlen(ext);
+            cap += stem_len + strlen(ext) + strlen(inext);
     char *name = malloc(cap);
     if (!name) {
         *why = "out of memory";
@@ -198,6 +199,10 @@ static char *make_name(const bopts *b, const bjob *j, const char **why)
             memcpy(name + k, ext, strlen(ext));
             k += strlen(ext);
             p += 5;
+        } else if (!strncmp(p, "{inext}", 7)) {
+            memcpy(name + k, inext, strlen(inext));
+            k += strlen(inext);
+            p += 7;
         } else {
             name[k++] = *p++;
         }
@@ -269,9 +274,12 @@ int imgpu__batch_plan(const bopts *b, joblist *l)
             g = i;
         } else {
             const bjob *first = byout[g];
-            size_t n = strlen(first->in) + 64;
+            /* the usual cause: a.bmp and a.ppm with --format png; {inext} keeps them apart */
+            const int hint = !b->name || !strstr(b->name, "{inext}");
+            size_t n = strlen(first->in) + 128;
             if ((byout[i]->why_buf = malloc(n))) {
-                snprintf(byout[i]->why_buf, n, "its output is also the output of '%s'", first->in);
+                snprintf(byout[i]->why_buf, n, "its output is also the output of '%s'%s", first->in,
+                         hint ? " (--name '{stem}_{inext}.{ext}' keeps such outputs apart)" : "");
                 byout[i]->why = byout[i]->why_buf;
             } else {
                 byout[i]->why = "its output is also another input's output";

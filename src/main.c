@@ -16,6 +16,7 @@
 #include "io.h"
 #include "ops.h"
 #include "options.h"
+#include "suggest.h"
 #include "plot.h"
 #include "session.h"
 
@@ -183,7 +184,7 @@ static const char s_help_histogram[] =
     "Print the 256-bin histogram of each channel (gray; R, G, B; alpha) and, for color\n"
     "images, of the luminance Y (BT.601, the Y that equalize uses).\n"
     "Default output: min, max, mean, standard deviation and median per channel, and the\n"
-    "share of pixels in 16 bins of 16 levels.\n"
+    "share of pixels in 16 bins: of 16 levels (8-bit), or over the data's range (16-bit).\n"
     "\n"
     "options:\n"
     "  --csv                print 'value,<channels>' and 256 rows of counts instead\n"
@@ -196,9 +197,10 @@ static const char s_help_histogram[] =
     "  --log                plot y on a log10 scale (decades from 1; needs --plot)\n"
     "  --cdf                plot the cumulative share of the range's pixels too, on a\n"
     "                       0..100% axis at the right (needs --plot)\n"
-    "  --bins N             count into N equal bins (default: 256, or fewer levels)\n"
-    "  --range LO:HI        only levels LO..HI (default: the image's whole range, 0..255\n"
-    "                       or 0..65535); 16-bit images always take this binned form\n" HELP_DEVICE HELP_LOAD
+    "  --bins N             count into N equal bins (default: the table 16, the plot and\n"
+    "                       --csv 256, or fewer levels)\n"
+    "  --range LO:HI        only levels LO..HI (default: 0..255; 16-bit: the table and the\n"
+    "                       plot span the data's range, min..max, and say so; --csv 0..65535)\n" HELP_DEVICE HELP_LOAD
         HELP_MEMORY_READ HELP_SAVE HELP_QUIET HELP_TAIL;
 
 static const char s_help_info[] =
@@ -267,7 +269,7 @@ static void print_main_help(FILE *f)
     }
     fprintf(f, "  %-28s %s\n", "batch [OPS] -o OUTDIR INPUTS", "many files through a pipelined decode/GPU/encode");
     fprintf(f, "  %-28s %s\n", "view FILE... [--snapshot OUT]", "interactive viewer (GPU, live controls); headless snapshots");
-    fprintf(f, "  %-28s %s\n", "bench [--help]", "kernel benchmarks against CUB/NPP (CUDA builds)");
+    fprintf(f, "  %-28s %s\n", "bench [--help]", "benchmarks: GPU kernels against CUB/NPP; --cpu (or no GPU): the CPU vs OpenCV");
     fprintf(f, "\n"
                "'imgpu COMMAND --help' lists a command's options; 'imgpu --version' prints the\n"
                "version and whether CUDA support is built in.\n"
@@ -312,6 +314,10 @@ static int find_command(const char *name, command *cmd, const imgpu_op_desc **op
 
 /* A usage problem found while parsing (options.h's one helper); printed with the --help hint. */
 #define bad imgpu_usage_bad
+
+/* " (did you mean '--quality'?)" for a mistyped option or command, else "" (suggest.h). */
+static const char *did_you_mean_option(const cli *c, const char *name, size_t len);
+static const char *did_you_mean_command(const char *name);
 
 static int usage_exit(const char *cmd_name)
 {
@@ -477,7 +483,7 @@ static int parse_args(int argc, char **argv, cli *c, const command *cmd)
         const imgpu_param *p = o || !c->opd ? NULL : imgpu_opt_find_param(c->opd, name, len, IMGPU_FRONT_CLI);
         const imgpu_opt *so = o ? NULL : imgpu_opt_find(name, len, IMGPU_FRONT_CLI);
         if (!o && !so && !any)
-            return bad("unknown option '--%.*s'", (int)len, name);
+            return bad("unknown option '--%.*s'%s", (int)len, name, did_you_mean_option(c, name, len));
         if (so && !shared_applies(so, c))
             so = NULL;
         if (o ? !(o->cmds & mask) : !p && !so)
@@ -853,9 +859,10 @@ static void print_table(const char *path, const imgpu_image *im, const imgpu_his
     }
 }
 
-/* Draw and save --plot: `n` series of `nb` bins over levels lo..hi. */
+/* Draw and save --plot: `n` series of `nb` bins over levels lo..hi (data_range: the data's
+ * range, not asked for: the title says so). */
 static int save_plot(const cli *c, int depth, long lo, long hi, long nb, int n, const char *const names[],
-                     const uint32_t *const counts[])
+                     const uint32_t *const counts[], int data_range)
 {
     imgpu_histogram_plot_spec spec;
     memset(&spec, 0, sizeof spec);
@@ -866,6 +873,7 @@ static int save_plot(const cli *c, int depth, long lo, long hi, long nb, int n, 
     spec.bins = nb;
     spec.log_y = c->log_y;
     spec.cdf = c->cdf;
+    spec.data_range = data_range;
     spec.nseries = n;
     for (int k = 0; k < n; k++)
         spec.series[k] = (imgpu_plot_series){names[k], counts[k]};
@@ -875,10 +883,33 @@ static int save_plot(const cli *c, int depth, long lo, long hi, long nb, int n, 
     return rc;
 }
 
+/* Level v of lo..hi counted into bin (v - lo) * nb / (hi - lo + 1) of out[nb], per plane. */
+static void bin_levels(const uint32_t *const planes[], int n, long lo, long hi, long nb, uint32_t *out)
+{
+    const uint64_t width = (uint64_t)(hi - lo + 1);
+    memset(out, 0, (size_t)n * (size_t)nb * sizeof *out);
+    for (int k = 0; k < n; k++)
+        for (long v = lo; v <= hi; v++)
+            out[(size_t)k * nb + (size_t)((uint64_t)(v - lo) * (uint64_t)nb / width)] += planes[k][v];
+}
+
+/* The first and last level of bin b of nb over lo..hi. */
+static void bin_bounds(long lo, long hi, long nb, long b, long *first, long *last)
+{
+    const uint64_t width = (uint64_t)(hi - lo + 1);
+    *first = lo + (long)(((uint64_t)b * width + (uint64_t)nb - 1) / (uint64_t)nb);
+    *last = lo + (long)(((uint64_t)(b + 1) * width + (uint64_t)nb - 1) / (uint64_t)nb) - 1;
+}
+
 /* 16-bit images, --bins and --range: full-resolution histograms (256 or 65536 levels)
- * computed by the backend, counted into `bins` equal bins over [lo, hi] here: level v in
- * range goes to bin (v - lo) * bins / (hi - lo + 1); levels outside the range are not counted.
- * Statistics are over every pixel at full resolution. The plot draws the same bins. */
+ * computed by the backend, counted into equal bins over [lo, hi] here: level v in range goes
+ * to bin (v - lo) * bins / (hi - lo + 1); levels outside the range are not counted.
+ * Statistics are over every pixel at full resolution.
+ * The range: --range LO:HI; else for a 16-bit image's table and plot the data's range (the
+ * lowest..highest level of the gray | R, G, B and Y columns; alpha, often all 65535, left
+ * out), widened to --bins levels where it holds fewer, and said so; else (8-bit, and --csv)
+ * the whole range. The bins: --bins N; else the table's are 16 (as an 8-bit image's compact
+ * table, in % of pixels) and the plot's and the CSV's 256 (or fewer levels). */
 static int histogram_binned(const cli *c, const imgpu_image *in)
 {
     imgpu_histogram_full f;
@@ -889,16 +920,9 @@ static int histogram_binned(const cli *c, const imgpu_image *in)
     if (imgpu_histogram_full_compute(in, c->device, &f, &used) < 0)
         goto done;
     const long L = f.levels;
-    const long lo = c->have_range ? c->range_lo : 0, hi = c->have_range ? c->range_hi : L - 1;
-    if (hi >= L) {
-        imgpu_error("--range %ld:%ld is beyond the %d-bit levels 0..%ld of '%s'", lo, hi, in->depth, L - 1,
-                    c->pos[0]);
-        goto done;
-    }
-    const long width = hi - lo + 1;
-    const long nb = c->bins ? c->bins : (width < 256 ? width : 256);
-    if (nb > width) {
-        imgpu_error("--bins %ld is more than the %ld levels of the range %ld:%ld", nb, width, lo, hi);
+    if (c->have_range && c->range_hi >= L) {
+        imgpu_error("--range %ld:%ld is beyond the %d-bit levels 0..%ld of '%s'", c->range_lo, c->range_hi,
+                    in->depth, L - 1, c->pos[0]);
         goto done;
     }
     static const char *names4[] = {"R", "G", "B", "alpha"};
@@ -913,31 +937,64 @@ static int histogram_binned(const cli *c, const imgpu_image *in)
         names[n] = "Y";
         planes[n++] = f.counts + (size_t)f.channels * L;
     }
-    binned = calloc((size_t)n * nb, sizeof *binned);
+    /* the range the table and the plot show (csv_*: the CSV's) */
+    long lo = c->have_range ? c->range_lo : 0, hi = c->have_range ? c->range_hi : L - 1;
+    const long csv_lo = lo, csv_hi = hi;
+    const int data_range = !c->have_range && in->depth == 16;
+    if (data_range) {
+        long mn = L, mx = -1;
+        for (int k = 0; k < n; k++) {
+            if (!strcmp(names[k], "alpha"))
+                continue;
+            for (long v = 0; v < L; v++)
+                if (planes[k][v]) {
+                    mn = v < mn ? v : mn;
+                    mx = v > mx ? v : mx;
+                }
+        }
+        if (mx >= 0) {
+            lo = mn;
+            hi = mx;
+        }
+        if (c->bins && hi - lo + 1 < c->bins) { /* room for the bins asked for */
+            hi = lo + c->bins - 1 < L - 1 ? lo + c->bins - 1 : L - 1;
+            lo = hi - c->bins + 1 > 0 ? hi - c->bins + 1 : 0;
+        }
+    }
+    const long width = hi - lo + 1, csv_width = csv_hi - csv_lo + 1;
+    const long nb = c->bins ? c->bins : (width < 256 ? width : 256);
+    const long csv_nb = c->bins ? c->bins : (csv_width < 256 ? csv_width : 256);
+    const long table_nb = c->bins ? c->bins : (width < 16 ? width : 16);
+    if (nb > width || csv_nb > csv_width) {
+        imgpu_error("--bins %ld is more than the %ld levels of the range %ld:%ld", c->bins, width, lo, hi);
+        goto done;
+    }
+    const long most = nb > csv_nb ? nb : csv_nb;
+    binned = malloc((size_t)n * (size_t)most * sizeof *binned);
     if (!binned) {
         imgpu_error("histogram: out of memory");
         goto done;
     }
-    for (int k = 0; k < n; k++)
-        for (long v = lo; v <= hi; v++)
-            binned[(size_t)k * nb + (size_t)((uint64_t)(v - lo) * (uint64_t)nb / (uint64_t)width)] += planes[k][v];
     if (c->plot) {
         const uint32_t *series[5];
+        bin_levels(planes, n, lo, hi, nb, binned);
         for (int k = 0; k < n; k++)
             series[k] = binned + (size_t)k * nb;
-        if (save_plot(c, in->depth, lo, hi, nb, n, names, series) < 0)
+        if (save_plot(c, in->depth, lo, hi, nb, n, names, series, data_range) < 0)
             goto done;
     }
     if (c->csv) {
+        bin_levels(planes, n, csv_lo, csv_hi, csv_nb, binned);
         fputs("value", stdout);
         for (int k = 0; k < n; k++)
             printf(",%s", names[k]);
         putchar('\n');
-        for (long b = 0; b < nb; b++) {
-            /* the first level of bin b */
-            printf("%ld", lo + (long)(((uint64_t)b * (uint64_t)width + (uint64_t)nb - 1) / (uint64_t)nb));
+        for (long b = 0; b < csv_nb; b++) {
+            long first, last;
+            bin_bounds(csv_lo, csv_hi, csv_nb, b, &first, &last);
+            printf("%ld", first);
             for (int k = 0; k < n; k++)
-                printf(",%" PRIu32, binned[(size_t)k * nb + b]);
+                printf(",%" PRIu32, binned[(size_t)k * csv_nb + b]);
             putchar('\n');
         }
     } else {
@@ -947,6 +1004,7 @@ static int histogram_binned(const cli *c, const imgpu_image *in)
                in->height, imgpu_image_layout_name(in->channels), in->depth,
                (uint64_t)in->width * (uint64_t)in->height, used == IMGPU_DEVICE_CUDA ? "GPU" : "CPU");
         printf("%-8s %6s %6s %11s %11s %7s\n", "channel", "min", "max", "mean", "stddev", "median");
+        uint64_t totals[5] = {0};
         for (int k = 0; k < n; k++) {
             uint64_t total = 0, cum = 0;
             double sum = 0, sumsq = 0;
@@ -959,6 +1017,7 @@ static int histogram_binned(const cli *c, const imgpu_image *in)
                         mn = v;
                     mx = v;
                 }
+            totals[k] = total;
             const double mean = total ? sum / (double)total : 0;
             for (long v = 0; v < L; v++) {
                 sumsq += ((double)v - mean) * ((double)v - mean) * planes[k][v];
@@ -969,16 +1028,29 @@ static int histogram_binned(const cli *c, const imgpu_image *in)
             printf("%-8s %6ld %6ld %11.2f %11.2f %7ld\n", names[k], mn, mx, mean,
                    total ? sqrt(sumsq / (double)total) : 0.0, med);
         }
-        printf("\n%ld bins over levels %ld..%ld (pixel counts):\n%-13s", nb, lo, hi, "levels");
+        const char *note = !data_range ? "" : c->bins && width == c->bins ? "around the data's range"
+                                                                         : "the data's range";
+        bin_levels(planes, n, lo, hi, table_nb, binned);
+        if (c->bins)
+            printf("\n%ld bins over levels %ld..%ld (%s%spixel counts):\n%-13s", table_nb, lo, hi, note,
+                   *note ? "; " : "", "levels");
+        else
+            printf("\n%% of pixels in %ld bins over levels %ld..%ld%s%s%s:\n%-13s", table_nb, lo, hi,
+                   *note ? " (" : "", note, *note ? ")" : "", "levels");
         for (int k = 0; k < n; k++)
-            printf(" %10s", names[k]);
+            printf(c->bins ? " %10s" : " %6s", names[k]);
         putchar('\n');
-        for (long b = 0; b < nb; b++) {
-            const long first = lo + (long)(((uint64_t)b * (uint64_t)width + (uint64_t)nb - 1) / (uint64_t)nb);
-            const long last = lo + (long)(((uint64_t)(b + 1) * (uint64_t)width + (uint64_t)nb - 1) / (uint64_t)nb) - 1;
+        for (long b = 0; b < table_nb; b++) {
+            long first, last;
+            bin_bounds(lo, hi, table_nb, b, &first, &last);
             printf("%6ld-%-6ld", first, last);
-            for (int k = 0; k < n; k++)
-                printf(" %10" PRIu32, binned[(size_t)k * nb + b]);
+            for (int k = 0; k < n; k++) {
+                const uint32_t v = binned[(size_t)k * table_nb + b];
+                if (c->bins)
+                    printf(" %10" PRIu32, v);
+                else
+                    printf(" %6.2f", totals[k] ? 100.0 * (double)v / (double)totals[k] : 0.0);
+            }
             putchar('\n');
         }
     }
@@ -1017,7 +1089,7 @@ static int cmd_histogram(const cli *c)
             names[k] = cols[k].name;
             series[k] = cols[k].bins;
         }
-        if (save_plot(c, 8, 0, 255, 256, n, names, series) < 0)
+        if (save_plot(c, 8, 0, 255, 256, n, names, series, 0) < 0)
             goto done;
     }
     if (c->csv)
@@ -1272,6 +1344,48 @@ static int run_sibling(char **argv, const char *prog, const char *missing)
 
 static int run_command(cli *c, const char *name, int argc, char **argv);
 
+static const char *did_you_mean_command(const char *name)
+{
+    static char buf[96];
+    enum { MAX_CANDS = 64 };
+    const char *cands[MAX_CANDS] = {"batch", "view", "bench", "help"};
+    size_t n = 4;
+    for (int i = 0; i < CMD_COUNT && n < MAX_CANDS; i++)
+        cands[n++] = s_commands[i].name;
+    for (int i = 0; i < imgpu_op_count() && n < MAX_CANDS; i++)
+        cands[n++] = imgpu_op_at(i)->name;
+    const char *best = imgpu__suggest(name, strlen(name), cands, n);
+    if (!best)
+        return "";
+    snprintf(buf, sizeof buf, " (did you mean '%s'?)", best);
+    return buf;
+}
+
+/* Every option the command takes: its own (s_options) and options.h's that apply to it. */
+static const char *did_you_mean_option(const cli *c, const char *name, size_t len)
+{
+    static char buf[96];
+    enum { MAX_CANDS = 128 };
+    const char *cands[MAX_CANDS];
+    size_t n = 0;
+    const unsigned mask = 1u << c->cmd;
+    cands[n++] = "help";
+    for (size_t i = 0; i < sizeof s_options / sizeof s_options[0] && n < MAX_CANDS; i++)
+        if (s_options[i].cmds & mask)
+            cands[n++] = s_options[i].name;
+    for (int k = 0; c->opd && k < c->opd->nparams && n < MAX_CANDS; k++)
+        if (c->opd->params[k].fronts & IMGPU_FRONT_CLI)
+            cands[n++] = c->opd->params[k].name;
+    for (size_t i = 0; i < imgpu_opt_count && n < MAX_CANDS; i++)
+        if ((imgpu_opt_table[i].fronts & IMGPU_FRONT_CLI) && shared_applies(&imgpu_opt_table[i], c))
+            cands[n++] = imgpu_opt_table[i].name;
+    const char *best = imgpu__suggest(name, len, cands, n);
+    if (!best)
+        return "";
+    snprintf(buf, sizeof buf, " (did you mean '--%s'?)", best);
+    return buf;
+}
+
 int main(int argc, char **argv)
 {
     /* A file-size rlimit must end in a message and exit 1, not a kill: with SIGXFSZ ignored
@@ -1302,12 +1416,12 @@ int main(int argc, char **argv)
             print_command_help(&hc, hd);
             return finish_stdout();
         }
-        bad("unknown command '%s'", name);
+        bad("unknown command '%s'%s", name, did_you_mean_command(name));
         return usage_exit(NULL);
     }
     if (!strcmp(name, "bench"))
         return run_sibling(argv, "imgpu-bench",
-                           "bench: no imgpu-bench beside this imgpu (it is built only with the CUDA toolkit)");
+                           "bench: no imgpu-bench beside this imgpu (the build makes it in the same folder)");
     if (!strcmp(name, "view"))
         return run_sibling(argv, "imgpu-view",
                            "view: no imgpu-view beside this imgpu (it is built only where GLFW 3.3, GLEW, "
@@ -1340,7 +1454,7 @@ static int run_command(cli *c, const char *name, int argc, char **argv)
     command command_found;
     c->cmd = find_command(name, &command_found, &c->opd);
     if (c->cmd < 0) {
-        bad("unknown command '%s'", name);
+        bad("unknown command '%s'%s", name, did_you_mean_command(name));
         return usage_exit(NULL);
     }
     const command *cmd = &command_found;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the backends ---------------------------------------------------------------------------
  * One entry per backend, GLFW's platform table: what the dispatcher may ask of a backend.
@@ -149,6 +150,25 @@ int imgpu_backend_shutdown(void)
 #else
     return 0;
 #endif
+}
+
+int imgpu_backend_gpu_absent(char *why, size_t n)
+{
+    /* The NVIDIA driver, once loaded, makes /dev/nvidiactl (or, under WSL2, /dev/dxg) and
+     * /proc/driver/nvidia; none of them: no GPU to use, whatever a CUDA start would say. A
+     * file check, not a CUDA call: the caller chose not to pay CUDA's start-up (nor load
+     * libcuda, which tests/cli/auto_start.sh watches for). */
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    if (access("/dev/nvidiactl", F_OK) != 0 && access("/dev/dxg", F_OK) != 0 &&
+        access("/proc/driver/nvidia", F_OK) != 0) {
+        snprintf(why, n, "no NVIDIA GPU or driver was found");
+        return 1;
+    }
+    if (vis && (!*vis || !strcmp(vis, "-1"))) {
+        snprintf(why, n, "no NVIDIA GPU is visible (CUDA_VISIBLE_DEVICES='%s')", vis);
+        return 1;
+    }
+    return 0;
 }
 
 void imgpu_backend_cpu_threads(int n) { imgpu_cpu_threads_cap(n); }

@@ -67,6 +67,10 @@ void imgpu_backend_prepare(imgpu_device requested);
  * started only when the cost rule could send the job to the GPU (ops.c). */
 void imgpu_backend_prepare_for(imgpu_device requested, int width, int height, int channels, int depth,
                                const imgpu_op *ops, int n);
+/* Without starting CUDA: 1, with the reason in why, when this machine plainly has no NVIDIA
+ * GPU to use (no driver's device files, or CUDA_VISIBLE_DEVICES hides every GPU); 0 when one
+ * may be there. For a message only: what a front end tells a user who ran on the CPU. */
+int imgpu_backend_gpu_absent(char *why, size_t n);
 /* Returns 1 when CUDA is still starting (nothing ran on it): the caller should then end the
  * process with _exit() after flushing its output, instead of waiting for the start-up it
  * no longer needs; 0 when everything was released. */

@@ -296,8 +296,8 @@ imgpu_image *imgpu__histogram_plot(const imgpu_histogram_plot_spec *s)
                name, sizeof name);
     snprintf(line, sizeof line, "%s: %s", name, chans);
     draw_text(im, PAD, PAD, line, c_ink);
-    snprintf(line, sizeof line, "%d-bit, %ld bin%s over %ld..%ld", s->depth, s->bins, s->bins == 1 ? "" : "s",
-             s->lo, s->hi);
+    snprintf(line, sizeof line, "%d-bit, %ld bin%s over %ld..%ld%s", s->depth, s->bins, s->bins == 1 ? "" : "s",
+             s->lo, s->hi, s->data_range ? " (the data's range)" : "");
     draw_text(im, PAD, PAD + TEXT_H + 6, line, c_ink);
 
     for (int i = 0; i < s->nseries; i++)

@@ -1,7 +1,7 @@
 /* plot.h — draws a histogram as an RGB chart for `imgpu histogram --plot`.
  *
  * Layout, top to bottom: a title (the file name and the channels; the depth, the number of
- * bins and the level range), then one panel per series in the order given (the column order
+ * bins and the level range, and "(the data's range)" where it was not asked for), then one panel per series in the order given (the column order
  * of `histogram --csv`: gray | R, G, B; then alpha; then Y).
  *
  * Each panel plots exactly the bins it is given. The x axis is in the image's sample units
@@ -37,6 +37,7 @@ typedef struct imgpu_histogram_plot_spec {
     long bins;                  /* 1 .. hi - lo + 1; bin b holds (v - lo) * bins / (hi - lo + 1) == b */
     int log_y;                  /* log10 y axis */
     int cdf;                    /* draw the cumulative distribution */
+    int data_range;             /* lo..hi is the data's range, chosen for the user: the title says so */
     int nseries;                /* 1..6 */
     imgpu_plot_series series[6];
 } imgpu_histogram_plot_spec;

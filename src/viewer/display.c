@@ -22,6 +22,9 @@
  * into a registered texture too, or on the host on the upload path; the fragment shader draws
  * the bars and CDF curves from it. Its labels (BEFORE, AFTER, the colour legend) are small
  * RGBA textures made once from the bitmap font and drawn over it by GL, the same on both paths.
+ * A 16-bit panel spans its image's data range (the auto window: min..max of the color
+ * samples), not 0..65535, where a scan's 3160..10760 would be a spike at the left; its label
+ * says which ("BEFORE 3160..10760"), remade when the range changes.
  * Unregister before deleting a GL object (cuda-samples rule).
  */
 #include "viewer.h"
@@ -42,6 +45,8 @@ enum { HIST_W = 256, HIST_H = 4, CAP_ROUND = 64 };
 /* the histogram overlay's labels, each at scale 1 (small overlays) and 2 */
 enum { LAB_BEFORE = 0, LAB_AFTER, LAB_LEGEND_RGB, LAB_LEGEND_GRAY, LAB_KINDS, LAB_PAD = 2 };
 
+typedef struct label { GLuint tex; int w, h; } label; /* an RGBA text texture */
+
 struct vw_display {
     vw_path path;
     GLuint prog_img, prog_ovl, vao, fbo;
@@ -51,7 +56,9 @@ struct vw_display {
     int orig_cap_w, orig_cap_h;
     GLuint tex_hist, tex_help, tex_note;
     int help_w, help_h, note_w, note_h;
-    struct { GLuint tex; int w, h; } lab[LAB_KINDS][2];
+    label lab[LAB_KINDS][2];
+    label rlab[2][2];       /* 16-bit: "BEFORE LO..HI", "AFTER LO..HI" */
+    unsigned rlab_lo[2], rlab_hi[2];
     int src_w, src_h, src_c;
     int res_w, res_h, res_c;
     int depth;              /* the source's (and so the result's) depth: 8 or 16 */
@@ -390,6 +397,10 @@ void vw_display_free(vw_display *d)
         for (int s = 0; s < 2; s++)
             if (d->lab[k][s].tex)
                 glDeleteTextures(1, &d->lab[k][s].tex);
+    for (int k = 0; k < 2; k++)
+        for (int s = 0; s < 2; s++)
+            if (d->rlab[k][s].tex)
+                glDeleteTextures(1, &d->rlab[k][s].tex);
     if (d->fbo)
         glDeleteFramebuffers(1, &d->fbo);
     if (d->vao)
@@ -501,25 +512,56 @@ static void range16(const imgpu_image *im, unsigned *lo, unsigned *hi)
     *hi = b;
 }
 
-/* The overlay's 256 bins of a 16-bit image: bin v >> 8, so the bars read as on an 8-bit one. */
-static void histogram16(const imgpu_image *im, imgpu_histogram *h)
+/* The overlay's 256 bins of a 16-bit image over its data range lo..hi (range16): level v goes
+ * to bin (v - lo) * 256 / (hi - lo + 1), as `imgpu histogram --range`; alpha samples outside
+ * the range (the overlay draws no alpha) are not counted. */
+static void histogram16(const imgpu_image *im, unsigned lo, unsigned hi, imgpu_histogram *h)
 {
     memset(h, 0, sizeof *h);
     h->channels = im->channels;
+    const uint64_t width = (uint64_t)hi - lo + 1;
     for (int y = 0; y < im->height; y++) {
         const unsigned char *row = imgpu_image_row(im, y);
-        for (size_t i = 0; i < (size_t)im->width * im->channels; i++)
-            h->bins[i % im->channels][imgpu_sample_get(row, 16, i) >> 8]++;
+        for (size_t i = 0; i < (size_t)im->width * im->channels; i++) {
+            const unsigned v = imgpu_sample_get(row, 16, i);
+            if (v >= lo && v <= hi)
+                h->bins[i % im->channels][(uint64_t)(v - lo) * 256 / width]++;
+        }
     }
 }
 
-static int histogram_any(const imgpu_image *im, imgpu_device dev, imgpu_histogram *h)
+static int histogram_any(const imgpu_image *im, imgpu_device dev, unsigned lo, unsigned hi, imgpu_histogram *h)
 {
     if (im->depth == 16) {
-        histogram16(im, h);
+        histogram16(im, lo, hi, h);
         return 0;
     }
     return imgpu_histogram_compute(im, dev, h, NULL);
+}
+
+/* A 16-bit panel's label, "BEFORE LO..HI" (panel 0) or "AFTER LO..HI", made again only when
+ * the range changes. */
+static int range_label(vw_display *d, int panel, unsigned lo, unsigned hi)
+{
+    if (d->rlab[panel][0].tex && d->rlab_lo[panel] == lo && d->rlab_hi[panel] == hi)
+        return 0;
+    char text[48];
+    snprintf(text, sizeof text, "%s %u..%u", panel ? "AFTER" : "BEFORE", lo, hi);
+    for (int s = 0; s < 2; s++) {
+        imgpu_image *im = vw__label_image(text, NULL, s + 1, LAB_PAD);
+        if (!im)
+            return -1;
+        if (d->rlab[panel][s].tex)
+            glDeleteTextures(1, &d->rlab[panel][s].tex);
+        d->rlab[panel][s].tex = new_texture(GL_RGBA8, im->width, im->height, GL_RGBA, GL_UNSIGNED_BYTE);
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, im->width, im->height, GL_RGBA, GL_UNSIGNED_BYTE, im->data);
+        d->rlab[panel][s].w = im->width;
+        d->rlab[panel][s].h = im->height;
+        imgpu_image_free(im);
+    }
+    d->rlab_lo[panel] = lo;
+    d->rlab_hi[panel] = hi;
+    return gl_check("uploading a histogram label");
 }
 
 /* The same scaling as kernels/viewer.cu's hist_to_surface, on the host. */
@@ -561,7 +603,9 @@ static int upload_hist(vw_display *d, const imgpu_image *res)
     float cnt[3][256], cdf[3][256];
     static float tex[HIST_H * HIST_W * 4];
     imgpu_device dev = d->path == VW_PATH_UPLOAD_CUDA ? IMGPU_DEVICE_CUDA : IMGPU_DEVICE_CPU;
-    if (histogram_any(res, dev, &h) != 0)
+    if (histogram_any(res, dev, d->res_lo, d->res_hi, &h) != 0)
+        return -1;
+    if (res->depth == 16 && range_label(d, 1, d->res_lo, d->res_hi) != 0)
         return -1;
     normalise(&h, cnt, cdf);
     put_hist_rows(tex, 0, d->h_before, d->h_before_cdf);
@@ -599,11 +643,14 @@ int vw_display_set_image(vw_display *d, const imgpu_image *src)
     if (!(d->h_src = imgpu_image_copy(src)))
         return -1;
     imgpu_histogram h;
-    if (histogram_any(src, IMGPU_DEVICE_CPU, &h) != 0)
+    if (d->depth == 16) {
+        range16(src, &d->src_lo, &d->src_hi);
+        if (range_label(d, 0, d->src_lo, d->src_hi) != 0)
+            return -1;
+    }
+    if (histogram_any(src, IMGPU_DEVICE_CPU, d->src_lo, d->src_hi, &h) != 0)
         return -1;
     normalise(&h, d->h_before, d->h_before_cdf);
-    if (d->depth == 16)
-        range16(src, &d->src_lo, &d->src_hi);
     return upload_rgba(d, d->tex_orig, src);
 }
 
@@ -651,7 +698,7 @@ int vw_display_process(vw_display *d, const imgpu_op *ops, int n, int hist, doub
             *gpu_ms = now_ms() - t0;
         rc = upload_rgba(d, d->tex[back], res);
         if (res->depth == 16)
-            range16(res, &d->res_lo, &d->res_hi);
+            range16(res, &d->res_lo, &d->res_hi); /* before upload_hist: its bins span this */
         if (rc == 0 && hist)
             rc = upload_hist(d, res);
         d->res_c = res->channels;
@@ -773,16 +820,25 @@ static void draw_histogram(vw_display *d, vw_hist_pos pos, int fb_w, int fb_h)
     if (!top && !right && d->tex_note && y > d->note_h + 2 * MARGIN + h) /* above N / P's note */
         y -= d->note_h + MARGIN;
     draw_overlay(d, 0, d->tex_hist, x, y, w, h, fb_w, fb_h);
-    const int s = w >= 240 ? 1 : 0; /* label scale 2, or 1 on small overlays */
     const int legend = d->src_c >= 3 ? LAB_LEGEND_RGB : LAB_LEGEND_GRAY;
-    const float lx = x + 4 + d->lab[LAB_BEFORE][s].w + 8 * (s + 1); /* the legend's x */
-    if (d->lab[LAB_BEFORE][s].h * 2 > ph || lx + d->lab[legend][s].w > x + w / 2)
-        return; /* too small to label without hiding the bars */
-    for (int panel = 0; panel < 2; panel++) {
-        const int k = panel == 0 ? LAB_BEFORE : LAB_AFTER;
-        draw_overlay(d, 1, d->lab[k][s].tex, x + 4, y + panel * ph + 3, (float)d->lab[k][s].w,
-                     (float)d->lab[k][s].h, fb_w, fb_h);
+    /* label scale 2, or 1 on small overlays or where the longer labels of a 16-bit image
+     * ("BEFORE 3160..10760") would not fit at 2; none when even 1 does not fit */
+    int s = w >= 240 ? 1 : 0;
+    const label *pl[2];
+    float lx;
+    for (;; s--) {
+        if (s < 0)
+            return; /* too small to label without hiding the bars */
+        /* the panels' labels: BEFORE and AFTER, with the range of a 16-bit image's bins */
+        pl[0] = d->depth == 16 && d->rlab[0][s].tex ? &d->rlab[0][s] : &d->lab[LAB_BEFORE][s];
+        pl[1] = d->depth == 16 && d->rlab[1][s].tex ? &d->rlab[1][s] : &d->lab[LAB_AFTER][s];
+        lx = x + 4 + pl[0]->w + 8 * (s + 1); /* the legend's x */
+        if (pl[0]->h * 2 <= ph && lx + d->lab[legend][s].w <= x + w / 2 && x + 4 + pl[1]->w <= x + w / 2)
+            break;
     }
+    for (int panel = 0; panel < 2; panel++)
+        draw_overlay(d, 1, pl[panel]->tex, x + 4, y + panel * ph + 3, (float)pl[panel]->w, (float)pl[panel]->h,
+                     fb_w, fb_h);
     draw_overlay(d, 1, d->lab[legend][s].tex, lx, y + 3, (float)d->lab[legend][s].w,
                  (float)d->lab[legend][s].h, fb_w, fb_h);
 }

@@ -48,7 +48,8 @@ static const char s_help_rest[] =
     "16-bit images are processed in 16 bits (saved and printed as such) and shown through a\n"
     "window of levels, black..white: auto is the shown image's min..max (A); Up / Down move\n"
     "it by a tenth of its width (Shift: a hundredth), = / - narrow / widen it by 1.25; the\n"
-    "title shows it, and view snapshots (--size) honour it.\n"
+    "title shows it, and view snapshots (--size) honour it. The histogram overlay's panels span\n"
+    "the data's range, min..max, as their labels say (BEFORE 3160..10760).\n"
     "headless:\n"
     "  --snapshot OUT       render one frame offscreen and write it; without --size it is the\n"
     "                       processed image at 1:1, equal to the CLI's output\n"
@@ -111,6 +112,7 @@ typedef struct viewer {
     vw_context ctx;
     vw_display *disp;
     imgpu_image *img;
+    imgpu_meta *meta;   /* img's ICC profile, EXIF, XMP and text: S and --snapshot write them, as the CLI */
     char **list; /* the images N / P walk through */
     int nlist, cur;
     char title[1024];
@@ -394,8 +396,9 @@ static int build_list(viewer *v)
             return imgpu_error("no images in folder '%s'", v->o.files[0]);
         return 0;
     }
-    if (v->o.nfiles == 1 && !v->o.snapshot) {
-        /* one file: its folder's images, starting at it */
+    if (v->o.nfiles == 1 && (!v->o.snapshot || v->o.events)) {
+        /* one file: its folder's images, starting at it (a scripted snapshot's N / P walk
+         * them as a window's do; a snapshot without --events never leaves the file) */
         const char *f = v->o.files[0], *slash = strrchr(f, '/');
         char dir[4096];
         snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - f) : 1, slash ? f : ".");
@@ -524,15 +527,19 @@ static int process(viewer *v)
 /* Load list[i] and make it the current image (settings stay; the view refits). */
 static int open_image(viewer *v, int i)
 {
-    imgpu_image *img = imgpu_image_load(v->list[i], &v->o.run.load);
+    imgpu_load_result r = {0};
+    imgpu_image *img = imgpu_image_load_ex(v->list[i], &v->o.run.load, &r);
     if (!img)
         return -1;
     if (vw_display_set_image(v->disp, img) != 0) {
         imgpu_image_free(img);
+        imgpu_meta_free(r.meta);
         return -1;
     }
     imgpu_image_free(v->img);
+    imgpu_meta_free(v->meta);
     v->img = img;
+    v->meta = r.meta;
     v->cur = i;
     v->app.path = v->list[i];
     v->app.src_w = img->width;
@@ -576,8 +583,9 @@ static int save(viewer *v)
         return imgpu_error("cannot save: too many %s.view-N.png files in '%s'", stem, dir);
     close(fd);
     imgpu_image *res = vw_display_result(v->disp);
-    /* no_follow: the placeholder could be swapped for a link before the rename */
-    imgpu_save_options so = { .quality = 0, .png_level = -1, .no_follow = 1 };
+    /* no_follow: the placeholder could be swapped for a link before the rename; the input's
+     * metadata travels as with the CLI */
+    imgpu_save_options so = { .quality = 0, .png_level = -1, .no_follow = 1, .meta = v->meta };
     if (!res || imgpu_image_save(res, out, &so) != 0) {
         imgpu_image_free(res);
         unlink(out);
@@ -750,15 +758,26 @@ static int run_snapshot(viewer *v)
     if (v->o.stats && v->app.src_depth == 16)
         printf("window: %.0f..%.0f%s\n", v->app.wl_cur_lo, v->app.wl_cur_hi, v->app.wl_auto ? " (auto)" : "");
     imgpu_image *snap;
+    /* The 1:1 snapshot is the CLI's output, metadata included; a --size view is a picture of
+     * the window (the image scaled, the overlays): only the ICC profile, which its colours are
+     * still in, travels, not the image's EXIF and XMP. */
+    imgpu_save_options so = { .png_level = -1, .meta = v->meta };
+    imgpu_meta view_meta;
+    memset(&view_meta, 0, sizeof view_meta);
     if (v->o.size_w) {
         vw_draw d = vw_app_draw(&v->app);
         snap = vw_display_read_view(v->disp, &d, v->o.size_w, v->o.size_h);
+        if (v->meta) {
+            view_meta.icc = v->meta->icc;   /* borrowed: view_meta is never freed */
+            view_meta.icc_len = v->meta->icc_len;
+        }
+        so.meta = &view_meta;
     } else {
         snap = vw_display_read_raw(v->disp);
     }
     if (!snap)
         return -1;
-    int rc = imgpu_image_save(snap, v->o.snapshot, NULL);
+    int rc = imgpu_image_save(snap, v->o.snapshot, &so);
     imgpu_image_free(snap);
     return rc;
 }
@@ -896,6 +915,7 @@ done:
     vw_display_free(v.disp);
     close_context(&v);
     imgpu_image_free(v.img);
+    imgpu_meta_free(v.meta);
     for (int i = 0; i < v.nlist; i++)
         free(v.list[i]);
     free(v.list);

@@ -47,3 +47,13 @@ else()
   add_test(NAME batch_options COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
 endif()
 set_tests_properties(batch_options PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# issue 30: -o with missing parents, --name's {inext}, one line for many stale outputs (--verbose)
+if(IMGPU_PYTHON3)
+  add_test(NAME batch_ux
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_batch_dir}/batch_ux.py $<TARGET_FILE:imgpu>
+                   ${IMGPU_BATCH_TMP} ${IMGPU_ASSETS})
+else()
+  add_test(NAME batch_ux COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+endif()
+set_tests_properties(batch_ux PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)

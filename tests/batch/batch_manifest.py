@@ -109,8 +109,9 @@ def main():
                 f"manifest records the input of {rel} (size, mtime)", str(d))
     eq_snap = cc.snapshot(out)
 
-    # 2. clahe into the same OUTDIR: every output reported as made otherwise, kept, exit 1
-    r = imgpu(*(base[:1] + cl + base[1:]))
+    # 2. clahe into the same OUTDIR: every output reported as made otherwise (each named with
+    # --verbose; without it one line sums them up: batch_ux.py), kept, exit 1
+    r = imgpu(*(base[:1] + cl + base[1:] + ["--verbose"]))
     C.check(r.rc == 1, "clahe over equalize outputs: exit 1", str(r))
     for rel in sorted(rels):
         shown = os.path.join(out, rel)

@@ -51,8 +51,15 @@ mkdir -p "$tmp/bin"
 cp "$assets/camera.png" "$assets/coffee.png" "$tmp/bin/"
 rm -rf "$tmp/b_auto" "$tmp/b_cpu" "$tmp/b_zero" "$tmp/b_cuda" "$tmp/b_rot"
 loads "auto, a batch of 2 images" 0 "$im" batch --equalize --jobs 2 -o "$tmp/b_auto" "$tmp/bin"
-if grep -q "ops on the CPU: too few images for a GPU's start-up" "$tmp/out.log"; then
-    echo "ok: the summary says why the batch ran on the CPU"
+# why: the count of images where the NVIDIA driver is there, else that there is no GPU at all
+why="ops on the CPU: too few images for a GPU's start-up"
+if [ ! -e /dev/nvidiactl ] && [ ! -e /dev/dxg ] && [ ! -e /proc/driver/nvidia ]; then
+    why="ops on the CPU: no NVIDIA GPU or driver was found"
+elif [ "${CUDA_VISIBLE_DEVICES-unset}" = "" ] || [ "${CUDA_VISIBLE_DEVICES-}" = "-1" ]; then
+    why="ops on the CPU: no NVIDIA GPU is visible"
+fi
+if grep -q "$why" "$tmp/out.log"; then
+    echo "ok: the summary says why the batch ran on the CPU: $why"
 else echo "FAIL: the summary does not say why: $(grep 'imgpu batch:' "$tmp/out.log")"; fails=$((fails + 1)); fi
 "$im" batch --equalize --jobs 2 --device cpu --quiet -o "$tmp/b_cpu" "$tmp/bin"
 for f in camera.png coffee.png; do

@@ -190,17 +190,48 @@ def main():
     g16_path = os.path.join(tmp, "g16.png")
     cv2.imwrite(g16_path, g16)
 
-    # ---- default: 256 bins over 0..65535, x in 16-bit units -------------------------------------
+    # ---- default: 256 bins over the data's range (3160..10760), x in 16-bit units (issue 30:
+    # over 0..65535 the data was a spike at the left) -----------------------------------------------
     img, ps = plot(binary, t, tmp, "g16 default", [g16_path])
     if ps:
         p = ps[0]
-        check_bars(t, "g16 default", p, binned(g16, 0, 65535, 256))
-        check_x_ticks(t, "g16 default", p, 0, 65535)
+        check_bars(t, "g16 default: the data's range", p, binned(g16, 3160, 10760, 256))
+        check_x_ticks(t, "g16 default: the data's range", p, 3160, 10760)
         ys = p.y_ticks()
         t.check(len(ys) >= 3 and ys[-1] == p.base - 1 and len({b - a for a, b in zip(ys, ys[1:])}) <= 2,
                 "g16 default: evenly spaced y ticks from 0 at the x axis", str(ys))
         top = p.base - p.h
         t.check(np.any(img[:top - 1].max(axis=2) < 100), "g16 default: text (title, heading) above the plot")
+
+    # the whole 16-bit range, asked for
+    img, ps = plot(binary, t, tmp, "g16 --range 0:65535", [g16_path, "--range", "0:65535"])
+    if ps:
+        check_bars(t, "g16 --range 0:65535", ps[0], binned(g16, 0, 65535, 256))
+        check_x_ticks(t, "g16 --range 0:65535", ps[0], 0, 65535)
+
+    # ---- the table: 16 rows of % for 8 and 16 bits alike; 16-bit over the data's range -------------
+    for name, path, lo, hi, data in (("8-bit", None, 0, 255, None), ("16-bit", g16_path, 3160, 10760, g16)):
+        if path is None:
+            data = cv2.imread(os.path.join(assets, "camera.png"), cv2.IMREAD_UNCHANGED)
+            path = os.path.join(assets, "camera.png")
+        r = cc.run(binary, ["histogram", path, "--device", "cpu"])
+        lines = r.out.splitlines()
+        head = [i for i, l in enumerate(lines) if l.startswith("% of pixels in")]
+        rows = [l.split() for l in lines[head[0] + 2:]] if head else []
+        t.check(r.rc == 0 and len(head) == 1 and len(rows) == 16,
+                f"histogram table {name}: 16 rows of '% of pixels'", r.out[-1500:])
+        if name == "16-bit":
+            t.check(bool(head) and f"over levels {lo}..{hi} (the data's range)" in lines[head[0]],
+                    "histogram table 16-bit: says it spans the data's range", r.out[:800])
+        if len(rows) == 16:
+            want = 100.0 * binned(data, lo, hi, 16) / data.size
+            got = [float(row[-1]) for row in rows]
+            t.check(all(abs(g - w) <= 0.005 + 1e-9 for g, w in zip(got, want)),
+                    f"histogram table {name}: each row's % is its bin's share", f"{got}\n{list(want)}")
+    r = cc.run(binary, ["histogram", g16_path, "--device", "cpu", "--csv"])
+    lines = r.out.splitlines()
+    t.check(r.rc == 0 and len(lines) == 257 and lines[1].startswith("0,") and lines[-1].startswith("65280,"),
+            "histogram --csv 16-bit: still 256 bins over 0..65535", r.out[:300])
 
     # ---- --range and --bins: exactly those bins, axes over the range ---------------------------
     for lo, hi, nb in ((3160, 10760, 50), (3160, 10760, 256), (3000, 3099, None), (6000, 6009, 10)):

@@ -81,6 +81,31 @@ usage_error ""
 usage_error "" frobnicate in.png out.png
 usage_error "" --frobnicate
 usage_error "" -x
+# a slip of the keys gets the nearest command or option (issue 30); nothing near: no guess
+suggests() {   # suggests WANT ARGS...: a usage error whose message offers WANT ("" : offers none)
+    local want=$1
+    shift
+    run "$@"
+    checks=$((checks + 1))
+    if [ -n "$want" ]; then
+        case "$err" in *"(did you mean '$want'?)"*) ;; *) fail "imgpu $*: does not suggest '$want': $err" ;; esac
+    else
+        case "$err" in *"did you mean"*) fail "imgpu $*: suggests something far off: $err" ;; esac
+    fi
+    [ "$rc" = 2 ] || fail "imgpu $*: exit $rc, expected 2"
+}
+suggests equalize eqalize in.png out.png
+suggests equalize equalise in.png out.png
+suggests histogram histgram in.png
+suggests batch bacth -o out in.png
+suggests equalize help eqalize
+suggests "" frobnicate in.png out.png
+suggests --quality equalize in.png out.png --qualty 80
+suggests --angle rotate in.png out.png --angel 30
+suggests --tiles clahe in.png out.png --tile 4x4
+suggests --json info in.png --jsno
+suggests "" equalize in.png out.png --frobnicate
+suggests "" equalize in.png out.png --angel 30   # --angle is rotate's, not equalize's
 
 help_ok --help -- equalize rotate histogram info compare batch view bench --version "Exit status" \
     "16-bit"

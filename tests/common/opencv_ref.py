@@ -129,7 +129,7 @@ def psnr(a, b, mask=None, peak=255.0):
 # "no usable GPU" alone is not enough: device.c also prefixes real failures (a failing probe
 # kernel, a build for the wrong architecture) with it, and those must fail. Same list as
 # tests/golden/run_case.sh.
-NO_GPU = ("built without CUDA support", "driver version is insufficient",
+NO_GPU = ("built without CUDA support", "driver version is insufficient", "no NVIDIA GPU or driver was found",
           "no NVIDIA driver is loaded", "no CUDA-capable device", "older than this imgpu's runtime")
 SKIP = 77
 

@@ -26,7 +26,7 @@ shift 8
 # and cudaErrorNoDevice. "no usable GPU" alone is not enough: device.c also puts it in front
 # of real failures (a probe kernel that fails, a build for the wrong architecture), and those
 # must fail, not skip.
-NO_GPU='built without CUDA support|driver version is insufficient|no NVIDIA driver is loaded|no CUDA-capable device|older than this imgpu.s runtime'
+NO_GPU='built without CUDA support|no NVIDIA GPU or driver was found|driver version is insufficient|no NVIDIA driver is loaded|no CUDA-capable device|older than this imgpu.s runtime'
 
 mkdir -p "$workdir" || exit 1
 actual=$workdir/$name.$device.actual.png

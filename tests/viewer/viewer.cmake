@@ -10,6 +10,8 @@
 #   viewer_overlay         the histogram overlay through EGL: H's corners (bounding boxes of
 #                          the pixels it changes), the margins, the free corners, the BEFORE /
 #                          AFTER labels and the legend against the bitmap font
+#   viewer_walk_meta       a scripted snapshot walks the folder as a window does (key n skips a
+#                          corrupt file); --snapshot and S keep ICC, EXIF, XMP and text as the CLI
 #   viewer_interop_egl     (label gpu) EGL + CUDA-GL interop, the snapshots and events again
 #   viewer_interop_window  (label gpu) a GLFW window on NVIDIA's GLX (__GLX_VENDOR_LIBRARY_NAME)
 # Without the display or the GPU they needs they exit 77: skipped, not passed.
@@ -32,7 +34,7 @@ if(TARGET imgpu-view)
     endif()
   endforeach()
   # scripts of their own (same arguments as viewer_test.py, no KIND)
-  foreach(_name viewer_16bit viewer_overlay)
+  foreach(_name viewer_16bit viewer_overlay viewer_walk_meta)
     if(IMGPU_PYTHON3)
       add_test(NAME ${_name}
                COMMAND ${IMGPU_PYTHON3} ${_imgpu_viewer_dir}/${_name}.py $<TARGET_FILE:imgpu>

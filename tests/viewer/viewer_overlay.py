@@ -12,6 +12,8 @@ overlay: the pixels that differ are the overlay, their bounding box its place.
   - its two panels are labelled BEFORE and AFTER: the white pixels at each panel's top left are
     those strings in the bitmap font of src/font.c, exactly; the colour legend after BEFORE is
     "R G B" in the channel curves' colours (a colour image) or "CDF" in the gray curve's yellow;
+  - a 16-bit image's panels span its data's range (the auto window), not 0..65535, and their
+    labels say which: "BEFORE 3160..10760";
   - `imgpu view --help` says what H does.
 /usr/bin/python3 with numpy and cv2, else skipped (77).
 """
@@ -59,6 +61,8 @@ def font_glyphs():
     g = {chr(ord("A") + i): s for i, s in enumerate(az)}
     g.update({chr(ord("0") + i): s for i, s in enumerate(digits)})
     g[" "] = "00000"
+    for ch, rows in re.findall(r"\{'(.)', \"(\d{5})\"\}", src):  # the punctuation a label uses
+        g[ch] = rows
     return g
 
 
@@ -116,10 +120,10 @@ def find_text(ck, glyphs, region, mask, text, what):
                     f"ink found in {region} ({got.shape[1]}x{got.shape[0]}):\n{rows}")
 
 
-def check_labels(ck, glyphs, img, box, legend, legend_ink, what):
+def check_labels(ck, glyphs, img, box, legend, legend_ink, what, labels=("BEFORE", "AFTER")):
     x0, y0, x1, y1 = box
     ph = (y1 - y0) // 2
-    for panel, label in ((0, "BEFORE"), (1, "AFTER")):
+    for panel, label in enumerate(labels):
         # the panel's top-left quarter: the label's place
         ry0, rx0 = y0 + panel * ph, x0
         sub = img[ry0:ry0 + ph // 2, rx0:rx0 + (x1 - x0) // 2]
@@ -209,9 +213,45 @@ def main():
                     ck.check(np.array_equal(img[cy:cy + 40, cx:cx + 40], base[cy:cy + 40, cx:cx + 40]),
                              f"{what}: the {cname} corner is not covered")
             check_labels(ck, glyphs, img, box, legend, legend_ink, what)
+    check_16bit(ck, glyphs, view, tmp)
     rc = ck.end()
     cc.cleanup(tmp, rc != 0)
     return rc
+
+
+def bar_columns(img, base, box, panel):
+    """Columns of a panel with a gray bar pixel in its lowest rows (bars are light gray over the
+    image; the CDF curve is coloured, the background dark)."""
+    x0, y0, x1, y1 = box
+    ph = (y1 - y0) // 2
+    rows = img[y0 + panel * ph + ph - 16:y0 + panel * ph + ph - 6, x0:x1]
+    spread = rows.max(axis=2) - rows.min(axis=2)
+    bar = (rows.min(axis=2) > 110) & (spread < 40)
+    return bar.any(axis=0)
+
+
+def check_16bit(ck, glyphs, view, tmp):
+    """A 16-bit image whose data lies in 3160..10760: each panel spans the data's range, not
+    0..65535 (where the bars were a spike at the left), and its label says so."""
+    rng = np.random.default_rng(30)
+    g16 = np.clip(np.round(rng.normal(6960, 1500, (240, 320))), 3160, 10760).astype(np.uint16)
+    g16[0, 0], g16[0, 1] = 3160, 10760
+    inp = os.path.join(tmp, "g16.png")
+    cv2.imwrite(inp, g16)
+    lo, hi = int(g16.min()), int(g16.max())
+    base = snapshot(ck, view, tmp, inp, [], 0, "g16_none")
+    img = snapshot(ck, view, tmp, inp, ["--histogram"], 0, "g16_histogram")
+    if base is None or img is None:
+        return
+    box = bbox(np.any(img != base, axis=2))
+    if not ck.check(box is not None, "16-bit: the overlay is drawn"):
+        return
+    for panel in (0, 1):
+        cols = bar_columns(img, base, box, panel)
+        ck.check(cols.mean() > 0.8, f"16-bit, panel {panel + 1}: bars across the panel (the data's range), "
+                 "not a spike at the left", f"{cols.sum()} of {len(cols)} columns hold a bar")
+    check_labels(ck, glyphs, img, box, "CDF", "yyy", "16-bit --histogram",
+                 labels=(f"BEFORE {lo}..{hi}", f"AFTER {lo}..{hi}"))
 
 
 if __name__ == "__main__":

@@ -32,8 +32,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import cli_common as cc  # noqa: E402
 
-NO_GPU = ("no NVIDIA driver is loaded", "no CUDA-capable device", "built without CUDA",
-          "older than this imgpu's runtime")
+NO_GPU = ("no NVIDIA GPU or driver was found", "no NVIDIA driver is loaded", "no CUDA-capable device",
+          "built without CUDA", "older than this imgpu's runtime")
 TIMEOUT = 120
 
 

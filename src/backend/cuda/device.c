@@ -69,18 +69,28 @@ static void probe(void)
 {
     int n = 0, drv = 0, rt = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
+    /* No driver and no device read alike to a user: "no NVIDIA GPU or driver was found". The
+     * runtime's own text for the first ("CUDA driver version is insufficient for CUDA runtime
+     * version") reads like a request to upgrade a driver that is not there: only its name is
+     * kept, for a search. */
     if (e == cudaErrorInsufficientDriver) {
         cudaDriverGetVersion(&drv);
         cudaRuntimeGetVersion(&rt);
         if (drv == 0)
-            snprintf(s_why, sizeof s_why, "no NVIDIA driver is loaded (%s)", cudaGetErrorString(e));
+            snprintf(s_why, sizeof s_why, "no NVIDIA GPU or driver was found (%s)", cudaGetErrorName(e));
         else
             snprintf(s_why, sizeof s_why, "the NVIDIA driver supports CUDA %d.%d, older than this imgpu's runtime %d.%d",
                      drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
         goto done;
     }
     if (e == cudaErrorNoDevice || (e == cudaSuccess && n == 0)) {
-        snprintf(s_why, sizeof s_why, "no CUDA-capable device is visible");
+        const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+        char esc[96];
+        if (vis)
+            snprintf(s_why, sizeof s_why, "no NVIDIA GPU or driver was found (cudaErrorNoDevice: "
+                     "CUDA_VISIBLE_DEVICES='%s' shows none)", imgpu_escape(vis, esc, sizeof esc));
+        else
+            snprintf(s_why, sizeof s_why, "no NVIDIA GPU or driver was found (cudaErrorNoDevice)");
         goto done;
     }
     if (e != cudaSuccess) {
