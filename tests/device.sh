@@ -9,7 +9,8 @@
 # and 16-bit display paths (DEVICE_SANITIZE=viewer: the viewer's only), timed apart, and with
 # DEVICE_FLAKE=N, viewer_events N times while GPU tests load the same GPU. Logs go to
 # $OUT (default /tmp/device-out): env.log, build.log, suite.log (every round, per-test times), slow.txt
-# (the 15 slowest tests of the last round), sanitize.log. The last line is the one summary:
+# (the 15 slowest tests of the last round), python_cuda.log (python_module once more with
+# IMGPU_PYTEST_DEVICE=cuda), sanitize.log. The last line is the one summary:
 #   device.sh: <gpu>: round 1 <P>/<N> passed <S> skipped in <T> s; ... sanitize <rc>
 # The window test needs Xvfb and Mesa (~46 MB of packages), which do not fit one call's
 # 64 MiB beside .gpu and the tree: fetch them apart (../shared/gpu/fetch-debs.sh /tmp/gx
@@ -73,6 +74,14 @@ for round in $(seq 1 "${DEVICE_ROUNDS:-1}"); do
     > "$OUT/slow.txt"
   grep -E "\*\*\*Failed|Timeout|\(Failed\)" "$OUT/round.log" | head -20
 done
+# The Python module's CPU-vs-CLI tests again with every op on CUDA (notes/pylib.md): each op of
+# test_ops_cli.py etc. runs with device="cuda" against the CLI's --device cuda bytes.
+t0=$SECONDS
+IMGPU_PYTEST_DEVICE=cuda timeout 300 ctest --test-dir build-gpu -R '^python_module$' --output-on-failure \
+  > "$OUT/python_cuda.log" 2>&1
+rc=$?
+[ "$rc" = 0 ] || { fail=1; tail -40 "$OUT/python_cuda.log"; }
+summary="$summary python_module on cuda rc $rc in $((SECONDS - t0)) s;"
 if [ "${DEVICE_SANITIZE:-0}" != 0 ]; then
   # compute-sanitizer: the GPU tests and an imgpu run (robust_gpu.sh; DEVICE_SANITIZE=1), and the
   # viewer's CUDA-GL interop path (8-bit) and its 16-bit display path, each under memcheck,
