@@ -315,7 +315,7 @@ static void run_config(const char *size, int w, int h, int c, int content, const
          * buffers themselves, which the pipeline uses to skip the array copy */
         for (int mode = 0; mode < 2; mode++) {
             imgpu__cuda_tex_force_array(mode == 0);
-            if (mode == 1 && !imgpu__cuda_tex_pitched_ok(w, h, c))
+            if (mode == 1 && !imgpu__cuda_tex_pitched_ok(b.d_in[0], w, h, c))
                 break;
             /* over arrays, gray ones allow gathers (what the pipeline makes for gray bicubic) */
             for (int i = 0; i < b.k; i++)

@@ -8,8 +8,9 @@
 # DEVICE_SANITIZE=1, the compute-sanitizer runs of tests/robust/robust_gpu.sh and of the viewer's interop
 # and 16-bit display paths (DEVICE_SANITIZE=viewer: the viewer's only), timed apart, and with
 # DEVICE_FLAKE=N, viewer_events N times while GPU tests load the same GPU. Logs go to
-# $OUT (default /tmp/device-out): build.log, suite.log (every round, per-test times), slow.txt
-# (the 15 slowest tests of the last round), sanitize.log. The last line is the one summary:
+# $OUT (default /tmp/device-out): env.log, build.log, suite.log (every round, per-test times), slow.txt
+# (the 15 slowest tests of the last round), python_cuda.log (python_module once more with
+# IMGPU_PYTEST_DEVICE=cuda), sanitize.log. The last line is the one summary:
 #   device.sh: <gpu>: round 1 <P>/<N> passed <S> skipped in <T> s; ... sanitize <rc>
 # The window test needs Xvfb and Mesa (~46 MB of packages), which do not fit one call's
 # 64 MiB beside .gpu and the tree: fetch them apart (../shared/gpu/fetch-debs.sh /tmp/gx
@@ -28,6 +29,17 @@ if [ "${DEVICE_UNPACK_X:-0}" = 1 ]; then
   exit 0
 fi
 . .gpu/device-env.sh > "$OUT/env.log" 2>&1
+# device-env.sh exports PKG_CONFIG_PATH (the prefix's lib/x86_64-linux-gnu/pkgconfig and
+# share/pkgconfig) for the codecs' .pc files; set it here too, should an older device-env.sh be
+# carried, and CMAKE_PREFIX_PATH for every CMake project the tests configure (lib_install's
+# find_package(imgpu) consumer: imgpu::imgpu_static finds JPEG, TIFF, WebP and libdeflate
+# there). The .pc files say prefix=/usr: their -I/-L name /usr paths, absent here and harmless;
+# CPATH and LIBRARY_PATH (device-env.sh) find the headers and libraries.
+for d in "$GPU_PREFIX/usr/share/pkgconfig" "$GPU_PREFIX/usr/lib/x86_64-linux-gnu/pkgconfig"; do
+  case ":${PKG_CONFIG_PATH:-}:" in *":$d:"*) ;; *) PKG_CONFIG_PATH=$d${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} ;; esac
+done
+export PKG_CONFIG_PATH CMAKE_PREFIX_PATH=$GPU_PREFIX/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+env | grep -E '^(GPU_PREFIX|PKG_CONFIG_PATH|CMAKE_PREFIX_PATH|LD_LIBRARY_PATH|CPATH|LIBRARY_PATH)=' | sort >> "$OUT/env.log"
 # the test oracles' tools carried in .gpu/prefix (IMGPU_EXTRA_DEBS="libtiff-tools webp libgif7
 # libimage-exiftool-perl"): tiffcp, cwebp/dwebp/webpmux/img2webp, exiftool
 export PATH=$PATH:$GPU_PREFIX/usr/bin PERL5LIB=$GPU_PREFIX/usr/share/perl5${PERL5LIB:+:$PERL5LIB}
@@ -62,6 +74,14 @@ for round in $(seq 1 "${DEVICE_ROUNDS:-1}"); do
     > "$OUT/slow.txt"
   grep -E "\*\*\*Failed|Timeout|\(Failed\)" "$OUT/round.log" | head -20
 done
+# The Python module's CPU-vs-CLI tests again with every op on CUDA (notes/pylib.md): each op of
+# test_ops_cli.py etc. runs with device="cuda" against the CLI's --device cuda bytes.
+t0=$SECONDS
+IMGPU_PYTEST_DEVICE=cuda timeout 300 ctest --test-dir build-gpu -R '^python_module$' --output-on-failure \
+  > "$OUT/python_cuda.log" 2>&1
+rc=$?
+[ "$rc" = 0 ] || { fail=1; tail -40 "$OUT/python_cuda.log"; }
+summary="$summary python_module on cuda rc $rc in $((SECONDS - t0)) s;"
 if [ "${DEVICE_SANITIZE:-0}" != 0 ]; then
   # compute-sanitizer: the GPU tests and an imgpu run (robust_gpu.sh; DEVICE_SANITIZE=1), and the
   # viewer's CUDA-GL interop path (8-bit) and its 16-bit display path, each under memcheck,

@@ -53,10 +53,19 @@ echo "exports: $(wc -l < "$t/exports") names, all imgpu_"
 "$imgpu" equalize "$asset" "$t/ref.png" --quiet
 cp "$here/example.c" "$t/"
 
-# pkg-config, linked against the shared library (rpath: no LD_LIBRARY_PATH)
-export PKG_CONFIG_PATH="$libdir/pkgconfig"
+# pkg-config, linked against the shared library (rpath: no LD_LIBRARY_PATH). The scratch prefix
+# goes first, before the caller's PKG_CONFIG_PATH, which is kept: imgpu.pc's Requires.private
+# (the codecs, for --static) must resolve even for a shared link, and on a machine whose codec
+# packages are unpacked into a prefix (tests/device.sh: $GPU_PREFIX/usr) only that path finds
+# their .pc files.
+export PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 [ "$(pkg-config --modversion imgpu)" = "$(sed -n 's/#define IMGPU_VERSION_STRING "\(.*\)"/\1/p' "$P/include/imgpu/version.h")" ] \
     || fail "imgpu.pc's version differs from version.h"
+# --static lists what libimgpu.a needs: the codecs through Requires.private, the rest in Libs.private
+static_libs=" $(pkg-config --static --libs imgpu) " || fail "pkg-config --static --libs imgpu"
+for l in -limgpu -lwebp -ltiff -ljpeg -lz -ldeflate; do
+    grep -q -- " $l " <<< "$static_libs" || fail "pkg-config --static --libs imgpu lacks $l: $static_libs"
+done
 cc -std=c17 -Wall -Wextra -Werror "$t/example.c" $(pkg-config --cflags --libs imgpu) -Wl,-rpath,"$libdir" -o "$t/ex_pc"
 # (ldd's output is captured first: grep -q closing the pipe early would fail the pipeline)
 deps=$(ldd "$t/ex_pc"); grep -q "libimgpu.so.0 => $libdir" <<< "$deps" || fail "ex_pc does not load $libdir/libimgpu.so.0"

@@ -200,16 +200,41 @@ def test_results_go_out_through_dlpack_without_a_copy():
     assert m.format == "B" and m.shape == RGB.shape and not m.readonly
 
 
-def test_cuda_arrays_raise_imgpu_error():
-    class FakeCuda:
-        __cuda_array_interface__ = {"shape": (4, 4), "typestr": "|u1", "data": (0, False), "version": 3}
-    with pytest.raises(imgpu.Error, match="CUDA"):
+class FakeCuda:
+    """A __cuda_array_interface__ whose data pointer is NULL."""
+    __cuda_array_interface__ = {"shape": (4, 4), "typestr": "|u1", "data": (0, False), "version": 3}
+
+
+# The rule for CUDA arrays (any object with __cuda_array_interface__, or __dlpack__ with a CUDA
+# __dlpack_device__): first whether this imgpu can run CUDA at all, a property of the build and
+# the machine; without it, imgpu.Error "CUDA not available" whatever the array holds (nothing of
+# it is looked at). With CUDA, the array is checked as a host array is: a NULL data pointer is a
+# ValueError (as for __array_interface__), a wrong dtype, shape or device a TypeError.
+def test_cuda_arrays_without_cuda_raise_imgpu_error():
+    if _cuda_usable():
+        pytest.skip("a usable GPU is present (test_invalid_cuda_arrays_are_refused_as_host_arrays)")
+    with pytest.raises(imgpu.Error, match="CUDA not available"):
         imgpu.equalize(FakeCuda())
-    with pytest.raises(imgpu.Error, match="CUDA"):
+    with pytest.raises(imgpu.Error, match="CUDA not available"):
         imgpu.equalize(DLPackOnly(RGB, device=(2, 0)))   # kDLCUDA
+
+
+def test_invalid_cuda_arrays_are_refused_as_host_arrays():
     if not _cuda_usable():
-        with pytest.raises(imgpu.Error, match="CUDA not available"):
-            imgpu.equalize(FakeCuda())
+        pytest.skip("no usable GPU (test_cuda_arrays_without_cuda_raise_imgpu_error)")
+    with pytest.raises(ValueError, match="data pointer is NULL"):
+        imgpu.equalize(FakeCuda())
+    # claims kDLCUDA but exports a host tensor
+    with pytest.raises(TypeError, match="DLPack tensor on device type 1"):
+        imgpu.equalize(DLPackOnly(RGB, device=(2, 0)))
+
+
+def test_null_host_arrays_are_value_errors():
+    """The host side of the same rule: a NULL __array_interface__ pointer is a ValueError."""
+    class FakeHost:
+        __array_interface__ = {"shape": (4, 4), "typestr": "|u1", "data": (0, False), "version": 3}
+    with pytest.raises(ValueError, match="data pointer is NULL"):
+        imgpu.equalize(FakeHost())
 
 
 def _cuda_usable():

@@ -51,7 +51,25 @@ def test_every_op_on_cuda_equals_the_cli(layout, case, tmp_path):
     assert np.array_equal(host(got), want), "%s on %s" % (args, name)
 
 
+def cpu_tolerance(a, filt="bilinear", angle=25.0):
+    """Largest per-sample difference the CUDA backend may have from the CPU on a rotation (the
+    backend's contract: tests/gpu/test_gpu_ops.c, the golden cases' gpu_tol): 8-bit gray and RGB
+    with bilinear or bicubic, within 1 (the texture unit's bilinear filtering); nearest, quarter
+    turns, 16 bits and images with alpha (premultiplied, in software), bit for bit."""
+    channels = 1 if a.ndim == 2 else a.shape[2]
+    exact = a.dtype == np.uint16 or channels in (2, 4) or filt == "nearest" or float(angle) % 90 == 0
+    return 0 if exact else 1
+
+
+def max_diff(x, y):
+    assert x.shape == y.shape and x.dtype == y.dtype, (x.shape, x.dtype, y.shape, y.dtype)
+    return int(np.abs(x.astype(np.int64) - y.astype(np.int64)).max()) if x.size else 0
+
+
 def test_every_table_op_runs_on_cuda_as_on_the_cpu():
+    """Every op of the table on a CUDA array: the bytes of the same op on the host array with
+    device="cuda" (the CLI's GPU path), and the CPU's within the backend's contract (exact but
+    for 8-bit bilinear/bicubic rotation of gray and RGB: cpu_tolerance)."""
     a = LAYOUTS["rgb8"]
     for name in imgpu.ops:
         if name == "histogram":
@@ -59,7 +77,73 @@ def test_every_table_op_runs_on_cuda_as_on_the_cpu():
         desc = [d for d in imgpu._imgpu._op_table() if d["name"] == name][0]
         req = [25.0 for p in desc["params"] if p["required"]]
         fn = getattr(imgpu, name)
-        assert np.array_equal(host(fn(cuda(a), *req)), fn(a, *req, device="cpu")), name
+        got = host(fn(cuda(a), *req))
+        assert np.array_equal(got, fn(a, *req, device="cuda")), name
+        tol = cpu_tolerance(a) if name == "rotate" else 0
+        assert max_diff(got, fn(a, *req, device="cpu")) <= tol, name
+
+
+# Rotation of CUDA arrays over every layout (LAYOUTS: odd widths, 8 and 16 bits, gray, gray+alpha,
+# RGB, RGBA) and crops whose rows are a multiple of 32 bytes (the texture pitch alignment), which
+# the GPU samples in place instead of copying into a CUDA array; each as a contiguous tensor, a
+# view one row in (a 16-byte aligned address that is not texture-aligned: read in place by
+# imgpu, refused by cudaCreateTextureObject as a pitched texture's base), a view four rows in,
+# and a view with padded rows (gathered).
+ROTATE_LAYOUTS = dict(LAYOUTS)
+ROTATE_LAYOUTS["gray8_w128"] = np.ascontiguousarray(imgpu.read(asset("camera.png"))[60:101, 20:148])
+ROTATE_LAYOUTS["gray_alpha8_w64"] = np.ascontiguousarray(LAYOUTS["gray_alpha8"][:, 10:74])
+ROTATE_LAYOUTS["rgba8_w32"] = np.ascontiguousarray(LAYOUTS["rgba8"][:, 50:82])
+ROTATE_LAYOUTS["rgba16_w16"] = np.ascontiguousarray(LAYOUTS["rgba16"][:, 20:36])
+ROTATE_CASES = [(angle, filt, expand, bg)
+                for angle in (25.0, -17.5, 123.4, 90.0)
+                for filt in ("nearest", "bilinear", "bicubic")
+                for expand, bg in ((True, None), (False, "#336699"), (True, "#c0402080"))]
+
+
+def cuda_forms(a):
+    """(name, CUDA tensor) of the same pixels: contiguous, at a row offset of 1 and 4 rows, and
+    a view with padded rows."""
+    t = cuda(a)
+    yield "contiguous", t
+    for k in (1, 4):
+        big = cuda(np.concatenate([np.zeros((k,) + a.shape[1:], a.dtype), a]))
+        view = big[k:]
+        assert view.is_contiguous() and view.storage_offset() > 0
+        yield "offset %d rows" % k, view
+    pad = [(0, 0)] * a.ndim
+    pad[1] = (3, 5)
+    big = cuda(np.pad(a, pad))
+    view = big[:, 3:3 + a.shape[1]]
+    assert not view.is_contiguous()
+    yield "padded rows", view
+
+
+@pytest.mark.parametrize("name", sorted(ROTATE_LAYOUTS))
+def test_rotate_on_cuda_arrays_equals_the_host_paths(name):
+    a = ROTATE_LAYOUTS[name]
+    forms = list(cuda_forms(a))
+    for angle, filt, expand, bg in ROTATE_CASES:
+        kw = dict(filter=filt, expand=expand, background=bg)
+        what = "%s rotate %g %s expand=%s background=%s" % (name, angle, filt, expand, bg)
+        want_gpu = imgpu.rotate(a, angle, device="cuda", **kw)      # the CLI's GPU path
+        want_cpu = imgpu.rotate(a, angle, device="cpu", **kw)
+        assert max_diff(want_gpu, want_cpu) <= cpu_tolerance(a, filt, angle), what + ": host arrays, cuda vs cpu"
+        for form, t in forms:
+            got = imgpu.rotate(t, angle, **kw)
+            assert isinstance(got, imgpu.Array) and got.device == "cuda:0"
+            got = host(got)
+            assert np.array_equal(got, want_gpu), "%s (%s): differs from device='cuda' on the host array, max %d" % (
+                what, form, max_diff(got, want_gpu))
+
+
+def test_rotate_on_cuda_arrays_into_out():
+    """out= (a tensor of the result's shape) gets the same bytes as a new result."""
+    for name in ("rgb8", "gray_alpha8_w64", "rgba16"):
+        a = ROTATE_LAYOUTS[name]
+        want = imgpu.rotate(a, 25.0, device="cuda", filter="bicubic", background="#336699")
+        out = torch.empty(want.shape, dtype=torch.from_numpy(want).dtype, device="cuda")
+        assert imgpu.rotate(cuda(a), 25.0, filter="bicubic", background="#336699", out=out) is out
+        assert np.array_equal(out.cpu().numpy(), want), name
 
 
 def test_torch_zero_copy_both_ways():

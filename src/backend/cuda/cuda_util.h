@@ -48,9 +48,10 @@ typedef struct imgpu__cuda_tex {
     unsigned char bg[4];
 } imgpu__cuda_tex;
 
-/* 1 when textures can sample a packed w x channels image in place (pitched linear memory):
- * 1, 2 or 4 channels and a row pitch that is a multiple of the texture pitch alignment. */
-int imgpu__cuda_tex_pitched_ok(int w, int h, int channels);
+/* 1 when textures can sample a packed w x channels image at d_src in place (pitched linear
+ * memory): 1, 2 or 4 channels, a row pitch that is a multiple of the texture pitch alignment
+ * and a base address aligned to the device's texture alignment. */
+int imgpu__cuda_tex_pitched_ok(const void *d_src, int w, int h, int channels);
 /* Benchmarks only: 1 makes every texture an array copy, to compare the two. */
 void imgpu__cuda_tex_force_array(int on);
 

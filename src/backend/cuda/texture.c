@@ -10,6 +10,7 @@
 #include "error.h"
 #include "kernels.h"
 
+#include <stdint.h>
 #include <string.h>
 
 static void destroy_views(imgpu__cuda_tex *t)
@@ -46,20 +47,27 @@ static int s_force_array;
 
 void imgpu__cuda_tex_force_array(int on) { s_force_array = on; }
 
-int imgpu__cuda_tex_pitched_ok(int w, int h, int channels)
+int imgpu__cuda_tex_pitched_ok(const void *d_src, int w, int h, int channels)
 {
     /* Asked of the current device each time (a few hundred nanoseconds): a process-wide cache
-     * would answer for the first device only under `imgpu batch --devices`. */
-    int dev = 0, align = 0, max_w = 0, max_h = 0;
+     * would answer for the first device only under `imgpu batch --devices`.
+     * Two alignments: the row pitch (texturePitchAlignment, 32 bytes) and the base address
+     * (textureAlignment, 512 bytes: cudaCreateTextureObject refuses a pitch2D resource whose
+     * devPtr is not aligned to it). The pipeline's own buffers come from cudaMalloc and meet
+     * the second; an image the caller owns (imgpu_context_run_device: a tensor at an offset,
+     * read in place when its address is 16-byte aligned) may not, and takes the array copy. */
+    int dev = 0, align = 0, base_align = 0, max_w = 0, max_h = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&align, cudaDevAttrTexturePitchAlignment, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&base_align, cudaDevAttrTextureAlignment, dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&max_w, cudaDevAttrMaxTexture2DLinearWidth, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&max_h, cudaDevAttrMaxTexture2DLinearHeight, dev) != cudaSuccess || align <= 0) {
+        cudaDeviceGetAttribute(&max_h, cudaDevAttrMaxTexture2DLinearHeight, dev) != cudaSuccess || align <= 0 ||
+        base_align <= 0) {
         cudaGetLastError();
         return 0; /* unknown: never in place */
     }
-    return !s_force_array && channels != 3 && ((size_t)w * channels) % (size_t)align == 0 && w <= max_w &&
-           h <= max_h;
+    return !s_force_array && channels != 3 && ((size_t)w * channels) % (size_t)align == 0 &&
+           (uintptr_t)d_src % (uintptr_t)base_align == 0 && w <= max_w && h <= max_h;
 }
 
 static int make_texture(imgpu__cuda_tex *t, enum cudaTextureFilterMode filter, cudaTextureObject_t *out)
@@ -113,7 +121,7 @@ int imgpu__cuda_tex_load(imgpu__cuda_tex *t, const unsigned char *d_src, int w, 
         tbg[3] = 255;
     gather = gather && channels == 1 && gather_ok(w, h);
     /* a gather array serves point and filtered fetches too, so it is kept for them */
-    const int in_place = !gather && imgpu__cuda_tex_pitched_ok(w, h, channels);
+    const int in_place = !gather && imgpu__cuda_tex_pitched_ok(d_src, w, h, channels);
     const int size_changed = (t->array || t->pitched) &&
                              (t->w != w || t->h != h || t->channels != channels || in_place != !t->array ||
                               (in_place && t->pitched != d_src) || (gather && !t->gather));
