@@ -4,7 +4,7 @@
  * What is here: the image model (image.h: imgpu_image, rows top to bottom, channels
  * interleaved gray / gray+alpha / RGB / RGBA, 8 or 16 bits, row stride in bytes), loading and
  * saving (io.h: imgpu_image_load, _load_memory, _save, _encode), the ops (op.h: imgpu_op with
- * `kind` and the union `u`, imgpu_op_equalize / _clahe / _rotate, IMGPU_MODE_*,
+ * `kind` and the union `u`, each op's constructor imgpu_op_<name>, IMGPU_MODE_*,
  * IMGPU_FILTER_*), running them (ops.h: imgpu_pipeline_run, imgpu_device, IMGPU_DEVICE_*), the
  * error rule (error.h: imgpu_error_message), and below: contexts, wrapped caller memory and the
  * version. Only imgpu_ names are exported by libimgpu.so; names with a double underscore
