@@ -20,7 +20,7 @@ zeroed coefficients, silently); its structure scan now refuses it. The other cod
 this issue (their structure scans prove the data is all there, and every decoder's short or
 early-ending result is an error: codec_jpeg.c's warnings, the PNG paths' zlib and row checks,
 libwebp's incremental status); their short decodes are kept here as guards of that rule
-(notes/sec-decode.md has the audit).
+(docs/reliability.md, "A short decode is corrupt data", has the audit).
 
 Usage: robust_short_decode.py IMGPU_BINARY TMP_ROOT ASSETS_DIR
 """
