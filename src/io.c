@@ -469,6 +469,11 @@ static int save(const imgpu_image *im, const char *path, const imgpu_save_option
                 int png_threads, int (*before_rename)(void *, long long, long long), void *ctx)
 {
     imgpu_format f = opts && opts->format ? opts->format : imgpu_format_from_path(path);
+    const char *unwritable = f == IMGPU_FORMAT_UNKNOWN ? imgpu_format_unwritable_from_path(path)
+                                                       : NULL;
+    if (unwritable)
+        return imgpu_error("cannot write '%s': %s output is not supported (use "
+                           IMGPU_EXTENSIONS_HINT ")", path, unwritable);
     if (f == IMGPU_FORMAT_UNKNOWN)
         return save_fail(path ? path : "(null)",
                          path && !strcmp(path, "-") ? "standard output needs --format"

@@ -180,6 +180,11 @@ imgpu_image *imgpu_image_to_depth(const imgpu_image *im, int depth);
 /* Format chosen by a path's extension (case-insensitive); UNKNOWN when none matches. */
 imgpu_format imgpu_format_from_path(const char *path);
 const char *imgpu_format_name(imgpu_format f);
+/* The name of the format a path's extension names when imgpu knows that format but cannot
+ * write it ("GIF" for .gif), or NULL (a writable format, no
+ * extension, or one nobody knows). For messages: "GIF output is not supported", rather than
+ * "cannot tell the output format". */
+const char *imgpu_format_unwritable_from_path(const char *path);
 /* The codec libraries and their versions, for `imgpu --version`: "libjpeg-turbo 2.1.5,
  * libtiff 4.5.0, ..." (each once) into buf[0..n). */
 void imgpu_codec_libraries(char *buf, size_t n);

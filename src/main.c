@@ -590,6 +590,15 @@ static int check_output(const cli *c, const char *out, const char *in1, const ch
                        "bmp, tga, pnm)");
         return 0;
     }
+    struct stat st;
+    const size_t olen = strlen(out);
+    if ((olen && out[olen - 1] == '/') || (stat(out, &st) == 0 && S_ISDIR(st.st_mode)))
+        return bad("output '%s' is a folder: name a file (e.g. '%s%sout.png')", out, out,
+                   olen && out[olen - 1] == '/' ? "" : "/");
+    const char *unwritable = imgpu_format_unwritable_from_path(out);
+    if (!c->run.save.format && unwritable)
+        return bad("cannot write '%s': %s output is not supported (use " IMGPU_EXTENSIONS_HINT
+                   ", or --format)", out, unwritable);
     if (!c->run.save.format && imgpu_format_from_path(out) == IMGPU_FORMAT_UNKNOWN)
         return bad("cannot tell the output format of '%s' from its extension (use "
                    IMGPU_EXTENSIONS_HINT ", or --format)", out);
@@ -1072,7 +1081,7 @@ static const char *const s_orientation_names[9] = {
 
 /* One file's block (or JSON line); 0, or -1 with the error printed and, for --json, an
  * object with "error" written. */
-static int info_one(const cli *c, const char *path)
+static int info_one(const cli *c, const char *path, int separate)
 {
     /* Format and size from the bytes the loader read: a second open or stat of the path
      * would hang on a FIFO, and a pipe (/dev/stdin) has neither by then. */
@@ -1090,6 +1099,8 @@ static int info_one(const cli *c, const char *path)
         fail();
         return -1;
     }
+    if (separate && !c->json)   /* the blank line between blocks: only between printed ones */
+        putchar('\n');
     const imgpu_meta *m = r.meta;
     const char *fmt = imgpu_format_name(r.format);
     char icc[128] = "";
@@ -1166,11 +1177,12 @@ static int info_one(const cli *c, const char *path)
  * --json; a file that fails is reported and the rest still printed; exit 1 if any failed. */
 static int cmd_info(const cli *c)
 {
-    int failed = 0;
+    int failed = 0, printed = 0;
     for (int i = 0; i < c->nfiles; i++) {
-        if (i && !c->json)
-            putchar('\n');
-        failed |= info_one(c, c->files[i]) < 0;
+        if (info_one(c, c->files[i], printed) < 0)
+            failed = 1;
+        else
+            printed = 1;
     }
     int rc = finish_stdout();
     return failed ? EXIT_FAIL : rc;

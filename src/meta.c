@@ -86,6 +86,10 @@ int imgpu_meta_icc_description(const unsigned char *icc, size_t len, char *out, 
         } else {
             return -1;
         }
+        /* writers pad the text with spaces ("A98 ICC Profile "): trimmed, or the report
+         * shows "A98 ICC Profile  (564 bytes)" */
+        while (k && out[k - 1] == ' ')
+            k--;
         out[k] = '\0';
         return k ? 0 : -1;
     }
