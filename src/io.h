@@ -17,7 +17,9 @@
  *    samples), 16-bit TIFF and 16-bit PNM (maxval 65535, big-endian); JPEG, BMP and TGA store 8 bits, so a 16-bit
  *    image is converted (imgpu_image_to_depth) with a notice.
  *  - JPEG decodes as OpenCV's imread(IMREAD_UNCHANGED) does, bit for bit: gray as 1 channel,
- *    YCbCr/RGB as RGB, CMYK/YCCK converted to RGB with OpenCV's formula.
+ *    YCbCr/RGB as RGB; CMYK/YCCK are converted to sRGB through their ICC profile with lcms2
+ *    (relative colorimetric, as libvips; the metadata then carries sRGB's profile), or, without
+ *    a usable profile or lcms2, with OpenCV's formula and a notice.
  *  - What each format keeps on save:
  *      PNG, TGA  every channel count, exactly.
  *      BMP       pixel values exactly, but BMP has no gray: gray is stored as RGB and loads

@@ -223,8 +223,9 @@ static const char s_help_histogram[] =
 
 static const char s_help_info[] =
     "Print each file's format (from its content, not its name), width x height, channels\n"
-    "(gray, gray+alpha, RGB, RGBA), bit depth, pages (TIFF), EXIF orientation, ICC profile,\n"
-    "camera and date (EXIF) and file size; a blank line between files. Each image is\n"
+    "(gray, gray+alpha, RGB, RGBA), bit depth, colour space (Gray, RGB; JPEG: CMYK, YCCK),\n"
+    "pages (TIFF), EXIF orientation, ICC profile, camera and date (EXIF) and file size; a\n"
+    "blank line between files. Each image is\n"
     "decoded, so a corrupt file is reported as such; the others are still printed, and the\n"
     "exit status is 1 if any failed. Dimensions are as loaded: upright unless\n"
     "--no-auto-orient.\n"
@@ -233,7 +234,8 @@ static const char s_help_info[] =
     "  --json               one JSON object per line and file: path, format, width, height,\n"
     "                       channels, depth, pages, page, orientation, oriented, icc\n"
     "                       ({description, bytes} or null), exif, xmp, camera, date,\n"
-    "                       file_size; a file that fails: {path, error}\n"
+    "                       colour_space, colour_converted, file_size; a file that\n"
+    "                       fails: {path, error}\n"
     HELP_LOAD HELP_QUIET HELP_TAIL_READ;
 
 static const char s_help_compare[] =
@@ -1104,8 +1106,13 @@ static int info_one(const cli *c, const char *path, int separate)
     const imgpu_meta *m = r.meta;
     const char *fmt = imgpu_format_name(r.format);
     char icc[128] = "";
-    if (m->icc && imgpu_meta_icc_description(m->icc, m->icc_len, icc, sizeof icc) < 0)
+    /* the file's own profile: a CMYK JPEG's, not the sRGB one load put in its place */
+    const unsigned char *icc_b = m->file_icc ? m->file_icc : m->icc;
+    const size_t icc_n = m->file_icc ? m->file_icc_len : m->icc_len;
+    if (icc_b && imgpu_meta_icc_description(icc_b, icc_n, icc, sizeof icc) < 0)
         snprintf(icc, sizeof icc, "(no description)");
+    /* the file's colour space: the format's word (JPEG), else what the channels are */
+    const char *colour = m->colour ? m->colour : im->channels <= 2 ? "Gray" : "RGB";
     imgpu_exif_info ex;
     int have_exif = m->exif && imgpu_exif_parse(m->exif, m->exif_len, &ex) == 0;
     const int orient = m->orientation;
@@ -1117,10 +1124,10 @@ static int info_one(const cli *c, const char *path, int separate)
                "\"oriented\": %s, \"icc\": ",
                fmt, im->width, im->height, im->channels, im->depth, m->pages, m->page, orient,
                m->oriented ? "true" : "false");
-        if (m->icc) {
+        if (icc_b) {
             fputs("{\"description\": ", stdout);
             json_str(icc);
-            printf(", \"bytes\": %zu}", m->icc_len);
+            printf(", \"bytes\": %zu}", icc_n);
         } else {
             fputs("null", stdout);
         }
@@ -1133,6 +1140,8 @@ static int info_one(const cli *c, const char *path, int separate)
             fputs(", \"date\": ", stdout);
             json_str(ex.datetime_original);
         }
+        printf(", \"colour_space\": \"%s\", \"colour_converted\": %s", colour,
+               m->colour_converted ? "true" : "false");
         printf(", \"file_size\": %llu}\n", (unsigned long long)r.bytes);
     } else {
         imgpu_format by_name = imgpu_format_from_path(path);
@@ -1146,13 +1155,19 @@ static int info_one(const cli *c, const char *path, int separate)
         printf("dimensions:  %d x %d\n", im->width, im->height);
         printf("channels:    %d (%s)\n", im->channels, imgpu_image_layout_name(im->channels));
         printf("bit depth:   %d\n", im->depth);
+        if (strcmp(colour, "CMYK") && strcmp(colour, "YCCK"))
+            printf("colour:      %s\n", colour);
+        else   /* what load made of it */
+            printf("colour:      %s (%s)\n", colour,
+                   m->colour_converted ? "converted to sRGB through its ICC profile"
+                                       : "converted to RGB by formula, without colour management");
         if (m->pages > 1)
             printf("pages:       %d (showing page %d; --page N picks another)\n", m->pages, m->page);
         if (orient >= 1 && orient <= 8)
             printf("orientation: %d (%s)%s\n", orient, s_orientation_names[orient],
                    m->oriented && orient != 1 ? "; shown upright, as loaded" : "");
-        if (m->icc)
-            printf("ICC profile: %s (%zu bytes)\n", imgpu_escape(icc, shown, sizeof shown), m->icc_len);
+        if (icc_b)
+            printf("ICC profile: %s (%zu bytes)\n", imgpu_escape(icc, shown, sizeof shown), icc_n);
         if (have_exif && (ex.make[0] || ex.model[0]))
             printf("camera:      %s%s%s\n", imgpu_escape(ex.make, shown, sizeof shown),
                    ex.make[0] && ex.model[0] ? " " : "", ex.model);

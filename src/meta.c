@@ -9,6 +9,7 @@ void imgpu_meta_free(imgpu_meta *m)
     if (!m)
         return;
     free(m->icc);
+    free(m->file_icc);
     free(m->exif);
     free(m->xmp);
     for (int i = 0; i < m->n_text; i++)

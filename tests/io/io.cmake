@@ -56,3 +56,18 @@ if(IMGPU_PYTHON3)
                    $<TARGET_FILE:io_dump> ${CMAKE_CURRENT_BINARY_DIR}/webp_check.tmp)
   set_tests_properties(webp_check PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
+
+# cmyk_check (issue 30): CMYK, YCCK and marker-less CMYK JPEGs (made by make_cmyk with an
+#   lcms2-built CMYK profile; one by ImageMagick where installed) converted to sRGB through
+#   their profile, within a mean of 3 levels of PIL's ImageCms and of `vips icc_transform` (where
+#   libvips' tools are installed); sRGB's profile on the outputs (none with --strip); the formula
+#   and a notice without a profile or with a damaged one; info's colour space. Needs lcms2 (the
+#   helper makes the profile with it); skipped (77) without numpy and PIL's ImageCms.
+if(IMGPU_PYTHON3 AND IMGPU_HAVE_LCMS2)
+  imgpu_add_test_tool(make_cmyk ${_imgpu_io_dir}/make_cmyk.c)
+  add_test(NAME cmyk_check
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_io_dir}/cmyk_check.py $<TARGET_FILE:imgpu>
+                   $<TARGET_FILE:io_dump> $<TARGET_FILE:make_cmyk>
+                   ${CMAKE_CURRENT_BINARY_DIR}/cmyk_check.tmp ${IMGPU_ASSETS})
+  set_tests_properties(cmyk_check PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()
