@@ -31,6 +31,9 @@ typedef struct imgpu__scan {
     size_t pnm_data;    /* PNM: offset of the first sample */
     int pages;          /* formats with pages: how many the file has */
     int channels, deep; /* info_from_scan codecs: the decoded layout (deep: 16 bits) */
+    int own_decode;     /* out: 1 when the scan set channels and deep for a file the codec
+                         * decodes itself though its entry is not info_from_scan (BMP's RLE:
+                         * stb is not asked) */
     char buf[96];       /* room for a data_error or a returned message that is formatted */
 } imgpu__scan;
 

@@ -88,7 +88,7 @@ static int check_memory(const unsigned char *b, size_t len, const char *name,
 
     int w, h, c, is16 = 0;
     const char *why;
-    if (k->info_from_scan) {
+    if (k->info_from_scan || s->own_decode) {
         c = s->channels;
         is16 = s->deep;
     } else if (imgpu__stb_info(b, len, &w, &h, &c, &is16, &why) < 0) {

@@ -16,6 +16,8 @@
  *  - 16-bit images save as 16-bit PNG (codec_png.c's own encoder: zlib deflate, big-endian
  *    samples), 16-bit TIFF and 16-bit PNM (maxval 65535, big-endian); JPEG, BMP and TGA store 8 bits, so a 16-bit
  *    image is converted (imgpu_image_to_depth) with a notice.
+ *  - BMP: stb's decoder, but RLE8 / RLE4 (which stb refuses) imgpu's own, loading as RGB
+ *    (codec_bmp_tga.c); a stream that would draw outside the image is refused as corrupt.
  *  - JPEG decodes as OpenCV's imread(IMREAD_UNCHANGED) does, bit for bit: gray as 1 channel,
  *    YCbCr/RGB as RGB; CMYK/YCCK are converted to sRGB through their ICC profile with lcms2
  *    (relative colorimetric, as libvips; the metadata then carries sRGB's profile), or, without

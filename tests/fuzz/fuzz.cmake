@@ -5,8 +5,9 @@
 # parser of src/main.c), exif (the EXIF reader and in-place editor, src/exif.h), jpeg (the JPEG
 # codec, src/codec_jpeg.c: libjpeg-turbo's decode and encode, the metadata reader), webp
 # (the WebP codec: load, metadata, lossy and lossless re-encode and load back) and tiff
-# (the TIFF codec: load at pages 0 and 1, its metadata reader, re-encode and load back). Each
-# is built twice:
+# (the TIFF codec: load at pages 0 and 1, its metadata reader, re-encode and load back) and
+# bmp (the BMP codec, imgpu's own RLE8 / RLE4 decoder above all: load, an RLE image written
+# back uncompressed and loaded back equal). Each is built twice:
 #   fuzz_<t>_replay   any compiler: runs the target once per file. Test fuzz.regress.<t>
 #                     (label unit) replays tests/fuzz/regress/<t>/ (every input that once
 #                     failed), the hand-made seeds and tests/fuzz/corpus/<t>/ (a campaign's
@@ -19,7 +20,7 @@
 # tests/fuzz/run.sh runs the long campaigns (docs/reliability.md, "Fuzzing").
 set(IMGPU_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(IMGPU_FUZZ_REGRESS ${IMGPU_FUZZ_DIR}/regress)
-# 30 s: seven targets share CI's two cores (the long campaigns are tests/fuzz/run.sh's)
+# 30 s: eight targets share CI's two cores (the long campaigns are tests/fuzz/run.sh's)
 set(IMGPU_FUZZ_SMOKE_SECONDS 30 CACHE STRING "Seconds per target of the fuzz.smoke.* tests")
 
 function(imgpu_fuzz_target t)
@@ -69,6 +70,6 @@ function(imgpu_fuzz_target t)
   endif()
 endfunction()
 
-foreach(_t decode ops cli exif jpeg webp tiff)
+foreach(_t decode ops cli exif jpeg webp tiff bmp)
   imgpu_fuzz_target(${_t})
 endforeach()

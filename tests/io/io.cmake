@@ -71,3 +71,15 @@ if(IMGPU_PYTHON3 AND IMGPU_HAVE_LCMS2)
                    ${CMAKE_CURRENT_BINARY_DIR}/cmyk_check.tmp ${IMGPU_ASSETS})
   set_tests_properties(cmyk_check PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 120)
 endif()
+
+# bmp_rle_check (issue 30): RLE8 and RLE4 BMPs (every code, bottom-up and top-down) against a
+#   reference decoder written from Microsoft's description (tests/common/bmp_rle.py), PIL and
+#   ImageMagick's gray BMP (where installed); streams that leave the image refused; the limits.
+#   Skipped (77) without numpy and PIL.
+if(IMGPU_PYTHON3)
+  add_test(NAME bmp_rle_check
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_io_dir}/bmp_rle_check.py $<TARGET_FILE:imgpu>
+                   $<TARGET_FILE:io_dump> ${CMAKE_CURRENT_BINARY_DIR}/bmp_rle_check.tmp
+                   ${IMGPU_ASSETS})
+  set_tests_properties(bmp_rle_check PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()
