@@ -93,6 +93,14 @@ typedef struct imgpu__codec {
     /* The same for a 16-bit image; NULL: the format stores 8 bits, and io.c converts. */
     int (*encode16)(const imgpu_image *im, const imgpu__encode_args *a, unsigned char **out,
                     size_t *out_len, char *why, size_t n);
+    /* Several images into one file (TIFF's pages; NULL: the format holds one image): begin
+     * for `pages` images of about raw_bytes of samples (NULL with why), add each (an image
+     * encode8 / encode16 would take; 0 or -1 with why), end (out != NULL: the file, 0 or -1
+     * with why; out NULL: abandoned); end frees the writer either way. */
+    void *(*pages_begin)(int pages, uint64_t raw_bytes, char *why, size_t n);
+    int (*pages_add)(void *writer, const imgpu_image *im, const imgpu__encode_args *a, char *why,
+                     size_t n);
+    int (*pages_end)(void *writer, unsigned char **out, size_t *out_len, char *why, size_t n);
     /* The library behind the entry and its version at run time, for `imgpu --version`
      * ("libwebp 1.2.4"), written into buf[0..n); NULL: the codec is imgpu's own or stb's. */
     void (*library)(char *buf, size_t n);

@@ -97,6 +97,8 @@ typedef struct imgpu_load_options {
     int no_auto_orient;       /* 1: keep the stored pixels and the EXIF Orientation tag
                                * (--no-auto-orient); 0: turn the image upright on load */
     int page;                 /* the page (TIFF directory) to load, 0-based (--page) */
+    int no_page_notice;       /* 1: no notice that page 0 of a multi-page file is all that is
+                               * used (`info` lists the pages; --pages all loads each) */
     /* Optional: called once the file is read and its structure checked, before the decode,
      * with what the decode will give (before the orientation is applied). The single-image
      * commands decide there whether CUDA is worth starting while the decode runs. */
@@ -237,6 +239,31 @@ typedef struct imgpu_image_shape {
 int imgpu_image_read_checked(const char *path, const imgpu_load_options *opts,
                              unsigned char **buf, size_t *len, imgpu_image_shape *shape,
                              imgpu_load_result *r);
+/* Every page of a file (a TIFF's directories; the one image of other formats), read from the
+ * path once ("-": standard input) and each loaded as imgpu_image_load_ex would load it with
+ * opts->page set to its number (and no page notice): page(ctx, index, count, im, meta) is
+ * called in order, and owns im and meta (imgpu_image_free, imgpu_meta_free). It returns 0
+ * to go on, -1 to stop (with its error recorded). 0 once every page was handed over, or -1
+ * with the error recorded (a page that fails to load stops the walk). */
+int imgpu_image_load_pages(const char *path, const imgpu_load_options *opts,
+                           int (*page)(void *ctx, int index, int count, imgpu_image *im,
+                                       imgpu_meta *meta),
+                           void *ctx);
+/* Several images written as the pages of one file (TIFF: --pages all), atomically like
+ * imgpu_image_save: begin names the file, how many pages it gets and about how many bytes of
+ * samples they add up to (a TIFF past 2 GiB becomes BigTIFF); add encodes each page in order
+ * with its own metadata (opts->meta is not used; NULL or --strip: none); finish writes the
+ * file (0, or -1 with the error recorded: the target untouched) and abandon drops it; both
+ * free the writer (NULL is fine). A format that holds one image (PNG, JPEG, ...) fails begin:
+ * "cannot write 'a.png': PNG holds one image, not pages (write a .tif ...)". */
+typedef struct imgpu_page_writer imgpu_page_writer;
+imgpu_page_writer *imgpu_pages_begin(const char *path, int pages, uint64_t raw_bytes,
+                                     const imgpu_save_options *opts);
+int imgpu_pages_add(imgpu_page_writer *w, const imgpu_image *im, const imgpu_meta *meta);
+int imgpu_pages_finish(imgpu_page_writer *w);
+void imgpu_pages_abandon(imgpu_page_writer *w);
+/* Whether format f can hold several pages (TIFF). */
+int imgpu_format_has_pages(imgpu_format f);
 /* Decode from memory; `name` is used in messages (the fuzzers use this path). */
 imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *name,
                                      const imgpu_load_options *opts);

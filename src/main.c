@@ -136,6 +136,9 @@ typedef struct command {
     "  --no-auto-orient     keep the stored pixels and the EXIF orientation (default: turn\n" \
     "                       the image upright on load, as viewers and OpenCV do)\n"            \
     "  --page N             the page of a multi-page TIFF to read (0-based; default 0)\n"
+#define HELP_PAGES                                                                          \
+    "  --pages all          every page of a multi-page TIFF through the op, into a\n"        \
+    "                       multi-page TIFF output (other outputs hold one image)\n"
 #define HELP_MEMORY                                                                         \
     "  --max-memory N       refuse an op that would need more than N bytes of memory\n"     \
     "                       (input + result + working buffers; K, M, G suffixes;\n"         \
@@ -179,7 +182,7 @@ static const char s_help_equalize[] =
     "                       ImageOps.equalize / torchvision (step scheme), or ImageMagick's\n"
     "                       -equalize (see docs/cli.md)\n"
     "  --depth 8            write a 16-bit result as 8 bits (default: keep the depth)\n"
-        HELP_DEVICE HELP_LOAD HELP_MEMORY HELP_SAVE HELP_QUIET HELP_TAIL;
+        HELP_DEVICE HELP_LOAD HELP_PAGES HELP_MEMORY HELP_SAVE HELP_QUIET HELP_TAIL;
 
 static const char s_help_rotate[] =
     "Rotate counterclockwise by DEG degrees about the image centre. Multiples of 90 are\n"
@@ -196,7 +199,7 @@ static const char s_help_rotate[] =
     "                       gray images get the color's luma; without an alpha channel\n"
     "                       the color's alpha is ignored)\n"
     "  --depth 8            write a 16-bit result as 8 bits (default: keep the depth)\n"
-        HELP_DEVICE HELP_LOAD HELP_MEMORY HELP_SAVE
+        HELP_DEVICE HELP_LOAD HELP_PAGES HELP_MEMORY HELP_SAVE
         HELP_QUIET HELP_TAIL;
 
 static const char s_help_histogram[] =
@@ -275,7 +278,7 @@ static const char s_help_clahe[] =
     "  --mode luminance|per-channel  luminance (default) works on Y of BT.601 YCbCr;\n"
     "                       per-channel on R, G and B independently\n"
     "  --depth 8            write a 16-bit result as 8 bits (default: keep the depth)\n"
-        HELP_DEVICE HELP_LOAD HELP_MEMORY HELP_SAVE HELP_QUIET HELP_TAIL;
+        HELP_DEVICE HELP_LOAD HELP_PAGES HELP_MEMORY HELP_SAVE HELP_QUIET HELP_TAIL;
 
 static const command s_commands[CMD_COUNT] = {
     [CMD_EQUALIZE] = {"equalize", 2, "IN OUT", "histogram equalization (luminance or per channel)",
@@ -627,7 +630,15 @@ static int validate(cli *c)
     switch (c->cmd) {
     case CMD_EQUALIZE:
     case CMD_ROTATE:
-    case CMD_CLAHE: return check_output(c, c->pos[1], c->pos[0], NULL);
+    case CMD_CLAHE:
+        if (c->run.all_pages && c->run.load.page)
+            return bad("--pages all and --page %d contradict each other", c->run.load.page);
+        if (c->run.all_pages && check_output(c, c->pos[1], c->pos[0], NULL) == 0 &&
+            !imgpu_format_has_pages(c->run.save.format ? c->run.save.format
+                                                       : imgpu_format_from_path(c->pos[1])))
+            return bad("--pages all writes every page into one file: '%s' cannot hold pages "
+                       "(write a .tif, or pick one page with --page N)", c->pos[1]);
+        return check_output(c, c->pos[1], c->pos[0], NULL);
     case CMD_HISTOGRAM:
         if (!c->plot && (c->log_y || c->cdf))
             return bad("--%s draws into the plot: add --plot OUT", c->log_y ? "log" : "cdf");
@@ -694,9 +705,64 @@ static imgpu_image *load_input(const cli *c, const imgpu_op *ops, int n, imgpu_m
     return im;
 }
 
+/* --pages all: every page of the input through the op, each result a page of the TIFF
+ * output, written once all are done (atomically: a page that fails leaves no file). */
+typedef struct pages_ctx {
+    const cli *c;
+    const imgpu_op *op;
+    imgpu_page_writer *w;
+} pages_ctx;
+
+static int process_page(void *ctx, int index, int count, imgpu_image *in, imgpu_meta *meta)
+{
+    pages_ctx *pc = ctx;
+    const cli *c = pc->c;
+    imgpu_op op = *pc->op;
+    imgpu_image *out = NULL;
+    int rc = -1;
+    imgpu_plan plan;
+    imgpu_ops_for_image(&op, 1, imgpu_image_color_channels(in));
+    if (imgpu_pipeline_plan(in->width, in->height, in->channels, in->depth, &op, 1, NULL,
+                            c->pos[0], &plan) < 0 ||
+        !(out = imgpu_pipeline_run(in, &op, 1, c->device, NULL)))
+        goto done;
+    if (c->run.out_depth == 8 && out->depth == 16) {
+        imgpu_image *o8 = imgpu_image_to_depth(out, 8);
+        if (!o8)
+            goto done;
+        imgpu_image_free(out);
+        out = o8;
+    }
+    if (index == 0) {   /* the pages' samples, guessed from the first: BigTIFF past 2 GiB */
+        const uint64_t one = (uint64_t)out->width * out->height * out->channels * (out->depth / 8);
+        if (!(pc->w = imgpu_pages_begin(c->pos[1], count, one * (uint64_t)count, &c->run.save)))
+            goto done;
+    }
+    rc = imgpu_pages_add(pc->w, out, c->run.save.strip ? NULL : meta);
+done:
+    imgpu_image_free(in);
+    imgpu_image_free(out);
+    imgpu_meta_free(meta);
+    return rc;
+}
+
+static int process_pages(const cli *c, imgpu_op *op)
+{
+    pages_ctx pc = { c, op, NULL };
+    if (c->device == IMGPU_DEVICE_CUDA && check_device(c) < 0)
+        return fail();
+    if (imgpu_image_load_pages(c->pos[0], &c->run.load, process_page, &pc) < 0) {
+        imgpu_pages_abandon(pc.w);
+        return fail();
+    }
+    return imgpu_pages_finish(pc.w) < 0 ? fail() : EXIT_OK;
+}
+
 /* Run one op on the input file and save the result. */
 static int process_one(const cli *c, imgpu_op *op)
 {
+    if (c->run.all_pages)
+        return process_pages(c, op);
     int rc = EXIT_FAIL;
     imgpu_image *in = NULL, *out = NULL;
     imgpu_meta *meta = NULL;
@@ -1088,7 +1154,9 @@ static int info_one(const cli *c, const char *path, int separate)
     /* Format and size from the bytes the loader read: a second open or stat of the path
      * would hang on a FIFO, and a pipe (/dev/stdin) has neither by then. */
     imgpu_load_result r = { 0 };
-    imgpu_image *im = imgpu_image_load_ex(path, &c->run.load, &r);
+    imgpu_load_options lo = c->run.load;
+    lo.no_page_notice = 1;   /* the report lists the pages */
+    imgpu_image *im = imgpu_image_load_ex(path, &lo, &r);
     if (!im) {
         if (c->json) {
             fputs("{\"path\": ", stdout);

@@ -83,3 +83,14 @@ if(IMGPU_PYTHON3)
                    ${IMGPU_ASSETS})
   set_tests_properties(bmp_rle_check PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 120)
 endif()
+
+# tiff_pages_check (issue 30): the notice when page 0 of a multi-page TIFF is all that is used;
+#   --pages all through rotate and equalize into a multi-page TIFF (pages against numpy's
+#   rot90 and against --page N alone, 16-bit pages, standard input), its usage errors, and a
+#   broken page failing the run without an output. Skipped (77) without numpy and PIL.
+if(IMGPU_PYTHON3)
+  add_test(NAME tiff_pages_check
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_io_dir}/tiff_pages_check.py $<TARGET_FILE:imgpu>
+                   ${CMAKE_CURRENT_BINARY_DIR}/tiff_pages_check.tmp ${IMGPU_ASSETS})
+  set_tests_properties(tiff_pages_check PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()
