@@ -12,12 +12,13 @@
  * it is the formula imgpu applies without a profile, so a load that ignores the profile is
  * far from the reference.
  *
- * usage: make_cmyk DIR [PNG-RGB-RAW W H]
+ * usage: make_cmyk DIR [RGB-RAW W H | --small]
  *   writes DIR/cmyk.icc, DIR/srgb.icc (lcms2's built-in sRGB, for ImageMagick's -profile),
  *   DIR/cmyk.jpg (CMYK + profile), DIR/ycck.jpg (YCCK + profile), DIR/cmyk_noicc.jpg (CMYK,
  *   no profile), DIR/plain_cmyk.jpg (CMYK + profile, no Adobe marker).
  *   The picture is the raw RGB file given (W x H, 8-bit), or a made-up one of gradients and
- *   colour patches (96 x 64).
+ *   colour patches (96 x 64). --small: a 16 x 12 picture and coarser tables (5^4 and 9^3
+ *   points: a profile of about 10 KB), for fuzz seeds (tests/fuzz/seeds/jpeg/lcms_*.jpg).
  */
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include <lcms2.h>
 
 static cmsHTRANSFORM s_srgb_to_lab, s_lab_to_srgb;
+static int s_grid_a2b = 9, s_grid_b2a = 17;
 
 static double dot_gain(double v) { return pow(v, 0.8); }
 
@@ -101,24 +103,24 @@ static cmsHPROFILE make_profile(void)
     cmsMLUfree(cprt);
 
     cmsPipeline *a2b = cmsPipelineAlloc(NULL, 4, 3);
-    cmsStage *clut = cmsStageAllocCLut16bit(NULL, 9, 4, 3, NULL);
+    cmsStage *clut = cmsStageAllocCLut16bit(NULL, (cmsUInt32Number)s_grid_a2b, 4, 3, NULL);
     cmsStageSampleCLut16bit(clut, sample_atob, NULL, 0);
     /* lutAtoBType holds A curves, a CLUT and B curves (identity curves here) */
     cmsPipelineInsertStage(a2b, cmsAT_END, cmsStageAllocToneCurves(NULL, 4, NULL));
     cmsPipelineInsertStage(a2b, cmsAT_END, clut);
     cmsPipelineInsertStage(a2b, cmsAT_END, cmsStageAllocToneCurves(NULL, 3, NULL));
     cmsWriteTag(h, cmsSigAToB0Tag, a2b);
-    cmsWriteTag(h, cmsSigAToB1Tag, a2b);   /* the same table for relative colorimetric */
+    cmsLinkTag(h, cmsSigAToB1Tag, cmsSigAToB0Tag);   /* the same table, relative colorimetric */
     cmsPipelineFree(a2b);
 
     cmsPipeline *b2a = cmsPipelineAlloc(NULL, 3, 4);
-    clut = cmsStageAllocCLut16bit(NULL, 17, 3, 4, NULL);
+    clut = cmsStageAllocCLut16bit(NULL, (cmsUInt32Number)s_grid_b2a, 3, 4, NULL);
     cmsStageSampleCLut16bit(clut, sample_btoa, NULL, 0);
     cmsPipelineInsertStage(b2a, cmsAT_END, cmsStageAllocToneCurves(NULL, 3, NULL));
     cmsPipelineInsertStage(b2a, cmsAT_END, clut);
     cmsPipelineInsertStage(b2a, cmsAT_END, cmsStageAllocToneCurves(NULL, 4, NULL));
     cmsWriteTag(h, cmsSigBToA0Tag, b2a);
-    cmsWriteTag(h, cmsSigBToA1Tag, b2a);
+    cmsLinkTag(h, cmsSigBToA1Tag, cmsSigBToA0Tag);
     cmsPipelineFree(b2a);
     return h;
 }
@@ -182,9 +184,14 @@ static unsigned char *read_file(const char *path, size_t *n)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 && argc != 5) {
-        fprintf(stderr, "usage: %s DIR [RGB-RAW W H]\n", argv[0]);
+    const int small = argc == 3 && !strcmp(argv[2], "--small");
+    if (argc != 2 && argc != 5 && !small) {
+        fprintf(stderr, "usage: %s DIR [RGB-RAW W H | --small]\n", argv[0]);
         return 2;
+    }
+    if (small) {
+        s_grid_a2b = 5;
+        s_grid_b2a = 9;
     }
     char path[4096];
     const char *dir = argv[1];
@@ -207,7 +214,7 @@ int main(int argc, char **argv)
     if (!icc)
         return 1;
 
-    int w = 96, h = 64;
+    int w = small ? 16 : 96, h = small ? 12 : 64;
     unsigned char *rgb;
     if (argc == 5) {
         size_t n;
