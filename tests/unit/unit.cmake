@@ -18,6 +18,8 @@
 #   test_orient       imgpu_image_orient (src/orient.c) against the EXIF definition's own words, at
 #                     8 and 16 bits and 1..4 channels, and the inverse orientations
 #   test_batch_png    imgpu batch's parallel PNG encoder and its queue (issue 5)
+#   test_pages        multi-page TIFF output (imgpu_pages_*, each page's own metadata) and
+#                     imgpu_image_load_pages (issue 30: --pages all)
 set(_imgpu_unit_dir ${CMAKE_CURRENT_LIST_DIR})
 
 imgpu_add_c_test(test_cpu_equalize ${_imgpu_unit_dir}/test_cpu_equalize.c)
@@ -35,3 +37,4 @@ imgpu_add_c_test(test_exif ${_imgpu_unit_dir}/test_exif.c LABELS unit exif TIMEO
 imgpu_add_c_test(test_orient ${_imgpu_unit_dir}/test_orient.c LABELS unit exif TIMEOUT 60)
 
 imgpu_add_c_test(test_batch_png ${_imgpu_unit_dir}/batch_png.c)
+imgpu_add_c_test(test_pages ${_imgpu_unit_dir}/test_pages.c LABELS unit io TIMEOUT 60)
