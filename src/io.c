@@ -146,7 +146,7 @@ static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
         return NULL;
     if (s.pages > 1 && s.page == 0 && !(opts && opts->no_page_notice))
         imgpu_notice("'%s': %s of %d pages: only page 0 is used (--page N picks another; "
-                     "--pages all processes them all into a TIFF)", name, k->name, s.pages);
+                     "equalize, clahe and rotate take --pages all)", name, k->name, s.pages);
     if (opts && opts->on_shape) {
         const imgpu_image_shape sh = { (int)s.w, (int)s.h, s.channels, s.deep ? 16 : 8 };
         opts->on_shape(&sh, opts->on_shape_ctx);
