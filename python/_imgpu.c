@@ -1466,6 +1466,7 @@ static PyObject *py_info(PyObject *self, PyObject *args, PyObject *kw)
     memset(&lo, 0, sizeof lo);
     lo.page = page;
     lo.no_auto_orient = !auto_orient;
+    lo.no_page_notice = 1;   /* the result lists the pages, as `imgpu info` does */
     imgpu_load_result r;
     memset(&r, 0, sizeof r);
     imgpu_image *im = NULL;
@@ -1484,8 +1485,12 @@ static PyObject *py_info(PyObject *self, PyObject *args, PyObject *kw)
     /* the fields of `imgpu info --json` (src/main.c, info_one), in its order */
     const imgpu_meta *m = r.meta;
     char icc[128] = "";
-    if (m->icc && imgpu_meta_icc_description(m->icc, m->icc_len, icc, sizeof icc) < 0)
+    /* the file's own profile: a CMYK JPEG's, not the sRGB one load put in its place */
+    const unsigned char *icc_b = m->file_icc ? m->file_icc : m->icc;
+    const size_t icc_n = m->file_icc ? m->file_icc_len : m->icc_len;
+    if (icc_b && imgpu_meta_icc_description(icc_b, icc_n, icc, sizeof icc) < 0)
         snprintf(icc, sizeof icc, "(no description)");
+    const char *colour = m->colour ? m->colour : im->channels <= 2 ? "Gray" : "RGB";
     imgpu_exif_info ex;
     const int have_exif = m->exif && imgpu_exif_parse(m->exif, m->exif_len, &ex) == 0;
     imgpu_error_clear();
@@ -1508,8 +1513,8 @@ static PyObject *py_info(PyObject *self, PyObject *args, PyObject *kw)
     SET("page", PyLong_FromLong(m->page));
     SET("orientation", PyLong_FromLong(m->orientation));
     SET("oriented", PyBool_FromLong(m->oriented));
-    if (m->icc)
-        SET("icc", Py_BuildValue("{s:s,s:n}", "description", icc, "bytes", (Py_ssize_t)m->icc_len));
+    if (icc_b)
+        SET("icc", Py_BuildValue("{s:s,s:n}", "description", icc, "bytes", (Py_ssize_t)icc_n));
     else
         SET("icc", Py_NewRef(Py_None));
     SET("exif", PyBool_FromLong(m->exif != NULL));
@@ -1520,6 +1525,8 @@ static PyObject *py_info(PyObject *self, PyObject *args, PyObject *kw)
         SET("camera", PyUnicode_DecodeUTF8(cam, (Py_ssize_t)strlen(cam), "replace"));
         SET("date", PyUnicode_DecodeUTF8(ex.datetime_original, (Py_ssize_t)strlen(ex.datetime_original), "replace"));
     }
+    SET("colour_space", PyUnicode_FromString(colour));
+    SET("colour_converted", PyBool_FromLong(m->colour_converted));
     SET("file_size", PyLong_FromUnsignedLongLong((unsigned long long)r.bytes));
 #undef SET
     imgpu_meta_free(r.meta);

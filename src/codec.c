@@ -65,6 +65,32 @@ imgpu_format imgpu_format_from_path(const char *path)
     return IMGPU_FORMAT_UNKNOWN;
 }
 
+/* Extensions of formats imgpu knows (it names them when refusing to read them) but cannot
+ * write: a path ending in one gets "GIF output is not supported", not "cannot tell". */
+static const struct {
+    const char *ext, *name;
+} s_unwritable_ext[] = {
+    { "gif", "GIF" }, { "psd", "PSD" }, { "hdr", "Radiance HDR" }, { "pic", "Softimage PIC" },
+    { "qoi", "QOI" }, { "exr", "OpenEXR" }, { "jp2", "JPEG 2000" }, { "j2k", "JPEG 2000" },
+    { "jxl", "JPEG XL" }, { "avif", "AVIF" }, { "heic", "HEIF" }, { "heif", "HEIF" },
+    { "dds", "DDS" }, { "ico", "ICO" }, { "pam", "PAM (P7)" }, { "pfm", "PFM" },
+};
+
+const char *imgpu_format_unwritable_from_path(const char *path)
+{
+    if (!path || imgpu_format_from_path(path) != IMGPU_FORMAT_UNKNOWN)
+        return NULL;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base)
+        return NULL;
+    for (size_t i = 0; i < sizeof s_unwritable_ext / sizeof s_unwritable_ext[0]; i++)
+        if (strcasecmp(dot + 1, s_unwritable_ext[i].ext) == 0)
+            return s_unwritable_ext[i].name;
+    return NULL;
+}
+
 const char *imgpu_format_name(imgpu_format f)
 {
     const imgpu__codec *k = imgpu__codec_of(f);

@@ -37,6 +37,9 @@ typedef struct imgpu__scan {
      * work against --max-memory before anything is decoded (README, "Limits"), and the
      * decoder's budget is capped at the limit too, for what the structure cannot tell. */
     uint64_t work;
+    int own_decode;     /* out: 1 when the scan set channels and deep for a file the codec
+                         * decodes itself though its entry is not info_from_scan (BMP's RLE:
+                         * stb is not asked) */
     char buf[96];       /* room for a data_error or a returned message that is formatted */
 } imgpu__scan;
 
@@ -96,6 +99,14 @@ typedef struct imgpu__codec {
     /* The same for a 16-bit image; NULL: the format stores 8 bits, and io.c converts. */
     int (*encode16)(const imgpu_image *im, const imgpu__encode_args *a, unsigned char **out,
                     size_t *out_len, char *why, size_t n);
+    /* Several images into one file (TIFF's pages; NULL: the format holds one image): begin
+     * for `pages` images of about raw_bytes of samples (NULL with why), add each (an image
+     * encode8 / encode16 would take; 0 or -1 with why), end (out != NULL: the file, 0 or -1
+     * with why; out NULL: abandoned); end frees the writer either way. */
+    void *(*pages_begin)(int pages, uint64_t raw_bytes, char *why, size_t n);
+    int (*pages_add)(void *writer, const imgpu_image *im, const imgpu__encode_args *a, char *why,
+                     size_t n);
+    int (*pages_end)(void *writer, unsigned char **out, size_t *out_len, char *why, size_t n);
     /* The library behind the entry and its version at run time, for `imgpu --version`
      * ("libwebp 1.2.4"), written into buf[0..n); NULL: the codec is imgpu's own or stb's. */
     void (*library)(char *buf, size_t n);

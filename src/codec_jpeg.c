@@ -4,9 +4,11 @@
  *    Huffman table, that every frame component is coded by some scan, and bounds the number
  *    of scans (IMGPU_MAX_JPEG_SCANS);
  *  - decoding with the settings OpenCV's imread uses (cv::JpegDecoder, OpenCV 4.6): libjpeg's
- *    defaults (islow IDCT, fancy upsampling), gray out as 1 channel, YCbCr/RGB as 3, CMYK
- *    and YCCK as CMYK then to RGB with OpenCV's formula, so the pixels equal
- *    cv2.imread(path, cv2.IMREAD_UNCHANGED) (RGB order) bit for bit; under imgpu's limits:
+ *    defaults (islow IDCT, fancy upsampling), gray out as 1 channel, YCbCr/RGB as 3, so the
+ *    pixels equal cv2.imread(path, cv2.IMREAD_UNCHANGED) (RGB order) bit for bit; CMYK and
+ *    YCCK as CMYK, then to sRGB through the file's ICC profile with lcms2 (relative
+ *    colorimetric, as libvips), or with OpenCV's formula and a notice when there is no usable
+ *    profile (or no lcms2 in the build); under imgpu's limits:
  *    the output checked against the budget before it is allocated, libjpeg's own memory
  *    capped, its progress monitor polling the decode-time limit, every error (and every
  *    warning that means corrupt data) returned as the reason, nothing printed;
@@ -14,7 +16,8 @@
  *    jpeg_simple_progression, optimize_coding), plus the chroma subsampling, so the bytes
  *    equal cv2.imwrite's at the same settings; gray stays a 1-channel JPEG (io.c flattens
  *    alpha and converts 16-bit images to 8 bits first);
- *  - the metadata: EXIF and XMP (APP1) and the ICC profile (APP2 chunks), read and written.
+ *  - the metadata: EXIF and XMP (APP1) and the ICC profile (APP2 chunks), read and written;
+ *    a CMYK file's profile is replaced by sRGB's where the pixels were converted through it.
  */
 #include "codec.h"
 #include "error.h"
@@ -28,6 +31,9 @@
 
 #include <jpeglib.h>
 #include <jerror.h>
+#ifdef IMGPU_HAVE_LCMS2
+#include <lcms2.h>
+#endif
 
 static int jpeg_sniff(const unsigned char *b, size_t n)
 {
@@ -287,6 +293,99 @@ static void cmyk_to_rgb(const unsigned char *cmyk, unsigned char *rgb, size_t w)
     }
 }
 
+/* ---- colour: CMYK and YCCK through the file's ICC profile (lcms2) ------------------------ */
+
+/* What the segments say about the colour (jpeg_read_blocks). */
+typedef struct jpeg_colour {
+    int components;   /* the first frame's */
+    int adobe;        /* an Adobe APP14 marker was seen */
+    int transform;    /* its colour transform: 0 none (RGB, CMYK), 1 YCbCr, 2 YCCK */
+} jpeg_colour;
+
+static int jpeg_read_blocks(const unsigned char *b, size_t n, imgpu_meta *m, jpeg_colour *col);
+
+#ifdef IMGPU_HAVE_LCMS2
+/* lcms2 reports through its context's logger: the first message is kept, nothing printed. */
+typedef struct lcms_log {
+    char msg[120];
+} lcms_log;
+
+static void lcms_logger(cmsContext ctx, cmsUInt32Number code, const char *text)
+{
+    (void)code;
+    lcms_log *log = cmsGetContextUserData(ctx);
+    if (log && !log->msg[0])
+        snprintf(log->msg, sizeof log->msg, "%s", text);
+}
+
+static cmsContext lcms_context(lcms_log *log)
+{
+    log->msg[0] = '\0';
+    cmsContext ctx = cmsCreateContext(NULL, log);
+    if (ctx)
+        cmsSetLogErrorHandlerTHR(ctx, lcms_logger);
+    return ctx;
+}
+#endif
+
+/* Whether lcms2 takes icc[0..len) as a CMYK profile: 1, or 0 with the reason in why. The
+ * decode and the metadata reader ask the same question of the same bytes, so the pixels and
+ * the profile written with them agree. */
+static int cmyk_profile_usable(const unsigned char *icc, size_t len, char *why, size_t wn)
+{
+#ifdef IMGPU_HAVE_LCMS2
+    lcms_log log;
+    cmsContext ctx = lcms_context(&log);
+    if (!ctx || len > UINT32_MAX) {
+        snprintf(why, wn, "out of memory");
+        cmsDeleteContext(ctx);
+        return 0;
+    }
+    cmsHPROFILE p = cmsOpenProfileFromMemTHR(ctx, icc, (cmsUInt32Number)len);
+    int ok = p && cmsGetColorSpace(p) == cmsSigCmykData;
+    if (!p)
+        snprintf(why, wn, "lcms2: %s", log.msg[0] ? log.msg : "not an ICC profile");
+    else if (!ok)
+        snprintf(why, wn, "it is not a CMYK profile");
+    if (p)
+        cmsCloseProfile(p);
+    cmsDeleteContext(ctx);
+    return ok;
+#else
+    (void)icc, (void)len;
+    snprintf(why, wn, "this imgpu is built without lcms2");
+    return 0;
+#endif
+}
+
+/* sRGB's profile (lcms2's built-in "sRGB built-in", ICC v4), malloc'ed: 0, or -1 out of
+ * memory. Only called where lcms2 is built in. */
+static int srgb_profile(unsigned char **out, size_t *len)
+{
+#ifdef IMGPU_HAVE_LCMS2
+    lcms_log log;
+    cmsContext ctx = lcms_context(&log);
+    cmsHPROFILE p = ctx ? cmsCreate_sRGBProfileTHR(ctx) : NULL;
+    cmsUInt32Number n = 0;
+    unsigned char *b = NULL;
+    if (p && cmsSaveProfileToMem(p, NULL, &n) && n && (b = malloc(n)) &&
+        !cmsSaveProfileToMem(p, b, &n)) {
+        free(b);
+        b = NULL;
+    }
+    if (p)
+        cmsCloseProfile(p);
+    cmsDeleteContext(ctx);
+    *out = b;
+    *len = b ? n : 0;
+    return b ? 0 : -1;
+#else
+    *out = NULL;
+    *len = 0;
+    return -1;
+#endif
+}
+
 /* The state a longjmp may come back to: everything read after setjmp lives here, through a
  * pointer, so nothing needs volatile. */
 typedef struct jpeg_dec {
@@ -294,16 +393,95 @@ typedef struct jpeg_dec {
     jpeg_err err;
     struct jpeg_progress_mgr progress;
     unsigned char *px, *row;
+    imgpu_meta blocks;   /* a 4-component file's segments: its ICC profile */
+#ifdef IMGPU_HAVE_LCMS2
+    cmsContext lcms;
+    cmsHTRANSFORM xf;   /* CMYK (as stored) to sRGB, when the file's profile is usable */
+    lcms_log log;
+#endif
 } jpeg_dec;
 
+/* Frees what a 4-component decode holds (after success or a longjmp). */
+static void colour_free(jpeg_dec *d)
+{
+#ifdef IMGPU_HAVE_LCMS2
+    if (d->xf)
+        cmsDeleteTransform(d->xf);
+    if (d->lcms)
+        cmsDeleteContext(d->lcms);
+    d->xf = NULL;
+    d->lcms = NULL;
+#endif
+    free(d->blocks.icc);
+    free(d->blocks.exif);
+    free(d->blocks.xmp);
+    memset(&d->blocks, 0, sizeof d->blocks);
+}
+
+/* Sets up the conversion of a 4-component frame: through the file's ICC profile with lcms2
+ * (relative colorimetric, as `vips icc_transform` does) when it has a usable CMYK profile,
+ * else OpenCV's formula with a notice saying so. The samples are taken as 255 - ink, Adobe's
+ * convention, with or without an Adobe marker: libvips, PIL, ImageMagick and OpenCV's formula
+ * all read every CMYK JPEG so. -1 only when out of memory. */
+static int colour_setup(jpeg_dec *d, const unsigned char *b, size_t n, const char *name)
+{
+    jpeg_colour col = { 0 };
+    char why[160] = "";
+    if (jpeg_read_blocks(b, n, &d->blocks, &col) < 0)
+        return -1;
+    const char *space = d->ci.jpeg_color_space == JCS_YCCK ? "YCCK" : "CMYK";
+    if (!d->blocks.icc) {
+        imgpu_notice("'%s': %s JPEG without an ICC profile: converted to RGB with the plain "
+                     "formula (no colour management)", name, space);
+        return 0;
+    }
+    if (cmyk_profile_usable(d->blocks.icc, d->blocks.icc_len, why, sizeof why)) {
+#ifdef IMGPU_HAVE_LCMS2
+        d->lcms = lcms_context(&d->log);
+        cmsHPROFILE in = d->lcms ? cmsOpenProfileFromMemTHR(d->lcms, d->blocks.icc,
+                                                            (cmsUInt32Number)d->blocks.icc_len)
+                                 : NULL;
+        cmsHPROFILE out = d->lcms ? cmsCreate_sRGBProfileTHR(d->lcms) : NULL;
+        if (in && out)
+            d->xf = cmsCreateTransformTHR(d->lcms, in, TYPE_CMYK_8_REV, out, TYPE_RGB_8,
+                                          INTENT_RELATIVE_COLORIMETRIC, 0);
+        if (in)
+            cmsCloseProfile(in);
+        if (out)
+            cmsCloseProfile(out);
+        if (d->xf)
+            return 0;
+        snprintf(why, sizeof why, "lcms2: %s", d->log.msg[0] ? d->log.msg : "no transform");
+#endif
+    }
+    imgpu_notice("'%s': the ICC profile of this %s JPEG cannot be used (%s): converted to RGB "
+                 "with the plain formula (no colour management)", name, space, why);
+    return 0;
+}
+
+/* One row of 4-component samples to RGB: through the profile, or OpenCV's formula. */
+static void colour_row(jpeg_dec *d, const unsigned char *cmyk, unsigned char *rgb, size_t w)
+{
+#ifdef IMGPU_HAVE_LCMS2
+    if (d->xf) {
+        cmsDoTransform(d->xf, cmyk, rgb, (cmsUInt32Number)w);
+        return;
+    }
+#else
+    (void)d;
+#endif
+    cmyk_to_rgb(cmyk, rgb, w);
+}
+
 static unsigned char *decode_jpeg(jpeg_dec *d, const unsigned char *b, size_t n, size_t budget,
-                                  int *w, int *h, int *c, const char **why)
+                                  const char *name, int *w, int *h, int *c, const char **why)
 {
     static _Thread_local char s_why[JMSG_LENGTH_MAX + 16];
     struct jpeg_decompress_struct *ci = &d->ci;
     ci->err = jpeg_err_init(&d->err, 1);
     if (setjmp(d->err.jump)) {
         jpeg_destroy_decompress(ci);
+        colour_free(d);
         free(d->px);
         free(d->row);
         snprintf(s_why, sizeof s_why, "%s", d->err.msg);
@@ -344,7 +522,7 @@ static unsigned char *decode_jpeg(jpeg_dec *d, const unsigned char *b, size_t n,
     d->px = malloc(need ? (size_t)need : 1);
     if (four)
         d->row = malloc((size_t)ci->output_width * 4);
-    if (!d->px || (four && !d->row)) {
+    if (!d->px || (four && !d->row) || (four && colour_setup(d, b, n, name) < 0)) {
         snprintf(d->err.msg, sizeof d->err.msg, "out of memory");
         longjmp(d->err.jump, 1);
     }
@@ -356,9 +534,10 @@ static unsigned char *decode_jpeg(jpeg_dec *d, const unsigned char *b, size_t n,
             longjmp(d->err.jump, 1);
         }
         if (four)
-            cmyk_to_rgb(d->row, d->px + y * stride, ci->output_width);
+            colour_row(d, d->row, d->px + y * stride, ci->output_width);
     }
     jpeg_finish_decompress(ci);
+    colour_free(d);
     *w = (int)ci->output_width;
     *h = (int)ci->output_height;
     *c = (int)out_c;
@@ -370,13 +549,13 @@ static unsigned char *decode_jpeg(jpeg_dec *d, const unsigned char *b, size_t n,
 static unsigned char *jpeg_decode8(const unsigned char *b, size_t n, const imgpu__scan *s,
                                    size_t budget, int *w, int *h, int *c, const char **why)
 {
-    (void)s;
     jpeg_dec *d = calloc(1, sizeof *d);
     if (!d) {
         *why = "out of memory";
         return NULL;
     }
-    unsigned char *px = decode_jpeg(d, b, n, budget, w, h, c, why);
+    unsigned char *px = decode_jpeg(d, b, n, budget, s->name ? s->name : "(memory)", w, h, c,
+                                    why);
     free(d);
     return px;
 }
@@ -628,9 +807,10 @@ int imgpu__jpeg_insert_meta(const unsigned char *jpg, size_t n, const imgpu_meta
 
 /* The segments before the first scan: the first EXIF APP1 (its TIFF structure), the first
  * XMP APP1 (the packet) and the ICC profile from its APP2 chunks, put together in sequence
- * order. A profile whose chunks disagree on their count, repeat or miss a number is left out;
- * damaged metadata never fails the load. */
-static int jpeg_read_meta(const unsigned char *b, size_t n, imgpu_meta *m)
+ * order, into m; and into *col the frame's component count and the Adobe APP14 marker's
+ * colour transform. A profile whose chunks disagree on their count, repeat or miss a number
+ * is left out; damaged metadata never fails the load. */
+static int jpeg_read_blocks(const unsigned char *b, size_t n, imgpu_meta *m, jpeg_colour *col)
 {
     static const char icc_id[12] = "ICC_PROFILE";   /* with its NUL */
     const unsigned char *chunk[JPEG_MAX_ICC_CHUNKS + 1] = { 0 };
@@ -658,6 +838,12 @@ static int jpeg_read_meta(const unsigned char *b, size_t n, imgpu_meta *m)
             break;
         const unsigned char *d = b + pos + 4;
         const size_t dn = len - 2;
+        if (jpeg_is_sof(mk) && dn >= 6 && !col->components)
+            col->components = d[5];
+        if (mk == 0xee && dn >= 12 && !memcmp(d, "Adobe", 5) && !col->adobe) {
+            col->adobe = 1;   /* libjpeg's rule (jdmarker.c): the first Adobe marker counts */
+            col->transform = d[11];
+        }
         if (mk == 0xe1 && dn > sizeof s_exif_id && !memcmp(d, s_exif_id, sizeof s_exif_id) &&
             !m->exif) {
             if (imgpu_meta_set(&m->exif, &m->exif_len, d + sizeof s_exif_id,
@@ -702,13 +888,57 @@ static int jpeg_read_meta(const unsigned char *b, size_t n, imgpu_meta *m)
     return 0;
 }
 
+/* The file's colour space, as libjpeg decides it (jdapimin.c's default_decompress_parms):
+ * one component is gray, three are RGB (YCbCr, or RGB itself: an RGB image either way), four
+ * are CMYK unless an Adobe marker's transform says YCCK (2; an unknown one counts as YCCK). */
+static const char *colour_name(const jpeg_colour *col)
+{
+    switch (col->components) {
+    case 1: return "Gray";
+    case 3: return "RGB";
+    case 4: return col->adobe && col->transform != 0 ? "YCCK" : "CMYK";
+    default: return NULL;
+    }
+}
+
+/* The metadata (jpeg_read_blocks) and the colour space. A CMYK or YCCK file loads as RGB, so
+ * its CMYK profile cannot travel with the pixels: it moves to m->file_icc, and when lcms2 can
+ * use it (the decode converted through it: cmyk_profile_usable) sRGB's profile takes its
+ * place, as libvips does. */
+static int jpeg_read_meta(const unsigned char *b, size_t n, imgpu_meta *m)
+{
+    jpeg_colour col = { 0 };
+    if (jpeg_read_blocks(b, n, m, &col) < 0)
+        return -1;
+    m->colour = colour_name(&col);
+    if (col.components != 4 || !m->icc)
+        return 0;
+    m->file_icc = m->icc;
+    m->file_icc_len = m->icc_len;
+    m->icc = NULL;
+    m->icc_len = 0;
+    char why[160];
+    if (cmyk_profile_usable(m->file_icc, m->file_icc_len, why, sizeof why)) {
+        if (srgb_profile(&m->icc, &m->icc_len) < 0)
+            return -1;
+        m->colour_converted = 1;
+    }
+    return 0;
+}
+
 static const char *const s_jpeg_ext[] = { "jpg", "jpeg", "jpe", NULL };
 
 static void library(char *buf, size_t n)
 {
 #ifdef LIBJPEG_TURBO_VERSION_NUMBER   /* libjpeg has no run-time version call: the headers' */
     const int v = LIBJPEG_TURBO_VERSION_NUMBER;   /* MMMmmmppp */
+#ifdef IMGPU_HAVE_LCMS2   /* CMYK's colour management (cmsGetEncodedCMMversion: 2140) */
+    const int l = cmsGetEncodedCMMversion();
+    snprintf(buf, n, "libjpeg-turbo %d.%d.%d + lcms2 %d.%d", v / 1000000, v / 1000 % 1000,
+             v % 1000, l / 1000, l / 10 % 100);
+#else
     snprintf(buf, n, "libjpeg-turbo %d.%d.%d", v / 1000000, v / 1000 % 1000, v % 1000);
+#endif
 #else
     snprintf(buf, n, "libjpeg %d", JPEG_LIB_VERSION);
 #endif

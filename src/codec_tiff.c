@@ -1115,12 +1115,47 @@ static int compression_tag(imgpu_compression c, uint16_t *tag, const char **name
     return -1;
 }
 
-static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsigned char **out,
-                       size_t *out_len, char *why, size_t wn)
+/* A TIFF being written page by page (one page: a plain encode): the handle over the growing
+ * memory buffer, how many pages it will hold and how many it has. */
+typedef struct tiff_pages {
+    tiff_io io;
+    TIFF *t;
+    int pages, done;
+} tiff_pages;
+
+/* A new output for `pages` pages whose samples add up to about raw_bytes (a classic TIFF holds
+ * 4 GiB: BigTIFF past 2 GiB of samples). NULL with why. */
+static void *tiff_pages_begin(int pages, uint64_t raw_bytes, char *why, size_t wn)
 {
+    tiff_pages *tp = calloc(1, sizeof *tp);
+    if (!tp) {
+        snprintf(why, wn, "out of memory");
+        return NULL;
+    }
+    tp->pages = pages;
+    tp->t = io_open(&tp->io, raw_bytes > ((uint64_t)1 << 31) ? "w8" : "w", (uint64_t)1 << 40);
+    if (!tp->t) {
+        snprintf(why, wn, "TIFF encoding failed (%s)", io_reason(&tp->io, "cannot open"));
+        free(tp->io.wr);
+        free(tp);
+        return NULL;
+    }
+    return tp;
+}
+
+/* One page, its directory written: 0, or -1 with why (the output is then only fit for
+ * tiff_pages_end's abandon). A file of several pages marks each one a page
+ * (NewSubfileType 2, PageNumber N of M), as ImageMagick and tiffcp do. */
+static int tiff_pages_add(void *ctx, const imgpu_image *im, const imgpu__encode_args *a,
+                          char *why, size_t wn)
+{
+    tiff_pages *tp = ctx;
+    TIFF *t = tp->t;
+    tiff_io *io = &tp->io;
     const int w = im->width, h = im->height, c = im->channels, ss = im->depth / 8;
     uint16_t comp;
     const char *cname;
+    unsigned char *strip = NULL;
     if (compression_tag(a->compression, &comp, &cname) < 0) {
         snprintf(why, wn, "unknown TIFF compression");
         return -1;
@@ -1139,8 +1174,11 @@ static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsig
                  "%d channel%s)", c, c == 1 ? "" : "s");
         return -1;
     }
+    if (tp->done >= tp->pages) {
+        snprintf(why, wn, "internal error: more TIFF pages than announced");
+        return -1;
+    }
     const size_t row = (size_t)w * (size_t)c * (size_t)ss;
-    const int big = (uint64_t)row * (uint64_t)h > ((uint64_t)1 << 31);
     /* strips of about 1 MiB; JPEG wants whole 16-row MCU bands */
     uint64_t rps = ((uint64_t)1 << 20) / row;
     if (rps < 1)
@@ -1150,18 +1188,9 @@ static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsig
     if (rps > (uint64_t)h)
         rps = (uint64_t)h;
 
-    tiff_io io;
-    memset(&io, 0, sizeof io);
-    unsigned char *strip = NULL;
-    TIFF *t = io_open(&io, big ? "w8" : "w", (uint64_t)1 << 40);
-    if (!t) {
-        snprintf(why, wn, "TIFF encoding failed (%s)", io_reason(&io, "cannot open"));
-        free(io.wr);
-        return -1;
-    }
     const imgpu_meta *m = a->meta;
     uint64_t exif_off = 0, gps_off = 0;
-    if (exif_write_dirs(t, &io, m, (uint32_t)w, (uint32_t)h, &exif_off, &gps_off) < 0)
+    if (exif_write_dirs(t, io, m, (uint32_t)w, (uint32_t)h, &exif_off, &gps_off) < 0)
         goto fail;
     const uint16_t photometric = c >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
     int ok = TIFFSetField(t, TIFFTAG_IMAGEWIDTH, (uint32_t)w) &&
@@ -1172,6 +1201,9 @@ static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsig
              TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG) &&
              TIFFSetField(t, TIFFTAG_COMPRESSION, comp) &&
              TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, (uint32_t)rps);
+    if (ok && tp->pages > 1)
+        ok = TIFFSetField(t, TIFFTAG_SUBFILETYPE, (uint32_t)FILETYPE_PAGE) &&
+             TIFFSetField(t, TIFFTAG_PAGENUMBER, (uint16_t)tp->done, (uint16_t)tp->pages);
     if (ok && comp == COMPRESSION_JPEG && c == 3) {
         /* YCbCr, subsampled as --subsampling says (default 4:2:0), libjpeg converting */
         uint16_t hs = a->subsampling == IMGPU_SUBSAMPLING_444 ? 1 : 2;
@@ -1209,7 +1241,7 @@ static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsig
             ok = TIFFSetField(t, TIFFTAG_ORIENTATION, (uint16_t)o);
         if (ok)
             ok = TIFFSetField(t, TIFFTAG_SOFTWARE, "imgpu " IMGPU_VERSION);
-        exif_write_ifd0(t, &io, m);
+        exif_write_ifd0(t, io, m);
         if (ok && exif_off)
             ok = TIFFSetField(t, TIFFTAG_EXIFIFD, exif_off);
         if (ok && gps_off)
@@ -1219,7 +1251,7 @@ static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsig
         goto fail;
     strip = malloc(row * (size_t)rps);
     if (!strip) {
-        snprintf(io.err, sizeof io.err, "out of memory");
+        snprintf(io->err, sizeof io->err, "out of memory");
         goto fail;
     }
     for (uint32_t y = 0, s = 0; y < (uint32_t)h; y += (uint32_t)rps, s++) {
@@ -1230,25 +1262,58 @@ static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsig
         if (TIFFWriteEncodedStrip(t, s, strip, (tmsize_t)(row * rows)) < 0)
             goto fail;
     }
-    if (!TIFFWriteDirectory(t))
+    if (!TIFFWriteDirectory(t) || io->err[0])
         goto fail;
-    TIFFClose(t);
-    t = NULL;
-    if (io.err[0])
-        goto fail;
-    exif_fix_rationals(io.wr, io.len, exif_off, IMGPU_EXIF_IFD_EXIF, m);
-    exif_fix_rationals(io.wr, io.len, gps_off, IMGPU_EXIF_IFD_GPS, m);
     free(strip);
-    *out = io.wr;
-    *out_len = io.len;
+    /* the Exif and GPS IFDs are in the buffer for good once written: their rationals get the
+     * input's exact values now, while this page's metadata is at hand */
+    exif_fix_rationals(io->wr, io->len, exif_off, IMGPU_EXIF_IFD_EXIF, m);
+    exif_fix_rationals(io->wr, io->len, gps_off, IMGPU_EXIF_IFD_GPS, m);
+    tp->done++;
     return 0;
 fail:
-    if (t)
-        TIFFClose(t);
     free(strip);
-    free(io.wr);
-    snprintf(why, wn, "TIFF encoding failed (%s)", io_reason(&io, "out of memory"));
+    snprintf(why, wn, "TIFF encoding failed (%s)", io_reason(io, "out of memory"));
     return -1;
+}
+
+/* The file (out != NULL, every page announced added: 0, or -1 with why), or abandoned (out
+ * NULL); either way ctx is freed. */
+static int tiff_pages_end(void *ctx, unsigned char **out, size_t *out_len, char *why, size_t wn)
+{
+    tiff_pages *tp = ctx;
+    if (!tp)
+        return -1;
+    TIFFClose(tp->t);
+    int rc = -1;
+    if (out && tp->done != tp->pages)
+        snprintf(why, wn, "internal error: %d TIFF pages of %d written", tp->done, tp->pages);
+    else if (out && tp->io.err[0])
+        snprintf(why, wn, "TIFF encoding failed (%s)", tp->io.err);
+    else if (out) {
+        *out = tp->io.wr;
+        *out_len = tp->io.len;
+        tp->io.wr = NULL;
+        rc = 0;
+    }
+    free(tp->io.wr);
+    free(tp);
+    return rc;
+}
+
+static int tiff_encode(const imgpu_image *im, const imgpu__encode_args *a, unsigned char **out,
+                       size_t *out_len, char *why, size_t wn)
+{
+    const uint64_t raw = (uint64_t)im->width * (uint64_t)im->channels * (uint64_t)(im->depth / 8) *
+                         (uint64_t)im->height;
+    void *tp = tiff_pages_begin(1, raw, why, wn);
+    if (!tp)
+        return -1;
+    if (tiff_pages_add(tp, im, a, why, wn) < 0) {
+        tiff_pages_end(tp, NULL, NULL, NULL, 0);
+        return -1;
+    }
+    return tiff_pages_end(tp, out, out_len, why, wn);
 }
 
 /* ---- the entry -------------------------------------------------------------------------- */
@@ -1285,5 +1350,8 @@ const imgpu__codec imgpu__codec_tiff = {
     .stores_alpha = 1,
     .encode8 = tiff_encode,
     .encode16 = tiff_encode,
+    .pages_begin = tiff_pages_begin,
+    .pages_add = tiff_pages_add,
+    .pages_end = tiff_pages_end,
     .library = library,
 };

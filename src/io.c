@@ -105,7 +105,7 @@ static int check_memory(const unsigned char *b, size_t len, const char *name,
 
     int w, h, c, is16 = 0;
     const char *why;
-    if (k->info_from_scan) {
+    if (k->info_from_scan || s->own_decode) {
         c = s->channels;
         is16 = s->deep;
     } else if (imgpu__stb_info(b, len, &w, &h, &c, &is16, &why) < 0) {
@@ -219,6 +219,9 @@ static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
     imgpu_meta *m;
     if (prepare(b, len, name, opts, &k, &s, &m) < 0)
         return NULL;
+    if (s.pages > 1 && s.page == 0 && !(opts && opts->no_page_notice))
+        imgpu_notice("'%s': %s of %d pages: only page 0 is used (--page N picks another; "
+                     "equalize, clahe and rotate take --pages all)", name, k->name, s.pages);
     imgpu_image *im = decode(b, len, name, opts, k, &s);
     if (!im) {
         imgpu_meta_free(m);
@@ -390,6 +393,36 @@ imgpu_image *imgpu_image_load_ex(const char *path, const imgpu_load_options *opt
     return im;
 }
 
+int imgpu_image_load_pages(const char *path, const imgpu_load_options *opts,
+                           int (*page)(void *ctx, int index, int count, imgpu_image *im,
+                                       imgpu_meta *meta),
+                           void *ctx)
+{
+    unsigned char *buf;
+    size_t len;
+    if (imgpu__read_input(path, opts, &buf, &len) < 0)
+        return -1;
+    imgpu_load_options o = { 0 };
+    if (opts)
+        o = *opts;
+    o.no_page_notice = 1;
+    int rc = 0, count = 1;
+    for (int i = 0; i < count && rc == 0; i++) {
+        imgpu_meta *m = NULL;
+        o.page = i;
+        imgpu_image *im = load_memory_timed(buf, len, path, &o, &m);
+        if (!im) {
+            rc = -1;
+            break;
+        }
+        if (i == 0)
+            count = m->pages > 0 ? m->pages : 1;
+        rc = page(ctx, i, count, im, m) < 0 ? -1 : 0;
+    }
+    free(buf);
+    return rc;
+}
+
 imgpu_image *imgpu_image_load_info(const char *path, const imgpu_load_options *opts,
                                    imgpu_format *format, uint64_t *bytes)
 {
@@ -447,6 +480,28 @@ imgpu_image *imgpu_image_to_depth(const imgpu_image *im, int depth)
     return o;
 }
 
+/* What a codec's encoder is asked for: opts with their defaults resolved (quality and level
+ * already validated). */
+static imgpu__encode_args encode_args(int quality, int level, int png_threads,
+                                      const imgpu_save_options *opts, const char *path)
+{
+    imgpu__encode_args args = { quality, level, png_threads, IMGPU_SUBSAMPLING_420, 0, 0,
+                                IMGPU_COMPRESSION_DEFLATE, 0, { 255, 255, 255, 255 }, NULL, path };
+    if (opts) {
+        if (opts->subsampling)
+            args.subsampling = opts->subsampling;
+        args.progressive = opts->progressive;
+        args.optimize = opts->optimize;
+        if (opts->compression)
+            args.compression = opts->compression;
+        args.lossless = opts->lossless;
+        if (opts->has_background)
+            memcpy(args.background, opts->background, 4);
+        args.meta = opts->strip ? NULL : opts->meta;
+    }
+    return args;
+}
+
 /* `path` only for messages (NULL from imgpu_image_encode). Every check that is not the
  * format's own, in the order the messages promise; then the codec's encoder. */
 static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_options *opts,
@@ -475,20 +530,7 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
     if (imgpu_format_check_size(f, w, h, c, im->depth, why, sizeof why) < 0)
         return save_fail(path, why);
 
-    imgpu__encode_args args = { quality, level, png_threads, IMGPU_SUBSAMPLING_420, 0, 0,
-                                IMGPU_COMPRESSION_DEFLATE, 0, { 255, 255, 255, 255 }, NULL, path };
-    if (opts) {
-        if (opts->subsampling)
-            args.subsampling = opts->subsampling;
-        args.progressive = opts->progressive;
-        args.optimize = opts->optimize;
-        if (opts->compression)
-            args.compression = opts->compression;
-        args.lossless = opts->lossless;
-        if (opts->has_background)
-            memcpy(args.background, opts->background, 4);
-        args.meta = opts->strip ? NULL : opts->meta;
-    }
+    imgpu__encode_args args = encode_args(quality, level, png_threads, opts, path);
     if (k->flattens_alpha && (c == 2 || c == 4)) {
         /* JPEG has no alpha: composite onto the background (white unless --background) */
         imgpu_notice("%s%s%s%s cannot store alpha: flattening the image onto %s", path ? "'" : "",
@@ -567,6 +609,11 @@ static int save(const imgpu_image *im, const char *path, const imgpu_save_option
                 int png_threads, int (*before_rename)(void *, long long, long long), void *ctx)
 {
     imgpu_format f = opts && opts->format ? opts->format : imgpu_format_from_path(path);
+    const char *unwritable = f == IMGPU_FORMAT_UNKNOWN ? imgpu_format_unwritable_from_path(path)
+                                                       : NULL;
+    if (unwritable)
+        return imgpu_error("cannot write '%s': %s output is not supported (use "
+                           IMGPU_EXTENSIONS_HINT ")", path, unwritable);
     if (f == IMGPU_FORMAT_UNKNOWN)
         return save_fail(path ? path : "(null)",
                          path && !strcmp(path, "-") ? "standard output needs --format"
@@ -619,6 +666,110 @@ int imgpu_save_encoded_recorded(const unsigned char *bytes, size_t len, imgpu_fo
                                                       before_rename, ctx);
     free(buf);
     return rc;
+}
+
+/* ---- pages: several images into one file ------------------------------------------------ */
+
+struct imgpu_page_writer {
+    char *path;
+    imgpu_save_options opts;
+    const imgpu__codec *k;
+    void *w;            /* the codec's writer */
+};
+
+int imgpu_format_has_pages(imgpu_format f)
+{
+    const imgpu__codec *k = imgpu__codec_of(f);
+    return k && k->pages_begin;
+}
+
+imgpu_page_writer *imgpu_pages_begin(const char *path, int pages, uint64_t raw_bytes,
+                                     const imgpu_save_options *opts)
+{
+    char why[200];
+    imgpu_format f = opts && opts->format ? opts->format : imgpu_format_from_path(path);
+    const imgpu__codec *k = imgpu__codec_of(f);
+    if (!k) {
+        save_fail(path, "unknown output format (use .tif or .tiff for pages)");
+        return NULL;
+    }
+    if (!k->pages_begin) {
+        imgpu_error("cannot write '%s': %s holds one image, not pages (write a .tif, or pick "
+                    "one page with --page N)", path, k->name);
+        return NULL;
+    }
+    if (pages < 1 || pages > 65535) {
+        save_fail(path, "a multi-page file holds 1..65535 pages");
+        return NULL;
+    }
+    imgpu_page_writer *pw = calloc(1, sizeof *pw);
+    if (!pw || !(pw->path = strdup(path))) {
+        free(pw);
+        save_fail(path, "out of memory");
+        return NULL;
+    }
+    if (opts)
+        pw->opts = *opts;
+    else
+        pw->opts.png_level = -1;
+    pw->opts.meta = NULL;
+    pw->k = k;
+    if (!(pw->w = k->pages_begin(pages, raw_bytes, why, sizeof why))) {
+        save_fail(path, why);
+        free(pw->path);
+        free(pw);
+        return NULL;
+    }
+    return pw;
+}
+
+int imgpu_pages_add(imgpu_page_writer *pw, const imgpu_image *im, const imgpu_meta *meta)
+{
+    char why[200];
+    const imgpu_save_options *opts = &pw->opts;
+    if (!im || !im->data || im->width < 1 || im->height < 1 || im->channels < 1 ||
+        im->channels > 4 || (im->depth != 8 && im->depth != 16) ||
+        im->stride < (size_t)im->width * (size_t)im->channels * (im->depth / 8))
+        return save_fail(pw->path, "invalid image");
+    const int quality = opts->quality ? opts->quality : IMGPU_DEFAULT_QUALITY;
+    if (quality < 1 || quality > 100)
+        return save_fail(pw->path, "quality must be between 1 and 100");
+    if (imgpu_format_check_size(pw->k->format, im->width, im->height, im->channels, im->depth,
+                                why, sizeof why) < 0)
+        return save_fail(pw->path, why);
+    imgpu_save_options o = *opts;
+    o.meta = meta;
+    imgpu__encode_args args = encode_args(quality, 1, 0, &o, pw->path);
+    if (pw->k->pages_add(pw->w, im, &args, why, sizeof why) < 0)
+        return save_fail(pw->path, why);
+    return 0;
+}
+
+int imgpu_pages_finish(imgpu_page_writer *pw)
+{
+    char why[200];
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    int rc = pw->k->pages_end(pw->w, &buf, &len, why, sizeof why);
+    if (rc < 0)
+        save_fail(pw->path, why);
+    else
+        rc = !strcmp(pw->path, "-") ? imgpu__write_stdout(buf, len)
+                                    : imgpu__write_atomic(pw->path, buf, len, pw->opts.no_follow,
+                                                          NULL, NULL);
+    free(buf);
+    free(pw->path);
+    free(pw);
+    return rc;
+}
+
+void imgpu_pages_abandon(imgpu_page_writer *pw)
+{
+    if (!pw)
+        return;
+    pw->k->pages_end(pw->w, NULL, NULL, NULL, 0);
+    free(pw->path);
+    free(pw);
 }
 
 /* ---- orientation ------------------------------------------------------------------------ */

@@ -17,8 +17,12 @@
  *  - 16-bit images save as 16-bit PNG (codec_png.c's own encoder: zlib deflate, big-endian
  *    samples), 16-bit TIFF and 16-bit PNM (maxval 65535, big-endian); JPEG, BMP and TGA store 8 bits, so a 16-bit
  *    image is converted (imgpu_image_to_depth) with a notice.
+ *  - BMP: stb's decoder, but RLE8 / RLE4 (which stb refuses) imgpu's own, loading as RGB
+ *    (codec_bmp_tga.c); a stream that would draw outside the image is refused as corrupt.
  *  - JPEG decodes as OpenCV's imread(IMREAD_UNCHANGED) does, bit for bit: gray as 1 channel,
- *    YCbCr/RGB as RGB, CMYK/YCCK converted to RGB with OpenCV's formula.
+ *    YCbCr/RGB as RGB; CMYK/YCCK are converted to sRGB through their ICC profile with lcms2
+ *    (relative colorimetric, as libvips; the metadata then carries sRGB's profile), or, without
+ *    a usable profile or lcms2, with OpenCV's formula and a notice.
  *  - What each format keeps on save:
  *      PNG, TGA  every channel count, exactly.
  *      BMP       pixel values exactly, but BMP has no gray: gray is stored as RGB and loads
@@ -94,6 +98,8 @@ typedef struct imgpu_load_options {
     int no_auto_orient;       /* 1: keep the stored pixels and the EXIF Orientation tag
                                * (--no-auto-orient); 0: turn the image upright on load */
     int page;                 /* the page (TIFF directory) to load, 0-based (--page) */
+    int no_page_notice;       /* 1: no notice that page 0 of a multi-page file is all that is
+                               * used (`info` lists the pages; --pages all loads each) */
     /* Optional: called once the file is read and its structure checked, before the load's
      * own memory check and before any pixel memory is allocated, with the image the load
      * will return (the EXIF orientation applied unless no_auto_orient). Nonzero refuses the
@@ -191,6 +197,11 @@ imgpu_image *imgpu_image_to_depth(const imgpu_image *im, int depth);
 /* Format chosen by a path's extension (case-insensitive); UNKNOWN when none matches. */
 imgpu_format imgpu_format_from_path(const char *path);
 const char *imgpu_format_name(imgpu_format f);
+/* The name of the format a path's extension names when imgpu knows that format but cannot
+ * write it ("GIF" for .gif), or NULL (a writable format, no
+ * extension, or one nobody knows). For messages: "GIF output is not supported", rather than
+ * "cannot tell the output format". */
+const char *imgpu_format_unwritable_from_path(const char *path);
 /* The codec libraries and their versions, for `imgpu --version`: "libjpeg-turbo 2.1.5,
  * libtiff 4.5.0, ..." (each once) into buf[0..n). */
 void imgpu_codec_libraries(char *buf, size_t n);
@@ -240,6 +251,31 @@ typedef struct imgpu_image_shape {
 int imgpu_image_read_checked(const char *path, const imgpu_load_options *opts,
                              unsigned char **buf, size_t *len, imgpu_image_shape *shape,
                              imgpu_load_result *r);
+/* Every page of a file (a TIFF's directories; the one image of other formats), read from the
+ * path once ("-": standard input) and each loaded as imgpu_image_load_ex would load it with
+ * opts->page set to its number (and no page notice): page(ctx, index, count, im, meta) is
+ * called in order, and owns im and meta (imgpu_image_free, imgpu_meta_free). It returns 0
+ * to go on, -1 to stop (with its error recorded). 0 once every page was handed over, or -1
+ * with the error recorded (a page that fails to load stops the walk). */
+int imgpu_image_load_pages(const char *path, const imgpu_load_options *opts,
+                           int (*page)(void *ctx, int index, int count, imgpu_image *im,
+                                       imgpu_meta *meta),
+                           void *ctx);
+/* Several images written as the pages of one file (TIFF: --pages all), atomically like
+ * imgpu_image_save: begin names the file, how many pages it gets and about how many bytes of
+ * samples they add up to (a TIFF past 2 GiB becomes BigTIFF); add encodes each page in order
+ * with its own metadata (opts->meta is not used; NULL or --strip: none); finish writes the
+ * file (0, or -1 with the error recorded: the target untouched) and abandon drops it; both
+ * free the writer (NULL is fine). A format that holds one image (PNG, JPEG, ...) fails begin:
+ * "cannot write 'a.png': PNG holds one image, not pages (write a .tif ...)". */
+typedef struct imgpu_page_writer imgpu_page_writer;
+imgpu_page_writer *imgpu_pages_begin(const char *path, int pages, uint64_t raw_bytes,
+                                     const imgpu_save_options *opts);
+int imgpu_pages_add(imgpu_page_writer *w, const imgpu_image *im, const imgpu_meta *meta);
+int imgpu_pages_finish(imgpu_page_writer *w);
+void imgpu_pages_abandon(imgpu_page_writer *w);
+/* Whether format f can hold several pages (TIFF). */
+int imgpu_format_has_pages(imgpu_format f);
 /* Decode from memory; `name` is used in messages (the fuzzers use this path). */
 imgpu_image *imgpu_image_load_memory(const void *buf, size_t len, const char *name,
                                      const imgpu_load_options *opts);

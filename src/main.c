@@ -139,6 +139,9 @@ typedef struct command {
     "  --no-auto-orient     keep the stored pixels and the EXIF orientation (default: turn\n" \
     "                       the image upright on load, as viewers and OpenCV do)\n"            \
     "  --page N             the page of a multi-page TIFF to read (0-based; default 0)\n"
+#define HELP_PAGES                                                                          \
+    "  --pages all          every page of a multi-page TIFF through the op, into a\n"        \
+    "                       multi-page TIFF output (other outputs hold one image)\n"
 #define HELP_MEMORY                                                                         \
     "  --max-memory N       refuse an op, or the decode of an input, that would need more\n" \
     "                       than N bytes of memory (input + result + working buffers;\n"    \
@@ -178,7 +181,7 @@ typedef struct command {
 /* --depth: the op commands' (after their parameters) */
 #define HELP_DEPTH "  --depth 8            write a 16-bit result as 8 bits (default: keep the depth)\n"
 /* What every op command's help has after its parameters. */
-static const char s_help_op_tail[] = HELP_DEPTH HELP_DEVICE HELP_LOAD HELP_MEMORY HELP_SAVE HELP_QUIET HELP_TAIL;
+static const char s_help_op_tail[] = HELP_DEPTH HELP_DEVICE HELP_LOAD HELP_PAGES HELP_MEMORY HELP_SAVE HELP_QUIET HELP_TAIL;
 
 static const char s_help_histogram[] =
     "Print the 256-bin histogram of each channel (gray; R, G, B; alpha) and, for color\n"
@@ -205,8 +208,9 @@ static const char s_help_histogram[] =
 
 static const char s_help_info[] =
     "Print each file's format (from its content, not its name), width x height, channels\n"
-    "(gray, gray+alpha, RGB, RGBA), bit depth, pages (TIFF), EXIF orientation, ICC profile,\n"
-    "camera and date (EXIF) and file size; a blank line between files. Each image is\n"
+    "(gray, gray+alpha, RGB, RGBA), bit depth, colour space (Gray, RGB; JPEG: CMYK, YCCK),\n"
+    "pages (TIFF), EXIF orientation, ICC profile, camera and date (EXIF) and file size; a\n"
+    "blank line between files. Each image is\n"
     "decoded, so a corrupt file is reported as such; the others are still printed, and the\n"
     "exit status is 1 if any failed. Dimensions are as loaded: upright unless\n"
     "--no-auto-orient.\n"
@@ -215,7 +219,8 @@ static const char s_help_info[] =
     "  --json               one JSON object per line and file: path, format, width, height,\n"
     "                       channels, depth, pages, page, orientation, oriented, icc\n"
     "                       ({description, bytes} or null), exif, xmp, camera, date,\n"
-    "                       file_size; a file that fails: {path, error}\n"
+    "                       colour_space, colour_converted, file_size; a file that\n"
+    "                       fails: {path, error}\n"
     HELP_LOAD HELP_MEMORY_READ HELP_QUIET HELP_TAIL_READ;
 
 static const char s_help_compare[] =
@@ -585,6 +590,15 @@ static int check_output(const cli *c, const char *out, const char *in1, const ch
                        "bmp, tga, pnm)");
         return 0;
     }
+    struct stat st;
+    const size_t olen = strlen(out);
+    if ((olen && out[olen - 1] == '/') || (stat(out, &st) == 0 && S_ISDIR(st.st_mode)))
+        return bad("output '%s' is a folder: name a file (e.g. '%s%sout.png')", out, out,
+                   olen && out[olen - 1] == '/' ? "" : "/");
+    const char *unwritable = imgpu_format_unwritable_from_path(out);
+    if (!c->run.save.format && unwritable)
+        return bad("cannot write '%s': %s output is not supported (use " IMGPU_EXTENSIONS_HINT
+                   ", or --format)", out, unwritable);
     if (!c->run.save.format && imgpu_format_from_path(out) == IMGPU_FORMAT_UNKNOWN)
         return bad("cannot tell the output format of '%s' from its extension (use "
                    IMGPU_EXTENSIONS_HINT ", or --format)", out);
@@ -608,8 +622,16 @@ static void note_ignored_options(const cli *c, const char *out)
 
 static int validate(cli *c)
 {
-    if (c->opd)
+    if (c->opd) {
+        if (c->run.all_pages && c->run.load.page)
+            return bad("--pages all and --page %d contradict each other", c->run.load.page);
+        if (c->run.all_pages && check_output(c, c->pos[1], c->pos[0], NULL) == 0 &&
+            !imgpu_format_has_pages(c->run.save.format ? c->run.save.format
+                                                       : imgpu_format_from_path(c->pos[1])))
+            return bad("--pages all writes every page into one file: '%s' cannot hold pages "
+                       "(write a .tif, or pick one page with --page N)", c->pos[1]);
         return check_output(c, c->pos[1], c->pos[0], NULL);
+    }
     switch (c->cmd) {
     case CMD_HISTOGRAM:
         if (!c->plot && (c->log_y || c->cdf))
@@ -697,9 +719,64 @@ static imgpu_image *load_input(const cli *c, const imgpu_op *ops, int n, imgpu_m
     return im;
 }
 
+/* --pages all: every page of the input through the op, each result a page of the TIFF
+ * output, written once all are done (atomically: a page that fails leaves no file). */
+typedef struct pages_ctx {
+    const cli *c;
+    const imgpu_op *op;
+    imgpu_page_writer *w;
+} pages_ctx;
+
+static int process_page(void *ctx, int index, int count, imgpu_image *in, imgpu_meta *meta)
+{
+    pages_ctx *pc = ctx;
+    const cli *c = pc->c;
+    imgpu_op op = *pc->op;
+    imgpu_image *out = NULL;
+    int rc = -1;
+    imgpu_plan plan;
+    imgpu_ops_for_image(&op, 1, imgpu_image_color_channels(in));
+    if (imgpu_pipeline_plan(in->width, in->height, in->channels, in->depth, &op, 1, NULL,
+                            c->pos[0], &plan) < 0 ||
+        !(out = imgpu_pipeline_run(in, &op, 1, c->device, NULL)))
+        goto done;
+    if (c->run.out_depth == 8 && out->depth == 16) {
+        imgpu_image *o8 = imgpu_image_to_depth(out, 8);
+        if (!o8)
+            goto done;
+        imgpu_image_free(out);
+        out = o8;
+    }
+    if (index == 0) {   /* the pages' samples, guessed from the first: BigTIFF past 2 GiB */
+        const uint64_t one = (uint64_t)out->width * out->height * out->channels * (out->depth / 8);
+        if (!(pc->w = imgpu_pages_begin(c->pos[1], count, one * (uint64_t)count, &c->run.save)))
+            goto done;
+    }
+    rc = imgpu_pages_add(pc->w, out, c->run.save.strip ? NULL : meta);
+done:
+    imgpu_image_free(in);
+    imgpu_image_free(out);
+    imgpu_meta_free(meta);
+    return rc;
+}
+
+static int process_pages(const cli *c, imgpu_op *op)
+{
+    pages_ctx pc = { c, op, NULL };
+    if (c->device == IMGPU_DEVICE_CUDA && check_device(c) < 0)
+        return fail();
+    if (imgpu_image_load_pages(c->pos[0], &c->run.load, process_page, &pc) < 0) {
+        imgpu_pages_abandon(pc.w);
+        return fail();
+    }
+    return imgpu_pages_finish(pc.w) < 0 ? fail() : EXIT_OK;
+}
+
 /* Run one op on the input file and save the result. */
 static int process_one(const cli *c, imgpu_op *op)
 {
+    if (c->run.all_pages)
+        return process_pages(c, op);
     int rc = EXIT_FAIL;
     imgpu_image *in = NULL, *out = NULL;
     imgpu_meta *meta = NULL;
@@ -1137,12 +1214,14 @@ static void info_text(const char *label, const char *value)
 
 /* One file's block (or JSON line); 0, or -1 with the error printed and, for --json, an
  * object with "error" written. */
-static int info_one(const cli *c, const char *path)
+static int info_one(const cli *c, const char *path, int separate)
 {
     /* Format and size from the bytes the loader read: a second open or stat of the path
      * would hang on a FIFO, and a pipe (/dev/stdin) has neither by then. */
     imgpu_load_result r = { 0 };
-    imgpu_image *im = imgpu_image_load_ex(path, &c->run.load, &r);
+    imgpu_load_options lo = c->run.load;
+    lo.no_page_notice = 1;   /* the report lists the pages */
+    imgpu_image *im = imgpu_image_load_ex(path, &lo, &r);
     if (!im) {
         if (c->json) {
             fputs("{\"path\": ", stdout);
@@ -1155,11 +1234,18 @@ static int info_one(const cli *c, const char *path)
         fail();
         return -1;
     }
+    if (separate && !c->json)   /* the blank line between blocks: only between printed ones */
+        putchar('\n');
     const imgpu_meta *m = r.meta;
     const char *fmt = imgpu_format_name(r.format);
     char icc[128] = "";
-    if (m->icc && imgpu_meta_icc_description(m->icc, m->icc_len, icc, sizeof icc) < 0)
+    /* the file's own profile: a CMYK JPEG's, not the sRGB one load put in its place */
+    const unsigned char *icc_b = m->file_icc ? m->file_icc : m->icc;
+    const size_t icc_n = m->file_icc ? m->file_icc_len : m->icc_len;
+    if (icc_b && imgpu_meta_icc_description(icc_b, icc_n, icc, sizeof icc) < 0)
         snprintf(icc, sizeof icc, "(no description)");
+    /* the file's colour space: the format's word (JPEG), else what the channels are */
+    const char *colour = m->colour ? m->colour : im->channels <= 2 ? "Gray" : "RGB";
     imgpu_exif_info ex;
     int have_exif = m->exif && imgpu_exif_parse(m->exif, m->exif_len, &ex) == 0;
     const int orient = m->orientation;
@@ -1174,10 +1260,10 @@ static int info_one(const cli *c, const char *path)
                "\"oriented\": %s, \"icc\": ",
                fmt, im->width, im->height, im->channels, im->depth, m->pages, m->page, orient,
                m->oriented ? "true" : "false");
-        if (m->icc) {
+        if (icc_b) {
             fputs("{\"description\": ", stdout);
             json_str(icc);
-            printf(", \"bytes\": %zu}", m->icc_len);
+            printf(", \"bytes\": %zu}", icc_n);
         } else {
             fputs("null", stdout);
         }
@@ -1188,6 +1274,8 @@ static int info_one(const cli *c, const char *path)
             fputs(", \"date\": ", stdout);
             json_str(ex.datetime_original);
         }
+        printf(", \"colour_space\": \"%s\", \"colour_converted\": %s", colour,
+               m->colour_converted ? "true" : "false");
         printf(", \"file_size\": %llu}\n", (unsigned long long)r.bytes);
     } else {
         imgpu_format by_name = imgpu_format_from_path(path);
@@ -1200,14 +1288,20 @@ static int info_one(const cli *c, const char *path)
         printf("dimensions:  %d x %d\n", im->width, im->height);
         printf("channels:    %d (%s)\n", im->channels, imgpu_image_layout_name(im->channels));
         printf("bit depth:   %d\n", im->depth);
+        if (strcmp(colour, "CMYK") && strcmp(colour, "YCCK"))
+            printf("colour:      %s\n", colour);
+        else   /* what load made of it */
+            printf("colour:      %s (%s)\n", colour,
+                   m->colour_converted ? "converted to sRGB through its ICC profile"
+                                       : "converted to RGB by formula, without colour management");
         if (m->pages > 1)
             printf("pages:       %d (showing page %d; --page N picks another)\n", m->pages, m->page);
         if (orient >= 1 && orient <= 8)
             printf("orientation: %d (%s)%s\n", orient, s_orientation_names[orient],
                    m->oriented && orient != 1 ? "; shown upright, as loaded" : "");
-        if (m->icc) {
+        if (icc_b) {
             char v[sizeof icc + 32];
-            snprintf(v, sizeof v, "%s (%zu bytes)", icc, m->icc_len);
+            snprintf(v, sizeof v, "%s (%zu bytes)", icc, icc_n);
             info_text("ICC profile:", v);
         }
         if (cam[0])
@@ -1233,11 +1327,12 @@ static int info_one(const cli *c, const char *path)
  * --json; a file that fails is reported and the rest still printed; exit 1 if any failed. */
 static int cmd_info(const cli *c)
 {
-    int failed = 0;
+    int failed = 0, printed = 0;
     for (int i = 0; i < c->nfiles; i++) {
-        if (i && !c->json)
-            putchar('\n');
-        failed |= info_one(c, c->files[i]) < 0;
+        if (info_one(c, c->files[i], printed) < 0)
+            failed = 1;
+        else
+            printed = 1;
     }
     int rc = finish_stdout();
     return failed ? EXIT_FAIL : rc;

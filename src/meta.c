@@ -11,6 +11,7 @@ void imgpu_meta_free(imgpu_meta *m)
     if (!m)
         return;
     free(m->icc);
+    free(m->file_icc);
     free(m->exif);
     free(m->xmp);
     for (int i = 0; i < m->n_text; i++)
@@ -107,6 +108,10 @@ int imgpu_meta_icc_description(const unsigned char *icc, size_t len, char *out, 
         } else {
             return -1;
         }
+        /* writers pad the text with spaces ("A98 ICC Profile "): trimmed, or the report
+         * shows "A98 ICC Profile  (564 bytes)" */
+        while (k && out[k - 1] == ' ')
+            k--;
         out[k] = '\0';
         return k ? 0 : -1;
     }

@@ -5,7 +5,9 @@
  * format's read_meta (codec.h); save writes it into the output where the format can hold it
  * (imgpu_save_options.meta; NULL or --strip: nothing). The blocks are kept byte for byte and
  * never interpreted beyond what is said here: pixels are not colour-managed, the ICC profile
- * only travels. Ownership: every pointer is malloc()'ed and owned; imgpu_meta_free frees them
+ * only travels, with one exception: a CMYK or YCCK JPEG is converted to sRGB through its
+ * profile on load (codec_jpeg.c, lcms2), and icc then holds sRGB's profile, the file's own
+ * kept in file_icc (a CMYK profile describes pixels that no longer exist). Ownership: every pointer is malloc()'ed and owned; imgpu_meta_free frees them
  * (NULL is fine).
  */
 #ifndef IMGPU_META_H
@@ -34,6 +36,12 @@ typedef struct imgpu_meta {
     int oriented;     /* 1: load turned the pixels upright and set Orientation to 1 */
     int pages;        /* pages (TIFF directories) in the file; 1 for single-image formats */
     int page;         /* the page loaded (0-based) */
+    const char *colour;  /* the file's colour space where the format says ("CMYK", "YCCK",
+                          * "RGB", "Gray": JPEG), a static string; NULL: as the channels say */
+    int colour_converted;  /* 1: load converted the pixels from `colour` to sRGB through the
+                            * file's ICC profile (now file_icc); icc is sRGB's */
+    unsigned char *file_icc; size_t file_icc_len;  /* the file's own profile when load did not
+                            * keep it as icc (CMYK, YCCK: the pixels are RGB now); else NULL */
 } imgpu_meta;
 
 void imgpu_meta_free(imgpu_meta *m);

@@ -286,6 +286,15 @@ static int p_page(const imgpu_opt *o, const char *v, imgpu_run_options *run)
     return 0;
 }
 
+/* --pages all (the one value for now: every page) */
+static int p_pages(const imgpu_opt *o, const char *v, imgpu_run_options *run)
+{
+    if (strcmp(v, "all"))
+        return invalid(o, v);
+    run->all_pages = 1;
+    return 0;
+}
+
 /* --no-auto-orient, --progressive, --optimize, --lossless, --strip */
 static int p_flag(const imgpu_opt *o, const char *v, imgpu_run_options *run)
 {
@@ -361,6 +370,9 @@ const imgpu_opt imgpu_opt_table[] = {
      p_flag, "", "keep the stored pixels and the EXIF orientation (default: turn upright)"},
     {"page", IMGPU_OPT_ID_PAGE, "N", IMGPU_OPT_RUN | IMGPU_OPT_LOAD, F_ALL, p_page,
      "a page number 0..65535", "the page of a multi-page TIFF to read (default 0)"},
+    {"pages", IMGPU_OPT_ID_PAGES, "all", IMGPU_OPT_RUN, F_CLI, p_pages,
+     "all: every page, into a multi-page TIFF",
+     "every page of a multi-page TIFF through the op, into a multi-page TIFF output"},
     {"quality", IMGPU_OPT_ID_QUALITY, "N", IMGPU_OPT_SAVE, F_CLI | F_BATCH, p_level,
      "1..100", "JPEG and lossy WebP quality (default: JPEG 92, WebP 75)"},
     {"png-level", IMGPU_OPT_ID_PNG_LEVEL, "N", IMGPU_OPT_SAVE, F_CLI | F_BATCH, p_level,

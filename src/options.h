@@ -29,6 +29,7 @@ typedef struct imgpu_run_options {
     imgpu_load_options load;  /* --max-pixels, --max-file-size, --max-decode-time */
     uint64_t max_memory;      /* --max-memory; 0: IMGPU_MAX_MEMORY or the default */
     int out_depth;            /* --depth: 0 keeps the image's depth; 8 converts on output */
+    int all_pages;            /* --pages all: every page through the op, into one TIFF */
     imgpu_save_options save;  /* --quality, --subsampling, ..., --strip: how outputs are written */
 } imgpu_run_options;
 
@@ -46,6 +47,7 @@ typedef enum imgpu_opt_id {
     IMGPU_OPT_ID_QUALITY, IMGPU_OPT_ID_PNG_LEVEL, IMGPU_OPT_ID_SUBSAMPLING,
     IMGPU_OPT_ID_PROGRESSIVE, IMGPU_OPT_ID_OPTIMIZE, IMGPU_OPT_ID_COMPRESSION,
     IMGPU_OPT_ID_LOSSLESS, IMGPU_OPT_ID_STRIP,
+    IMGPU_OPT_ID_PAGES,
 } imgpu_opt_id;
 
 typedef struct imgpu_opt {

@@ -96,3 +96,13 @@ if(IMGPU_PYTHON3)
                    $<TARGET_FILE:imgpu> ${IMGPU_ASSETS} ${CMAKE_CURRENT_BINARY_DIR}/formula cpu)
   set_tests_properties(equalize_formula PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
+
+# cli_io_messages (issue 30's small things): info's blank lines only between printed blocks, a
+#   padded ICC description trimmed, an output that is a folder called one, .gif (and other
+#   formats imgpu knows but cannot write) outputs refused by name.
+if(IMGPU_PYTHON3)
+  add_test(NAME cli_io_messages
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/cli_io_messages.py $<TARGET_FILE:imgpu>
+                   ${IMGPU_CLI_TMP} ${IMGPU_ASSETS})
+  set_tests_properties(cli_io_messages PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()

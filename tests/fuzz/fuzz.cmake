@@ -10,8 +10,10 @@
 # (the TIFF codec: load at pages 0 and 1, its metadata reader, re-encode and load back);
 # issue 25 added manifest (imgpu batch's OUTDIR/.imgpu-batch reader, src/batch_manifest.c,
 # against a reference reader of its own, with a small line bound, and an append read back)
-# and utf8 (src/error.c's UTF-8 validator against RFC 3629, the JSON escaper decoded back to
-# its input, the terminal escaper). Each is built twice:
+# utf8 (src/error.c's UTF-8 validator against RFC 3629, the JSON escaper decoded back to
+# its input, the terminal escaper); issue 30 added
+# bmp (the BMP codec, imgpu's own RLE8 / RLE4 decoder above all: load, an RLE image written
+# back uncompressed and loaded back equal). Each is built twice:
 #   fuzz_<t>_replay   any compiler: runs the target once per file. Test fuzz.regress.<t>
 #                     (label unit) replays tests/fuzz/regress/<t>/ (every input that once
 #                     failed), the hand-made seeds and tests/fuzz/corpus/<t>/ (a campaign's
@@ -79,7 +81,7 @@ function(imgpu_fuzz_target t)
   endif()
 endfunction()
 
-foreach(_t decode ops cli exif exif_write jpeg webp tiff)
+foreach(_t decode ops cli exif exif_write jpeg webp tiff bmp)
   imgpu_fuzz_target(${_t})
 endforeach()
 imgpu_fuzz_target(manifest)

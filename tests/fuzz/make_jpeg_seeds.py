@@ -5,15 +5,19 @@ gray) and PIL (4:4:4 / 4:2:2, CMYK, progressive gray), odd sizes (1x1, 17x9), fi
 metadata (an EXIF blob from tests/common/exif_blob.py with an orientation, an XMP packet, an ICC
 profile split into three APP2 chunks, and one whose ICC chunks are out of order and one with a
 chunk missing), the arithmetic-coded and jpegtran seeds of the decode corpus, and a few damaged
-files (truncated, a flipped byte in the entropy data, a bad restart marker). The outputs are
-committed; rerun after changing this script:
-    /usr/bin/python3 tests/fuzz/make_jpeg_seeds.py
+files (truncated, a flipped byte in the entropy data, a bad restart marker), and CMYK and YCCK
+files carrying a CMYK ICC profile (lcms_*.jpg: made by tests/io/make_cmyk.c --small, whose
+profile lcms2 builds; kept as they are unless its path is given). The outputs are committed;
+rerun after changing this script:
+    /usr/bin/python3 tests/fuzz/make_jpeg_seeds.py [build/tests/make_cmyk]
 Deterministic (fixed random seed; the same libjpeg gives the same bytes)."""
 import io
 import os
 import shutil
 import struct
+import subprocess
 import sys
+import tempfile
 
 import cv2
 import numpy as np
@@ -109,6 +113,20 @@ def main():
     i = rst.index(b"\xff\xd1")
     rst[i + 1] = 0xD5   # a restart marker out of sequence
     s["bad_restart.jpg"] = bytes(rst)
+    keep = {}
+    if len(sys.argv) > 1:   # the lcms2-made CMYK seeds, afresh
+        tmp = tempfile.mkdtemp()
+        subprocess.run([sys.argv[1], tmp, "--small"], check=True)
+        for src, name in (("cmyk.jpg", "lcms_cmyk_icc.jpg"), ("ycck.jpg", "lcms_ycck_icc.jpg")):
+            with open(os.path.join(tmp, src), "rb") as f:
+                keep[name] = f.read()
+        shutil.rmtree(tmp)
+    elif os.path.isdir(OUT):
+        for name in os.listdir(OUT):
+            if name.startswith("lcms_"):
+                with open(os.path.join(OUT, name), "rb") as f:
+                    keep[name] = f.read()
+    s.update(keep)
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
     os.makedirs(OUT)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run.sh — one fuzzing campaign: run.sh FUZZ_BINARY TARGET SECONDS WORKDIR [extra libFuzzer args]
-# TARGET is decode, ops, cli, exif, exif_write, jpeg, webp, tiff, manifest or utf8. The corpus
+# TARGET is decode, ops, cli, exif, exif_write, jpeg, webp, tiff, bmp, manifest or utf8. The corpus
 # starts from tests/fuzz/seeds/TARGET (plus, for decode and ops, assets/), tests/fuzz/corpus/TARGET (a
 # kept, minimized corpus) and the regression inputs; new coverage goes to WORKDIR/corpus,
 # crashes to WORKDIR/ (crash-*, leak-*, timeout-*, oom-*). The libFuzzer settings are the

@@ -56,3 +56,41 @@ if(IMGPU_PYTHON3)
                    $<TARGET_FILE:io_dump> ${CMAKE_CURRENT_BINARY_DIR}/webp_check.tmp)
   set_tests_properties(webp_check PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
+
+# cmyk_check (issue 30): CMYK, YCCK and marker-less CMYK JPEGs (made by make_cmyk with an
+#   lcms2-built CMYK profile; one by ImageMagick where installed) converted to sRGB through
+#   their profile, within a mean of 3 levels of PIL's ImageCms and of `vips icc_transform` (where
+#   libvips' tools are installed); sRGB's profile on the outputs (none with --strip); the formula
+#   and a notice without a profile or with a damaged one; info's colour space. Needs lcms2 (the
+#   helper makes the profile with it); skipped (77) without numpy and PIL's ImageCms.
+if(IMGPU_PYTHON3 AND IMGPU_HAVE_LCMS2)
+  imgpu_add_test_tool(make_cmyk ${_imgpu_io_dir}/make_cmyk.c)
+  add_test(NAME cmyk_check
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_io_dir}/cmyk_check.py $<TARGET_FILE:imgpu>
+                   $<TARGET_FILE:io_dump> $<TARGET_FILE:make_cmyk>
+                   ${CMAKE_CURRENT_BINARY_DIR}/cmyk_check.tmp ${IMGPU_ASSETS})
+  set_tests_properties(cmyk_check PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()
+
+# bmp_rle_check (issue 30): RLE8 and RLE4 BMPs (every code, bottom-up and top-down) against a
+#   reference decoder written from Microsoft's description (tests/common/bmp_rle.py), PIL and
+#   ImageMagick's gray BMP (where installed); streams that leave the image refused; the limits.
+#   Skipped (77) without numpy and PIL.
+if(IMGPU_PYTHON3)
+  add_test(NAME bmp_rle_check
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_io_dir}/bmp_rle_check.py $<TARGET_FILE:imgpu>
+                   $<TARGET_FILE:io_dump> ${CMAKE_CURRENT_BINARY_DIR}/bmp_rle_check.tmp
+                   ${IMGPU_ASSETS})
+  set_tests_properties(bmp_rle_check PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()
+
+# tiff_pages_check (issue 30): the notice when page 0 of a multi-page TIFF is all that is used;
+#   --pages all through rotate and equalize into a multi-page TIFF (pages against numpy's
+#   rot90 and against --page N alone, 16-bit pages, standard input), its usage errors, and a
+#   broken page failing the run without an output. Skipped (77) without numpy and PIL.
+if(IMGPU_PYTHON3)
+  add_test(NAME tiff_pages_check
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_io_dir}/tiff_pages_check.py $<TARGET_FILE:imgpu>
+                   ${CMAKE_CURRENT_BINARY_DIR}/tiff_pages_check.tmp ${IMGPU_ASSETS})
+  set_tests_properties(tiff_pages_check PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()

@@ -49,7 +49,7 @@ for t in test_cpu_color test_cpu_equalize test_cpu_clahe; do
 done
 # the CPU backend's threads (src/cpu/parallel.c): every one joined, every part buffer freed
 [ -x "$build/tests/test_cpu_threads" ] && check "test_cpu_threads --quick" 0 "$build/tests/test_cpu_threads" --quick
-for t in decode ops cli exif exif_write jpeg webp tiff manifest utf8; do
+for t in decode ops cli exif exif_write jpeg webp tiff bmp manifest utf8; do
     # git keeps no empty folder: a target with no failing input yet has no fuzz/regress/<t>
     dirs=()
     for d in "$here/../fuzz/regress/$t" "$here/../fuzz/seeds/$t"; do [ -d "$d" ] && dirs+=("$d"); done
@@ -84,6 +84,12 @@ check "refused tiff" 1 "$im" info "$here/../fuzz/seeds/tiff/f32.tif"
 # issue 25: a JPEG strip whose frame is smaller than the strip left heap bytes in the output
 check "short jpeg-in-tiff strip" 1 "$im" rotate "$here/../fuzz/regress/tiff/jpeg-strip-frame-8x8-heap-bytes-in-output.tif" "$tmp/s.png" --angle 90 --device cpu
 check "refused input" 1 "$im" info "$here/../fuzz/seeds/decode/png_bad_idat_crc.png"
+# issue 30: CMYK / YCCK through their profile (lcms2), BMP RLE4 / RLE8, every page of a TIFF
+check "cmyk jpeg, lcms2" 0 "$im" equalize "$here/../fuzz/seeds/jpeg/lcms_cmyk_icc.jpg" "$tmp/k.tif" --device cpu
+check "ycck jpeg info" 0 "$im" info --json "$here/../fuzz/seeds/jpeg/lcms_ycck_icc.jpg"
+check "bmp rle4" 0 "$im" rotate "$here/../fuzz/seeds/bmp/rle4_escapes.bmp" "$tmp/r.png" --angle 90 --device cpu
+check "bmp rle8 refused" 1 "$im" info "$here/../fuzz/seeds/bmp/rle8_bad_delta.bmp"
+check "tiff --pages all" 0 "$im" rotate "$here/../fuzz/seeds/tiff/multipage3.tif" "$tmp/p.tif" --angle 90 --pages all --device cpu
 check "failed write" 1 "$im" equalize "$assets/camera.png" /nonexistent/dir/x.png --device cpu
 # issue 25: info on hostile EXIF text (escaped, and \udcXX in JSON); a batch whose manifest holds
 # 3 MB of empty lines, a line over the bound and a torn end (read line by line, then appended)

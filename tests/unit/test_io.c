@@ -1029,7 +1029,10 @@ static void test_write_failures(void)
 
     expect_save_error(im, tpath("out.xyz"), "unknown output format");
     expect_save_error(im, tpath("noext"), "unknown output format");
-    CHECK(access(tpath("out.xyz"), F_OK) != 0 && access(tpath("noext"), F_OK) != 0);
+    /* a format imgpu knows but cannot write is named (issue 30) */
+    expect_save_error(im, tpath("out.gif"), "GIF output is not supported");
+    CHECK(access(tpath("out.xyz"), F_OK) != 0 && access(tpath("noext"), F_OK) != 0 &&
+          access(tpath("out.gif"), F_OK) != 0);
     expect_save_error(im, tpath("plain/x.png"), "Not a directory");
     expect_save_error(im, tpath("missing/x.png"), "No such file or directory");
     expect_save_error(im, "/proc/imgpu_test_io.png", "");

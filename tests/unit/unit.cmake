@@ -27,6 +27,8 @@
 #   test_jpeg_meta    the ICC profile in a JPEG encoded elsewhere (nvJPEG: imgpu__jpeg_insert_meta)
 #                     split into APP2 segments, up to 255 and read back whole, and one byte more
 #                     left out with a notice (issue 25)
+#   test_pages        multi-page TIFF output (imgpu_pages_*, each page's own metadata) and
+#                     imgpu_image_load_pages (issue 30: --pages all)
 set(_imgpu_unit_dir ${CMAKE_CURRENT_LIST_DIR})
 
 imgpu_add_c_test(test_cpu_equalize ${_imgpu_unit_dir}/test_cpu_equalize.c)
@@ -47,3 +49,4 @@ imgpu_add_c_test(test_exif ${_imgpu_unit_dir}/test_exif.c LABELS unit exif TIMEO
 imgpu_add_c_test(test_orient ${_imgpu_unit_dir}/test_orient.c LABELS unit exif TIMEOUT 60)
 
 imgpu_add_c_test(test_batch_png ${_imgpu_unit_dir}/batch_png.c)
+imgpu_add_c_test(test_pages ${_imgpu_unit_dir}/test_pages.c LABELS unit io TIMEOUT 60)
