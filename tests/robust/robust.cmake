@@ -97,3 +97,17 @@ else()
   add_test(NAME robust.meta COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
 endif()
 set_tests_properties(robust.meta PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 300)
+# robust.nvjpeg_short  issue 25 on the GPU: JPEGs whose scan is cut short (EOI after it; with and
+#                  without restart markers) among 24 valid ones in `imgpu batch --device cuda`,
+#                  every JPEG through nvJPEG: each cut file fails with its reason and no output,
+#                  the valid outputs are the same in two orders; with IMGPU_NVJPEG_STRICT=0 a
+#                  cut file nvJPEG decodes never shows another file's pixels (exit 77 without
+#                  a GPU or nvJPEG)
+if(IMGPU_PYTHON3)
+  add_test(NAME robust.nvjpeg_short
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_robust_dir}/robust_nvjpeg_short.py $<TARGET_FILE:imgpu>
+                   ${IMGPU_ROBUST_TMP} ${IMGPU_ASSETS})
+else()
+  add_test(NAME robust.nvjpeg_short COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+endif()
+set_tests_properties(robust.nvjpeg_short PROPERTIES LABELS "gpu;robust" SKIP_RETURN_CODE 77 TIMEOUT 300)

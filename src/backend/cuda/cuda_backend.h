@@ -83,7 +83,9 @@ enum { IMGPU_JPEG_CPU = 0, IMGPU_JPEG_HW = 1, IMGPU_JPEG_CUDA = 2 };
 /* Which decoder takes a JPEG, from its markers alone (host, no GPU): IMGPU_JPEG_HW for
  * baseline or extended Huffman, 8-bit, gray or YCbCr 4:4:4/4:2:2/4:2:0/4:4:0, at most 16000
  * pixels a side; IMGPU_JPEG_CUDA for the same but progressive; IMGPU_JPEG_CPU for the rest
- * (CMYK/YCCK, RGB-coded, arithmetic, 12-bit, lossless, other samplings). *channels: 1 or 3. */
+ * (CMYK/YCCK, RGB-coded, arithmetic, 12-bit, lossless, other samplings, and a baseline file
+ * whose one scan holds the wrong count of restart markers: data cut short, issue 25).
+ * *channels: 1 or 3. */
 int imgpu_cuda_jpeg_route(const unsigned char *b, size_t n, int *channels);
 typedef struct imgpu_cuda_jpeg imgpu_cuda_jpeg;
 imgpu_cuda_jpeg *imgpu_cuda_jpeg_new(void);

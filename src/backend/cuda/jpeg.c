@@ -24,9 +24,55 @@
 
 /* ---- routing: which decoder takes a file, from its markers ---------------------------------- */
 
+/* Issue 25: a scan cut short with an EOI after it is refused by libjpeg-turbo ("premature end
+ * of data segment") but nvJPEG may decode it without a word. Where the file says how long its
+ * scan is, that is checked here: with a restart interval (DRI) of Ri MCUs, a whole scan holds
+ * exactly ceil(MCUs / Ri) - 1 RST markers. Only for a file of one scan coding every component
+ * (what cameras and libjpeg write), ended by EOI; anything else is not judged here. 1 when the
+ * count is wrong: the caller sends the file to libjpeg-turbo, which decodes or refuses it (never
+ * a refusal of its own: the CPU is the reference). `sos` is the SOS marker's offset. */
+static int restarts_short(const unsigned char *b, size_t n, size_t sos, int ri, int nc, int w, int h,
+                          const int *hs, const int *vs)
+{
+    if (ri <= 0 || sos + 4 > n)
+        return 0;
+    const size_t L = (size_t)b[sos + 2] << 8 | b[sos + 3];
+    if (L < 3 || sos + 2 + L > n || b[sos + 4] != nc)
+        return 0;
+    int hmax = 1, vmax = 1;
+    for (int k = 0; k < nc; k++) {
+        hmax = hs[k] > hmax ? hs[k] : hmax;
+        vmax = vs[k] > vmax ? vs[k] : vmax;
+    }
+    /* one component: an MCU is one block; several: hmax x vmax blocks of luma (T.81 A.2) */
+    const long long mx = nc == 1 ? (w + 7) / 8 : (w + 8 * hmax - 1) / (8 * hmax);
+    const long long my = nc == 1 ? (h + 7) / 8 : (h + 8 * vmax - 1) / (8 * vmax);
+    const long long want = (mx * my + ri - 1) / ri - 1;
+    long long got = 0;
+    size_t i = sos + 2 + L;
+    for (;;) {
+        const unsigned char *f = i < n ? memchr(b + i, 0xFF, n - i) : NULL;
+        if (!f)
+            return 0;   /* no marker after the data: the structure scan's business */
+        i = (size_t)(f - b) + 1;
+        if (i >= n)
+            return 0;
+        if (b[i] == 0x00 || b[i] == 0xFF)   /* a stuffed 0xFF, or fill before a marker */
+            continue;
+        if (b[i] >= 0xD0 && b[i] <= 0xD7) {
+            got++;
+            i++;
+            continue;
+        }
+        if (b[i] != 0xD9)
+            return 0;   /* a second scan, DNL ...: not judged */
+        return got != want;
+    }
+}
+
 int imgpu_cuda_jpeg_route(const unsigned char *b, size_t n, int *channels)
 {
-    int sof = -1, prec = 0, nc = 0, w = 0, h = 0, adobe = -1;
+    int sof = -1, prec = 0, nc = 0, w = 0, h = 0, adobe = -1, ri = 0;
     int hs[4] = {0}, vs[4] = {0}, id[4] = {0};
     if (n < 4 || b[0] != 0xFF || b[1] != 0xD8)
         return IMGPU_JPEG_CPU;
@@ -62,6 +108,8 @@ int imgpu_cuda_jpeg_route(const unsigned char *b, size_t n, int *channels)
             }
         } else if (m == 0xEE && L >= 14 && !memcmp(d, "Adobe", 5)) {
             adobe = d[11];
+        } else if (m == 0xDD && L == 4) {
+            ri = d[0] << 8 | d[1];
         }
         i += 2 + L;
     }
@@ -79,6 +127,8 @@ int imgpu_cuda_jpeg_route(const unsigned char *b, size_t n, int *channels)
         if (!ok)
             return IMGPU_JPEG_CPU;
     }
+    if ((sof == 0xC0 || sof == 0xC1) && restarts_short(b, n, i, ri, nc, w, h, hs, vs))
+        return IMGPU_JPEG_CPU;
     *channels = nc;
     if (sof == 0xC0 || sof == 0xC1)
         return IMGPU_JPEG_HW;
@@ -118,9 +168,20 @@ static int handles_get(int dev, nvjpegHandle_t *hw, nvjpegHandle_t *sw)
         nvjpegHandle_t h = NULL, s = NULL;
         /* chroma upsampled with interpolation, as libjpeg-turbo's "fancy" upsampling does (the
          * measured agreement with the CPU's decode goes from PSNR ~43 dB to ~100 on photos);
-         * plain where a library does not offer it */
-        if (nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &s) !=
-                NVJPEG_STATUS_SUCCESS &&
+         * plain where a library does not offer it. And strict (issue 25): a bitstream that does
+         * not follow the standard (a scan cut short) is an error, not a best-effort decode; the
+         * file then goes to libjpeg-turbo, which refuses it with its reason.
+         * IMGPU_NVJPEG_STRICT=0 turns that off (to measure what nvJPEG does without it). */
+        const unsigned interp = NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION;
+        unsigned strict = 0;
+#ifdef NVJPEG_FLAGS_BITSTREAM_STRICT
+        const char *senv = getenv("IMGPU_NVJPEG_STRICT");
+        if (!(senv && !strcmp(senv, "0")))
+            strict = NVJPEG_FLAGS_BITSTREAM_STRICT;
+#endif
+        if ((!strict || nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, strict | interp, &s) !=
+                            NVJPEG_STATUS_SUCCESS) &&
+            nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, interp, &s) != NVJPEG_STATUS_SUCCESS &&
             nvjpegCreateSimple(&s) != NVJPEG_STATUS_SUCCESS) {
             rc = imgpu_error("nvJPEG: cannot create its library handle");
         } else {
@@ -128,8 +189,9 @@ static int handles_get(int dev, nvjpegHandle_t *hw, nvjpegHandle_t *sw)
              * no error, the CUDA decoder takes its files. IMGPU_NVJPEG_HARDWARE=0 turns it off. */
             const char *env = getenv("IMGPU_NVJPEG_HARDWARE");
             if (!(env && !strcmp(env, "0")) &&
-                nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION,
-                               &h) != NVJPEG_STATUS_SUCCESS &&
+                (!strict || nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, strict | interp, &h) !=
+                                NVJPEG_STATUS_SUCCESS) &&
+                nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, interp, &h) != NVJPEG_STATUS_SUCCESS &&
                 nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &h) != NVJPEG_STATUS_SUCCESS)
                 h = NULL;
             s_handles[dev].hw = h;
@@ -329,8 +391,16 @@ int imgpu_cuda_jpeg_decode(imgpu_cuda_jpeg *j, int n, const unsigned char *const
         return rc;
     /* the trap: nothing may still use the pool when the engines start writing it */
     IMGPU_CUDA_TRY(cudaStreamSynchronize(j->stream));
-    for (int i = 0; i < n; i++)
+    /* issue 25: each image's buffer zeroed first, so that a decode which reports success
+     * without writing every MCU (a scan cut short) can never pass on an earlier image's
+     * pixels, another file's. Synchronized before the decode: the hardware engines do not
+     * wait for work queued on the stream (the trap above). */
+    for (int i = 0; i < n; i++) {
         d_img[i] = j->pool[i];
+        if (route[i] != IMGPU_JPEG_CPU)
+            IMGPU_CUDA_TRY(cudaMemsetAsync(j->pool[i], 0, (size_t)w[i] * h[i] * channels[i], j->stream));
+    }
+    IMGPU_CUDA_TRY(cudaStreamSynchronize(j->stream));
 
     /* the hardware engines: one batched call per output layout (RGB, gray) */
     if (j->hw) {
