@@ -9,7 +9,7 @@
 #   imgpu_[!_]* by cmake/libimgpu.map; libimgpu.a is imgpu_core (+ imgpu_kernels with CUDA)
 #   merged into one archive.
 # - The public headers are include/imgpu/imgpu.h plus copies of the library headers it includes
-#   (IMGPU_PUBLIC_HEADERS, from src/), made at configure time in <build>/include/imgpu, so that
+#   (IMGPU_PUBLIC_HEADERS, from src/'s floors), made at configure time in <build>/include/imgpu, so that
 #   src/ stays their one source; a program compiled in the build tree and an installed one
 #   see the same files.
 include(GNUInstallDirs)
@@ -17,10 +17,14 @@ include(CMakePackageConfigHelpers)
 
 set(IMGPU_SOVERSION 0)
 set(IMGPU_BUILD_INCLUDE ${PROJECT_BINARY_DIR}/include)
-set(IMGPU_PUBLIC_HEADERS error.h image.h meta.h op.h ops.h io.h)
+# by their place in src/ (their floor); copied flat into include/imgpu/, where they include
+# each other by bare name (as they do in src/, whose core, io and backend folders are include
+# directories)
+set(IMGPU_PUBLIC_HEADERS core/error.h core/image.h meta.h core/op.h ops.h io.h)
 file(MAKE_DIRECTORY ${IMGPU_BUILD_INCLUDE}/imgpu)
 foreach(_h ${IMGPU_PUBLIC_HEADERS})
-  configure_file(${PROJECT_SOURCE_DIR}/src/${_h} ${IMGPU_BUILD_INCLUDE}/imgpu/${_h} COPYONLY)
+  get_filename_component(_name ${_h} NAME)
+  configure_file(${PROJECT_SOURCE_DIR}/src/${_h} ${IMGPU_BUILD_INCLUDE}/imgpu/${_name} COPYONLY)
 endforeach()
 configure_file(${PROJECT_SOURCE_DIR}/include/imgpu/imgpu.h ${IMGPU_BUILD_INCLUDE}/imgpu/imgpu.h COPYONLY)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/version.h.in ${IMGPU_BUILD_INCLUDE}/imgpu/version.h @ONLY)

@@ -4,7 +4,7 @@
  * parameters, apart from the limits set once at start-up; nothing here allocates an image or
  * knows which backend will run. */
 #include "op.h"
-#include "op/op_table.h"
+#include "op_table.h"
 #include "error.h"
 #include "image.h"
 #include "io.h" /* IMGPU_DEFAULT_MAX_PIXELS, imgpu_parse_size */
