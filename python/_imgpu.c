@@ -21,7 +21,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "batch.h"
+#include "batch/batch.h"
 #include "cli_values.h"
 #include "error.h"
 #include "exif.h"

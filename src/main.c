@@ -7,7 +7,7 @@
  * Exit status: 0 success, 1 processing error (unreadable input, failed write, no GPU for
  * --device cuda, compare over --max-abs), 2 usage error.
  */
-#include "batch.h"
+#include "batch/batch.h"
 #include "cli_values.h"
 #include "compare.h"
 #include "error.h"

@@ -13,7 +13,7 @@
  * (any bytes but NUL) and reads the file again: that record must be found and match, whatever
  * the file held before (a torn last line, no header, garbage, lines over the bound).
  */
-#include "batch_manifest.h"
+#include "batch/batch_manifest.h"
 #include "error.h"
 
 #include <errno.h>
