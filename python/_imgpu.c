@@ -30,7 +30,7 @@
 #include "meta.h"
 #include "op.h"
 #include "ops.h"
-#include "options.h"
+#include "cli/options.h"
 #include <imgpu/imgpu.h>
 
 #include <errno.h>

@@ -9,14 +9,14 @@
  */
 #include "batch/batch.h"
 #include "cli_values.h"
-#include "compare.h"
+#include "cli/compare.h"
 #include "error.h"
 #include "exif.h"
 #include "image.h"
 #include "io.h"
 #include "ops.h"
-#include "options.h"
-#include "plot.h"
+#include "cli/options.h"
+#include "cli/plot.h"
 #include "session.h"
 
 #include <ctype.h>

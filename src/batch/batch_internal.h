@@ -17,7 +17,7 @@
 #include "image.h"
 #include "io.h"
 #include "ops.h"
-#include "options.h"
+#include "cli/options.h"
 
 #include <pthread.h>
 #include <signal.h>
