@@ -67,19 +67,13 @@
 #include <stdint.h>
 
 #include "image.h"
+#include "imgpu_limits.h"
 #include "meta.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Default --max-pixels: 2^28 (268 megapixels, e.g. 16384 x 16384). Documented in docs/reliability.md. */
-#define IMGPU_DEFAULT_MAX_PIXELS (UINT64_C(1) << 28)
-
-/* Default --max-file-size: 1 GiB (files are read whole; stb's lengths are ints, so more than
- * 2 GiB - 1 is never accepted). Default --max-decode-time: 30 s. docs/reliability.md, "Limits". */
-#define IMGPU_DEFAULT_MAX_FILE_BYTES (UINT64_C(1) << 30)
-#define IMGPU_DEFAULT_MAX_DECODE_MS UINT64_C(30000)
 /* A JPEG with more scans than this is refused from its structure: a progressive decoder walks
  * the whole image once per scan, so scans are decoding time that no other limit bounds in
  * advance (the decode-time limit stops what is left). */
@@ -116,10 +110,6 @@ typedef struct imgpu_load_options {
  * IMGPU_MAX_DECODE_TIME (seconds, decimals allowed). Options given on the command line win
  * because they are set first. -1 with an error naming the variable when one is malformed. */
 int imgpu_load_options_from_env(imgpu_load_options *o);
-/* The parsers behind the variables, for the command-line options too: 0 or -1 (no error
- * recorded). Both refuse 0, negative numbers, junk and overflow. */
-int imgpu_parse_size(const char *s, uint64_t *bytes);
-int imgpu_parse_seconds(const char *s, uint64_t *ms);
 
 typedef enum imgpu_format {
     IMGPU_FORMAT_UNKNOWN = 0,
