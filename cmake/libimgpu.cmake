@@ -20,8 +20,8 @@ set(IMGPU_BUILD_INCLUDE ${PROJECT_BINARY_DIR}/include)
 # by their place in src/ (their floor); copied flat into include/imgpu/, where they include
 # each other by bare name (as they do in src/, whose core, io and backend folders are include
 # directories)
-set(IMGPU_PUBLIC_HEADERS core/error.h core/image.h core/imgpu_limits.h io/meta.h core/op.h backend/ops.h
-                          io/io.h)
+set(IMGPU_PUBLIC_HEADERS core/device.h core/error.h core/image.h core/imgpu_limits.h io/meta.h core/op.h
+                          backend/ops.h io/io.h)
 file(MAKE_DIRECTORY ${IMGPU_BUILD_INCLUDE}/imgpu)
 foreach(_h ${IMGPU_PUBLIC_HEADERS})
   get_filename_component(_name ${_h} NAME)
