@@ -15,7 +15,7 @@
  *
  * The op parameters (names, types, defaults, ranges, help, choices) are in ONE table below,
  * s_ops: the Python functions are generated from it at import (__init__.py), and _run_ops
- * parses and checks keyword values against it. It mirrors the CLI's options (src/options.c)
+ * parses and checks keyword values against it. It mirrors the CLI's options (src/cli/options.c)
  * and is to be replaced by the op table of issue 26 (src/op/ files) when that lands.
  */
 #define PY_SSIZE_T_CLEAN
@@ -48,7 +48,7 @@ static PyObject *s_asarray;      /* numpy.asarray, imported on first use */
 
 /* ================================================================================================
  * THE OP PARAMETER TABLE — the one place the module knows each op's parameters. It mirrors the
- * CLI's options (src/options.c: names, hints, ranges; defaults are op.h's constructors, which
+ * CLI's options (src/cli/options.c: names, hints, ranges; defaults are op.h's constructors, which
  * _run_ops starts every op from: imgpu_opt_default_op). To be replaced by the op table of
  * issue 26 (src/op/ files): __init__.py reads only _op_table(), and _run_ops only these entries.
  * ============================================================================================== */

@@ -248,7 +248,7 @@ int imgpu_image_save_threads(const imgpu_image *im, const char *path,
  * and modification time (ns since the epoch; rename keeps both). Nonzero from it fails the
  * save (its message recorded by the callback): the temp file is removed, the target left as
  * it was. Not called for a device or FIFO target (written in place, no rename). Batch records
- * each output in OUTDIR's manifest there (src/batch_manifest.h), so no output is ever in place
+ * each output in OUTDIR's manifest there (src/batch/batch_manifest.h), so no output is ever in place
  * without its record. */
 int imgpu_image_save_recorded(const imgpu_image *im, const char *path,
                               const imgpu_save_options *opts, int png_threads,

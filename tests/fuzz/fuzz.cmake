@@ -2,13 +2,13 @@
 #
 # Targets: decode (imgpu_image_load_memory, the CLI's decode path and limits), ops
 # (decode + every CPU operation + encode to memory, small images), cli (the command-line
-# parser of src/main.c), exif (the EXIF reader and in-place editor, src/exif.h), jpeg (the JPEG
-# codec, src/codec_jpeg.c: libjpeg-turbo's decode and encode, the metadata reader), webp
+# parser of src/main.c), exif (the EXIF reader and in-place editor, src/io/exif.h), jpeg (the JPEG
+# codec, src/io/codec_jpeg.c: libjpeg-turbo's decode and encode, the metadata reader), webp
 # (the WebP codec: load, metadata, lossy and lossless re-encode and load back) and tiff
 # (the TIFF codec: load at pages 0 and 1, its metadata reader, re-encode and load back);
-# issue 25 added manifest (imgpu batch's OUTDIR/.imgpu-batch reader, src/batch_manifest.c,
+# issue 25 added manifest (imgpu batch's OUTDIR/.imgpu-batch reader, src/batch/batch_manifest.c,
 # against a reference reader of its own, with a small line bound, and an append read back)
-# and utf8 (src/error.c's UTF-8 validator against RFC 3629, the JSON escaper decoded back to
+# and utf8 (src/core/error.c's UTF-8 validator against RFC 3629, the JSON escaper decoded back to
 # its input, the terminal escaper). Each is built twice:
 #   fuzz_<t>_replay   any compiler: runs the target once per file. Test fuzz.regress.<t>
 #                     (label unit) replays tests/fuzz/regress/<t>/ (every input that once
