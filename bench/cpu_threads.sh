@@ -15,7 +15,7 @@ rgb=build-bench/coffee_4k.png gray=build-bench/coffee_4k_gray.png
 [ -f "$rgb" ] || $py "$here/make_4k.py" "$here/../assets" "$rgb"
 [ -f "$gray" ] || $py -c "import cv2,sys; cv2.imwrite(sys.argv[2], cv2.cvtColor(cv2.imread(sys.argv[1]), cv2.COLOR_BGR2GRAY))" "$rgb" "$gray"
 for b in "$before" "$after"; do
-    cc -O2 -std=c17 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$src" "$here/cpu_ops.c" \
+    cc -O2 -std=c17 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$src" -I"$src/core" -I"$src/io" -I"$src/backend" "$here/cpu_ops.c" \
        "$b/libimgpu_core.a" -lz -ldeflate -lpthread -lm -o "$b/cpu_ops"
 done
 echo "## before ($before)";                  "$before/cpu_ops" "$gray" "$rgb" "$n"

@@ -4,12 +4,12 @@
 # version file and targets (find_package(imgpu)). Included by the top CMakeLists.txt once
 # imgpu_core (and imgpu_kernels with CUDA) exist.
 #
-# - imgpu_core stays the static library the tools and tests link (it now holds src/api.c and is
+# - imgpu_core stays the static library the tools and tests link (it now holds src/lib/api.c and is
 #   built position-independent); libimgpu.so is imgpu_core linked in whole, its exports cut to
 #   imgpu_[!_]* by cmake/libimgpu.map; libimgpu.a is imgpu_core (+ imgpu_kernels with CUDA)
 #   merged into one archive.
 # - The public headers are include/imgpu/imgpu.h plus copies of the library headers it includes
-#   (IMGPU_PUBLIC_HEADERS, from src/), made at configure time in <build>/include/imgpu, so that
+#   (IMGPU_PUBLIC_HEADERS, from src/'s floors), made at configure time in <build>/include/imgpu, so that
 #   src/ stays their one source; a program compiled in the build tree and an installed one
 #   see the same files.
 include(GNUInstallDirs)
@@ -17,15 +17,20 @@ include(CMakePackageConfigHelpers)
 
 set(IMGPU_SOVERSION 0)
 set(IMGPU_BUILD_INCLUDE ${PROJECT_BINARY_DIR}/include)
-set(IMGPU_PUBLIC_HEADERS error.h image.h meta.h op.h ops.h io.h)
+# by their place in src/ (their floor); copied flat into include/imgpu/, where they include
+# each other by bare name (as they do in src/, whose core, io and backend folders are include
+# directories)
+set(IMGPU_PUBLIC_HEADERS core/device.h core/error.h core/image.h core/imgpu_limits.h io/meta.h core/op.h
+                          backend/ops.h io/io.h)
 file(MAKE_DIRECTORY ${IMGPU_BUILD_INCLUDE}/imgpu)
 foreach(_h ${IMGPU_PUBLIC_HEADERS})
-  configure_file(${PROJECT_SOURCE_DIR}/src/${_h} ${IMGPU_BUILD_INCLUDE}/imgpu/${_h} COPYONLY)
+  get_filename_component(_name ${_h} NAME)
+  configure_file(${PROJECT_SOURCE_DIR}/src/${_h} ${IMGPU_BUILD_INCLUDE}/imgpu/${_name} COPYONLY)
 endforeach()
 configure_file(${PROJECT_SOURCE_DIR}/include/imgpu/imgpu.h ${IMGPU_BUILD_INCLUDE}/imgpu/imgpu.h COPYONLY)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/version.h.in ${IMGPU_BUILD_INCLUDE}/imgpu/version.h @ONLY)
 
-target_sources(imgpu_core PRIVATE ${PROJECT_SOURCE_DIR}/src/api.c)
+target_sources(imgpu_core PRIVATE ${PROJECT_SOURCE_DIR}/src/lib/api.c)
 target_include_directories(imgpu_core PUBLIC ${IMGPU_BUILD_INCLUDE})
 set_target_properties(imgpu_core PROPERTIES POSITION_INDEPENDENT_CODE ON)
 # The tools link the static library; the name says so where they link it.

@@ -5,7 +5,7 @@
  * read from memory once and kept in shared memory across the grid barrier; what does not fit
  * spills and is read twice), or two-pass (read twice) where the device lacks the shared memory.
  *
- * The LUT is OpenCV's equalizeHist, bit for bit (src/op.h states it; src/cpu/equalize.c is
+ * The LUT is OpenCV's equalizeHist, bit for bit (src/core/op.h states it; src/cpu/equalize.c is
  * the reference): i0 = first non-empty bin -> 0; scale = 255.0f / (N - h[i0]) in single
  * precision (IEEE division: this file must not be built with --use_fast_math); bin i > i0
  * -> round-half-even(float(cdf[i] - h[i0]) * scale); N == h[i0] (constant image) -> identity.

@@ -4,7 +4,7 @@
  * and return the cudaError_t of the launch (cudaGetLastError right after it). Buffers are
  * device pointers from cudaMalloc (256-byte aligned) holding packed images: rows top to
  * bottom with no padding, channels interleaved, samples of 8 bits or, where a launcher takes a
- * depth or uint16_t pointers, 16 bits (native-endian uint16_t, as src/image.h); so a streaming
+ * depth or uint16_t pointers, 16 bits (native-endian uint16_t, as src/core/image.h); so a streaming
  * kernel can treat an image as one flat array of `npix` pixels of `channels` samples.
  * Launchers with run-time tuning or variant choices take them as a `const imgpu_tuning *`
  * (tuning.h; NULL: the compile-time defaults) and read no tuning from the environment (the one
@@ -74,7 +74,7 @@ cudaError_t imgpu_launch_block_scan(imgpu_scan_variant v, int block, const uint3
                                     uint32_t *d_out, int n, cudaStream_t stream);
 
 /* ---- equalize (equalize.cu) --------------------------------------------------------------- */
-/* Equalize LUTs (OpenCV equalizeHist formula, see src/op.h) for `planes` consecutive
+/* Equalize LUTs (OpenCV equalizeHist formula, see src/core/op.h) for `planes` consecutive
  * 256-bin histograms of npix pixels each: d_lut[p*256 + v]. One block per plane. d_lut holds
  * planes*256 + 1 bytes: the last is 1 when plane 0 has a single value (a constant image),
  * which the luminance apply reads to return such an image unchanged (the CPU's rule). */
@@ -182,7 +182,7 @@ cudaError_t imgpu_launch_histogram16_tuned(imgpu_hist16_variant v, const uint16_
                                            int channels, int plane, uint32_t *d_hist,
                                            const imgpu_tuning *tune, cudaStream_t stream);
 
-/* The LUT of `formula` (an imgpu_eq_formula of src/op.h, IMGPU_FORMULA_OPENCV, _PIL or
+/* The LUT of `formula` (an imgpu_eq_formula of src/core/op.h, IMGPU_FORMULA_OPENCV, _PIL or
  * _IMAGEMAGICK, passed as an int; src/cpu/equalize_formula.c states them) for one histogram d_hist of `levels` bins of npix pixels,
  * d_cdf being its inclusive scan (imgpu_launch_block_scan). One block per 1024 levels
  * (tuning.h). 1 is ORed into *d_changed when some present level maps to another value; the
@@ -215,7 +215,7 @@ typedef struct imgpu_clahe_kgeom {
     int tiles_x, tiles_y, tile_w, tile_h; /* the grid over the reflect-101 padded image */
     int bins;                   /* 256 or 65536 (= 2^depth) */
     int clip_limit;             /* 0: no clipping */
-    float lut_scale, inv_tw, inv_th; /* as imgpu_clahe_geom (src/op.h, imgpu_clahe_geometry) */
+    float lut_scale, inv_tw, inv_th; /* as imgpu_clahe_geom (src/core/op.h, imgpu_clahe_geometry) */
 } imgpu_clahe_kgeom;
 
 /* Tile histograms: d_hist[(plane * tiles + tile) * bins + v], tile = ty * tiles_x + tx, over the

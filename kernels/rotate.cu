@@ -3,7 +3,7 @@
  * Sampled ops read a CUDA array through texture objects: the texture cache keeps the 2D
  * neighbourhood a rotated row walks through, the hardware does bilinear filtering, and the
  * border address mode (border colour = background) supplies the taps outside the image.
- * Conventions (src/op.h): pixel centres at +0.5, source point of output pixel (u, v):
+ * Conventions (src/core/op.h): pixel centres at +0.5, source point of output pixel (u, v):
  *   dx = u + 0.5 - out_w/2, dy = v + 0.5 - out_h/2
  *   sx = cos*dx - sin*dy + in_w/2,  sy = sin*dx + cos*dy + in_h/2
  * in float, with __fmul_rn/__fadd_rn so that nvcc cannot contract into FMAs the CPU

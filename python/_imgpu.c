@@ -22,7 +22,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "batch.h"
+#include "batch/batch.h"
 #include "cli_values.h"
 #include "error.h"
 #include "exif.h"
@@ -32,7 +32,7 @@
 #include "op.h"
 #include "ops.h"
 #include "op/op_table.h"
-#include "options.h"
+#include "cli/options.h"
 #include <imgpu/imgpu.h>
 
 #include <errno.h>

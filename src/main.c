@@ -7,17 +7,17 @@
  * Exit status: 0 success, 1 processing error (unreadable input, failed write, no GPU for
  * --device cuda, compare over --max-abs), 2 usage error.
  */
-#include "batch.h"
+#include "batch/batch.h"
 #include "cli_values.h"
-#include "compare.h"
+#include "cli/compare.h"
 #include "error.h"
 #include "exif.h"
 #include "image.h"
 #include "io.h"
 #include "ops.h"
-#include "options.h"
-#include "suggest.h"
-#include "plot.h"
+#include "cli/options.h"
+#include "cli/plot.h"
+#include "cli/suggest.h"
 #include "session.h"
 
 #include <ctype.h>

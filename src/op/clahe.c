@@ -4,7 +4,7 @@
  * the same numbers), and its descriptor. The CPU backend runs it in src/backend/cpu/clahe.c
  * (which states the rules), CUDA in src/backend/cuda/clahe.c and kernels/clahe.cu. */
 #include "op_table.h"
-#include "../error.h"
+#include "error.h"
 
 #include <math.h>
 #include <stdint.h>

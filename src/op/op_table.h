@@ -107,7 +107,7 @@ typedef struct imgpu_op_desc {
     /* The CPU backend's cost of the op on one core, in ns, for a w x h x c input (8 bits);
      * `auto`'s rule (ops.c) weighs it against CUDA's start-up and transfers. */
     double (*cpu_ns)(int w, int h, int c, const imgpu_op *op);
-    /* 1 when the op is heavy for the CPU: `auto`'s small-batch rule (src/batch_run.c) keeps a
+    /* 1 when the op is heavy for the CPU: `auto`'s small-batch rule (src/batch/batch_run.c) keeps a
      * batch on the CPU only when none of its ops is. NULL: light. */
     int (*heavy)(const imgpu_op *op);
     /* The op as it runs on an image of `color_channels` (1 or 3), e.g. a gray image's rotation

@@ -1,5 +1,7 @@
 /* registry.c — the op table (op_table.h) built from the registry's list (registry.h), and
- * the lookups every reader of the table uses: by position, by name, by kind. */
+ * the lookups every reader of the table uses: by position, by name, by kind. What reads one
+ * descriptor (a parameter by name, an enum's word) is param.c's: the op files use it, and
+ * this file references theirs. */
 #include "op_table.h"
 #include "registry.h"
 
@@ -31,19 +33,6 @@ const imgpu_op_desc *imgpu_op_desc_of(imgpu_op_kind kind)
     return NULL;
 }
 
-const imgpu_param *imgpu_op_param(const imgpu_op_desc *d, const char *name, size_t len)
-{
-    for (int i = 0; i < d->nparams; i++) {
-        const imgpu_param *p = &d->params[i];
-        if (strlen(p->name) == len && !strncmp(p->name, name, len))
-            return p;
-        for (const char *const *a = p->aliases; a && *a; a++)
-            if (strlen(*a) == len && !strncmp(*a, name, len))
-                return p;
-    }
-    return NULL;
-}
-
 imgpu_op imgpu_op_default(imgpu_op_kind kind)
 {
     imgpu_op op;
@@ -54,13 +43,4 @@ imgpu_op imgpu_op_default(imgpu_op_kind kind)
     else
         op.kind = kind;
     return op;
-}
-
-const char *imgpu_param_choice(const imgpu_op *op, const imgpu_param *p)
-{
-    const int v = *(const int *)imgpu_param_cptr(op, p->offset);
-    for (int i = 0; p->choices && p->choices[i]; i++)
-        if (i == v)
-            return p->choices[i];
-    return "?";
 }

@@ -4,8 +4,8 @@
  * depth), and its descriptor. The CPU backend runs it in src/backend/cpu/rotate.c (which
  * states the whole convention), CUDA in src/backend/cuda/rotate.c and kernels/rotate.cu. */
 #include "op_table.h"
-#include "../error.h"
-#include "../image.h"
+#include "error.h"
+#include "image.h"
 
 #include <limits.h>
 #include <math.h>

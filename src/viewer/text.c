@@ -1,4 +1,4 @@
-/* text.c — the viewer's on-screen text in the shared 3x5 pixel font (src/font.h: upper case,
+/* text.c — the viewer's on-screen text in the shared 3x5 pixel font (src/core/font.h: upper case,
  * digits, common punctuation; lower case is drawn as upper case): the help, the notes and the
  * histogram overlay's labels, each rendered once into an RGBA image that the display draws as
  * an overlay. */

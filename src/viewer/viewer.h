@@ -17,7 +17,7 @@
 
 #include "image.h"
 #include "ops.h"
-#include "options.h"
+#include "cli/options.h"
 
 /* ---- GL contexts ------------------------------------------------------------------------- */
 typedef enum vw_context_kind { VW_CTX_EGL = 0, VW_CTX_GLFW } vw_context_kind;

@@ -14,7 +14,7 @@
 #                  why it ran on the CPU, bench times the CPU backend (and OpenCV's where cv2 is)
 # The Python scripts need /usr/bin/python3 (cv2 is optional there: without it a few pixel
 # checks fall back to `imgpu info`); without any python3 they report skipped (77).
-# Below them: options_help, docs_options, auto_start, meta_cli, cpu_threads_cli, equalize_formula.
+# Below them: options_help, docs_options, layers, auto_start, meta_cli, cpu_threads_cli, equalize_formula.
 set(_imgpu_cli_dir ${CMAKE_CURRENT_LIST_DIR})
 set(IMGPU_CLI_TMP ${CMAKE_CURRENT_BINARY_DIR}/cli_tmp)
 
@@ -63,6 +63,18 @@ else()
   add_test(NAME docs_options COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
 endif()
 set_tests_properties(docs_options PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
+
+# layers (issue 26): the house's floors, core < op < io < backend < lib < front ends: no circle
+# of includes or of calls (nm on the build tree's objects) between files, no lower floor that
+# includes or calls a higher one, the codec table the only way into a codec. Plain python3,
+# about a second.
+if(IMGPU_PYTHON3)
+  add_test(NAME layers COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/layers.py ${PROJECT_SOURCE_DIR}
+                                 ${PROJECT_BINARY_DIR})
+else()
+  add_test(NAME layers COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+endif()
+set_tests_properties(layers PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 60)
 
 # `--device auto` starts CUDA only for a job the GPU could win (issue 17): seen through the
 # dynamic loader; skipped (77) in a build without CUDA.

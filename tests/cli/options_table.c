@@ -7,7 +7,7 @@
  * separated. Entries of the same name (--background: an output option and a rotation's
  * parameter; --mode: equalize's and clahe's) are merged into one line. The last line is
  * "#ops <tab> NAME,NAME,...": the op commands. */
-#include "options.h"
+#include "cli/options.h"
 
 #include <stdio.h>
 #include <string.h>

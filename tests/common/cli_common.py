@@ -111,7 +111,7 @@ def snapshot(directory):
     return out
 
 
-# imgpu batch's record of what made each output (src/batch_manifest.h): a hidden file that
+# imgpu batch's record of what made each output (src/batch/batch_manifest.h): a hidden file that
 # every batch OUTDIR has; listings of outputs leave it out.
 BATCH_MANIFEST = ".imgpu-batch"
 

@@ -124,7 +124,7 @@ def psnr(a, b, mask=None, peak=255.0):
     return float("inf") if mse == 0 else 10.0 * np.log10(peak * peak / mse)
 
 
-# The reasons for "there is no GPU to run on" (src/ops.c, src/cuda/device.c after "no usable
+# The reasons for "there is no GPU to run on" (src/backend/ops.c, src/cuda/device.c after "no usable
 # GPU: ", the CUDA runtime's strings): only these turn a --device cuda failure into a skip.
 # "no usable GPU" alone is not enough: device.c also prefixes real failures (a failing probe
 # kernel, a build for the wrong architecture) with it, and those must fail. Same list as

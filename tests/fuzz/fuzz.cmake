@@ -2,15 +2,15 @@
 #
 # Targets: decode (imgpu_image_load_memory, the CLI's decode path and limits), ops
 # (decode + every CPU operation + encode to memory, small images), cli (the command-line
-# parser of src/main.c), exif (the EXIF reader and in-place editor, src/exif.h), exif_write
+# parser of src/main.c), exif (the EXIF reader and in-place editor, src/io/exif.h), exif_write
 # (the EXIF writers: imgpu_exif_rebuild's fresh blob checked by a walker of its own, parsed and
 # rebuilt again; imgpu_meta_check_exif), jpeg (the JPEG
-# codec, src/codec_jpeg.c: libjpeg-turbo's decode and encode, the metadata reader), webp
+# codec, src/io/codec_jpeg.c: libjpeg-turbo's decode and encode, the metadata reader), webp
 # (the WebP codec: load, metadata, lossy and lossless re-encode and load back) and tiff
 # (the TIFF codec: load at pages 0 and 1, its metadata reader, re-encode and load back);
-# issue 25 added manifest (imgpu batch's OUTDIR/.imgpu-batch reader, src/batch_manifest.c,
+# issue 25 added manifest (imgpu batch's OUTDIR/.imgpu-batch reader, src/batch/batch_manifest.c,
 # against a reference reader of its own, with a small line bound, and an append read back)
-# utf8 (src/error.c's UTF-8 validator against RFC 3629, the JSON escaper decoded back to
+# utf8 (src/core/error.c's UTF-8 validator against RFC 3629, the JSON escaper decoded back to
 # its input, the terminal escaper); issue 30 added
 # bmp (the BMP codec, imgpu's own RLE8 / RLE4 decoder above all: load, an RLE image written
 # back uncompressed and loaded back equal). Each is built twice:

@@ -3,7 +3,7 @@
  * validated exactly as `imgpu` does it (options, values, output checks, help) and then stops
  * before any file is read or written. The input is split at NUL bytes into at most 32
  * arguments after "imgpu". `bench` (execs another program), `view` (opens a window) and
- * `batch` (its own parser in src/batch.c, which runs the batch for real: it creates the output
+ * `batch` (its own parser in src/batch/batch.c, which runs the batch for real: it creates the output
  * folder) are dispatched before the common parser and have no parse-only mode yet, so they
  * are skipped.
  * Run with -close_fd_mask=3: help and usage text go to stdout and stderr.

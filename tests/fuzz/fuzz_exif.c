@@ -1,4 +1,4 @@
-/* fuzz_exif.c — libFuzzer target: the EXIF reader and in-place editor (src/exif.h) on any
+/* fuzz_exif.c — libFuzzer target: the EXIF reader and in-place editor (src/io/exif.h) on any
  * bytes, as a JPEG's APP1 payload ("Exif\0\0" first) or a bare TIFF blob. It parses, rewrites
  * the orientation and the pixel size in a copy of exactly the input's size (so ASan sees any
  * write or read past its end), and parses again, checking what holds for every input:

@@ -1,4 +1,4 @@
-/* fuzz_jpeg.c — libFuzzer target: the JPEG codec (src/codec_jpeg.c, libjpeg-turbo) on any
+/* fuzz_jpeg.c — libFuzzer target: the JPEG codec (src/io/codec_jpeg.c, libjpeg-turbo) on any
  * bytes, below io.c: the structure scan, then decode8 and read_meta under small limits (at
  * most 2^22 pixels, io.c's decoder budget for that size, a decode-time limit of 2 s: a file
  * that keeps libjpeg busy must be stopped by the progress monitor, so a libFuzzer timeout

@@ -1,4 +1,4 @@
-/* fuzz_manifest.c — libFuzzer target: the batch manifest reader (src/batch_manifest.c) on any
+/* fuzz_manifest.c — libFuzzer target: the batch manifest reader (src/batch/batch_manifest.c) on any
  * file. Input: byte 0 is a set of switches, the rest is the file OUTDIR/.imgpu-batch.
  *   bit 0    lines shaped "R <16 bytes>\t..." get the right checksum first, so that the fuzzer
  *            reaches the fields behind it (without it, only lines it got right count);
@@ -13,7 +13,7 @@
  * (any bytes but NUL) and reads the file again: that record must be found and match, whatever
  * the file held before (a torn last line, no header, garbage, lines over the bound).
  */
-#include "batch_manifest.h"
+#include "batch/batch_manifest.h"
 #include "error.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* fuzz_tiff.c — libFuzzer target: the TIFF codec (src/codec_tiff.c, libtiff over memory).
+/* fuzz_tiff.c — libFuzzer target: the TIFF codec (src/io/codec_tiff.c, libtiff over memory).
  * Every input is loaded through imgpu_image_load_memory under small limits (2^22 pixels, a 2 s
  * decode limit, as fuzz_decode.c) at page 0 and page 1, and the codec's metadata reader runs
  * on it at both pages (on any bytes, not only on files whose scan passed: damaged metadata must

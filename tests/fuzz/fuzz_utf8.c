@@ -1,4 +1,4 @@
-/* fuzz_utf8.c — libFuzzer target: the UTF-8 validator and the two escapers of src/error.c
+/* fuzz_utf8.c — libFuzzer target: the UTF-8 validator and the two escapers of src/core/error.c
  * (imgpu__utf8_char, imgpu__json_escape, imgpu_escape) on any bytes. It holds them to what
  * error.h promises, each checked by code of its own here:
  *   - imgpu__utf8_char at every offset agrees with a decoder written from RFC 3629's

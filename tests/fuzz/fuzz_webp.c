@@ -1,4 +1,4 @@
-/* fuzz_webp.c — libFuzzer target: the WebP codec (src/codec_webp.c) on any bytes that sniff
+/* fuzz_webp.c — libFuzzer target: the WebP codec (src/io/codec_webp.c) on any bytes that sniff
  * as WebP ("RIFF" size "WEBP"; other formats are fuzz_decode's). The input is loaded through
  * the public load path (imgpu_image_load_memory: sniff, the RIFF scan, the limits, the
  * demuxer and libwebp's incremental decoder) under small limits (2^22 pixels,

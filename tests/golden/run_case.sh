@@ -21,7 +21,7 @@ fi
 imgpu=$1 device=$2 tol=$3 expected=$4 workdir=$5 name=$6 input=$7 op=$8
 shift 8
 
-# The reasons for "there is no GPU to run on", as src/ops.c and src/cuda/device.c word them
+# The reasons for "there is no GPU to run on", as src/backend/ops.c and src/cuda/device.c word them
 # (after "no usable GPU: "), with the CUDA runtime's own strings for cudaErrorInsufficientDriver
 # and cudaErrorNoDevice. "no usable GPU" alone is not enough: device.c also puts it in front
 # of real failures (a probe kernel that fails, a build for the wrong architecture), and those

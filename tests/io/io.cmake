@@ -1,4 +1,4 @@
-# io.cmake — the image I/O layer (src/io.c, src/stb_impl.c, src/codec_*.c) against outside
+# io.cmake — the image I/O layer (src/io/io.c, src/io/stb_impl.c, src/codec_*.c) against outside
 # decoders and tools, through the CLI and io_dump (labels unit;io). Its C unit tests (test_io,
 # test_png_decode, test_error) are unit/'s.
 # io_crosscheck: format variants (progressive JPEG, paletted/interlaced PNG, ...) decoded by
@@ -20,7 +20,7 @@ if(IMGPU_PYTHON3)
   set_tests_properties(pnm_check PROPERTIES LABELS "unit;io" SKIP_RETURN_CODE 77 TIMEOUT 120)
 endif()
 
-# tiff_crosscheck: the TIFF codec (src/codec_tiff.c) against the source pixels, PIL and cv2 over
+# tiff_crosscheck: the TIFF codec (src/io/codec_tiff.c) against the source pixels, PIL and cv2 over
 #   the depth x channels x compression x strips/tiles x planar x byte-order matrix (variants
 #   made by tiffcp), pages, every --compression written and read back, metadata (exiftool),
 #   the refused kinds and damaged files; skipped (77) without tiffcp, cv2 or PIL.
@@ -44,7 +44,7 @@ if(IMGPU_PYTHON3)
                        TIMEOUT 300)
 endif()
 
-# webp_check: the WebP codec (src/codec_webp.c) against PIL (same libwebp), cwebp / dwebp /
+# webp_check: the WebP codec (src/io/codec_webp.c) against PIL (same libwebp), cwebp / dwebp /
 #   webpmux / img2webp and exiftool: decode of lossy, lossless, alpha, animated (first frame)
 #   and odd-size files equal to PIL's exactly, lossless writes exact, lossy writes the bytes of
 #   PIL's save at the same quality and method, ICC / EXIF / XMP round trips and orientation,

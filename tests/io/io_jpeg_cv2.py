@@ -1,4 +1,4 @@
-"""io_jpeg_cv2.py — imgpu's JPEG codec (src/codec_jpeg.c, libjpeg-turbo) against OpenCV and
+"""io_jpeg_cv2.py — imgpu's JPEG codec (src/io/codec_jpeg.c, libjpeg-turbo) against OpenCV and
 exiftool, through the built tools:
   1. decode: io_dump's pixels == cv2.imread(path, cv2.IMREAD_UNCHANGED) (BGR turned to RGB)
      exactly, for JPEGs made here with cv2 and PIL: baseline 4:2:0 / 4:2:2 / 4:4:4,

@@ -1,4 +1,4 @@
-"""tiff_crosscheck.py — issue 16's TIFF codec (src/codec_tiff.c) against independent readers.
+"""tiff_crosscheck.py — issue 16's TIFF codec (src/io/codec_tiff.c) against independent readers.
 
 Every TIFF here starts as known pixels (numpy), written uncompressed by the small TIFF writer
 below (either byte order, contiguous or separate planes), then rewritten by tiffcp (libtiff-

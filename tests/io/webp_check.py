@@ -1,4 +1,4 @@
-"""webp_check.py — the WebP codec (src/codec_webp.c) through imgpu's load path and CLI,
+"""webp_check.py — the WebP codec (src/io/codec_webp.c) through imgpu's load path and CLI,
 against outside oracles: PIL (Debian's python3-pil on the same libwebp 1.2.4) for pixels and
 for the bytes of a lossy write, cwebp / dwebp / webpmux / img2webp (Debian's webp package)
 for files PIL does not make and for the container's chunks, exiftool for metadata.

@@ -1,4 +1,4 @@
-/* test_api.c — libimgpu's own additions (include/imgpu/imgpu.h, src/api.c) on the CPU, in every
+/* test_api.c — libimgpu's own additions (include/imgpu/imgpu.h, src/lib/api.c) on the CPU, in every
  * build (the sanitizer builds too): imgpu_image_wrap's checks and its zero-copy view, contexts
  * (a bad device, NULL, CUDA without a GPU failing with the same message each time), run and
  * run_into (a padded output written row by row, nothing past the rows; a wrong shape refused,

@@ -1,4 +1,4 @@
-/* exif_dump.c — a small front end to src/exif.h and imgpu_image_orient for
+/* exif_dump.c — a small front end to src/io/exif.h and imgpu_image_orient for
  * tests/opencv/opencv_exif_orient.py. Not a test by itself.
  *
  *   exif_dump BLOB

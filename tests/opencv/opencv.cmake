@@ -70,7 +70,7 @@ imgpu_cpu_py_test(cpu_ycc_exhaustive cpu_ycc_exhaustive.py $<TARGET_FILE:test_cp
 imgpu_cpu_py_test(cpu_opencv_equalize cpu_opencv_equalize.py $<TARGET_FILE:test_cpu_driver>
                   ${IMGPU_ASSETS})
 
-# exif_dump prints what src/exif.c parses from a file's APP1 and the oriented pixels.
+# exif_dump prints what src/io/exif.c parses from a file's APP1 and the oriented pixels.
 imgpu_add_test_tool(exif_dump ${_imgpu_opencv_dir}/exif_dump.c)
 if(IMGPU_PYTHON3)
   add_test(NAME opencv_exif_orient

@@ -1,4 +1,4 @@
-"""robust_manifest.py — hostile OUTDIR/.imgpu-batch files (issue 25; src/batch_manifest.h):
+"""robust_manifest.py — hostile OUTDIR/.imgpu-batch files (issue 25; src/batch/batch_manifest.h):
   1. a manifest grown by 200 MB of empty lines, a 40 MB line and 40 MB of binary garbage
      (it was read whole: 1 GiB of empty lines took 1.05 GB and ended the batch with "out of
      memory"): the batch completes, skips what the intact records describe, says once how

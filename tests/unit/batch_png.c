@@ -10,7 +10,7 @@
  *  - the bounded queue: several producers and consumers pass every item exactly once, and a
  *    full queue blocks its producers.
  */
-#include "batch.h"
+#include "batch/batch.h"
 #include "error.h"
 #include "image.h"
 #include "io.h"

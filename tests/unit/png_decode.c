@@ -1,4 +1,4 @@
-/* png_decode.c — tests of the fast PNG decoding path (src/png_decode.c):
+/* png_decode.c — tests of the fast PNG decoding path (src/io/png_decode.c):
  *  - it takes the files it is for: every channel count, sizes from 1x1 to many rows, photo,
  *    noise and constant content, written by the strip encoder (one IDAT per strip) at levels
  *    0, 1 and 6 and by stb_image_write (one IDAT, stb's filter choice), and the 8-bit assets;

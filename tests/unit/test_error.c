@@ -1,4 +1,4 @@
-/* test_error.c — what src/error.c makes of a message before anyone prints it: bytes that
+/* test_error.c — what src/core/error.c makes of a message before anyone prints it: bytes that
  * must not reach a terminal raw come out as \xNN (printable UTF-8 stays), and a message too
  * long for the buffer loses the middle of its path, never the reason after it. The
  * expectations are written out by hand from the rule in error.h. */

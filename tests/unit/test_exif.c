@@ -1,4 +1,4 @@
-/* test_exif.c — the EXIF reader and editor (src/exif.h) on blobs built here byte by byte:
+/* test_exif.c — the EXIF reader and editor (src/io/exif.h) on blobs built here byte by byte:
  * both byte orders with every orientation 1..8, Make/Model/date extraction (trimming, no NUL,
  * inline text, cut to fit, DateTimeOriginal over DateTime), the pixel size as SHORT and LONG,
  * GPS presence; the in-place rewrites of orientation and pixel size, then a re-parse, and

@@ -1,4 +1,4 @@
-/* test_io.c — unit tests of the image I/O layer (src/io.c, src/stb_impl.c): round trips of
+/* test_io.c — unit tests of the image I/O layer (src/io/io.c, src/io/stb_impl.c): round trips of
  * every format and channel count (odd widths, 1x1, 1xN, Nx1, padded strides), the assets
  * against checksums taken with OpenCV, hostile input (truncated at every offset, renamed
  * formats, lying headers, a zlib bomb), 16-bit PNG/PNM, and writes that must fail cleanly (bad

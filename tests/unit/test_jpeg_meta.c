@@ -1,5 +1,5 @@
 /* test_jpeg_meta.c — the ICC profile in a JPEG written elsewhere (nvJPEG's output, through
- * imgpu__jpeg_insert_meta, codec.h), on a CPU machine: a JPEG from imgpu's own encoder stands
+ * the JPEG codec entry's insert_meta, codec.h), on a CPU machine: a JPEG from imgpu's own encoder stands
  * in for nvJPEG's. The profile is split into APP2 segments of at most 65519 bytes numbered
  * 1..N of N; the largest JPEG can carry (255 x 65519 bytes) goes into exactly 255 and loads back
  * whole through the JPEG reader; one byte more is left out with the notice the libjpeg path
@@ -67,7 +67,7 @@ static void insert(void *ctx)
 {
     job *j = ctx;
     char why[160];
-    j->rc = imgpu__jpeg_insert_meta(j->jpg, j->n, j->m, "out.jpg", &j->out, &j->out_len, why,
+    j->rc = imgpu__codec_of(IMGPU_FORMAT_JPEG)->insert_meta(j->jpg, j->n, j->m, "out.jpg", &j->out, &j->out_len, why,
                                     sizeof why);
 }
 

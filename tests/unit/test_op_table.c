@@ -13,7 +13,7 @@
 #include "error.h"
 #include "image.h"
 #include "op/op_table.h"
-#include "options.h"
+#include "cli/options.h"
 #include "test_util.h"
 
 static double value_of(const imgpu_op *op, const imgpu_param *p)

@@ -1,4 +1,4 @@
-/* test_orient.c — imgpu_image_orient (src/orient.c) against the EXIF definition itself.
+/* test_orient.c — imgpu_image_orient (src/io/orient.c) against the EXIF definition itself.
  *
  * The expectation is written from the words of the TIFF/EXIF Orientation tag, not from the
  * code under test: each value says on which side of the displayed image the stored 0th row

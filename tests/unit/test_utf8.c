@@ -1,4 +1,4 @@
-/* test_utf8.c — src/error.c's UTF-8 validator (imgpu__utf8_char) and JSON string escaper
+/* test_utf8.c — src/core/error.c's UTF-8 validator (imgpu__utf8_char) and JSON string escaper
  * (imgpu__json_escape), issue 25: `info --json` took F5..FF as leads and let surrogates and
  * F4 90.. through. The validator against RFC 3629 case by case (its table's edges, the forms
  * it excludes), then over every 1-, 2- and 3-byte sequence and every code point against an

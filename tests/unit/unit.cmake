@@ -11,17 +11,17 @@
 #                     the CPU backend for every op
 #   test_io           round trips of every format and channel count, the assets, hostile,
 #                     damaged and truncated input, and writes that must fail cleanly
-#   test_png_decode   the fast PNG decoding path (src/png_decode.c) against the source pixels and
+#   test_png_decode   the fast PNG decoding path (src/io/png_decode.c) against the source pixels and
 #                     stb, and every kind of file it must leave to stb
-#   test_error        messages (src/error.c) escape what must not reach a terminal and, too long,
+#   test_error        messages (src/core/error.c) escape what must not reach a terminal and, too long,
 #                     lose the middle of their path, never the reason
 #   test_utf8         the UTF-8 validator (RFC 3629, exhaustive to 3 bytes and every code
-#                     point) and the JSON string escaper of `info --json` (src/error.c; issue 25);
+#                     point) and the JSON string escaper of `info --json` (src/core/error.c; issue 25);
 #                     its fuzz target is fuzz_utf8
-#   test_exif         EXIF metadata (src/exif.c): every orientation in both byte orders,
+#   test_exif         EXIF metadata (src/io/exif.c): every orientation in both byte orders,
 #                     Make/Model/dates, the in-place rewrites, and malformed blobs (truncated, out
 #                     of range, loops, count overflow, budget); its fuzz target is fuzz_exif
-#   test_orient       imgpu_image_orient (src/orient.c) against the EXIF definition's own words, at
+#   test_orient       imgpu_image_orient (src/io/orient.c) against the EXIF definition's own words, at
 #                     8 and 16 bits and 1..4 channels, and the inverse orientations
 #   test_batch_png    imgpu batch's parallel PNG encoder and its queue (issue 5)
 #   test_jpeg_meta    the ICC profile in a JPEG encoded elsewhere (nvJPEG: imgpu__jpeg_insert_meta)

@@ -10,7 +10,7 @@ overlay: the pixels that differ are the overlay, their bounding box its place.
   - in every corner it keeps a 10-pixel margin, is at most half the window each way, and leaves
     the other three corners as they were (the lower right one included, away from it);
   - its two panels are labelled BEFORE and AFTER: the white pixels at each panel's top left are
-    those strings in the bitmap font of src/font.c, exactly; the colour legend after BEFORE is
+    those strings in the bitmap font of src/core/font.c, exactly; the colour legend after BEFORE is
     "R G B" in the channel curves' colours (a colour image) or "CDF" in the gray curve's yellow;
   - a 16-bit image's panels span its data's range (the auto window), not 0..65535, and their
     labels say which: "BEFORE 3160..10760";
@@ -33,7 +33,7 @@ except ImportError:
     print("SKIP: needs numpy and cv2 (/usr/bin/python3)")
     sys.exit(77)
 
-FONT_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "font.c")
+FONT_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "core", "font.c")
 W, H, MARGIN = 640, 480, 10
 # the label inks: white, and the overlay shader's curve colours as bytes (RGB)
 WHITE = (255, 255, 255)
@@ -52,12 +52,12 @@ def read_rgb(path):
 
 
 def font_glyphs():
-    """The 3x5 glyphs of src/font.c: letters and digits, rows as octal-ish digits (bit 4 = left)."""
+    """The 3x5 glyphs of src/core/font.c: letters and digits, rows as octal-ish digits (bit 4 = left)."""
     src = open(FONT_C).read()
     az = re.search(r"az\[26\]\s*=\s*\{(.*?)\};", src, re.S).group(1)
     digits = re.search(r"digits\[10\]\s*=\s*\{(.*?)\};", src, re.S).group(1)
     az, digits = re.findall(r'"(\d{5})"', az), re.findall(r'"(\d{5})"', digits)
-    assert len(az) == 26 and len(digits) == 10, "src/font.c's tables moved"
+    assert len(az) == 26 and len(digits) == 10, "src/core/font.c's tables moved"
     g = {chr(ord("A") + i): s for i, s in enumerate(az)}
     g.update({chr(ord("0") + i): s for i, s in enumerate(digits)})
     g[" "] = "00000"
@@ -116,7 +116,7 @@ def find_text(ck, glyphs, region, mask, text, what):
     ok = any(got.shape == text_mask(glyphs, text, s).shape and np.array_equal(got, text_mask(glyphs, text, s))
              for s in (1, 2))
     rows = "\n".join("".join("#" if v else "." for v in r) for r in got[:12, :80])
-    return ck.check(ok, f"{what}: the label reads {text!r} (the font of src/font.c)",
+    return ck.check(ok, f"{what}: the label reads {text!r} (the font of src/core/font.c)",
                     f"ink found in {region} ({got.shape[1]}x{got.shape[0]}):\n{rows}")
 
 
@@ -145,7 +145,7 @@ def check_labels(ck, glyphs, img, box, legend, legend_ink, what, labels=("BEFORE
                 hits = [dx for dx in range(ink.shape[1] - want.shape[1] + 1)
                         if want.shape[0] == ink.shape[0] and np.array_equal(ink[:, dx:dx + want.shape[1]], want)]
                 pic = "\n".join("".join("#" if v else "." for v in r) for r in ink[:, :80])
-                if ck.check(len(hits) == 1, f"{what}: the legend reads {legend!r} (the font of src/font.c)",
+                if ck.check(len(hits) == 1, f"{what}: the legend reads {legend!r} (the font of src/core/font.c)",
                             f"ink on the label's rows:\n{pic}"):
                     sc = (b[3] - b[1]) // 5  # each glyph's pixels in its own colour
                     for i, (ch, code) in enumerate(zip(legend, legend_ink)):

@@ -1,4 +1,4 @@
-/* session.c — the CUDA backend's side of the session door (src/session.h): thin wrappers over
+/* session.c — the CUDA backend's side of the session door (src/backend/session.h): thin wrappers over
  * the backend's sessions (pipeline.c), device choice (devices.c) and nvJPEG coder (jpeg.c) that
  * keep the stream and the device pointers on this side, and the one place that says what a
  * failed call means for its image (out of memory -> the CPU; a sticky fault already reported ->

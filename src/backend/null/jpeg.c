@@ -1,4 +1,4 @@
-/* jpeg.c — the null JPEG coder: the nvJPEG half of the session door (src/session.h) in a
+/* jpeg.c — the null JPEG coder: the nvJPEG half of the session door (src/backend/session.h) in a
  * build without nvJPEG (no CUDA, or a CUDA toolkit without it). Every JPEG is routed to the
  * CPU (libjpeg-turbo), and the coder's other calls answer "not built in". */
 #include "session.h"

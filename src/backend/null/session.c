@@ -1,4 +1,4 @@
-/* session.c — the null session: the session door (src/session.h) of a build without CUDA.
+/* session.c — the null session: the session door (src/backend/session.h) of a build without CUDA.
  * Every call answers "not built in" (creators return NULL, the others -1, each with that
  * message), so the front ends (batch's GPU stage, the viewer) are written once, against the
  * door, and a CPU-only build simply never gets a session. Compiled instead of

@@ -42,6 +42,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "imgpu_limits.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -188,34 +190,9 @@ typedef struct imgpu_clahe_geom {
 /* 0 and *g, or -1 with a message (imgpu_clahe_check's, an unsupported depth, tiles too large). */
 int imgpu_clahe_geometry(int w, int h, int depth, const imgpu_clahe_params *p, imgpu_clahe_geom *g);
 
-/* ---- bounds: what a pipeline will need, known before anything is allocated ----
- * Limits every run obeys (--max-pixels, --max-memory; 0 means the default):
- *  - max_pixels bounds every stage's result, not only the input (a 100000x1 strip turned
- *    by 33 degrees is an 83867x54463 result);
- *  - max_memory bounds the host memory of the worst stage: the caller's input (held for the
- *    whole run) + the stage's input + its result + its working buffers (CLAHE: one LUT of
- *    256 or 65536 entries per tile, planes of the image; equalize: histograms), and for the
- *    CUDA backend the input + its pinned staging + the result. The default, 8 GiB, lets the
- *    largest image the default --max-pixels admits (2^28 RGBA 16-bit pixels = 2 GiB) run any
- *    one op whose result also fits: CLAHE's peak there is 6 GiB; a 16-bit CLAHE with a
- *    256x256 tile grid needs 8 GiB of LUTs by itself and is refused. The CUDA backend's device
- *    memory is held to the same number (over it, `auto` runs on the CPU). */
-#define IMGPU_DEFAULT_MAX_MEMORY (UINT64_C(8) << 30)
-typedef struct imgpu_limits {
-    uint64_t max_pixels;      /* 0: IMGPU_DEFAULT_MAX_PIXELS (io.h, 2^28) */
-    uint64_t max_memory;      /* bytes; 0: IMGPU_DEFAULT_MAX_MEMORY */
-} imgpu_limits;
-
-/* Fill each limit still 0 from IMGPU_MAX_PIXELS (a count) and IMGPU_MAX_MEMORY (bytes, K/M/G
- * suffixes as --max-file-size). -1 with an error naming the variable when one is malformed. */
-int imgpu_limits_from_env(imgpu_limits *l);
-/* The process-wide limits imgpu_pipeline_run (and the CUDA sessions) enforce. Set them once,
- * before starting threads that run pipelines; unset, they are the defaults. */
-void imgpu_set_limits(const imgpu_limits *l);
-void imgpu_get_limits(imgpu_limits *l); /* resolved: no field is 0 */
-/* "1.50 GiB", "12.0 MiB", "900 bytes" (binary units, as --max-memory reads them), for the
- * messages of every check against --max-memory (this plan's, io.c's load). */
-void imgpu__fmt_bytes(char *buf, size_t n, double b);
+/* ---- the plan: what a pipeline will need, known before anything is allocated ----
+ * Against the limits of imgpu_limits.h (--max-pixels, --max-memory; what each bounds is
+ * stated there). */
 
 typedef struct imgpu_plan {
     int out_w, out_h, channels, depth; /* the final result */

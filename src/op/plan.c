@@ -1,13 +1,12 @@
-/* op.c — the op floor (op.h): the plan of a pipeline against the process-wide limits, each
+/* plan.c — the op floor (op.h): the plan of a pipeline against the process-wide limits, each
  * stage's shape, memory and validation read from the op table (src/op/op_table.h; each op's
  * constructor and geometry live in its own file, src/op/<op>.c). Pure functions of shapes and
  * parameters, apart from the limits set once at start-up; nothing here allocates an image or
  * knows which backend will run. */
 #include "op.h"
-#include "op/op_table.h"
+#include "op_table.h"
 #include "error.h"
 #include "image.h"
-#include "io.h" /* IMGPU_DEFAULT_MAX_PIXELS, imgpu_parse_size */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -28,56 +27,20 @@ void imgpu_histogram_full_free(imgpu_histogram_full *h)
 
 /* ---- bounds (op.h: imgpu_pipeline_plan) ---------------------------------------------- */
 
-static imgpu_limits s_limits; /* 0: the defaults; set before threads start */
-
-void imgpu_set_limits(const imgpu_limits *l)
+/* lim's fields, or the process-wide limits for NULL; a field 0 is its default. */
+static imgpu_limits resolve_limits(const imgpu_limits *lim)
 {
-    if (l)
-        s_limits = *l;
-    else
-        memset(&s_limits, 0, sizeof s_limits);
-}
-
-static imgpu_limits resolve_limits(const imgpu_limits *l)
-{
-    imgpu_limits r = l ? *l : s_limits;
+    imgpu_limits r;
+    if (!lim) {
+        imgpu_get_limits(&r);
+        return r;
+    }
+    r = *lim;
     if (!r.max_pixels)
         r.max_pixels = IMGPU_DEFAULT_MAX_PIXELS;
     if (!r.max_memory)
         r.max_memory = IMGPU_DEFAULT_MAX_MEMORY;
     return r;
-}
-
-void imgpu_get_limits(imgpu_limits *l) { *l = resolve_limits(NULL); }
-
-int imgpu_limits_from_env(imgpu_limits *l)
-{
-    const char *v;
-    if (!l->max_pixels && (v = getenv("IMGPU_MAX_PIXELS")) != NULL) {
-        char *end;
-        errno = 0;
-        unsigned long long n = strtoull(v, &end, 10);
-        if (v[0] < '0' || v[0] > '9' || errno || *end || n == 0)
-            return imgpu_error("invalid IMGPU_MAX_PIXELS '%s' (a positive whole number)", v);
-        l->max_pixels = n;
-    }
-    if (!l->max_memory && (v = getenv("IMGPU_MAX_MEMORY")) != NULL &&
-        imgpu_parse_size(v, &l->max_memory) < 0)
-        return imgpu_error("invalid IMGPU_MAX_MEMORY '%s' (a positive number of bytes, optionally "
-                           "with K, M or G)", v);
-    return 0;
-}
-
-void imgpu__fmt_bytes(char *buf, size_t n, double b)
-{
-    if (b >= 1024.0 * 1024 * 1024)
-        snprintf(buf, n, "%.2f GiB", b / (1024.0 * 1024 * 1024));
-    else if (b >= 1024.0 * 1024)
-        snprintf(buf, n, "%.1f MiB", b / (1024.0 * 1024));
-    else if (b >= 1024.0)
-        snprintf(buf, n, "%.1f KiB", b / 1024.0);
-    else
-        snprintf(buf, n, "%.0f bytes", b);
 }
 
 static void fmt_pixels(char *buf, size_t n, double p)

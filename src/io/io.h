@@ -71,19 +71,13 @@
 #include <stdint.h>
 
 #include "image.h"
+#include "imgpu_limits.h"
 #include "meta.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Default --max-pixels: 2^28 (268 megapixels, e.g. 16384 x 16384). Documented in docs/reliability.md. */
-#define IMGPU_DEFAULT_MAX_PIXELS (UINT64_C(1) << 28)
-
-/* Default --max-file-size: 1 GiB (files are read whole; stb's lengths are ints, so more than
- * 2 GiB - 1 is never accepted). Default --max-decode-time: 30 s. docs/reliability.md, "Limits". */
-#define IMGPU_DEFAULT_MAX_FILE_BYTES (UINT64_C(1) << 30)
-#define IMGPU_DEFAULT_MAX_DECODE_MS UINT64_C(30000)
 /* A JPEG with more scans than this is refused from its structure: a progressive decoder walks
  * the whole image once per scan, so scans are decoding time that no other limit bounds in
  * advance (the decode-time limit stops what is left). */
@@ -122,10 +116,6 @@ typedef struct imgpu_load_options {
  * IMGPU_MAX_DECODE_TIME (seconds, decimals allowed). Options given on the command line win
  * because they are set first. -1 with an error naming the variable when one is malformed. */
 int imgpu_load_options_from_env(imgpu_load_options *o);
-/* The parsers behind the variables, for the command-line options too: 0 or -1 (no error
- * recorded). Both refuse 0, negative numbers, junk and overflow. */
-int imgpu_parse_size(const char *s, uint64_t *bytes);
-int imgpu_parse_seconds(const char *s, uint64_t *ms);
 
 typedef enum imgpu_format {
     IMGPU_FORMAT_UNKNOWN = 0,
@@ -294,7 +284,7 @@ int imgpu_image_save_threads(const imgpu_image *im, const char *path,
  * and modification time (ns since the epoch; rename keeps both). Nonzero from it fails the
  * save (its message recorded by the callback): the temp file is removed, the target left as
  * it was. Not called for a device or FIFO target (written in place, no rename). Batch records
- * each output in OUTDIR's manifest there (src/batch_manifest.h), so no output is ever in place
+ * each output in OUTDIR's manifest there (src/batch/batch_manifest.h), so no output is ever in place
  * without its record. */
 int imgpu_image_save_recorded(const imgpu_image *im, const char *path,
                               const imgpu_save_options *opts, int png_threads,

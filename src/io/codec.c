@@ -1,8 +1,8 @@
 /* codec.c — the codec table (see codec.h) and what is shared by its entries: the lookups by
  * format, by a path's extension and by content (the magic bytes of the supported formats,
  * and of the formats recognised only to be refused by name), the format names, the check of
- * what a format can store (imgpu_format_check_size), and the stb-backed encode and 16-bit
- * decode that several entries use.
+ * what a format can store (imgpu_format_check_size). What the entries share lives below the
+ * table, in codec_shared.c: the table references the entries and nothing of theirs calls back.
  */
 #include "codec.h"
 #include "error.h"
@@ -191,59 +191,4 @@ int imgpu_format_check_size(imgpu_format f, int w, int h, int channels, int dept
     if (k && k->check_size)
         return k->check_size(w, h, channels, depth, why, n);
     return 0;
-}
-
-/* ---- stb-backed encode and 16-bit decode ------------------------------------------------ */
-
-int imgpu__encode_stb_pixels(imgpu_format f, const unsigned char *px, int w, int h, int c,
-                             size_t stride, const imgpu__encode_args *a, unsigned char **out,
-                             size_t *out_len, char *why, size_t n)
-{
-    const char *reason;
-    if (imgpu__stb_encode(f, px, w, h, c, stride, a->quality, a->level, out, out_len,
-                          &reason) < 0) {
-        snprintf(why, n, "%s encoding failed: %s", imgpu_format_name(f), reason);
-        return -1;
-    }
-    return 0;
-}
-
-int imgpu__encode_stb(imgpu_format f, const imgpu_image *im, const imgpu__encode_args *a,
-                      unsigned char **out, size_t *out_len, char *why, size_t n)
-{
-    const int w = im->width, h = im->height, c = im->channels;
-    const size_t row = (size_t)w * (size_t)c;
-    if (f == IMGPU_FORMAT_PNG || im->stride == row)
-        return imgpu__encode_stb_pixels(f, im->data, w, h, c, f == IMGPU_FORMAT_PNG ? im->stride
-                                                                                    : row,
-                                        a, out, out_len, why, n);
-    /* stb's writers other than PNG take tight rows only. */
-    unsigned char *tight = malloc(row * (size_t)h);
-    if (!tight) {
-        snprintf(why, n, "out of memory");
-        return -1;
-    }
-    for (int y = 0; y < h; y++)
-        memcpy(tight + (size_t)y * row, imgpu_image_row(im, y), row);
-    int rc = imgpu__encode_stb_pixels(f, tight, w, h, c, row, a, out, out_len, why, n);
-    free(tight);
-    return rc;
-}
-
-imgpu_image *imgpu__load16_stb(const unsigned char *b, size_t n, const char *name,
-                               const imgpu__scan *s, size_t budget, imgpu_format f)
-{
-    int w, h, c;
-    const char *why;
-    unsigned char *px = imgpu__stb_decode16(b, n, budget, &w, &h, &c, &why);
-    if (!px) {
-        imgpu_error("cannot read '%s': corrupt %s data (%s)", name, imgpu_format_name(f), why);
-        return NULL;
-    }
-    if ((uint64_t)w != s->w || (uint64_t)h != s->h) {
-        free(px);
-        imgpu_error("cannot read '%s': corrupt %s data", name, imgpu_format_name(f));
-        return NULL;
-    }
-    return imgpu__adopt_pixels(name, px, w, h, c, 16);
 }

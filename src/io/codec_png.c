@@ -160,7 +160,7 @@ static int png_encode8(const imgpu_image *im, const imgpu__encode_args *a, unsig
         }
         return 0;
     }
-    return imgpu__encode_stb(IMGPU_FORMAT_PNG, im, a, out, out_len, why, n);
+    return imgpu__encode_stb(&imgpu__codec_png, im, a, out, out_len, why, n);
 }
 
 static void put_be32(unsigned char *p, uint32_t v)

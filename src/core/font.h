@@ -1,6 +1,6 @@
 /* font.h — the one built-in bitmap font: 3x5 pixel glyphs for upper case letters, digits and
  * common punctuation (lower case is drawn as upper case; anything else is blank). Shared by
- * the histogram plot (src/plot.c) and the viewer's on-screen help (src/viewer/text.c).
+ * the histogram plot (src/cli/plot.c) and the viewer's on-screen help (src/viewer/text.c).
  *
  * A glyph is five rows of three bits, written as the digits '0'..'7' of a 5-character string:
  * 4 = left column, 2 = middle, 1 = right, so the table can be read by eye. Each glyph cell

@@ -1,9 +1,11 @@
 /* batch_internal.h — what the files of `imgpu batch` share; not an API (batch.h is):
  *   batch.c           the command line (options, --help) and one run from start to summary;
- *   batch_plan.c      the inputs (files, folders, globs), output names and path rules, resume
- *                     against OUTDIR's manifest;
+ *   batch_plan.c      the inputs (files, folders, globs), output names and path rules (the
+ *                     extensions batch takes, --name's rule), resume against OUTDIR's manifest;
  *   batch_run.c       the pipeline: decode threads -> op stage -> encode threads, the tokens
- *                     that bound memory, progress and reports, Ctrl-C;
+ *                     that bound memory, Ctrl-C;
+ *   batch_item.c      what every stage does to one item: reports, failures, progress, its ops
+ *                     on the CPU, its load's options and checks;
  *   batch_gpu.c       the op stage on the GPU (double-buffered CUDA sessions, nvJPEG, the GPU
  *                     fault policy) and --stage-copy's plain copy;
  *   batch_queue.c     the bounded queue between the stages;
@@ -17,7 +19,7 @@
 #include "image.h"
 #include "io.h"
 #include "ops.h"
-#include "options.h"
+#include "cli/options.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -158,11 +160,10 @@ int imgpu__batch_plan(const bopts *b, joblist *l);
 int imgpu__batch_manifest_plan(const bopts *b, joblist *l, imgpu_manifest *mf, int *legacy);
 void imgpu__batch_free_jobs(joblist *l);
 
-/* ---- batch.c ---- */
 int imgpu__batch_known_ext(const char *ext);   /* an image extension batch takes (no dot) */
 const char *imgpu__batch_name_rule(const char *name);   /* why a --name result is refused, or NULL */
 
-/* ---- batch_run.c ---- */
+/* ---- batch_item.c: what every stage does to one item ---- */
 void imgpu__batch_report(const char *fmt, ...) IMGPU_PRINTF(1, 2);
 /* A file that failed: reported as imgpu__batch_report(fmt, ...) does, or, in an in-process run
  * (imgpu_batch_run), handed to its caller as (path, reason) instead. */
@@ -172,14 +173,6 @@ void imgpu__batch_set_fail_hook(imgpu_batch_fail_fn fn, void *ctx);
 double imgpu__batch_now(void);
 void imgpu__batch_progress(stats *st, int final);
 void imgpu__batch_set_tty(int tty);
-int imgpu__batch_cores(void);
-void imgpu__batch_catch_stop_signals(void);
-int imgpu__batch_stop_signal(void);   /* the signal that stopped the batch, or 0 */
-int imgpu__batch_run_pipeline(batch *B, int planned);
-/* Read IMGPU_NVJPEG_CPU_FIRST into B->jpeg_first_n (default 4 per decode thread) and say
- * whether `--device auto` runs this batch on the CPU alone (sets B->auto_cpu). Call once the
- * list to run (todo) is known, before CUDA is started. */
-int imgpu__batch_auto_cpu(batch *B);
 void imgpu__batch_item_free(item *it);
 void imgpu__batch_token_give(tokens *t);
 void imgpu__batch_fail_item(batch *B, item *it, const char *msg);
@@ -188,6 +181,19 @@ void imgpu__batch_ops_for(const bopts *o, const imgpu_image *in, imgpu_op *ops);
 int imgpu__batch_cpu_ops(batch *B, item *it);
 int imgpu__batch_jpeg_to_pixels(batch *B, item *it);
 void imgpu__batch_load_options(batch *B, const bjob *job, batch_load *bl);
+/* The bounds of a job's pipeline on a w x h image (imgpu_pipeline_plan) and whether its output
+ * format holds the result: 0, or -1 with the error naming the file. */
+int imgpu__batch_check_job(const batch *B, const bjob *job, int w, int h, int c, int depth);
+
+/* ---- batch_run.c: the pipeline ---- */
+int imgpu__batch_cores(void);
+void imgpu__batch_catch_stop_signals(void);
+int imgpu__batch_stop_signal(void);   /* the signal that stopped the batch, or 0 */
+int imgpu__batch_run_pipeline(batch *B, int planned);
+/* Read IMGPU_NVJPEG_CPU_FIRST into B->jpeg_first_n (default 4 per decode thread) and say
+ * whether `--device auto` runs this batch on the CPU alone (sets B->auto_cpu). Call once the
+ * list to run (todo) is known, before CUDA is started. */
+int imgpu__batch_auto_cpu(batch *B);
 
 /* ---- batch_gpu.c: the GPU stage, through the session door (session.h) ---- */
 void *imgpu__batch_copy_stage_thread(void *arg);   /* arg: a gpu_worker */

@@ -1,8 +1,7 @@
 /* cli_values.h — the value grammars shared by the command-line front ends (main.c, batch.c,
  * the viewer): strict integers, angles, colours. Each returns 0, or -1 without a message (the
- * caller knows which option it was parsing and says so). cli_values.c also holds the grammars
- * of the load limits (imgpu_parse_size, imgpu_parse_seconds, imgpu_load_options_from_env),
- * declared in io.h beside imgpu_load_options, where their callers find them. */
+ * caller knows which option it was parsing and says so). The grammars of the limits' values
+ * (imgpu_parse_size, imgpu_parse_seconds) are imgpu_limits.h's. */
 #ifndef IMGPU_CLI_VALUES_H
 #define IMGPU_CLI_VALUES_H
 

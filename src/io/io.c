@@ -28,22 +28,6 @@ static imgpu_image *load_fail(const char *name, const char *why)
     return NULL;
 }
 
-imgpu_image *imgpu__adopt_pixels(const char *name, void *px, int w, int h, int c, int depth)
-{
-    imgpu_image *im = calloc(1, sizeof *im);
-    if (!im) {
-        free(px);
-        return load_fail(name, "out of memory");
-    }
-    im->width = w;
-    im->height = h;
-    im->channels = c;
-    im->depth = depth;
-    im->stride = (size_t)w * (size_t)c * (depth / 8);
-    im->data = px;
-    im->owns = 1;
-    return im;
-}
 
 static imgpu_image *decode(const unsigned char *b, size_t len, const char *name,
                            const imgpu_load_options *opts, const imgpu__codec *k,
@@ -311,7 +295,7 @@ static imgpu_image *decode(const unsigned char *b, size_t len, const char *name,
     imgpu_image *im = NULL;
     if (deep) {
         im = k->load16 ? k->load16(b, len, name, &s, (size_t)budget)
-                       : imgpu__load16_stb(b, len, name, &s, (size_t)budget, f);
+                       : imgpu__load16_stb(b, len, name, &s, (size_t)budget, k);
         if (!im && capped)
             memory_refusal(name, &s, limit);
         return im;
@@ -559,7 +543,7 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
         return rc;
     }
     int rc = k->encode8 ? k->encode8(im, &args, out, out_len, why, sizeof why)
-                        : imgpu__encode_stb(f, im, &args, out, out_len, why, sizeof why);
+                        : imgpu__encode_stb(k, im, &args, out, out_len, why, sizeof why);
     return rc < 0 ? save_fail(path, why) : 0;
 }
 
@@ -653,13 +637,14 @@ int imgpu_save_encoded_recorded(const unsigned char *bytes, size_t len, imgpu_fo
                                 int (*before_rename)(void *ctx, long long size, long long mtime_ns),
                                 void *ctx)
 {
-    if (f != IMGPU_FORMAT_JPEG)
+    const imgpu__codec *k = imgpu__codec_of(f);
+    if (!k || !k->insert_meta)
         return save_fail(path, "only JPEG bitstreams are written as they are");
     unsigned char *buf = NULL;
     size_t n = 0;
     char why[160];
     const imgpu_meta *m = opts && !opts->strip ? opts->meta : NULL;
-    if (imgpu__jpeg_insert_meta(bytes, len, m, path, &buf, &n, why, sizeof why) < 0)
+    if (k->insert_meta(bytes, len, m, path, &buf, &n, why, sizeof why) < 0)
         return save_fail(path, why);
     int rc = !strcmp(path, "-") ? imgpu__write_stdout(buf, n)
                                 : imgpu__write_atomic(path, buf, n, opts ? opts->no_follow : 0,

@@ -726,8 +726,9 @@ static int put_segment(seg_buf *o, int m, const void *id, size_t idn, const void
     return put(o, hdr, 4) || put(o, id, idn) || put(o, d, n) ? -1 : 0;
 }
 
-int imgpu__jpeg_insert_meta(const unsigned char *jpg, size_t n, const imgpu_meta *m, const char *name,
-                            unsigned char **out, size_t *out_len, char *why, size_t why_n)
+static int jpeg_insert_meta(const unsigned char *jpg, size_t n, const imgpu_meta *m,
+                            const char *name, unsigned char **out, size_t *out_len, char *why,
+                            size_t why_n)
 {
     /* libjpeg's default JFIF APP0: version 1.01, no units, 1:1, no thumbnail */
     static const unsigned char jfif[14] = { 'J', 'F', 'I', 'F', 0, 1, 1, 0, 0, 1, 0, 1, 0, 0 };
@@ -960,4 +961,5 @@ const imgpu__codec imgpu__codec_jpeg = {
     .encode8 = jpeg_encode8,
     .encode16 = NULL,      /* 8 bits: io.c converts */
     .library = library,
+    .insert_meta = jpeg_insert_meta,   /* nvJPEG's bitstreams (imgpu_save_encoded_recorded) */
 };

@@ -11,21 +11,13 @@
 
 #include <stdint.h>
 
+#include "device.h"
 #include "image.h"
 #include "op.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum imgpu_device {
-    IMGPU_DEVICE_AUTO = 0,  /* where the job finishes first: the CPU for jobs smaller than
-                             * what is left of CUDA's start-up plus the transfers (ops.c states
-                             * the rule), else CUDA when a usable GPU is present; the CPU with
-                             * a notice when none is */
-    IMGPU_DEVICE_CPU,
-    IMGPU_DEVICE_CUDA,
-} imgpu_device;
 
 /* Full-resolution histograms (imgpu_histogram_full, op.h) of an 8- or 16-bit image on
  * `device`; *out's counts are malloc'ed, freed with imgpu_histogram_full_free. */

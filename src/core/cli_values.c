@@ -1,7 +1,6 @@
 /* cli_values.c — see cli_values.h. */
 #include "cli_values.h"
 #include "error.h"
-#include "io.h" /* imgpu_parse_size, imgpu_parse_seconds, imgpu_load_options_from_env */
 
 #include <ctype.h>
 #include <errno.h>
@@ -126,76 +125,5 @@ int imgpu__parse_color(const char *s, uint8_t rgba[4])
     for (int i = 0; i < 3; i++)
         rgba[i] = (uint8_t)v[i];
     rgba[3] = (uint8_t)(k == 4 ? v[3] : 255);
-    return 0;
-}
-
-/* ---- the load limits (declared in io.h, beside imgpu_load_options) -------------------- */
-
-int imgpu_parse_size(const char *s, uint64_t *bytes)
-{
-    if (!s || !*s || *s < '0' || *s > '9')
-        return -1;
-    uint64_t v = 0;
-    for (; *s >= '0' && *s <= '9'; s++) {
-        if (v > (UINT64_MAX - 9) / 10)
-            return -1;
-        v = v * 10 + (uint64_t)(*s - '0');
-    }
-    unsigned shift = 0;
-    if (*s == 'k' || *s == 'K') shift = 10;
-    else if (*s == 'm' || *s == 'M') shift = 20;
-    else if (*s == 'g' || *s == 'G') shift = 30;
-    if (shift)
-        s++;
-    if (*s || v == 0 || v > (UINT64_MAX >> shift))
-        return -1;
-    *bytes = v << shift;
-    return 0;
-}
-
-int imgpu_parse_seconds(const char *s, uint64_t *ms)
-{
-    if (!s || !*s || ((*s < '0' || *s > '9') && *s != '.'))
-        return -1;
-    errno = 0;
-    char *end;
-    double v = strtod(s, &end);
-    /* Up to a year; "nan", "inf", hex floats and exponents are refused by the first check
-     * or here. */
-    if (errno || *end || !(v > 0.0) || v > 365.0 * 86400.0)
-        return -1;
-    uint64_t m = (uint64_t)(v * 1000.0 + 0.5);
-    *ms = m ? m : 1;
-    return 0;
-}
-
-static int env_limit(const char *var, uint64_t *field, int (*parse)(const char *, uint64_t *),
-                     const char *what)
-{
-    const char *v = getenv(var);
-    if (*field || !v || !*v)
-        return 0;
-    if (parse(v, field) < 0)
-        return imgpu_error("invalid %s '%s' (%s)", var, v, what);
-    return 0;
-}
-
-static int parse_count(const char *s, uint64_t *out)
-{
-    for (const char *p = s; *p; p++)
-        if (*p < '0' || *p > '9')
-            return -1;
-    return imgpu_parse_size(s, out);
-}
-
-int imgpu_load_options_from_env(imgpu_load_options *o)
-{
-    if (env_limit("IMGPU_MAX_PIXELS", &o->max_pixels, parse_count,
-                  "a positive whole number of pixels") < 0 ||
-        env_limit("IMGPU_MAX_FILE_SIZE", &o->max_file_bytes, imgpu_parse_size,
-                  "a positive number of bytes, optionally with K, M or G") < 0 ||
-        env_limit("IMGPU_MAX_DECODE_TIME", &o->max_decode_ms, imgpu_parse_seconds,
-                  "a positive number of seconds") < 0)
-        return -1;
     return 0;
 }

@@ -185,3 +185,36 @@ done:
     close(fd);
     return rc;
 }
+
+/* ---- the load limits from the environment (io.h: imgpu_load_options_from_env) ---------- */
+
+static int env_limit(const char *var, uint64_t *field, int (*parse)(const char *, uint64_t *),
+                     const char *what)
+{
+    const char *v = getenv(var);
+    if (*field || !v || !*v)
+        return 0;
+    if (parse(v, field) < 0)
+        return imgpu_error("invalid %s '%s' (%s)", var, v, what);
+    return 0;
+}
+
+static int parse_count(const char *s, uint64_t *out)
+{
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9')
+            return -1;
+    return imgpu_parse_size(s, out);
+}
+
+int imgpu_load_options_from_env(imgpu_load_options *o)
+{
+    if (env_limit("IMGPU_MAX_PIXELS", &o->max_pixels, parse_count,
+                  "a positive whole number of pixels") < 0 ||
+        env_limit("IMGPU_MAX_FILE_SIZE", &o->max_file_bytes, imgpu_parse_size,
+                  "a positive number of bytes, optionally with K, M or G") < 0 ||
+        env_limit("IMGPU_MAX_DECODE_TIME", &o->max_decode_ms, imgpu_parse_seconds,
+                  "a positive number of seconds") < 0)
+        return -1;
+    return 0;
+}

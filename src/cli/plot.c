@@ -1,6 +1,6 @@
 /* plot.c — renders histogram bins as a chart image (see plot.h for what is drawn and how
  * bins map to pixels). Plain pixel drawing on an RGB canvas: rectangles and the shared 3x5
- * bitmap font (src/font.h) at twice its size. */
+ * bitmap font (src/core/font.h) at twice its size. */
 #include "plot.h"
 #include "error.h"
 #include "font.h"

@@ -16,7 +16,7 @@
 #include "batch_internal.h"
 #include "cli_values.h"
 #include "session.h"
-#include "suggest.h"
+#include "cli/suggest.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -145,36 +145,6 @@ static int parse_devices(bopts *b, const char *v)
             return 0;
         p += n + 1;
     }
-}
-
-/* An extension of a format in the codec table (io.h), any case. */
-int imgpu__batch_known_ext(const char *ext)
-{
-    char probe[32];
-    if (strlen(ext) > 16 || strchr(ext, '/'))
-        return 0;
-    snprintf(probe, sizeof probe, "x.%s", ext);
-    return imgpu_format_from_path(probe) != IMGPU_FORMAT_UNKNOWN;
-}
-
-/* A name's components: refuse an absolute name and any ".." (and empty names). */
-const char *imgpu__batch_name_rule(const char *name)
-{
-    if (!*name)
-        return "the output name is empty";
-    if (name[0] == '/')
-        return "absolute output names are refused (outputs stay inside OUTDIR)";
-    for (const char *p = name; *p;) {
-        size_t n = strcspn(p, "/");
-        if (n == 2 && p[0] == '.' && p[1] == '.')
-            return "output names with a '..' component are refused (outputs stay inside OUTDIR)";
-        p += n;
-        while (*p == '/')
-            p++;
-    }
-    if (name[strlen(name) - 1] == '/')
-        return "the output name ends in '/'";
-    return NULL;
 }
 
 static int check_template(const char *t)

@@ -1,6 +1,6 @@
 /* batch.h — `imgpu batch`: many images through a pipeline of decode threads, the GPU stage
- * and encode threads (src/batch.c), and the bounded queue that joins the stages
- * (src/batch_queue.c). */
+ * and encode threads (src/batch/batch.c), and the bounded queue that joins the stages
+ * (src/batch/batch_queue.c). */
 #ifndef IMGPU_BATCH_H
 #define IMGPU_BATCH_H
 

@@ -110,6 +110,12 @@ typedef struct imgpu__codec {
     /* The library behind the entry and its version at run time, for `imgpu --version`
      * ("libwebp 1.2.4"), written into buf[0..n); NULL: the codec is imgpu's own or stb's. */
     void (*library)(char *buf, size_t n);
+    /* A bitstream of this format encoded elsewhere (nvJPEG's JPEG) with m's metadata put in as
+     * encode8 would (JPEG: EXIF, XMP and ICC after its SOI and JFIF APP0, one written when it
+     * has none; any APP segment of its own that is not JFIF is dropped; name: the output, for
+     * notices), into a malloc()'ed *out. 0, or -1 with why. NULL: the format takes none. */
+    int (*insert_meta)(const unsigned char *b, size_t n, const imgpu_meta *m, const char *name,
+                       unsigned char **out, size_t *out_len, char *why, size_t why_n);
 } imgpu__codec;
 
 extern const imgpu__codec imgpu__codec_png;
@@ -120,13 +126,6 @@ extern const imgpu__codec imgpu__codec_pnm;
 extern const imgpu__codec imgpu__codec_tiff;
 extern const imgpu__codec imgpu__codec_webp;
 
-/* codec_jpeg.c: a JPEG encoded elsewhere (nvJPEG) with m's EXIF, XMP and ICC inserted after
- * its SOI and JFIF APP0 (one written when it has none), the segments a libjpeg encode writes;
- * any APP segment of its own that is not JFIF is dropped (name: the output, for notices). 0, or
- * -1 with why. */
-int imgpu__jpeg_insert_meta(const unsigned char *jpg, size_t n, const imgpu_meta *m, const char *name,
-                            unsigned char **out, size_t *out_len, char *why, size_t why_n);
-
 /* codec.c: the entry of format f, or NULL for UNKNOWN and anything not in the table. */
 const imgpu__codec *imgpu__codec_of(imgpu_format f);
 /* The format of b[0..n) by content. *refused is the name of a format recognised only to be
@@ -136,25 +135,25 @@ imgpu_format imgpu__codec_sniff(const unsigned char *b, size_t n, const char **r
 int imgpu__codec_sniff_checked(const char *name, const unsigned char *b, size_t n,
                                imgpu_format *f);
 
-/* Shared by the stb-backed entries (codec.c). */
-/* stb's encoder for format f on an 8-bit image: rows copied tight first where stb needs them
+/* codec_shared.c: shared by the stb-backed entries and io.c. */
+/* stb's encoder for k's format on an 8-bit image: rows copied tight first where stb needs them
  * so (every format but PNG). */
-int imgpu__encode_stb(imgpu_format f, const imgpu_image *im, const imgpu__encode_args *a,
+int imgpu__encode_stb(const imgpu__codec *k, const imgpu_image *im, const imgpu__encode_args *a,
                       unsigned char **out, size_t *out_len, char *why, size_t n);
 /* stb's encoder on pixels already laid out: the "%s encoding failed: %s" message. */
-int imgpu__encode_stb_pixels(imgpu_format f, const unsigned char *px, int w, int h, int c,
+int imgpu__encode_stb_pixels(const imgpu__codec *k, const unsigned char *px, int w, int h, int c,
                              size_t stride, const imgpu__encode_args *a, unsigned char **out,
                              size_t *out_len, char *why, size_t n);
 /* stb's 16-bit decode, checked against the scan, as an image. */
 imgpu_image *imgpu__load16_stb(const unsigned char *b, size_t n, const char *name,
-                               const imgpu__scan *s, size_t budget, imgpu_format f);
+                               const imgpu__scan *s, size_t budget, const imgpu__codec *k);
 
 /* io.c: the EXIF orientation applied on load (unless opts->no_auto_orient): the pixels
  * turned upright, and the EXIF Orientation set to 1 and its pixel size updated in m.
  * 0, or -1 with the error recorded (*im is then freed and NULL). */
 int imgpu__orient_on_load(imgpu_image **im, imgpu_meta *m, const imgpu_load_options *opts);
 
-/* io.c: a tight w x h x c image of `depth` bits that owns the decoder's malloc()'ed px
+/* codec_shared.c: a tight w x h x c image of `depth` bits that owns the decoder's malloc()'ed px
  * (freed when the image cannot be made; the error names `name`). */
 imgpu_image *imgpu__adopt_pixels(const char *name, void *px, int w, int h, int c, int depth);
 

@@ -4,9 +4,9 @@
 #include "ops.h"
 #include "error.h"
 #include "op/op_table.h"
-#include "backend/cpu/cpu.h"
+#include "cpu/cpu.h"
 #ifdef IMGPU_HAVE_CUDA
-#include "backend/cuda/cuda_backend.h"
+#include "cuda/cuda_backend.h"
 #endif
 
 #include <math.h>

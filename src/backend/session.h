@@ -22,9 +22,9 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "device.h"
 #include "image.h"
 #include "op.h"
-#include "ops.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -25,22 +25,7 @@ int imgpu_built_with_cuda(void)
 
 /* ---- contexts ------------------------------------------------------------------------------ */
 
-struct imgpu_context {
-    imgpu_device device;      /* as asked */
-    pthread_mutex_t lock;     /* guards the three fields below */
-    int resolved_once;        /* 1: resolved and rc/message recorded */
-    int resolve_rc;
-    imgpu_device resolved;
-    char why[IMGPU_MESSAGE_MAX];   /* the reason resolution failed, replayed on later calls */
-    pthread_mutex_t dev_lock;      /* guards dev and serializes device work on it */
-    void *dev;                     /* device state: private stream, buffers (device_state.h) */
-};
-
-void **imgpu__context_device_slot(imgpu_context *ctx, pthread_mutex_t **lock)
-{
-    *lock = &ctx->dev_lock;
-    return &ctx->dev;
-}
+/* struct imgpu_context: device_state.h (device_image.c reaches its slot without calling here) */
 
 imgpu_context *imgpu_context_create(imgpu_device device)
 {

@@ -274,7 +274,7 @@ static int bmp_encode8(const imgpu_image *im, const imgpu__encode_args *a, unsig
 {
     const int w = im->width, h = im->height;
     if (im->channels != 2)
-        return imgpu__encode_stb(IMGPU_FORMAT_BMP, im, a, out, out_len, why, n);
+        return imgpu__encode_stb(&imgpu__codec_bmp, im, a, out, out_len, why, n);
     /* stb's BMP writer drops the alpha of gray+alpha; as RGBA it survives. */
     unsigned char *tight = malloc((size_t)w * (size_t)h * 4);
     if (!tight) {
@@ -289,7 +289,7 @@ static int bmp_encode8(const imgpu_image *im, const imgpu__encode_args *a, unsig
             d[4 * x + 3] = s[2 * x + 1];
         }
     }
-    int rc = imgpu__encode_stb_pixels(IMGPU_FORMAT_BMP, tight, w, h, 4, (size_t)w * 2, a, out,
+    int rc = imgpu__encode_stb_pixels(&imgpu__codec_bmp, tight, w, h, 4, (size_t)w * 2, a, out,
                                       out_len, why, n);
     free(tight);
     return rc;

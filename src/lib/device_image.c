@@ -3,9 +3,9 @@
  * with the caller's stream ordered before and after through events, stream-ordered result
  * memory (cudaMallocAsync on the private stream; freed after the streams its readers used),
  * copies to and from the host, and batched JPEG decode / encode on nvJPEG (jpeg.c). */
-#include "cuda_util.h"
+#include "cuda/cuda_util.h"
 #include "device_state.h"
-#include "devices.h"
+#include "cuda/devices.h"
 #include "error.h"
 #include "exif.h"
 #include "io.h"
