@@ -62,6 +62,7 @@ typedef enum imgpu_op_kind {
     IMGPU_OP_ROTATE,
     IMGPU_OP_CLAHE,
     IMGPU_OP_FLIP,          /* op-geom (issue 28) */
+    IMGPU_OP_CONVERT,       /* op-geom (issue 28): no pixel change */
 } imgpu_op_kind;
 
 /* Equalization LUT formulas (--formula); src/backend/cpu/equalize_formula.c states each exactly.
@@ -122,6 +123,9 @@ typedef struct imgpu_op {
 imgpu_op imgpu_op_equalize(imgpu_eq_mode mode);
 imgpu_op imgpu_op_rotate(double angle);
 imgpu_op imgpu_op_clahe(double clip, int tiles_x, int tiles_y, imgpu_eq_mode mode);
+/* convert (op-geom): no parameters, no pixel change: the load, --depth, metadata and save
+ * options around it are the whole command (`imgpu convert IN OUT`). */
+imgpu_op imgpu_op_convert(void);
 /* flip (op-geom): each argument 0 or nonzero (all 0: a copy). */
 imgpu_op imgpu_op_flip(int horizontal, int vertical, int transpose);
 /* The input pixel (*sx, *sy) of a w x h image that a flip writes at output (x, y): with the

@@ -9,6 +9,7 @@
     X(equalize)              \
     X(clahe)                 \
     X(rotate)                \
-    X(flip)
+    X(flip)                  \
+    X(convert)
 
 #endif

@@ -214,8 +214,44 @@ def test_flip_batch_and_orientation():
     K.check(o == 1, "flip's output of an orientation-6 PNG says orientation 1", str(info))
 
 
+# ---- convert ------------------------------------------------------------------------------------
+def test_convert():
+    """imgpu convert: pixels unchanged through a format round trip (PNG -> TIFF -> PNG) at each
+    depth and layout; batch without an op converts (before issue 28 it was a usage error)."""
+    seed = 500
+    for depth in (8, 16):
+        for c in (1, 2, 3, 4):
+            for (hh, ww) in ((1, 1), (1, 5), (11, 7)):
+                a = noise(hh, ww, c, depth, seed)
+                seed += 1
+                src = os.path.join(tmp, "cv.png")
+                tif, back = os.path.join(tmp, "cv.tif"), os.path.join(tmp, "cv.back.png")
+                png_write(src, a)
+                r1 = imgpu("convert", src, tif, "--device", DEVICE)
+                skip_if_no_gpu(r1)
+                r2 = imgpu("convert", tif, back, "--device", DEVICE)
+                same(png_read(back) if r1.rc == 0 and r2.rc == 0 else None, a,
+                     f"convert png -> tif -> png {ww}x{hh} c={c} {depth}-bit", str(r1) + str(r2))
+    a = noise(6, 5, 4, 16, 600)
+    src = os.path.join(tmp, "bc.png")
+    png_write(src, a)
+    out = os.path.join(tmp, "batch_convert")
+    r = imgpu("batch", "-o", out, src, "--format", "tif", "--device", DEVICE)
+    skip_if_no_gpu(r)
+    ok = r.rc == 0 and os.path.exists(os.path.join(out, "bc.tif"))
+    K.check(ok, "batch without an op converts (writes --format)", str(r))
+    if ok:
+        back = os.path.join(tmp, "bc.back.png")
+        r2 = imgpu("convert", os.path.join(out, "bc.tif"), back)
+        same(png_read(back) if r2.rc == 0 else None, a, "batch without an op: pixels unchanged", r2)
+    r = imgpu("batch", "--convert", "-o", out + "2", src, "--device", DEVICE)
+    got = png_read(os.path.join(out + "2", "bc.png")) if r.rc == 0 else None
+    same(got, a, "batch --convert: pixels unchanged", r)
+
+
 test_flip()
 test_flip_cv2()
+test_convert()
 test_flip_batch_and_orientation()
 rc = K.end()
 C.cleanup(tmp, rc != 0)

@@ -3,6 +3,7 @@
     /usr/bin/python3 make_golden.py STB_DECODE INPUT OUTPUT equalize [--mode MODE]
     /usr/bin/python3 make_golden.py STB_DECODE INPUT OUTPUT flip [--horizontal] [--vertical] [--transpose]
     /usr/bin/python3 make_golden.py STB_DECODE INPUT OUTPUT crop --rect X,Y,W,H
+    /usr/bin/python3 make_golden.py STB_DECODE INPUT OUTPUT convert
 
 The input is decoded as imgpu decodes it: a JPEG by OpenCV's imread (libjpeg-turbo, which
 imgpu's JPEG codec matches bit for bit, tests/io/io_jpeg_cv2.py), any other format by stb_image
@@ -10,7 +11,7 @@ imgpu's JPEG codec matches bit for bit, tests/io/io_jpeg_cv2.py), any other form
 (tests/common/opencv_ref.py), and written as PNG at zlib level 9. The geometry ops (issue 28)
 read a PNG with cv2.imread at its own depth (a lossless decode: any decoder gives its samples)
 and apply cv2.flip / cv2.transpose (the mirrors first, then the transpose: src/op/flip.c) or
-a numpy ROI (crop --rect).
+a numpy ROI (crop --rect); convert writes the decoded input as it is.
 """
 import os
 import sys
@@ -24,7 +25,7 @@ def main(argv):
         sys.exit(__doc__)
     stb_decode, inp, out, op = argv[1:5]
     args = argv[5:]
-    if op in ("flip", "crop"):
+    if op in ("flip", "crop", "convert"):
         return geometry(inp, out, op, args)
     if op != "equalize":
         sys.exit(f"make_golden.py: no OpenCV reference for operation {op!r}")
@@ -44,7 +45,10 @@ def geometry(inp, out, op, args):
     im = cv2.imread(inp, cv2.IMREAD_UNCHANGED)
     if im is None:
         sys.exit(f"make_golden.py: cv2.imread could not read {inp}")
-    if op == "flip":
+    if op == "convert":
+        if args:
+            sys.exit(f"make_golden.py: unexpected convert arguments {args}")
+    elif op == "flip":
         if not args or set(args) - {"--horizontal", "--vertical", "--transpose"}:
             sys.exit(f"make_golden.py: unexpected flip arguments {args}")
         if "--horizontal" in args:

@@ -2,6 +2,7 @@
  * bit for bit, through imgpu_pipeline_run (--device cuda), so the dispatch and the chain's
  * shapes are tested too:
  *  - flip: every combination of --horizontal, --vertical, --transpose;
+ *  - convert: the device copy;
  * over 8 and 16 bits, gray, gray+alpha, RGB, RGBA, and sizes 1x1, 1xN, Nx1, odd, 4K (not with
  * IMGPU_TEST_QUICK=1, the compute-sanitizer runs); chains with a rotation in front. */
 #include <stdint.h>
@@ -80,14 +81,16 @@ int main(void)
                 imgpu_image *im = make(s_sizes[s][0], s_sizes[s][1], c, depth, seed++);
                 snprintf(what, sizeof what, "%dx%d c=%d %d-bit", s_sizes[s][0], s_sizes[s][1], c, depth);
                 test_flip(im, what);
+                imgpu_op cv = imgpu_op_convert();
+                check_op(im, &cv, 1, what);
                 imgpu_image_free(im);
             }
     /* chains: a rotation then a flip (the flip reads the rotation's result in the ping-pong) */
     for (int depth = 8; depth <= 16; depth += 8) {
         imgpu_image *im = make(301, 199, 4, depth, seed++);
-        imgpu_op ops[3] = {imgpu_op_rotate(30.0), imgpu_op_flip(1, 0, 1), imgpu_op_flip(0, 1, 0)};
-        snprintf(what, sizeof what, "chain rotate 30 -> flip h t -> flip v, %d-bit RGBA", depth);
-        check_op(im, ops, 3, what);
+        imgpu_op ops[4] = {imgpu_op_rotate(30.0), imgpu_op_flip(1, 0, 1), imgpu_op_convert(), imgpu_op_flip(0, 1, 0)};
+        snprintf(what, sizeof what, "chain rotate 30 -> flip h t -> convert -> flip v, %d-bit RGBA", depth);
+        check_op(im, ops, 4, what);
         imgpu_image_free(im);
     }
     imgpu_cuda_shutdown();
