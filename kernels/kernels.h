@@ -236,6 +236,12 @@ cudaError_t imgpu_launch_empty(cudaStream_t stream);
 /* Test only (fault.cu): a kernel that writes to an illegal address, a sticky fault. */
 cudaError_t imgpu_launch_fault(cudaStream_t stream, int illegal_address);
 
+/* ---- op-geom (issue 28): flip.cu ----------------------------------------------------------- */
+/* The op "flip" (src/op/flip.c, op.h imgpu_flip_source) of a packed w x h image of `channels`
+ * samples of `bytes` (1 or 2) bytes into d_out (h x w with transpose, else w x h). */
+cudaError_t imgpu_launch_flip(const void *d_in, int w, int h, int channels, int bytes, void *d_out,
+                              int horizontal, int vertical, int transpose, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -184,6 +184,9 @@ void imgpu_kernels_rot_gather(int on);
 /* The 16-bit LUT (equalize_full.cu): 0 the default (fused where available), 1 always the scan
  * + LUT kernels. */
 void imgpu_kernels_lut16_path(int path);
+/* ---- op-geom (issue 28): flip and crop, one thread per output pixel on a 1-D grid ---- */
+#define IMGPU_GATHER_THREADS 256
+
 #ifdef __cplusplus
 }
 #endif

@@ -52,7 +52,8 @@ static const char s_help[] =
     "entries skipped; subfolders are kept under OUTDIR) or quoted globs ('photos/*.png')\n"
     "that imgpu expands.\n"
     "\n"
-    "operations, applied in the order given (each option after an op sets that op):\n";
+    "operations, applied in the order given (each option after an op sets that op; with\n"
+    "none, the images are converted: written in --format, pixels unchanged):\n";
 /* ... each op's lines from the op table (options.h: imgpu_opt_help_batch_ops), then: */
 static const char s_help_rest[] =
     "output:\n"
@@ -336,17 +337,8 @@ static int parse_args(int argc, char **argv, bopts *b)
         return bad("batch needs -o OUTDIR");
     if (b->ninputs == 0)
         return bad("batch needs at least one input (files, folders or globs)");
-    if (b->nops == 0 && !b->stage_copy) {
-        char ops[160] = "";
-        size_t k = 0;
-        for (int i = 0; i < imgpu_op_count() && k < sizeof ops; i++) {
-            const imgpu_op_desc *d = imgpu_op_at(i);
-            const imgpu_param *ap = d->add_param ? imgpu_op_param(d, d->add_param, strlen(d->add_param)) : NULL;
-            k += (size_t)snprintf(ops + k, sizeof ops - k, "%s--%s%s%s", i ? ", " : "", d->name, ap ? " " : "",
-                                  ap ? ap->metavar : "");
-        }
-        return bad("batch needs at least one operation (%s)", ops);
-    }
+    /* no op: the images are converted (written in --format, --depth, with the save options),
+     * pixels unchanged (issue 28) */
     return 0;
 }
 

@@ -63,6 +63,8 @@ typedef enum imgpu_op_kind {
     IMGPU_OP_EQUALIZE = 0,
     IMGPU_OP_ROTATE,
     IMGPU_OP_CLAHE,
+    IMGPU_OP_FLIP,          /* op-geom (issue 28) */
+    IMGPU_OP_CONVERT,       /* op-geom (issue 28): no pixel change */
 } imgpu_op_kind;
 
 /* Equalization LUT formulas (--formula); src/backend/cpu/equalize_formula.c states each exactly.
@@ -102,12 +104,20 @@ typedef struct imgpu_rotate_params {
                              * 16-bit images get each value * 257 (0xff -> 65535) */
 } imgpu_rotate_params;
 
+/* flip (issue 28, op-geom): mirrors and the transpose; src/op/flip.c states the order. */
+typedef struct imgpu_flip_params {
+    int horizontal;         /* mirror left-right (ImageMagick -flop, cv2.flip(a, 1)) */
+    int vertical;           /* mirror top-bottom (ImageMagick -flip, cv2.flip(a, 0)) */
+    int transpose;          /* swap the axes (cv2.transpose), after the mirrors */
+} imgpu_flip_params;
+
 typedef struct imgpu_op {
     imgpu_op_kind kind;
     union {
         imgpu_equalize_params equalize;
         imgpu_rotate_params rotate;
         imgpu_clahe_params clahe;
+        imgpu_flip_params flip;         /* op-geom */
     } u;
 } imgpu_op;
 
@@ -115,6 +125,20 @@ typedef struct imgpu_op {
 imgpu_op imgpu_op_equalize(imgpu_eq_mode mode);
 imgpu_op imgpu_op_rotate(double angle);
 imgpu_op imgpu_op_clahe(double clip, int tiles_x, int tiles_y, imgpu_eq_mode mode);
+/* convert (op-geom): no parameters, no pixel change: the load, --depth, metadata and save
+ * options around it are the whole command (`imgpu convert IN OUT`). */
+imgpu_op imgpu_op_convert(void);
+/* flip (op-geom): each argument 0 or nonzero (all 0: a copy). */
+imgpu_op imgpu_op_flip(int horizontal, int vertical, int transpose);
+/* The input pixel (*sx, *sy) of a w x h image that a flip writes at output (x, y): with the
+ * transpose, (u, v) = (y, x), else (x, y); then sx = horizontal ? w-1-u : u and
+ * sy = vertical ? h-1-v : v. The result is h x w with the transpose, else w x h. */
+static inline void imgpu_flip_source(const imgpu_flip_params *p, int w, int h, int x, int y, int *sx, int *sy)
+{
+    const int u = p->transpose ? y : x, v = p->transpose ? x : y;
+    *sx = p->horizontal ? w - 1 - u : u;
+    *sy = p->vertical ? h - 1 - v : v;
+}
 
 /* ---- validation: 0, or -1 with the message recorded (imgpu_error) ---------------------------- */
 /* "clahe: tile grid WxH out of range (1..256 each)" */

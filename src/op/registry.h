@@ -8,6 +8,8 @@
 #define IMGPU_OP_REGISTRY(X) \
     X(equalize)              \
     X(clahe)                 \
-    X(rotate)
+    X(rotate)                \
+    X(flip)                  \
+    X(convert)
 
 #endif

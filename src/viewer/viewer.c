@@ -246,6 +246,8 @@ static int parse_options(int argc, char **argv, options *o)
         const int dashed = !strncmp(name, "--", 2);
         const size_t nlen = dashed ? strlen(name + 2) : 0;
         const imgpu_op_desc *add = dashed ? imgpu_opt_find_op(name + 2, nlen) : NULL;
+        if (add && (!add->view_doc || !*add->view_doc))
+            add = NULL; /* an op the viewer does not show (no view_doc): not its option */
         const imgpu_param *pp = dashed && !add ? imgpu_opt_find_param(NULL, name + 2, nlen, IMGPU_FRONT_VIEW) : NULL;
         const imgpu_opt *so = dashed && !add && !pp ? imgpu_opt_find(name + 2, nlen, IMGPU_FRONT_VIEW) : NULL;
         int is_flag = (so && !so->metavar) || (pp && !pp->metavar) || (add && !add->add_param);

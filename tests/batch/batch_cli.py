@@ -270,7 +270,8 @@ for bad_shard in ["0/3", "4/3", "1/0", "x/2", "1/"]:
     C.check(r.rc == 2, f"--shard {bad_shard} is a usage error", str(r))
 
 # ---- 8. usage --------------------------------------------------------------------------------
-for args in (["--equalize", src], ["-o", out_n, src], ["--equalize", "-o", out_n],
+# (no op at all is no longer a usage error: batch without an op converts, issue 28: geom_ops.py)
+for args in (["--equalize", src], ["--equalize", "-o", out_n],
              ["--mode", "luminance", "--equalize", "-o", out_n, src],
              ["--equalize", "--filter", "bicubic", "-o", out_n, src], ["--equalize", "--jobs", "0", "-o", out_n, src],
              ["--equalize", "--devices", "a", "-o", out_n, src], ["--equalize", "--bogus", "-o", out_n, src]):

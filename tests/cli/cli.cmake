@@ -118,3 +118,23 @@ if(IMGPU_PYTHON3)
                    ${IMGPU_CLI_TMP} ${IMGPU_ASSETS})
   set_tests_properties(cli_io_messages PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
 endif()
+# geom_ops (issue 28, op-geom): flip, crop and convert through the CLI and batch against numpy
+#   transliterations of their rules (every depth, layout, edge size), cv2.flip / cv2.transpose
+#   where cv2 is installed; .cuda: the same on the GPU (exits 77 without one).
+foreach(_dev cpu cuda)
+  if(_dev STREQUAL "cpu")
+    set(_tname geom_ops)
+    set(_labels cli)
+  else()
+    set(_tname geom_ops.cuda)
+    set(_labels cli gpu)
+  endif()
+  if(IMGPU_PYTHON3)
+    add_test(NAME ${_tname}
+             COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/geom_ops.py $<TARGET_FILE:imgpu> ${IMGPU_CLI_TMP}
+                     ${IMGPU_ASSETS} ${_dev})
+  else()
+    add_test(NAME ${_tname} COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+  endif()
+  set_tests_properties(${_tname} PROPERTIES LABELS "${_labels}" SKIP_RETURN_CODE 77 TIMEOUT 300)
+endforeach()

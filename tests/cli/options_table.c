@@ -52,7 +52,8 @@ int main(void)
         entry *e = get(d->name);
         const imgpu_param *ap = d->add_param ? imgpu_op_param(d, d->add_param, strlen(d->add_param)) : NULL;
         e->metavar = ap ? ap->metavar : NULL;
-        e->fronts |= IMGPU_FRONT_BATCH | IMGPU_FRONT_VIEW;
+        /* the viewer shows the ops with a view_doc (src/viewer/viewer.c); batch takes them all */
+        e->fronts |= IMGPU_FRONT_BATCH | (d->view_doc && *d->view_doc ? IMGPU_FRONT_VIEW : 0);
         e->sets |= 1u << 8;
         add_op(e, d->name);
         for (int j = 0; j < d->nparams; j++) {

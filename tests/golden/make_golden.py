@@ -1,11 +1,17 @@
 """make_golden.py — write one OpenCV-made golden image (called by regenerate.sh).
 
     /usr/bin/python3 make_golden.py STB_DECODE INPUT OUTPUT equalize [--mode MODE]
+    /usr/bin/python3 make_golden.py STB_DECODE INPUT OUTPUT flip [--horizontal] [--vertical] [--transpose]
+    /usr/bin/python3 make_golden.py STB_DECODE INPUT OUTPUT crop --rect X,Y,W,H
+    /usr/bin/python3 make_golden.py STB_DECODE INPUT OUTPUT convert
 
 The input is decoded as imgpu decodes it: a JPEG by OpenCV's imread (libjpeg-turbo, which
 imgpu's JPEG codec matches bit for bit, tests/io/io_jpeg_cv2.py), any other format by stb_image
 (through the STB_DECODE helper, the decoder imgpu uses for them), then equalized by OpenCV
-(tests/common/opencv_ref.py), and written as PNG at zlib level 9.
+(tests/common/opencv_ref.py), and written as PNG at zlib level 9. The geometry ops (issue 28)
+read a PNG with cv2.imread at its own depth (a lossless decode: any decoder gives its samples)
+and apply cv2.flip / cv2.transpose (the mirrors first, then the transpose: src/op/flip.c) or
+a numpy ROI (crop --rect); convert writes the decoded input as it is.
 """
 import os
 import sys
@@ -19,6 +25,8 @@ def main(argv):
         sys.exit(__doc__)
     stb_decode, inp, out, op = argv[1:5]
     args = argv[5:]
+    if op in ("flip", "crop", "convert"):
+        return geometry(inp, out, op, args)
     if op != "equalize":
         sys.exit(f"make_golden.py: no OpenCV reference for operation {op!r}")
     mode = "luminance"
@@ -30,6 +38,33 @@ def main(argv):
         is_jpeg = f.read(3) == b"\xff\xd8\xff"
     im = opencv_ref.read(inp) if is_jpeg else opencv_ref.read_stb(inp, stb_decode)
     opencv_ref.write(out, opencv_ref.equalize(im, mode))
+
+
+def geometry(inp, out, op, args):
+    import cv2
+    im = cv2.imread(inp, cv2.IMREAD_UNCHANGED)
+    if im is None:
+        sys.exit(f"make_golden.py: cv2.imread could not read {inp}")
+    if op == "convert":
+        if args:
+            sys.exit(f"make_golden.py: unexpected convert arguments {args}")
+    elif op == "flip":
+        if not args or set(args) - {"--horizontal", "--vertical", "--transpose"}:
+            sys.exit(f"make_golden.py: unexpected flip arguments {args}")
+        if "--horizontal" in args:
+            im = cv2.flip(im, 1)
+        if "--vertical" in args:
+            im = cv2.flip(im, 0)
+        if "--transpose" in args:
+            im = cv2.transpose(im)
+    else:
+        if len(args) != 2 or args[0] != "--rect":
+            sys.exit(f"make_golden.py: unexpected crop arguments {args}")
+        x, y, w, h = (int(v) for v in args[1].split(","))
+        im = im[y:y + h, x:x + w]
+    # cv2's channel order both ways: no conversion needed for a pure geometry op
+    if not cv2.imwrite(out, im, [cv2.IMWRITE_PNG_COMPRESSION, 9]):
+        sys.exit(f"make_golden.py: cv2.imwrite could not write {out}")
 
 
 if __name__ == "__main__":
