@@ -236,6 +236,14 @@ cudaError_t imgpu_launch_empty(cudaStream_t stream);
 /* Test only (fault.cu): a kernel that writes to an illegal address, a sticky fault. */
 cudaError_t imgpu_launch_fault(cudaStream_t stream, int illegal_address);
 
+/* ---- resize (resize.cu) ---------------------------------------------------------------- */
+/* One resize from d_in (sw x sh) to d_out (dw x dh) by the tables t (src/op/resize_tab.h),
+ * whose `block` points at a device copy of the host's block; d_h: nh * dw * cn words of
+ * intermediate (the horizontal pass), unused by nearest. A copy (method COPY) is the caller's. */
+struct imgpu_resize_tab;
+cudaError_t imgpu_launch_resize(const struct imgpu_resize_tab *t, const void *d_in, void *d_h, void *d_out,
+                                cudaStream_t st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -61,6 +61,7 @@ typedef enum imgpu_op_kind {
     IMGPU_OP_EQUALIZE = 0,
     IMGPU_OP_ROTATE,
     IMGPU_OP_CLAHE,
+    IMGPU_OP_RESIZE,
 } imgpu_op_kind;
 
 /* Equalization LUT formulas (--formula); src/backend/cpu/equalize_formula.c states each exactly.
@@ -100,12 +101,32 @@ typedef struct imgpu_rotate_params {
                              * 16-bit images get each value * 257 (0xff -> 65535) */
 } imgpu_rotate_params;
 
+/* ---- resize (src/op/resize.c; src/backend/cpu/resize.c states the rules) ---- */
+typedef enum imgpu_resize_filter {
+    IMGPU_RESIZE_NEAREST = 0, /* cv2 INTER_NEAREST_EXACT */
+    IMGPU_RESIZE_BILINEAR,    /* INTER_LINEAR (the default) */
+    IMGPU_RESIZE_BICUBIC,     /* INTER_CUBIC */
+    IMGPU_RESIZE_AREA,        /* INTER_AREA */
+    IMGPU_RESIZE_LANCZOS,     /* INTER_LANCZOS4 */
+} imgpu_resize_filter;
+
+/* Exactly one way of sizing is given (0: not given): --size, --width and/or --height (both:
+ * the same as --size), --scale, --fit. */
+typedef struct imgpu_resize_params {
+    int size_w, size_h;     /* --size WxH */
+    int width, height;      /* --width W, --height H: the other side keeps the aspect ratio */
+    int fit_w, fit_h;       /* --fit WxH: the largest size within, keeping the aspect ratio */
+    double scale;           /* --scale F (cv2.resize's fx = fy = F) */
+    int filter;             /* imgpu_resize_filter, default bilinear */
+} imgpu_resize_params;
+
 typedef struct imgpu_op {
     imgpu_op_kind kind;
     union {
         imgpu_equalize_params equalize;
         imgpu_rotate_params rotate;
         imgpu_clahe_params clahe;
+        imgpu_resize_params resize;
     } u;
 } imgpu_op;
 
@@ -113,6 +134,7 @@ typedef struct imgpu_op {
 imgpu_op imgpu_op_equalize(imgpu_eq_mode mode);
 imgpu_op imgpu_op_rotate(double angle);
 imgpu_op imgpu_op_clahe(double clip, int tiles_x, int tiles_y, imgpu_eq_mode mode);
+imgpu_op imgpu_op_resize(int width, int height, imgpu_resize_filter filter); /* --size WxH */
 
 /* ---- validation: 0, or -1 with the message recorded (imgpu_error) ---------------------------- */
 /* "clahe: tile grid WxH out of range (1..256 each)" */
