@@ -500,9 +500,10 @@ const imgpu_op_desc imgpu__op_resize = {
            "--scale or --fit. 8-bit nearest, bilinear, bicubic and lanczos equal cv2.resize\n"
            "bit for bit (area within 1 level). Images with alpha mix colour premultiplied by\n"
            "alpha, so transparent pixels leave no dark fringe.\n"
-           "Names: in 'imgpu batch' an option sets the latest op that has it (--filter after\n"
-           "--resize is resize's, after --rotate rotate's); in 'imgpu view', --size is the\n"
-           "snapshot's size: size the view's resize with --fit, --scale, --width or --height.\n",
+           "Names: in 'imgpu batch' an option sets the latest op that has it (a --filter after\n"
+           "the resize is the resize's, after a rotation the rotation's); in 'imgpu view',\n"
+           "--size is the snapshot's size: size the view's resize with --fit, --scale, --width\n"
+           "or --height.\n",
     .params = s_params,
     .nparams = sizeof s_params / sizeof s_params[0],
     .add_param = NULL,
