@@ -84,10 +84,11 @@ __device__ uint32_t v_sample(const imgpu_resize_tab &t, const void *h, int dy, i
                 f = __fadd_rn(__fmul_rn(__int2float_rn(hi[(size_t)yc[k] * W + x]), __fmul_rn(__int2float_rn(ywi[k]), sc)), f);
             return sat(__float2int_rn(f), 255);
         }
-        int32_t acc = 0;
+        uint32_t acc = 0; /* wrapping, as the CPU's */
         for (int k = 0; k < ky; k++)
-            acc += hi[(size_t)yc[k] * W + x] * ywi[k];
-        return sat((acc + (1 << 21)) >> 22, 255);
+            acc += (uint32_t)hi[(size_t)yc[k] * W + x] * (uint32_t)ywi[k];
+        acc += 1u << 21;
+        return sat((acc & 0x80000000u) ? -(long long)((~acc) >> 22) - 1 : (long long)(acc >> 22), 255);
     }
     if (t.vmode == IMGPU_RSZ_V_FLOAT) {
         float acc = 0.f;

@@ -298,7 +298,10 @@ int imgpu_resize_tab_build(int sw, int sh, int cn, int depth, const imgpu_resize
     if (filter == IMGPU_RESIZE_NEAREST)
         kind = 0;
     else if (filter == IMGPU_RESIZE_AREA && scale_x >= 1 && scale_y >= 1) {
-        kind = area_fast ? 2 : 3;
+        /* whole factors: integer box sums, while they fit int32 (OpenCV's would overflow
+         * past that: those take the float weights, the same average) */
+        const double maxv = depth == 16 ? 65535.0 : 255.0;
+        kind = area_fast && maxv * iscale_x * (double)iscale_y < 2147483647.0 ? 2 : 3;
         if (kind == 2)
             ks_x = iscale_x, ks_y = iscale_y;
         else

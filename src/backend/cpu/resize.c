@@ -75,6 +75,8 @@ static inline void put(unsigned char *row, int depth, int i, uint32_t v)
         row[i] = (uint8_t)v;
 }
 static inline uint32_t sat(long v, long maxv) { return (uint32_t)(v < 0 ? 0 : v > maxv ? maxv : v); }
+/* (int32_t)v >> 22, arithmetic, for any bit pattern */
+static inline long imgpu__asr22(uint32_t v) { return (v & 0x80000000u) ? -(long)((~v) >> 22) - 1 : (long)(v >> 22); }
 static inline int16_t sat16(int32_t v) { return (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v); }
 
 static void nearest_rows(void *ctx, int part, int y0, int y1)
@@ -151,10 +153,13 @@ static uint32_t v_sample(const imgpu_resize_tab *t, const void *h, int dy, int d
             f = r[0] * b[0] + f;
             return sat(lrintf(f), 255);
         } else {
-            int32_t acc = 0;
+            /* in 32 bits, wrapping as OpenCV's int does (lanczos weights of a tiny fraction
+             * can be huge: OpenCV's own formula), without C's undefined overflow */
+            uint32_t acc = 0;
             for (int k = 0; k < ky; k++)
-                acc += hi[(size_t)yc[k] * W + x] * ywi[k];
-            return sat((acc + (1 << 21)) >> 22, 255);
+                acc += (uint32_t)hi[(size_t)yc[k] * W + x] * (uint32_t)ywi[k];
+            acc += 1u << 21;
+            return sat(imgpu__asr22(acc), 255);
         }
     case IMGPU_RSZ_V_FLOAT: {
         float acc = 0.f;
