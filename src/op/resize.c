@@ -46,13 +46,16 @@ static int n_ways(const imgpu_resize_params *p)
 
 static int check(const imgpu_op *op)
 {
+    /* 0 is "not given" (the op table's default of every parameter must be a value it takes:
+     * nothing given is the input's size, a copy); a given size must have no side of 0 */
     const imgpu_resize_params *p = &op->u.resize;
-    const int n = n_ways(p);
-    if (n == 0)
-        return imgpu_error("resize needs --size WxH, --width W, --height H, --scale F or --fit WxH");
-    if (n > 1)
+    if (n_ways(p) > 1)
         return imgpu_error("resize: give one of --size, --width/--height, --scale or --fit");
-    if (p->scale != 0 && !(p->scale > 0 && p->scale <= 1e6))
+    if ((p->size_w > 0) != (p->size_h > 0) || (p->fit_w > 0) != (p->fit_h > 0))
+        return imgpu_error("resize: a size of 0 pixels (--size and --fit need both sides)");
+    if (p->size_w < 0 || p->size_h < 0 || p->width < 0 || p->height < 0 || p->fit_w < 0 || p->fit_h < 0)
+        return imgpu_error("resize: a negative size");
+    if (!(p->scale == 0 || (p->scale > 0 && p->scale <= 1e6)))
         return imgpu_error("resize: invalid --scale (a factor over 0, up to 1e6)");
     if (p->filter < 0 || p->filter > IMGPU_RESIZE_LANCZOS)
         return imgpu_error("resize: unknown filter");
@@ -436,26 +439,26 @@ static const char *const s_filters[] = {"nearest", "bilinear", "bicubic", "area"
 #define SIDE_MAX 2147483647.0
 
 static const imgpu_param s_params[] = {
-    {.name = "size", .type = IMGPU_PARAM_SIZE, .metavar = "WxH", .def = 0, .min = 1, .max = SIDE_MAX,
+    {.name = "size", .type = IMGPU_PARAM_SIZE, .metavar = "WxH", .def = 0, .min = 0, .max = SIDE_MAX,
      .help = "the result's size (in 'imgpu view', --size is the snapshot's)",
-     .hint = "WxH, each side at least 1, e.g. 640x480",
+     .hint = "WxH, e.g. 640x480",
      .doc = "the result's size, W by H pixels (the aspect ratio may change)",
      .offset = offsetof(imgpu_resize_params, size_w), .offset2 = offsetof(imgpu_resize_params, size_h),
      .fronts = IMGPU_FRONT_CLI | IMGPU_FRONT_BATCH},
-    {.name = "width", .type = IMGPU_PARAM_INT, .metavar = "W", .def = 0, .min = 1, .max = SIDE_MAX,
-     .help = "the result's width; the height keeps the aspect ratio", .hint = "a width of at least 1",
+    {.name = "width", .type = IMGPU_PARAM_INT, .metavar = "W", .def = 0, .min = 0, .max = SIDE_MAX,
+     .help = "the result's width; the height keeps the aspect ratio", .hint = "a width in pixels",
      .doc = "the result's width; the height keeps the aspect ratio\n(with --height too: the size WxH)",
      .offset = offsetof(imgpu_resize_params, width), .fronts = IMGPU_FRONT_ALL},
-    {.name = "height", .type = IMGPU_PARAM_INT, .metavar = "H", .def = 0, .min = 1, .max = SIDE_MAX,
-     .help = "the result's height; the width keeps the aspect ratio", .hint = "a height of at least 1",
+    {.name = "height", .type = IMGPU_PARAM_INT, .metavar = "H", .def = 0, .min = 0, .max = SIDE_MAX,
+     .help = "the result's height; the width keeps the aspect ratio", .hint = "a height in pixels",
      .doc = "the result's height; the width keeps the aspect ratio",
      .offset = offsetof(imgpu_resize_params, height), .fronts = IMGPU_FRONT_ALL},
-    {.name = "scale", .type = IMGPU_PARAM_DOUBLE, .metavar = "F", .def = 0, .min = 1e-6, .max = 1e6,
-     .help = "scale both sides by F (cv2.resize's fx = fy = F)", .hint = "a factor over 0, e.g. 0.5 or 2",
+    {.name = "scale", .type = IMGPU_PARAM_DOUBLE, .metavar = "F", .def = 0, .min = 0, .max = 1e6,
+     .help = "scale both sides by F (cv2.resize's fx = fy = F)", .hint = "a factor, e.g. 0.5 or 2",
      .doc = "scale both sides by F: each side round(side * F), half to\neven, at least 1 (cv2.resize's fx = fy = F)",
      .offset = offsetof(imgpu_resize_params, scale), .fronts = IMGPU_FRONT_ALL},
-    {.name = "fit", .type = IMGPU_PARAM_SIZE, .metavar = "WxH", .def = 0, .min = 1, .max = SIDE_MAX,
-     .help = "the largest size within WxH that keeps the aspect ratio", .hint = "WxH, each side at least 1, e.g. 1920x1080",
+    {.name = "fit", .type = IMGPU_PARAM_SIZE, .metavar = "WxH", .def = 0, .min = 0, .max = SIDE_MAX,
+     .help = "the largest size within WxH that keeps the aspect ratio", .hint = "WxH, e.g. 1920x1080",
      .doc = "the largest size within WxH that keeps the aspect ratio\n(it may enlarge)",
      .offset = offsetof(imgpu_resize_params, fit_w), .offset2 = offsetof(imgpu_resize_params, fit_h),
      .fronts = IMGPU_FRONT_ALL},
@@ -500,7 +503,7 @@ const imgpu_op_desc imgpu__op_resize = {
     .args = "IN OUT --size WxH | --width W | --height H | --scale F | --fit WxH",
     .verb = "resize",
     .doc = "Resize with cv2.resize's semantics: give one of --size, --width and/or --height,\n"
-           "--scale or --fit. 8-bit nearest, bilinear, bicubic and lanczos equal cv2.resize\n"
+           "--scale or --fit (0, or none given: the input's size, a copy). 8-bit nearest, bilinear, bicubic and lanczos equal cv2.resize\n"
            "bit for bit (area within 1 level). Images with alpha mix colour premultiplied by\n"
            "alpha, so transparent pixels leave no dark fringe.\n"
            "Names: in 'imgpu batch' an option sets the latest op that has it (a --filter after\n"

@@ -1,8 +1,9 @@
 """cli_resize.py — `imgpu resize` and `imgpu batch --resize` (issue 28): the sizing rules
 (--size, --width, --height, both, --scale half to even, --fit), computed here from the rules
 stated in src/backend/cpu/resize.c; edge sizes (1x1, 1xN, Nx1, a huge upscale bounded by
---max-pixels without touching an existing output, sizes of 0 refused with exit 2, no way or
-two ways of sizing refused); the premultiplied alpha rule (no dark fringe where an opaque white
+--max-pixels without touching an existing output, a size with a side of 0 refused, negative
+values refused with exit 2, two ways of sizing refused; 0 alone, or nothing, is "not given":
+the input's size); the premultiplied alpha rule (no dark fringe where an opaque white
 half meets a transparent black one); in a batch chain, --filter sets the latest op that has it.
 usage: cli_resize.py IMGPU TMP_ROOT ASSETS (needs /usr/bin/python3 with numpy and cv2, else 77).
 """
@@ -53,6 +54,8 @@ def main():
         (["--size", "1x97", "--filter", "bicubic"], (1, 97)),
         (["--size", "333x1", "--filter", "area"], (333, 1)),
         (["--scale", "0.0001"], (1, 1)),
+        ([], (w, h)),                      # nothing given (0 is "not given"): the input's size
+        (["--width", "0"], (w, h)),
     ]
     for args, want in cases:
         got = size_of(args)
@@ -69,8 +72,8 @@ def main():
     keep = os.path.join(tmp, "keep.png")
     cc.write(keep, cc.read(one))
     before = cc.read(keep)
-    for args, rc in [(["--size", "0x5"], 2), (["--width", "0"], 2), (["--scale", "0"], 2), (["--fit", "10x"], 2),
-                     ([], 1), (["--size", "10x10", "--scale", "2"], 1),
+    for args, rc in [(["--size", "0x5"], 1), (["--fit", "9x0"], 1), (["--width", "-3"], 2), (["--scale", "-1"], 2),
+                     (["--fit", "10x"], 2), (["--size", "10x10", "--scale", "2"], 1),
                      (["--scale", "40", "--max-pixels", "1000000"], 1)]:
         r = cc.run(binary, ["resize", src, keep, "--device", "cpu"] + args)
         ck.check(r.rc == rc, f"resize {args} exits {rc}", str(r))
