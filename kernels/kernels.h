@@ -241,6 +241,13 @@ cudaError_t imgpu_launch_fault(cudaStream_t stream, int illegal_address);
  * samples of `bytes` (1 or 2) bytes into d_out (h x w with transpose, else w x h). */
 cudaError_t imgpu_launch_flip(const void *d_in, int w, int h, int channels, int bytes, void *d_out,
                               int horizontal, int vertical, int transpose, cudaStream_t stream);
+/* ---- resize (resize.cu) ---------------------------------------------------------------- */
+/* One resize from d_in (sw x sh) to d_out (dw x dh) by the tables t (src/op/resize_tab.h),
+ * whose `block` points at a device copy of the host's block; d_h: nh * dw * cn words of
+ * intermediate (the horizontal pass), unused by nearest. A copy (method COPY) is the caller's. */
+struct imgpu_resize_tab;
+cudaError_t imgpu_launch_resize(const struct imgpu_resize_tab *t, const void *d_in, void *d_h, void *d_out,
+                                cudaStream_t st);
 
 #ifdef __cplusplus
 }

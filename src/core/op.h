@@ -65,6 +65,7 @@ typedef enum imgpu_op_kind {
     IMGPU_OP_CLAHE,
     IMGPU_OP_FLIP,          /* op-geom (issue 28) */
     IMGPU_OP_CONVERT,       /* op-geom (issue 28): no pixel change */
+    IMGPU_OP_RESIZE,
 } imgpu_op_kind;
 
 /* Equalization LUT formulas (--formula); src/backend/cpu/equalize_formula.c states each exactly.
@@ -110,6 +111,24 @@ typedef struct imgpu_flip_params {
     int vertical;           /* mirror top-bottom (ImageMagick -flip, cv2.flip(a, 0)) */
     int transpose;          /* swap the axes (cv2.transpose), after the mirrors */
 } imgpu_flip_params;
+/* ---- resize (src/op/resize.c; src/backend/cpu/resize.c states the rules) ---- */
+typedef enum imgpu_resize_filter {
+    IMGPU_RESIZE_NEAREST = 0, /* cv2 INTER_NEAREST_EXACT */
+    IMGPU_RESIZE_BILINEAR,    /* INTER_LINEAR (the default) */
+    IMGPU_RESIZE_BICUBIC,     /* INTER_CUBIC */
+    IMGPU_RESIZE_AREA,        /* INTER_AREA */
+    IMGPU_RESIZE_LANCZOS,     /* INTER_LANCZOS4 */
+} imgpu_resize_filter;
+
+/* Exactly one way of sizing is given (0: not given): --size, --width and/or --height (both:
+ * the same as --size), --scale, --fit. */
+typedef struct imgpu_resize_params {
+    int size_w, size_h;     /* --size WxH */
+    int width, height;      /* --width W, --height H: the other side keeps the aspect ratio */
+    int fit_w, fit_h;       /* --fit WxH: the largest size within, keeping the aspect ratio */
+    double scale;           /* --scale F (cv2.resize's fx = fy = F) */
+    int filter;             /* imgpu_resize_filter, default bilinear */
+} imgpu_resize_params;
 
 typedef struct imgpu_op {
     imgpu_op_kind kind;
@@ -118,6 +137,7 @@ typedef struct imgpu_op {
         imgpu_rotate_params rotate;
         imgpu_clahe_params clahe;
         imgpu_flip_params flip;         /* op-geom */
+        imgpu_resize_params resize;
     } u;
 } imgpu_op;
 
@@ -139,6 +159,7 @@ static inline void imgpu_flip_source(const imgpu_flip_params *p, int w, int h, i
     *sx = p->horizontal ? w - 1 - u : u;
     *sy = p->vertical ? h - 1 - v : v;
 }
+imgpu_op imgpu_op_resize(int width, int height, imgpu_resize_filter filter); /* --size WxH */
 
 /* ---- validation: 0, or -1 with the message recorded (imgpu_error) ---------------------------- */
 /* "clahe: tile grid WxH out of range (1..256 each)" */

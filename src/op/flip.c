@@ -13,7 +13,7 @@
  * says 1, so the flipped pixels are what the output shows; with --no-auto-orient the stored
  * pixels are flipped and the tag is kept as it was (as for rotate). */
 #include "op_table.h"
-#include "../error.h"
+#include "error.h"
 
 #include <stdio.h>
 #include <string.h>

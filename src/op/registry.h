@@ -10,6 +10,7 @@
     X(clahe)                 \
     X(rotate)                \
     X(flip)                  \
-    X(convert)
+    X(convert)               \
+    X(resize)
 
 #endif

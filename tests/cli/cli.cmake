@@ -21,7 +21,7 @@ set(IMGPU_CLI_TMP ${CMAKE_CURRENT_BINARY_DIR}/cli_tmp)
 add_test(NAME cli_usage
          COMMAND bash ${_imgpu_cli_dir}/cli_usage.sh $<TARGET_FILE:imgpu> ${IMGPU_CLI_TMP} ${IMGPU_ASSETS})
 
-foreach(_imgpu_cli cli_bad_input cli_output cli_reports cli_messages cli_compare16 cli_plot cli_no_gpu)
+foreach(_imgpu_cli cli_bad_input cli_output cli_reports cli_messages cli_compare16 cli_plot cli_no_gpu cli_resize)
   if(IMGPU_PYTHON3)
     add_test(NAME ${_imgpu_cli}
              COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/${_imgpu_cli}.py $<TARGET_FILE:imgpu>
@@ -31,7 +31,7 @@ foreach(_imgpu_cli cli_bad_input cli_output cli_reports cli_messages cli_compare
   endif()
 endforeach()
 
-set_tests_properties(cli_usage cli_bad_input cli_output cli_reports cli_messages cli_compare16 cli_plot cli_no_gpu PROPERTIES
+set_tests_properties(cli_usage cli_bad_input cli_output cli_reports cli_messages cli_compare16 cli_plot cli_no_gpu cli_resize PROPERTIES
                      LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 600)
 
 # options_help (issue 15): every front end's --help against options.h's one option table

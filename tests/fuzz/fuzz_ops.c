@@ -63,12 +63,16 @@ static void encode_all(const imgpu_image *im)
     }
 }
 
-/* An op of d's kind with each parameter drawn from h (the same h, shifted, for each). */
-static imgpu_op draw_op(const imgpu_op_desc *d, uint32_t h)
+/* An op of d's kind with each parameter drawn from h (the same h, shifted, for each); a
+ * parameter whose bit in `mask` is clear keeps its default (ops whose parameters exclude each
+ * other, resize's ways of sizing, are drawn again with fewer set: run_all_ops). */
+static imgpu_op draw_op(const imgpu_op_desc *d, uint32_t h, uint32_t mask)
 {
     imgpu_op op = imgpu_op_default(d->kind);
     for (int i = 0; i < d->nparams; i++) {
         const imgpu_param *p = &d->params[i];
+        if (!(mask >> (i % 32) & 1u))
+            continue;
         const uint32_t r = h >> (i % 24) ^ (uint32_t)i * 2654435761u;
         void *v = imgpu_param_ptr(&op, p, p->offset);
         switch (p->type) {
@@ -115,7 +119,17 @@ static void run_all_ops(const imgpu_image *im, uint32_t h)
 {
     for (int k = 0; k < imgpu_op_count(); k++) {
         const imgpu_op_desc *d = imgpu_op_at(k);
-        imgpu_op op = draw_op(d, h * (2u * (uint32_t)k + 1u));
+        const uint32_t hk = h * (2u * (uint32_t)k + 1u);
+        imgpu_op op = draw_op(d, hk, ~0u);
+        /* every parameter set may be a contradiction the op refuses (resize: one way of
+         * sizing); draw again with some left at their defaults, or skip the op */
+        uint32_t m = hk | 1u;
+        for (int t = 0; t < 16 && d->check && d->check(&op) < 0; t++) {
+            m = m * 1664525u + 1013904223u;
+            op = draw_op(d, hk, m >> 7);
+        }
+        if (d->check && d->check(&op) < 0)
+            continue;
         imgpu_plan plan;
         if (imgpu_pipeline_plan(im->width, im->height, im->channels, im->depth, &op, 1, NULL, NULL, &plan) < 0)
             abort();

@@ -27,6 +27,8 @@ def main(argv):
     args = argv[5:]
     if op in ("flip", "crop", "convert"):
         return geometry(inp, out, op, args)
+    if op == "resize":
+        return resize(inp, out, args, stb_decode)
     if op != "equalize":
         sys.exit(f"make_golden.py: no OpenCV reference for operation {op!r}")
     mode = "luminance"
@@ -65,6 +67,23 @@ def geometry(inp, out, op, args):
     # cv2's channel order both ways: no conversion needed for a pure geometry op
     if not cv2.imwrite(out, im, [cv2.IMWRITE_PNG_COMPRESSION, 9]):
         sys.exit(f"make_golden.py: cv2.imwrite could not write {out}")
+def resize(inp, out, args, stb_decode):
+    """cv2.resize: --size WxH or --scale F, --filter NAME (imgpu resize's semantics are cv2's)."""
+    import cv2
+    inter = {"nearest": cv2.INTER_NEAREST_EXACT, "bilinear": cv2.INTER_LINEAR, "bicubic": cv2.INTER_CUBIC,
+             "area": cv2.INTER_AREA, "lanczos": cv2.INTER_LANCZOS4}
+    opts = dict(zip(args[::2], args[1::2]))
+    with open(inp, "rb") as f:
+        is_jpeg = f.read(3) == b"\xff\xd8\xff"
+    im = opencv_ref.read(inp) if is_jpeg else opencv_ref.read_stb(inp, stb_decode)
+    flt = inter[opts.get("--filter", "bilinear")]
+    if "--size" in opts:
+        w, h = (int(v) for v in opts["--size"].lower().split("x"))
+        res = cv2.resize(im, (w, h), interpolation=flt)
+    else:
+        f = float(opts["--scale"])
+        res = cv2.resize(im, None, fx=f, fy=f, interpolation=flt)
+    opencv_ref.write(out, res)
 
 
 if __name__ == "__main__":

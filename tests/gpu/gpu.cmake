@@ -13,3 +13,4 @@ imgpu_add_c_test(test_gpu_ops ${_imgpu_gpu_dir}/test_gpu_ops.c GPU TIMEOUT 600)
 imgpu_add_c_test(test_gpu_clahe ${_imgpu_gpu_dir}/test_gpu_clahe.c GPU TIMEOUT 600)
 # test_gpu_geom (issue 28, op-geom): flip (and the other geometry ops) on CUDA == the CPU, bit for bit
 imgpu_add_c_test(test_gpu_geom ${_imgpu_gpu_dir}/test_gpu_geom.c GPU TIMEOUT 600)
+imgpu_add_c_test(test_gpu_resize ${_imgpu_gpu_dir}/test_gpu_resize.c GPU TIMEOUT 600)

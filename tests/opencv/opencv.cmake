@@ -6,6 +6,7 @@
 #                           >= 65 dB on the 16-bit cases (full 16-bit precision, output stays 16-bit);
 #                           the cpu one also every filter, the sign, quarter turns and --expand
 #                           (the one OpenCV rotation check)
+#   opencv.resize[.cuda]    imgpu resize vs cv2.resize: 8-bit bit for bit (area, bicubic within 1), 16-bit within 1
 #   opencv.clahe            imgpu clahe vs cv2.createCLAHE (8- and 16-bit, gray and color), 16-bit
 #                           equalize written as 16-bit PNG/PNM and decoded by cv2
 #   cpu_ycc_exhaustive, cpu_opencv_equalize
@@ -15,13 +16,13 @@
 #                           each orientation in its APP1 == our parse of that APP1 (exif_dump) +
 #                           imgpu_image_orient of the stored pixels
 # opencv_ref.py (tests/common/) holds the OpenCV pipelines these and golden/make_golden.py share.
-# Label oracle-only (opencv.equalize[.cuda], opencv.rotate[.cuda], opencv.clahe,
+# Label oracle-only (opencv.equalize[.cuda], opencv.rotate[.cuda], opencv.resize[.cuda], opencv.clahe,
 # cpu_ycc_exhaustive, cpu_opencv_equalize): what they add is OpenCV's verdict; every line and
 # branch of src/ they run, other tests run too (clang source coverage, 2026-11-27), so CI's
 # ASan+UBSan pass leaves them out (ctest -LE oracle-only); the release pass runs them.
 set(_imgpu_opencv_dir ${CMAKE_CURRENT_LIST_DIR})
 
-foreach(_check equalize rotate)
+foreach(_check equalize rotate resize)
   foreach(_dev cpu cuda)
     if(_dev STREQUAL "cpu")
       set(_tname opencv.${_check})
