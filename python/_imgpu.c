@@ -1482,7 +1482,7 @@ static PyObject *py_info(PyObject *self, PyObject *args, PyObject *kw)
         Py_DECREF(path);
         return NULL;
     }
-    /* the fields of `imgpu info --json` (src/main.c, info_one), in its order */
+    /* the fields of `imgpu info --json` (src/cli/cmd_info.c, info_one), in its order */
     const imgpu_meta *m = r.meta;
     char icc[128] = "";
     /* the file's own profile: a CMYK JPEG's, not the sRGB one load put in its place */

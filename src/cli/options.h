@@ -1,5 +1,5 @@
 /* options.h — the one place options are parsed, shared by every front end: `imgpu COMMAND`
- * (main.c), `imgpu batch` (batch.c) and `imgpu view` (src/viewer/viewer.c).
+ * (src/cli/), `imgpu batch` (batch.c) and `imgpu view` (src/viewer/viewer.c).
  *
  * Two tables feed it. The op table (src/op/op_table.h) gives every op's parameters: the
  * options of `imgpu OP`, batch's and the viewer's --OP and the options that follow it;

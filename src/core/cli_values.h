@@ -1,4 +1,4 @@
-/* cli_values.h — the value grammars shared by the command-line front ends (main.c, batch.c,
+/* cli_values.h — the value grammars shared by the command-line front ends (src/cli/, batch.c,
  * the viewer): strict integers, angles, colours. Each returns 0, or -1 without a message (the
  * caller knows which option it was parsing and says so). The grammars of the limits' values
  * (imgpu_parse_size, imgpu_parse_seconds) are imgpu_limits.h's. */

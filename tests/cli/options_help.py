@@ -46,7 +46,7 @@ def main():
                       "ops": [n for n in opnames.split(",") if n]})
     check(rc == 0 and len(table) >= 15 and len(op_commands) >= 3, "the table dumps", out + err)
 
-    # main.c's rule: the load limits apply to every command, --depth and --max-memory to the
+    # src/cli/common.c's rule: the load limits apply to every command, --depth and --max-memory to the
     # commands that run an op, the output options (S) to the commands that write an image (the
     # ops' outputs, histogram --plot, compare --diff), an op's parameter to its op's command.
     ops = {name: True for name in op_commands}

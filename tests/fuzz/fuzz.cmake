@@ -2,7 +2,7 @@
 #
 # Targets: decode (imgpu_image_load_memory, the CLI's decode path and limits), ops
 # (decode + every CPU operation + encode to memory, small images), cli (the command-line
-# parser of src/main.c), exif (the EXIF reader and in-place editor, src/io/exif.h), exif_write
+# parser of src/cli/), exif (the EXIF reader and in-place editor, src/io/exif.h), exif_write
 # (the EXIF writers: imgpu_exif_rebuild's fresh blob checked by a walker of its own, parsed and
 # rebuilt again; imgpu_meta_check_exif), jpeg (the JPEG
 # codec, src/io/codec_jpeg.c: libjpeg-turbo's decode and encode, the metadata reader), webp
@@ -38,7 +38,7 @@ function(imgpu_fuzz_target t)
   set(_src ${IMGPU_FUZZ_DIR}/fuzz_${t}.c)
   set(_extra)
   if(t STREQUAL "cli")
-    list(APPEND _extra ${PROJECT_SOURCE_DIR}/src/main.c)
+    list(APPEND _extra ${IMGPU_CLI_SOURCES})
   endif()
   add_executable(fuzz_${t}_replay ${_src} ${IMGPU_FUZZ_DIR}/replay_main.c ${_extra})
   set(_targets fuzz_${t}_replay)
@@ -51,8 +51,8 @@ function(imgpu_fuzz_target t)
     target_link_libraries(${_tg} PRIVATE imgpu_core)
     target_compile_options(${_tg} PRIVATE -Wall -Wextra)
     if(t STREQUAL "cli")
-      # main.c's main() becomes a function; the parse-only switch stops it before any I/O.
-      set_source_files_properties(${PROJECT_SOURCE_DIR}/src/main.c TARGET_DIRECTORY ${_tg}
+      # src/cli/main.c's main() becomes a function; the parse-only switch stops it before any I/O.
+      set_source_files_properties(${PROJECT_SOURCE_DIR}/src/cli/main.c TARGET_DIRECTORY ${_tg}
                                   PROPERTIES COMPILE_DEFINITIONS "main=imgpu__cli_main;IMGPU_CLI_PARSE_ONLY=1")
     endif()
   endforeach()

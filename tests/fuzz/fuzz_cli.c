@@ -1,5 +1,5 @@
-/* fuzz_cli.c — libFuzzer target: the command-line parser. src/main.c is compiled into this
- * target with main renamed and IMGPU_CLI_PARSE_ONLY defined, so a command line is parsed and
+/* fuzz_cli.c — libFuzzer target: the command-line parser. The imgpu command's files (src/cli/:
+ * main.c, common.c, cmd_*.c) are compiled into this target, main.c with main renamed and IMGPU_CLI_PARSE_ONLY defined, so a command line is parsed and
  * validated exactly as `imgpu` does it (options, values, output checks, help) and then stops
  * before any file is read or written. The input is split at NUL bytes into at most 32
  * arguments after "imgpu". `bench` (execs another program), `view` (opens a window) and
