@@ -61,6 +61,7 @@ typedef enum imgpu_op_kind {
     IMGPU_OP_EQUALIZE = 0,
     IMGPU_OP_ROTATE,
     IMGPU_OP_CLAHE,
+    IMGPU_OP_LEVELS,        /* issue 28, op-tone */
 } imgpu_op_kind;
 
 /* Equalization LUT formulas (--formula); src/backend/cpu/equalize_formula.c states each exactly.
@@ -100,12 +101,25 @@ typedef struct imgpu_rotate_params {
                              * 16-bit images get each value * 257 (0xff -> 65535) */
 } imgpu_rotate_params;
 
+/* ---- tone LUT ops (issue 28, op-tone): ImageMagick 6 Q16 semantics; src/op/levels.c, gamma.c,
+ * normalize.c and autolevel.c state each formula. Every one is a LUT of 2^depth entries per
+ * colour channel, computed on the host in double by the functions below, the same for both
+ * backends (the CUDA backend uploads it), so CUDA equals the CPU bit for bit. Alpha is untouched. */
+typedef struct imgpu_levels_params {
+    double black, white;    /* levels (0..65535: image units, 0..255 at 8 bits), or percentages */
+    int black_pct, white_pct; /* 1: black / white is a percentage of the range (default white 100%) */
+    double gamma;           /* default 1 */
+} imgpu_levels_params;
+/* lut[v] for v < 2^depth (depth 8 or 16). */
+void imgpu_levels_lut(const imgpu_levels_params *p, int depth, uint16_t *lut);
+
 typedef struct imgpu_op {
     imgpu_op_kind kind;
     union {
         imgpu_equalize_params equalize;
         imgpu_rotate_params rotate;
         imgpu_clahe_params clahe;
+        imgpu_levels_params levels;     /* issue 28, op-tone */
     } u;
 } imgpu_op;
 
@@ -113,6 +127,7 @@ typedef struct imgpu_op {
 imgpu_op imgpu_op_equalize(imgpu_eq_mode mode);
 imgpu_op imgpu_op_rotate(double angle);
 imgpu_op imgpu_op_clahe(double clip, int tiles_x, int tiles_y, imgpu_eq_mode mode);
+imgpu_op imgpu_op_levels(double black, double white, double gamma); /* levels; white < 0: 100% */
 
 /* ---- validation: 0, or -1 with the message recorded (imgpu_error) ---------------------------- */
 /* "clahe: tile grid WxH out of range (1..256 each)" */

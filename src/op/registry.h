@@ -8,6 +8,7 @@
 #define IMGPU_OP_REGISTRY(X) \
     X(equalize)              \
     X(clahe)                 \
-    X(rotate)
+    X(rotate)                \
+    X(levels)
 
 #endif
