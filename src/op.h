@@ -62,6 +62,7 @@ typedef enum imgpu_op_kind {
     IMGPU_OP_ROTATE,
     IMGPU_OP_CLAHE,
     IMGPU_OP_LEVELS,        /* issue 28, op-tone */
+    IMGPU_OP_GAMMA,         /* issue 28, op-tone */
 } imgpu_op_kind;
 
 /* Equalization LUT formulas (--formula); src/backend/cpu/equalize_formula.c states each exactly.
@@ -113,6 +114,11 @@ typedef struct imgpu_levels_params {
 /* lut[v] for v < 2^depth (depth 8 or 16). */
 void imgpu_levels_lut(const imgpu_levels_params *p, int depth, uint16_t *lut);
 
+typedef struct imgpu_gamma_params {
+    double gamma;           /* out = in^(1/gamma); default 1 */
+} imgpu_gamma_params;
+void imgpu_gamma_lut(double gamma, int depth, uint16_t *lut);
+
 typedef struct imgpu_op {
     imgpu_op_kind kind;
     union {
@@ -120,6 +126,7 @@ typedef struct imgpu_op {
         imgpu_rotate_params rotate;
         imgpu_clahe_params clahe;
         imgpu_levels_params levels;     /* issue 28, op-tone */
+        imgpu_gamma_params gamma;       /* issue 28, op-tone */
     } u;
 } imgpu_op;
 
@@ -128,6 +135,7 @@ imgpu_op imgpu_op_equalize(imgpu_eq_mode mode);
 imgpu_op imgpu_op_rotate(double angle);
 imgpu_op imgpu_op_clahe(double clip, int tiles_x, int tiles_y, imgpu_eq_mode mode);
 imgpu_op imgpu_op_levels(double black, double white, double gamma); /* levels; white < 0: 100% */
+imgpu_op imgpu_op_gamma(double gamma);
 
 /* ---- validation: 0, or -1 with the message recorded (imgpu_error) ---------------------------- */
 /* "clahe: tile grid WxH out of range (1..256 each)" */

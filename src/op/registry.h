@@ -9,6 +9,7 @@
     X(equalize)              \
     X(clahe)                 \
     X(rotate)                \
-    X(levels)
+    X(levels)                \
+    X(gamma)
 
 #endif

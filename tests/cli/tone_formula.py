@@ -94,7 +94,21 @@ def ref_levels(img, depth, args):
                                       kw.get("--gamma", "1")))
 
 
-REFS = {"levels": ref_levels}
+def gamma_lut(depth, gamma):
+    # GammaImageChannel: gamma == 1 -> nothing; else gamma_map[i] = ScaleMapToQuantum(MaxMap *
+    # pow(i / MaxMap, 1 / gamma)) over the 65536 quanta (MaxMap = 65535), read at each quantum
+    g = float(gamma)
+    if g == 1.0:
+        return to_depth(quanta(depth), depth)
+    return to_depth([clamp_q(65535.0 * math.pow(q / 65535.0, 1.0 / g)) for q in quanta(depth)], depth)
+
+
+def ref_gamma(img, depth, args):
+    kw = dict(zip(args[0::2], args[1::2]))
+    return apply_same(img, gamma_lut(depth, kw.get("--gamma", "1")))
+
+
+REFS = {"levels": ref_levels, "gamma": ref_gamma}
 CASES = {
     "levels": {8: [[], ["--black", "10", "--white", "240"], ["--black", "10", "--white", "240", "--gamma", "0.7"],
                    ["--black", "5%", "--white", "95%", "--gamma", "1.8"], ["--black", "200", "--white", "30",
@@ -103,6 +117,9 @@ CASES = {
                                                                             "--gamma", "1.7"]],
                16: [["--black", "2570", "--white", "61680"], ["--black", "1000", "--white", "60000", "--gamma", "0.6"],
                     ["--black", "10%", "--white", "90%", "--gamma", "2.2"], ["--white", "0%", "--black", "100%"]]},
+    "gamma": {8: [[], ["--gamma", "2.2"], ["--gamma", "0.45"], ["--gamma", "1.7"], ["--gamma", "0.01"],
+                  ["--gamma", "100"]],
+              16: [["--gamma", "2.2"], ["--gamma", "0.6"], ["--gamma", "1"]]},
 }
 def im_level_args(a, d):
     """imgpu levels' arguments as IM's -level: black and white as quanta (IM reads -level's
@@ -112,7 +129,8 @@ def im_level_args(a, d):
     return ["-level", f"{b!r},{w!r},{kw.get('--gamma', '1')}"]
 
 
-IM_ARGS = {"levels": im_level_args}
+IM_ARGS = {"levels": im_level_args,
+           "gamma": lambda a, d: ["-gamma", dict(zip(a[0::2], a[1::2])).get("--gamma", "1")]}
 
 
 # ---- images ---------------------------------------------------------------------------------

@@ -66,6 +66,9 @@ static int tone_ops(imgpu_op *ops)
     n++;
     ops[n++] = imgpu_op_levels(200.0, 30.0, 0.6); /* inverted */
     ops[n++] = imgpu_op_levels(50.0, 50.0, 1.0);  /* a threshold */
+    ops[n++] = imgpu_op_gamma(2.2);
+    ops[n++] = imgpu_op_gamma(0.45);
+    ops[n++] = imgpu_op_gamma(1.0);                /* identity */
     return n;
 }
 
