@@ -67,8 +67,8 @@ static PyObject *s_asarray;      /* numpy.asarray, imported on first use */
  * the ranges and the refusals (ValueError, "clahe: invalid --clip '2000000.0' (a number
  * 0..1000000; 0 disables clipping)") are the CLI's. A new op in the registry needs nothing here.
  * ============================================================================================== */
-enum { K_INT, K_FLOAT, K_CHOICE, K_SIZE, K_COLOR, K_TOGGLE, K_FLAG };
-static const char *const s_kind_names[] = {"int", "float", "choice", "size", "color", "bool", "bool"};
+enum { K_INT, K_FLOAT, K_CHOICE, K_SIZE, K_COLOR, K_TOGGLE, K_FLAG, K_LEVEL };
+static const char *const s_kind_names[] = {"int", "float", "choice", "size", "color", "bool", "bool", "level"};
 
 typedef struct pyparam {
     char name[64];               /* the Python keyword */
@@ -124,6 +124,7 @@ static int pyops_build(void)
             case IMGPU_PARAM_ENUM: q.kind = K_CHOICE; break;
             case IMGPU_PARAM_SIZE: q.kind = K_SIZE; break;
             case IMGPU_PARAM_COLOR: q.kind = K_COLOR; break;
+            case IMGPU_PARAM_LEVEL: q.kind = K_LEVEL; break;
             case IMGPU_PARAM_FLAG: {
                 /* the flags that write this field with another value */
                 const imgpu_param *mate = NULL;
@@ -216,6 +217,15 @@ static int value_text(const pyop *o, const pyparam *q, PyObject *v, char *buf, s
     switch (q->kind) {
     case K_INT:
         return int_text(o, q, v, v, buf, n, "an int") < 0 ? -1 : 1;
+    case K_LEVEL: /* a number, or a str such as "10%" (parsed as the CLI parses it) */
+        if (PyUnicode_Check(v)) {
+            const char *s = PyUnicode_AsUTF8(v);
+            if (!s)
+                return -1;
+            snprintf(buf, n, "%s", s);
+            return 1;
+        }
+        /* fall through */
     case K_FLOAT: {
         if (PyBool_Check(v) || PyUnicode_Check(v) || PyBytes_Check(v) ||
             !(PyFloat_Check(v) || PyLong_Check(v) || PyIndex_Check(v) || (Py_TYPE(v)->tp_as_number &&
@@ -456,6 +466,14 @@ static PyObject *param_default(const pyop *o, const pyparam *q)
     switch (q->kind) {
     case K_INT: return PyLong_FromLong(param_int_at(d, q->p->offset));
     case K_FLOAT: return PyFloat_FromDouble(*(const double *)imgpu_param_cptr(d, q->p->offset));
+    case K_LEVEL: {
+        const double x = *(const double *)imgpu_param_cptr(d, q->p->offset);
+        if (!param_int_at(d, q->p->offset2))
+            return PyFloat_FromDouble(x);
+        char t[64];
+        snprintf(t, sizeof t, "%g%%", x);
+        return PyUnicode_FromString(t);
+    }
     case K_CHOICE: {
         const char *c = imgpu_param_choice(d, q->p);
         return PyUnicode_FromString(c);
@@ -500,7 +518,7 @@ static PyObject *py_op_table(PyObject *self, PyObject *unused)
             PyObject *tup = choices ? PyList_AsTuple(choices) : NULL;
             Py_XDECREF(choices);
             PyObject *cli = q->other ? Py_BuildValue("(ss)", p->name, q->other->name) : Py_BuildValue("(s)", p->name);
-            const int num = q->kind == K_INT || q->kind == K_FLOAT || q->kind == K_SIZE;
+            const int num = q->kind == K_INT || q->kind == K_FLOAT || q->kind == K_SIZE || q->kind == K_LEVEL;
             PyObject *dict = tup && cli
                 ? Py_BuildValue("{s:s,s:s,s:N,s:O,s:N,s:N,s:z,s:N,s:z,s:z,s:z,s:z,s:O}", "name", q->name, "type",
                                 s_kind_names[q->kind], "cli", cli, "required", p->required ? Py_True : Py_False, "min",

@@ -9,7 +9,7 @@ import sys
 
 import imgpu
 
-_TYPES = {"int": "int", "float": "float", "bool": "bool", "size": "_Size", "color": "_Color"}
+_TYPES = {"int": "int", "float": "float", "bool": "bool", "size": "_Size", "color": "_Color", "level": "float | str"}
 
 
 def _annotation(p):

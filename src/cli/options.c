@@ -69,6 +69,22 @@ int imgpu_param_apply(const imgpu_param *p, const char *v, imgpu_op *op)
         *(double *)dst = x;
         return 0;
     }
+    case IMGPU_PARAM_LEVEL: {
+        /* N in [min, max], or P% with P in [0, 100] */
+        char buf[64];
+        double x;
+        const size_t n = strlen(v);
+        const int pct = n > 0 && v[n - 1] == '%';
+        if (n >= sizeof buf)
+            return invalid_param(p, v);
+        memcpy(buf, v, n - (size_t)pct);
+        buf[n - (size_t)pct] = '\0';
+        if (imgpu__parse_double(buf, pct ? 0.0 : p->min, pct ? 100.0 : p->max, &x) < 0)
+            return invalid_param(p, v);
+        *(double *)dst = x;
+        *(int *)imgpu_param_ptr(op, p, p->offset2) = pct;
+        return 0;
+    }
     case IMGPU_PARAM_ENUM:
         for (int i = 0; p->choices[i]; i++)
             if (!strcmp(v, p->choices[i])) {

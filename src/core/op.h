@@ -66,6 +66,8 @@ typedef enum imgpu_op_kind {
     IMGPU_OP_FLIP,          /* op-geom (issue 28) */
     IMGPU_OP_CONVERT,       /* op-geom (issue 28): no pixel change */
     IMGPU_OP_RESIZE,
+    IMGPU_OP_LEVELS,        /* issue 28, op-tone */
+    IMGPU_OP_GAMMA,         /* issue 28, op-tone */
 } imgpu_op_kind;
 
 /* Equalization LUT formulas (--formula); src/backend/cpu/equalize_formula.c states each exactly.
@@ -129,6 +131,22 @@ typedef struct imgpu_resize_params {
     double scale;           /* --scale F (cv2.resize's fx = fy = F) */
     int filter;             /* imgpu_resize_filter, default bilinear */
 } imgpu_resize_params;
+/* ---- tone LUT ops (issue 28, op-tone): ImageMagick 6 Q16 semantics; src/op/levels.c, gamma.c,
+ * normalize.c and autolevel.c state each formula. Every one is a LUT of 2^depth entries per
+ * colour channel, computed on the host in double by the functions below, the same for both
+ * backends (the CUDA backend uploads it), so CUDA equals the CPU bit for bit. Alpha is untouched. */
+typedef struct imgpu_levels_params {
+    double black, white;    /* levels (0..65535: image units, 0..255 at 8 bits), or percentages */
+    int black_pct, white_pct; /* 1: black / white is a percentage of the range (default white 100%) */
+    double gamma;           /* default 1 */
+} imgpu_levels_params;
+/* lut[v] for v < 2^depth (depth 8 or 16). */
+void imgpu_levels_lut(const imgpu_levels_params *p, int depth, uint16_t *lut);
+
+typedef struct imgpu_gamma_params {
+    double gamma;           /* out = in^(1/gamma); default 1 */
+} imgpu_gamma_params;
+void imgpu_gamma_lut(double gamma, int depth, uint16_t *lut);
 
 typedef struct imgpu_op {
     imgpu_op_kind kind;
@@ -138,6 +156,8 @@ typedef struct imgpu_op {
         imgpu_clahe_params clahe;
         imgpu_flip_params flip;         /* op-geom */
         imgpu_resize_params resize;
+        imgpu_levels_params levels;     /* issue 28, op-tone */
+        imgpu_gamma_params gamma;       /* issue 28, op-tone */
     } u;
 } imgpu_op;
 
@@ -160,6 +180,8 @@ static inline void imgpu_flip_source(const imgpu_flip_params *p, int w, int h, i
     *sy = p->vertical ? h - 1 - v : v;
 }
 imgpu_op imgpu_op_resize(int width, int height, imgpu_resize_filter filter); /* --size WxH */
+imgpu_op imgpu_op_levels(double black, double white, double gamma); /* levels; white < 0: 100% */
+imgpu_op imgpu_op_gamma(double gamma);
 
 /* ---- validation: 0, or -1 with the message recorded (imgpu_error) ---------------------------- */
 /* "clahe: tile grid WxH out of range (1..256 each)" */

@@ -35,6 +35,8 @@ typedef enum imgpu_param_type {
     IMGPU_PARAM_FLAG,    /* no value: writes flag_value (an int) */
     IMGPU_PARAM_SIZE,    /* WxH ('x' or 'X'), two ints at offset and offset2, each in [min, max] */
     IMGPU_PARAM_COLOR,   /* COLOR (cli_values.h): 4 bytes RGBA at offset, int 1 at offset2 */
+    IMGPU_PARAM_LEVEL,   /* a level: a finite double in [min, max] at offset and int 0 at offset2,
+                          * or a percentage "P%" (P in [0, 100]) at offset and int 1 at offset2 */
 } imgpu_param_type;
 
 typedef struct imgpu_param {
@@ -50,7 +52,7 @@ typedef struct imgpu_param {
     const char *doc;          /* `imgpu OP --help`: the text after "--NAME METAVAR", lines split by
                                * '\n' (NULL: not in that help) */
     size_t offset;            /* of the value in the op's parameter struct (imgpu_op.u) */
-    size_t offset2;           /* SIZE: the second int; COLOR: the "given" int */
+    size_t offset2;           /* SIZE: the second int; COLOR: the "given" int; LEVEL: the "%" int */
     int flag_value;           /* FLAG: the value written at offset (an int) */
     unsigned fronts;          /* IMGPU_FRONT_* that accept it */
     int required;             /* `imgpu OP` fails without it ("rotate needs --angle DEG") */

@@ -11,6 +11,8 @@
     X(rotate)                \
     X(flip)                  \
     X(convert)               \
-    X(resize)
+    X(resize)                \
+    X(levels)                \
+    X(gamma)
 
 #endif

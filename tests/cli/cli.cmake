@@ -138,3 +138,24 @@ foreach(_dev cpu cuda)
   endif()
   set_tests_properties(${_tname} PROPERTIES LABELS "${_labels}" SKIP_RETURN_CODE 77 TIMEOUT 300)
 endforeach()
+# tone_formula (issue 28, op-tone): the tone LUT ops (levels, gamma, normalize, autolevel) on the
+#   CPU and CUDA against independent Python transliterations of ImageMagick 6 Q16 (every sample
+#   equal, alpha untouched, 8/16 bits, 1-4 channels, 1x1 / 1xN / Nx1); tone_imagemagick: the
+#   transliterations against ImageMagick itself (convert-im6.q16; skipped without it). The
+#   transliteration is the CI oracle; the ImageMagick check adds no coverage of imgpu's code
+#   (label oracle-only: the sanitizer pass leaves it out).
+if(IMGPU_PYTHON3)
+  add_test(NAME tone_formula
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/tone_formula.py
+                   $<TARGET_FILE:imgpu> ${IMGPU_ASSETS} ${CMAKE_CURRENT_BINARY_DIR}/tone cpu)
+  set_tests_properties(tone_formula PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 300)
+  add_test(NAME tone_formula.cuda
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/tone_formula.py
+                   $<TARGET_FILE:imgpu> ${IMGPU_ASSETS} ${CMAKE_CURRENT_BINARY_DIR}/tone_cuda cuda)
+  set_tests_properties(tone_formula.cuda PROPERTIES LABELS "unit;gpu" SKIP_RETURN_CODE 77 TIMEOUT 300)
+  add_test(NAME tone_imagemagick
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/tone_formula.py --imagemagick
+                   /usr/bin/convert-im6.q16 ${CMAKE_CURRENT_BINARY_DIR}/tone_im)
+  set_tests_properties(tone_imagemagick PROPERTIES LABELS "unit;oracle-only" SKIP_RETURN_CODE 77 TIMEOUT 300
+                       ENVIRONMENT IMGPU_ASSETS=${IMGPU_ASSETS})
+endif()

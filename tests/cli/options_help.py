@@ -61,7 +61,7 @@ def main():
             return cmd != "info"
         if "R" in e["sets"]:
             return ops[cmd] is not None
-        return "A" not in e["sets"] and cmd in e["ops"]
+        return cmd in e["ops"]   # an op's parameter (a name may be an op's and a parameter's: gamma)
 
     helps = {}
     for cmd in ops:

@@ -3,7 +3,7 @@
  *   NAME <tab> METAVAR (or "-" for a flag) <tab> FRONTS <tab> SETS <tab> OPS
  * FRONTS: the letters c (imgpu COMMAND), b (batch), v (view). SETS: R (a run option: a limit or
  * --depth), L (a load limit), S (an output option), A (batch's and the viewer's --OP: adds an
- * op). OPS: the ops of the op table (src/op/op_table.h) it is a parameter of, or adds, comma-
+ * op). OPS: the ops of the op table (src/op/op_table.h) it is a parameter of, comma-
  * separated. Entries of the same name (--background: an output option and a rotation's
  * parameter; --mode: equalize's and clahe's) are merged into one line. The last line is
  * "#ops <tab> NAME,NAME,...": the op commands. */
@@ -54,7 +54,7 @@ int main(void)
         e->metavar = ap ? ap->metavar : NULL;
         /* the viewer shows the ops with a view_doc (src/viewer/viewer.c); batch takes them all */
         e->fronts |= IMGPU_FRONT_BATCH | (d->view_doc && *d->view_doc ? IMGPU_FRONT_VIEW : 0);
-        e->sets |= 1u << 8;
+        e->sets |= 1u << 8;   /* its ops column lists the ops with a parameter of the name (gamma) */
         add_op(e, d->name);
         for (int j = 0; j < d->nparams; j++) {
             const imgpu_param *p = &d->params[j];

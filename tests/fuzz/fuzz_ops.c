@@ -100,6 +100,10 @@ static imgpu_op draw_op(const imgpu_op_desc *d, uint32_t h, uint32_t mask)
         case IMGPU_PARAM_INT:
             *(int *)v = (int)p->min + (int)(r % 8);
             break;
+        case IMGPU_PARAM_LEVEL: /* a level or a percentage, low, middle or high in its range */
+            *(int *)imgpu_param_ptr(&op, p, p->offset2) = (int)(r & 1);
+            *(double *)v = (r & 1 ? 100.0 : p->max) * (double)((r >> 1) % 5) / 4.0;
+            break;
         case IMGPU_PARAM_DOUBLE:
             if (p->min < -1e300) /* an angle: a quarter are exact multiples of 90 degrees, the
                                   * rest any in (-720, 720) with a tenth-of-a-degree step */

@@ -5,6 +5,7 @@
 #                   (premultiplied alpha bit for bit at 8 and 16 bits: issue 30), chains
 #                   and sessions against the CPU reference
 #   test_gpu_clahe  CUDA CLAHE, 16-bit equalize and the formulas against the CPU, bit for bit
+#   test_gpu_tone   the tone LUT ops (issue 28: levels ...) against the CPU, bit for bit
 # (The golden cases register .cuda variants too: golden/golden.cmake. robust/robust_gpu.sh runs
 # these under compute-sanitizer.)
 set(_imgpu_gpu_dir ${CMAKE_CURRENT_LIST_DIR})
@@ -14,3 +15,4 @@ imgpu_add_c_test(test_gpu_clahe ${_imgpu_gpu_dir}/test_gpu_clahe.c GPU TIMEOUT 6
 # test_gpu_geom (issue 28, op-geom): flip (and the other geometry ops) on CUDA == the CPU, bit for bit
 imgpu_add_c_test(test_gpu_geom ${_imgpu_gpu_dir}/test_gpu_geom.c GPU TIMEOUT 600)
 imgpu_add_c_test(test_gpu_resize ${_imgpu_gpu_dir}/test_gpu_resize.c GPU TIMEOUT 600)
+imgpu_add_c_test(test_gpu_tone ${_imgpu_gpu_dir}/test_gpu_tone.c GPU TIMEOUT 600)

@@ -29,6 +29,8 @@ def _value_in_range(p):
         return not p["default"]
     if t == "color":
         return (10, 200, 30)
+    if t == "level":   # a level, or a percentage "P%" (levels' --black / --white)
+        return "12.5%" if p.get("default") != "12.5%" else 3.5
     lo = p["min"] if p["min"] != float("-inf") else -1e6
     hi = p["max"] if p["max"] != float("inf") else 1e6
     v = min(max(lo, 3), hi)
@@ -60,7 +62,7 @@ def test_signature_is_the_tables(desc):
     for p in desc["params"]:
         # keywords are the CLI's options, '-' -> '_'
         assert p["name"] == p["cli"][0].replace("-", "_")
-        assert p["type"] in ("int", "float", "choice", "size", "color", "bool")
+        assert p["type"] in ("int", "float", "choice", "size", "color", "bool", "level")
         if p["type"] == "choice" and not p["required"]:
             assert p["default"] in p["choices"]
         if p["type"] in ("int", "float") and not p["required"]:
@@ -127,6 +129,8 @@ def test_out_of_range_is_the_clis_refusal(desc, tmp_path):
             bad = [(int(p["min"]), int(p["max"]) + 1)]
         elif p["type"] == "choice":
             bad = ["no-such-" + p["name"]]
+        elif p["type"] == "level":
+            bad = [p["max"] * 2 + 1, "101%", "-5%"]
         for v in bad:
             args = list(req)
             kw = {}

@@ -20,7 +20,8 @@ static double value_of(const imgpu_op *op, const imgpu_param *p)
 {
     const void *v = imgpu_param_cptr(op, p->offset);
     switch (p->type) {
-    case IMGPU_PARAM_DOUBLE: return *(const double *)v;
+    case IMGPU_PARAM_DOUBLE:
+    case IMGPU_PARAM_LEVEL: return *(const double *)v;
     case IMGPU_PARAM_COLOR: return *(const int *)imgpu_param_cptr(op, p->offset2);
     default: return *(const int *)v;
     }
@@ -67,6 +68,9 @@ static void test_params(void)
                 snprintf(text, sizeof text, "%s", p->choices[(int)p->def]);
             else if (p->type == IMGPU_PARAM_SIZE)
                 snprintf(text, sizeof text, "%gx%g", p->def, p->def);
+            else if (p->type == IMGPU_PARAM_LEVEL) /* a percentage where the default is one */
+                snprintf(text, sizeof text, "%.17g%s", p->def,
+                         *(const int *)imgpu_param_cptr(&def, p->offset2) ? "%" : "");
             else
                 snprintf(text, sizeof text, "%.17g", p->def);
             imgpu_op op = imgpu_op_default(d->kind);
@@ -116,10 +120,37 @@ static void test_runs(void)
     imgpu_image_free(im);
 }
 
+/* The LEVEL type (levels' --black / --white): a level in [min, max] or a percentage "P%". */
+static void test_level_param(void)
+{
+    const imgpu_op_desc *d = imgpu_op_find("levels");
+    CHECK(d != NULL);
+    const imgpu_param *p = d ? imgpu_op_param(d, "black", 5) : NULL;
+    CHECK(p != NULL && p->type == IMGPU_PARAM_LEVEL);
+    if (!p)
+        return;
+    imgpu_op op = imgpu_op_default(d->kind);
+    CHECK(imgpu_param_apply(p, "50%", &op) == 0 && op.u.levels.black == 50.0 && op.u.levels.black_pct == 1);
+    CHECK(imgpu_param_apply(p, "12.5", &op) == 0 && op.u.levels.black == 12.5 && op.u.levels.black_pct == 0);
+    CHECK(imgpu_param_apply(p, "0%", &op) == 0 && op.u.levels.black == 0.0 && op.u.levels.black_pct == 1);
+    CHECK(imgpu_param_apply(p, "65535", &op) == 0 && op.u.levels.black == 65535.0 && op.u.levels.black_pct == 0);
+    static const char *const bad[] = {"101%", "%", "-1", "65536", "nan%", "10%%", "1e999", "", "5 %"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char want[160];
+        snprintf(want, sizeof want, "invalid --black '%s' (%s)", bad[i], p->hint);
+        CHECKF(imgpu_param_apply(p, bad[i], &op) < 0 && !strcmp(imgpu_usage_message(), want), "'%s': %s", bad[i],
+               imgpu_usage_message());
+    }
+    /* white defaults to 100%: the image's maximum at either depth */
+    const imgpu_op def = imgpu_op_default(d->kind);
+    CHECK(def.u.levels.white == 100.0 && def.u.levels.white_pct == 1 && def.u.levels.gamma == 1.0);
+}
+
 int main(void)
 {
     test_names();
     test_params();
+    test_level_param();
     test_runs();
     TEST_MAIN_END();
 }

@@ -86,6 +86,12 @@ imgpu_image *imgpu_cpu_run(const imgpu_image *in, const imgpu_op *op);
 /* The threads the CPU backend runs an op on (IMGPU_CPU_THREADS or the cores, at most the
  * calling thread's cap), and that cap: ops started from the calling thread use at most n
  * threads (0: no cap). Per thread; the results are the same bytes whatever the count. */
+/* The tone LUT ops (issue 28; lut_apply.c): a new image whose colour channels k are
+ * lut[(planes == 1 ? 0 : k) * 2^depth + v] (planes 1, or 3 for R, G, B), alpha copied; NULL with
+ * a message. imgpu__cpu_lut_alloc: planes * 2^depth entries (malloc), or NULL with a message. */
+imgpu_image *imgpu__cpu_apply_lut(const imgpu_image *in, const uint16_t *lut, int planes);
+uint16_t *imgpu__cpu_lut_alloc(int depth, int planes);
+
 int imgpu_cpu_threads(void);
 void imgpu_cpu_threads_cap(int n);
 

@@ -61,6 +61,12 @@ typedef struct imgpu__cuda_op {
                imgpu__cuda_shape in, imgpu__cuda_shape out);
 } imgpu__cuda_op;
 
+/* The tone LUT ops (issue 28, lut_apply.c): map the colour channels of d_in (shape s) into d_out
+ * through a host LUT of 2^depth entries per plane (planes 1: the same for every colour
+ * channel; 3: R, G, B), alpha copied. Uses the scratch. */
+int imgpu__cuda_apply_host_lut(imgpu__cuda_op_env *e, const unsigned char *d_in, unsigned char *d_out,
+                               imgpu__cuda_shape s, const uint16_t *lut, int planes);
+
 /* One op through its entry; -1 with a message for a kind without one. */
 int imgpu__cuda_run_op(imgpu__cuda_op_env *e, const imgpu_op *op, const unsigned char *d_in, unsigned char *d_out,
                        imgpu__cuda_shape in, imgpu__cuda_shape out);

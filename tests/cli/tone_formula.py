@@ -1,0 +1,272 @@
+"""tone_formula.py — the tone LUT ops (issue 28: levels, gamma, normalize, autolevel) against
+independent Python transliterations of ImageMagick 6 (Q16, non-HDRI) magick/enhance.c, and,
+with --imagemagick, the transliterations against ImageMagick itself (convert-im6.q16).
+
+    /usr/bin/python3 tests/cli/tone_formula.py IMGPU ASSETS WORKDIR [cpu|cuda] [OP...]
+    /usr/bin/python3 tests/cli/tone_formula.py --imagemagick CONVERT WORKDIR [OP...]
+
+The first form runs `imgpu OP` on assets and synthetic images (8 and 16 bits; gray, gray+alpha,
+RGB, RGBA; 1x1, 1xN, Nx1) and requires every sample to equal the transliteration (alpha
+untouched). The second form is the oracle check of the transliteration itself: IM's results are
+read through PNM (8 bits: IM's PNM writer stores ScaleQuantumToChar, its PNG writer floor(Q/257))
+and 16-bit PNG. Needs numpy and cv2; exits 77 without them (and the second form without IM).
+
+IM6 Q16 arithmetic (enhance.c, quantum.h): an 8-bit level v is the quantum 257 v; everything is
+computed in double; ClampToQuantum(x) = 0 (x <= 0), 65535 (x >= 65535), else int(x + 0.5);
+8-bit output ScaleQuantumToChar(Q) = ((Q + 128) - ((Q + 128) >> 8)) >> 8.
+"""
+import math
+import os
+import re
+import struct
+import subprocess
+import sys
+import zlib
+
+try:
+    import cv2
+    import numpy as np
+except ImportError as e:
+    print(f"SKIP: {e}")
+    sys.exit(77)
+
+ALL_OPS = ["levels", "gamma", "normalize", "autolevel"]
+# what imgpu says when --device cuda cannot run here (tests/golden/run_case.sh's list): a skip
+NO_GPU = ("built without CUDA support|no NVIDIA GPU or driver was found|driver version is insufficient|"
+          "no NVIDIA driver is loaded|no CUDA-capable device|older than this imgpu.s runtime")
+
+
+# ---- ImageMagick 6 Q16, transliterated ------------------------------------------------------
+
+def clamp_q(x):
+    return 0 if x <= 0.0 else 65535 if x >= 65535.0 else int(x + 0.5)
+
+
+def q_to_char(q):
+    return ((q + 128) - ((q + 128) >> 8)) >> 8
+
+
+def quanta(depth):
+    """the quantum of each level of the depth"""
+    return [257 * v for v in range(256)] if depth == 8 else list(range(65536))
+
+
+def to_depth(qs, depth):
+    return np.array([q_to_char(q) for q in qs] if depth == 8 else qs, np.uint8 if depth == 8 else np.uint16)
+
+
+def level_value(text, depth):
+    """--black / --white as IM's quantum: 'P%' -> P * (65535 / 100.0), else a level of the depth"""
+    if text.endswith("%"):
+        return float(text[:-1]) * (65535 / 100.0)
+    return float(text) * (257.0 if depth == 8 else 1.0)
+
+
+def perceptible_reciprocal(x):
+    # 1 / x, or +-1 / MagickEpsilon (1e-12) when |x| < MagickEpsilon
+    sign = -1.0 if x < 0.0 else 1.0
+    return 1.0 / x if sign * x >= 1e-12 else sign / 1e-12
+
+
+def level_pixel(q, b, w, gamma):
+    # LevelPixel (IM 6.9.11): QuantumRange * gamma_pow(scale * (pixel - black), 1 / gamma) with
+    # scale = PerceptibleReciprocal(w - b), gamma_pow(v, g) = v when v < 0, else v^g. black ==
+    # white thresholds: pixel <= black -> 0, above -> 65535.
+    t = perceptible_reciprocal(w - b) * (q - b)
+    return 65535.0 * (t if t < 0.0 else math.pow(t, 1.0 / gamma))
+
+
+def levels_lut(depth, black="0", white="100%", gamma="1"):
+    b, w, g = level_value(black, depth), level_value(white, depth), float(gamma)
+    return to_depth([clamp_q(level_pixel(q, b, w, g)) for q in quanta(depth)], depth)
+
+
+def apply_same(img, lut):
+    """every colour channel through one LUT, alpha kept"""
+    out = img.copy()
+    color = 1 if img.ndim == 2 else (1 if img.shape[2] <= 2 else 3)
+    if img.ndim == 2:
+        return lut[img]
+    for k in range(color):
+        out[:, :, k] = lut[img[:, :, k]]
+    return out
+
+
+def ref_levels(img, depth, args):
+    kw = dict(zip(args[0::2], args[1::2]))
+    return apply_same(img, levels_lut(depth, kw.get("--black", "0"), kw.get("--white", "100%"),
+                                      kw.get("--gamma", "1")))
+
+
+def gamma_lut(depth, gamma):
+    # GammaImageChannel: gamma == 1 -> nothing; else gamma_map[i] = ScaleMapToQuantum(MaxMap *
+    # pow(i / MaxMap, 1 / gamma)) over the 65536 quanta (MaxMap = 65535), read at each quantum
+    g = float(gamma)
+    if g == 1.0:
+        return to_depth(quanta(depth), depth)
+    return to_depth([clamp_q(65535.0 * math.pow(q / 65535.0, 1.0 / g)) for q in quanta(depth)], depth)
+
+
+def ref_gamma(img, depth, args):
+    kw = dict(zip(args[0::2], args[1::2]))
+    return apply_same(img, gamma_lut(depth, kw.get("--gamma", "1")))
+
+
+REFS = {"levels": ref_levels, "gamma": ref_gamma}
+CASES = {
+    "levels": {8: [[], ["--black", "10", "--white", "240"], ["--black", "10", "--white", "240", "--gamma", "0.7"],
+                   ["--black", "5%", "--white", "95%", "--gamma", "1.8"], ["--black", "200", "--white", "30",
+                                                                           "--gamma", "1.3"],
+                   ["--black", "50", "--white", "50"], ["--gamma", "2.2"], ["--black", "3.5", "--white", "250.25",
+                                                                            "--gamma", "1.7"]],
+               16: [["--black", "2570", "--white", "61680"], ["--black", "1000", "--white", "60000", "--gamma", "0.6"],
+                    ["--black", "10%", "--white", "90%", "--gamma", "2.2"], ["--white", "0%", "--black", "100%"]]},
+    "gamma": {8: [[], ["--gamma", "2.2"], ["--gamma", "0.45"], ["--gamma", "1.7"], ["--gamma", "0.01"],
+                  ["--gamma", "100"]],
+              16: [["--gamma", "2.2"], ["--gamma", "0.6"], ["--gamma", "1"]]},
+}
+def im_level_args(a, d):
+    """imgpu levels' arguments as IM's -level: black and white as quanta (IM reads -level's
+    numbers as quanta, or percentages of QuantumRange when they carry a '%')"""
+    kw = dict(zip(a[0::2], a[1::2]))
+    b, w = level_value(kw.get("--black", "0"), d), level_value(kw.get("--white", "100%"), d)
+    return ["-level", f"{b!r},{w!r},{kw.get('--gamma', '1')}"]
+
+
+IM_ARGS = {"levels": im_level_args,
+           "gamma": lambda a, d: ["-gamma", dict(zip(a[0::2], a[1::2])).get("--gamma", "1")]}
+
+
+# ---- images ---------------------------------------------------------------------------------
+
+def png_write(path, img):
+    """8- or 16-bit PNG of a gray / gray+alpha / RGB / RGBA array in imgpu's channel order
+    (cv2 cannot write gray+alpha)"""
+    h, w = img.shape[:2]
+    c = 1 if img.ndim == 2 else img.shape[2]
+    depth = 16 if img.dtype == np.uint16 else 8
+    ihdr = struct.pack(">IIBBBBB", w, h, depth, {1: 0, 2: 4, 3: 2, 4: 6}[c], 0, 0, 0)
+    data = img.astype(">u2" if depth == 16 else np.uint8).reshape(h, -1).tobytes()
+    stride = w * c * depth // 8
+    raw = b"".join(b"\x00" + data[y * stride:(y + 1) * stride] for y in range(h))
+
+    def chunk(k, b):
+        return struct.pack(">I", len(b)) + k + b + struct.pack(">I", zlib.crc32(k + b) & 0xFFFFFFFF)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def png_read(path, channels):
+    """an image written by imgpu, in imgpu's channel order (cv2 reads gray+alpha as BGRA)"""
+    im = cv2.imread(path, cv2.IMREAD_UNCHANGED)
+    if im is None:
+        return None
+    if channels == 2:
+        return np.dstack([im[:, :, 0], im[:, :, 3]]) if im.ndim == 3 else None
+    if channels == 3:
+        return cv2.cvtColor(im, cv2.COLOR_BGR2RGB)
+    if channels == 4:
+        return cv2.cvtColor(im, cv2.COLOR_BGRA2RGBA)
+    return im
+
+
+def images(assets):
+    rng = np.random.default_rng(28)
+    out = {}
+    for a in ["camera.png", "chelsea.png", "coffee.png", "camera16.png", "chelsea16.png"]:
+        im = cv2.imread(os.path.join(assets, a), cv2.IMREAD_UNCHANGED)
+        out[a[:-4]] = cv2.cvtColor(im, cv2.COLOR_BGR2RGB) if im.ndim == 3 else im
+    for d, t, m in [(8, np.uint8, 256), (16, np.uint16, 65536)]:
+        # noise in a middle band (normalize and autolevel have something to stretch)
+        out[f"ga{d}"] = np.dstack([rng.integers(m // 5, m * 3 // 4, (33, 47)), rng.integers(0, m, (33, 47))]).astype(t)
+        out[f"rgba{d}"] = np.dstack([rng.integers(m // 8 * k + m // 10, m // 2 + m // 8 * k, (29, 31))
+                                     for k in range(3)] + [rng.integers(0, m, (29, 31))]).astype(t)
+        out[f"one{d}"] = np.array([[m // 3]], t)
+        out[f"row{d}"] = rng.integers(0, m, (1, 13, 3)).astype(t)
+        out[f"col{d}"] = rng.integers(0, m, (11, 1)).astype(t)
+        out[f"constant{d}"] = np.full((5, 6, 3), m // 3, t)
+    return out
+
+
+def depth_of(img):
+    return 16 if img.dtype == np.uint16 else 8
+
+
+def channels_of(img):
+    return 1 if img.ndim == 2 else img.shape[2]
+
+
+# ---- the two forms --------------------------------------------------------------------------
+
+def run_imgpu(imgpu, work, dev, ops):
+    fails = runs = 0
+    for name, img in images(ASSETS).items():
+        d = depth_of(img)
+        src = os.path.join(work, f"{name}.png")
+        png_write(src, img)
+        for op in ops:
+            for i, args in enumerate(CASES[op][d]):
+                dst = os.path.join(work, f"{name}.{op}{i}.png")
+                p = subprocess.run([imgpu, op, src, dst, *args, "--device", dev, "--quiet"], capture_output=True,
+                                   text=True)
+                if p.returncode and dev == "cuda" and re.search(NO_GPU, p.stderr):
+                    print("SKIP:", p.stderr.strip())
+                    sys.exit(77)
+                got = png_read(dst, channels_of(img)) if p.returncode == 0 else None
+                want = REFS[op](img, d, args)
+                ok = got is not None and got.shape == want.shape and np.array_equal(got, want)
+                runs += 1
+                if not ok:
+                    nd = int((got != want).sum()) if got is not None and got.shape == want.shape else -1
+                    print(f"FAIL {name} {op} {' '.join(args)}: {nd} samples differ {p.stderr.strip()}")
+                fails += not ok
+    print(f"{runs} runs, {fails} failure(s)")
+    return fails
+
+
+def run_imagemagick(convert, work, ops):
+    fails = runs = 0
+    imgs = images(ASSETS)
+    for name, img in imgs.items():
+        d, c = depth_of(img), channels_of(img)
+        if c in (2, 4):   # PNM holds no alpha; alpha passing through is the first form's check
+            continue
+        src = os.path.join(work, f"{name}.png")
+        png_write(src, img)
+        for op in ops:
+            for i, args in enumerate(CASES[op][d]):
+                dst = os.path.join(work, f"{name}.{op}{i}.im." + ("png" if d == 16 else "pnm"))
+                # -depth: IM would store a 16-bit result whose levels are all multiples of 257 at 8 bits
+                subprocess.run([convert, src, *IM_ARGS[op](args, d), *(["-depth", "16"] if d == 16 else []), dst], check=True)
+                got = cv2.imread(dst, cv2.IMREAD_UNCHANGED)
+                if got is not None and d == 16 and got.dtype == np.uint8:
+                    got = got.astype(np.uint16) * 257   # IM stores 16-bit levels that are all k * 257 at 8 bits
+                if got is not None and got.ndim == 3:
+                    got = cv2.cvtColor(got, cv2.COLOR_BGR2RGB)
+                if got is not None and got.ndim == 2 and c == 3:   # IM writes an all-gray result gray
+                    got = np.dstack([got] * 3)
+                want = REFS[op](img, d, args)
+                ok = got is not None and got.shape == want.shape and np.array_equal(got, want)
+                runs += 1
+                if not ok:
+                    nd = int((got != want).sum()) if got is not None and got.shape == want.shape else -1
+                    print(f"FAIL {name} {op} {' '.join(args)} (IM {' '.join(IM_ARGS[op](args, d))}): {nd} differ")
+                fails += not ok
+    print(f"{runs} ImageMagick comparisons, {fails} failure(s)")
+    return fails
+
+
+if sys.argv[1] == "--imagemagick":
+    CONVERT, WORK = sys.argv[2:4]
+    OPS = sys.argv[4:] or ALL_OPS
+    ASSETS = os.environ.get("IMGPU_ASSETS", os.path.join(os.path.dirname(__file__), "..", "..", "assets"))
+    if not os.access(CONVERT, os.X_OK):
+        print(f"SKIP: no {CONVERT}")
+        sys.exit(77)
+    os.makedirs(WORK, exist_ok=True)
+    sys.exit(1 if run_imagemagick(CONVERT, WORK, [o for o in OPS if o in REFS]) else 0)
+IMGPU, ASSETS, WORK = sys.argv[1:4]
+DEV = sys.argv[4] if len(sys.argv) > 4 else "cpu"
+OPS = sys.argv[5:] or [o for o in ALL_OPS if o in REFS]
+os.makedirs(WORK, exist_ok=True)
+sys.exit(1 if run_imgpu(IMGPU, WORK, DEV, OPS) else 0)
