@@ -235,8 +235,14 @@ static void test_rotate_device_offsets(void)
             if (!d_out)
                 CHECK(cudaMalloc((void **)&d_out, (size_t)(w + h) * (w + h) * 4) == cudaSuccess);
             for (size_t oi = 0; oi < sizeof offsets / sizeof *offsets; oi++) {
-                CHECK(cudaMemcpy(d_buf + offsets[oi], im->data, (size_t)w * h * c, cudaMemcpyHostToDevice) ==
-                      cudaSuccess);
+                /* on the session's stream: run_device reads d_in there without waiting for
+                 * anything else, and a plain cudaMemcpy from pageable memory returns once the
+                 * bytes are staged, its DMA still pending on the legacy stream, which the
+                 * session's non-blocking stream does not wait for (offset 48, the first run
+                 * reusing the texture's array with no implicitly synchronizing call between,
+                 * once read the previous offset's bytes) */
+                CHECK(cudaMemcpyAsync(d_buf + offsets[oi], im->data, (size_t)w * h * c, cudaMemcpyHostToDevice,
+                                      imgpu_cuda_session_stream(s)) == cudaSuccess);
                 const int rc = imgpu_cuda_session_run_device(s, d_buf + offsets[oi], w, h, c, 1, &op, 1, d_out);
                 CHECKF(rc == 0, "rotate 25 filter %d of %d channels at device offset %zu: %s", f, c, offsets[oi],
                        rc ? imgpu_error_message() : "");

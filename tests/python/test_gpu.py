@@ -240,4 +240,20 @@ def test_device_memory_flat_over_10000_calls():
         del r
     torch.cuda.synchronize()
     free1 = torch.cuda.mem_get_info()[0]
-    assert free0 - free1 < 64 << 20, "device memory fell by %d bytes" % (free0 - free1)
+    assert free0 - free1 < 64 << 20, "device memory fell by %d bytes%s" % (free0 - free1, default_pool_state())
+
+
+def default_pool_state():
+    """Where the results live (cudaMallocAsync: the device's default pool): its reserved and used
+    bytes, so that a failure says whether the memory is the pool's (used: a result not freed;
+    reserved only: freed blocks the pool kept) or outside it (events, streams, other state)."""
+    if cupy is None:
+        return " (no CuPy: the default pool's state unknown)"
+    try:
+        rt = cupy.cuda.runtime
+        pool = rt.deviceGetDefaultMemPool(torch.cuda.current_device())
+        # cudaMemPoolAttr: ReleaseThreshold 4, ReservedMemCurrent 5, UsedMemCurrent 7
+        got = [rt.memPoolGetAttribute(pool, a) for a in (4, 5, 7)]
+        return "; default pool: release threshold %d, reserved %d, used %d bytes" % tuple(got)
+    except Exception as e:   # noqa: BLE001 - a diagnostic only
+        return " (the default pool's state unknown: %s)" % e

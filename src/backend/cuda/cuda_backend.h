@@ -65,7 +65,9 @@ int imgpu_cuda_session_run(imgpu_cuda_session *s, const imgpu_op *ops, int n, co
                            int *w, int *h, int *channels);
 int imgpu_cuda_session_download(imgpu_cuda_session *s, imgpu_image **out);
 /* Device images (device_image.c): enqueues ops[0..n) on the packed w x h x c image of b bytes a
- * sample at d_in (16-byte aligned; it must stay unchanged until the work is done), the last op
+ * sample at d_in (16-byte aligned; complete when this is called, i.e. its producer finished or
+ * was enqueued on the session's stream: nothing here waits for another stream; and unchanged
+ * until the work is done), the last op
  * writing the packed result into d_out (16-byte aligned, the result's size; n == 0: a copy).
  * Intermediates live in the session's buffers. No waiting. */
 int imgpu_cuda_session_run_device(imgpu_cuda_session *s, const unsigned char *d_in, int w, int h, int c, int b,
