@@ -165,7 +165,7 @@ int imgpu_backend_gpu_absent(char *why, size_t n)
         return 1;
     }
     if (vis && (!*vis || !strcmp(vis, "-1"))) {
-        snprintf(why, n, "no NVIDIA GPU is visible (CUDA_VISIBLE_DEVICES='%s')", vis);
+        snprintf(why, n, "no NVIDIA GPU or driver was found (CUDA_VISIBLE_DEVICES='%s' shows none)", vis);
         return 1;
     }
     return 0;
@@ -218,7 +218,12 @@ int imgpu_device_resolve(imgpu_device requested, imgpu_device *resolved)
         *resolved = IMGPU_DEVICE_CPU;
         return 0;
     }
-    if (gpu->available()) {
+    /* auto where the file check finds no GPU: the CPU, with the same one notice, without
+     * asking CUDA (whose answer takes longer where a driver is installed but hidden) */
+    char absent[160];
+    if (requested == IMGPU_DEVICE_AUTO && imgpu_backend_gpu_absent(absent, sizeof absent))
+        imgpu_error("%s", absent);
+    else if (gpu->available()) {
         *resolved = IMGPU_DEVICE_CUDA;
         return 0;
     }
@@ -294,7 +299,10 @@ static int auto_prefers_cpu(double cpu_ms, size_t gpu_bytes)
 {
 #ifdef IMGPU_HAVE_CUDA
     double since = 0;
-    int st = imgpu_cuda_state(&since);
+    char absent[160];
+    /* no GPU by the file check: no start-up to wait for, so the choice is the cost rule's
+     * alone, the same on every machine without one (then imgpu_device_resolve says so) */
+    int st = imgpu_backend_gpu_absent(absent, sizeof absent) ? -1 : imgpu_cuda_state(&since);
     double left = 0;
     if (st == 0)
         left = since < IMGPU_CUDA_START_MS - 50.0 ? IMGPU_CUDA_START_MS - since : 50.0;
@@ -337,6 +345,9 @@ void imgpu_backend_prepare_for(imgpu_device requested, int width, int height, in
                                const imgpu_op *ops, int n)
 {
 #ifdef IMGPU_HAVE_CUDA
+    char absent[160];
+    if (requested == IMGPU_DEVICE_AUTO && imgpu_backend_gpu_absent(absent, sizeof absent))
+        return;   /* nothing to start: a job the GPU would win gets resolve's one notice */
     if (requested == IMGPU_DEVICE_AUTO) {
         const size_t in_bytes = (size_t)width * height * channels * (size_t)(depth / 8);
         size_t out_bytes = in_bytes;

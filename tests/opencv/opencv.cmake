@@ -22,6 +22,8 @@
 # ASan+UBSan pass leaves them out (ctest -LE oracle-only); the release pass runs them.
 set(_imgpu_opencv_dir ${CMAKE_CURRENT_LIST_DIR})
 
+# each device its own work folder: the cpu and cuda runs of one check write the same synthetic
+# inputs, and a run beside the other read a file the other was writing ('file is empty')
 foreach(_check equalize rotate resize)
   foreach(_dev cpu cuda)
     if(_dev STREQUAL "cpu")
@@ -35,7 +37,7 @@ foreach(_check equalize rotate resize)
       add_test(NAME ${_tname}
                COMMAND ${IMGPU_PYTHON3} ${_imgpu_opencv_dir}/opencv_${_check}.py
                        $<TARGET_FILE:imgpu> ${IMGPU_ASSETS}
-                       ${CMAKE_CURRENT_BINARY_DIR}/opencv/${_check} ${_dev})
+                       ${CMAKE_CURRENT_BINARY_DIR}/opencv/${_check}.${_dev} ${_dev})
     else()
       add_test(NAME ${_tname}
                COMMAND ${IMGPU_SH} -c "echo 'SKIP: /usr/bin/python3 with cv2 and numpy not found (apt-get install python3-opencv python3-numpy)'; exit 77")
