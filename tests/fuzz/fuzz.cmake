@@ -20,14 +20,14 @@
 #                     minimized corpus, where kept), in every build — under ASan+UBSan in
 #                     an IMGPU_SANITIZE or IMGPU_FUZZ build.
 #   fuzz_<t>          IMGPU_FUZZ=ON only (clang): the libFuzzer binary. Test fuzz.smoke.<t>
-#                     (label fuzz) fuzzes for IMGPU_FUZZ_SMOKE_SECONDS (default 30) from the
+#                     (label fuzz) fuzzes for IMGPU_FUZZ_SMOKE_SECONDS (default 20: eleven targets, two at a time, keep CI under 15 minutes) from the
 #                     seeds; any crash, leak, timeout or out-of-memory fails it and leaves the
 #                     input in <build>/tests/fuzz-smoke/<t>/.
 # tests/fuzz/run.sh runs the long campaigns (docs/reliability.md, "Fuzzing").
 set(IMGPU_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(IMGPU_FUZZ_REGRESS ${IMGPU_FUZZ_DIR}/regress)
-# 30 s: eight targets share CI's two cores (the long campaigns are tests/fuzz/run.sh's)
-set(IMGPU_FUZZ_SMOKE_SECONDS 30 CACHE STRING "Seconds per target of the fuzz.smoke.* tests")
+# 20 s: eleven targets share CI's two cores (the long campaigns are tests/fuzz/run.sh's)
+set(IMGPU_FUZZ_SMOKE_SECONDS 20 CACHE STRING "Seconds per target of the fuzz.smoke.* tests")
 
 # imgpu_fuzz_target(t [SECONDS]): SECONDS, where given, caps the smoke run below the default
 function(imgpu_fuzz_target t)
