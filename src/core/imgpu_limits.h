@@ -24,12 +24,13 @@ extern "C" {
  *  - max_pixels bounds every stage's result, not only the input (a 100000x1 strip turned
  *    by 33 degrees is an 83867x54463 result);
  *  - max_memory bounds the host memory of the worst stage: the caller's input (held for the
- *    whole run) + the stage's input + its result + its working buffers (CLAHE: one LUT of
- *    256 or 65536 entries per tile, planes of the image; equalize: histograms), and for the
+ *    whole run) + the stage's input + its result + its working buffers (each op's descriptor
+ *    states them: one LUT of 256 or 65536 entries per tile for the tiled equalization, planes
+ *    of the image; histograms), and for the
  *    CUDA backend the input + its pinned staging + the result. The default, 8 GiB, lets the
  *    largest image the default --max-pixels admits (2^28 RGBA 16-bit pixels = 2 GiB) run any
- *    one op whose result also fits: CLAHE's peak there is 6 GiB; a 16-bit CLAHE with a
- *    256x256 tile grid needs 8 GiB of LUTs by itself and is refused. The CUDA backend's device
+ *    one op whose result also fits: the tiled equalization's peak there is 6 GiB; its 16-bit
+ *    form with a 256x256 tile grid needs 8 GiB of LUTs by itself and is refused. The CUDA backend's device
  *    memory is held to the same number (over it, `auto` runs on the CPU). */
 #define IMGPU_DEFAULT_MAX_MEMORY (UINT64_C(8) << 30)
 typedef struct imgpu_limits {

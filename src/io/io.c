@@ -205,7 +205,7 @@ static imgpu_image *load_memory(const void *buf, size_t len, const char *name,
         return NULL;
     if (s.pages > 1 && s.page == 0 && !(opts && opts->no_page_notice))
         imgpu_notice("'%s': %s of %d pages: only page 0 is used (--page N picks another; "
-                     "equalize, clahe and rotate take --pages all)", name, k->name, s.pages);
+                     "the op commands take --pages all)", name, k->name, s.pages);
     imgpu_image *im = decode(b, len, name, opts, k, &s);
     if (!im) {
         imgpu_meta_free(m);

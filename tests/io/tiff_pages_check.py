@@ -100,7 +100,7 @@ def main():
     # ---- 1. the notice ----
     rc, _, err = run([imgpu, "equalize", multi, P("e0.png")])
     want = (f"imgpu: '{multi}': TIFF of 3 pages: only page 0 is used (--page N picks another; "
-            "equalize, clahe and rotate take --pages all)\n")
+            "the op commands take --pages all)\n")
     check(rc == 0 and err == want, "page 0 of a 3-page TIFF: the notice, once", err)
     rc, _, err = run([imgpu, "equalize", multi, P("e0.png"), "--quiet"])
     check(rc == 0 and err == "", "--quiet silences it", err)
