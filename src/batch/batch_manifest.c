@@ -463,7 +463,7 @@ char *imgpu_manifest_settings(const imgpu_op *ops, int nops, const imgpu_save_op
     static const char *const sub[] = { "420", "444", "422", "420" };
     static const char *const comp[] = { "deflate", "none", "deflate", "lzw", "packbits", "zstd",
                                         "lzma", "jpeg", "webp" };
-    const int quality = save && save->quality > 0 ? save->quality : IMGPU_DEFAULT_QUALITY;
+    const int quality = IMGPU_SAVE_QUALITY(save, f);   /* what the encoder uses (WebP: 75) */
     if (f == IMGPU_FORMAT_JPEG) {
         PUT(" quality=%d subsampling=%s", quality, sub[save ? save->subsampling & 3 : 0]);
         if (save && save->progressive)

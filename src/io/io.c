@@ -500,8 +500,7 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
         return save_fail(path, "invalid image (sample depth)");
     if (im->stride < (size_t)im->width * (size_t)im->channels * (im->depth / 8))
         return save_fail(path, "invalid image (row stride too small)");
-    int quality = opts && opts->quality ? opts->quality
-                  : f == IMGPU_FORMAT_WEBP ? IMGPU_DEFAULT_WEBP_QUALITY : IMGPU_DEFAULT_QUALITY;
+    int quality = opts && opts->quality < 0 ? opts->quality : IMGPU_SAVE_QUALITY(opts, f);
     int level = opts && opts->png_level != -1 ? opts->png_level : 1;
     if (quality < 1 || quality > 100)
         return save_fail(path, "quality must be between 1 and 100");

@@ -176,6 +176,11 @@ typedef struct imgpu_save_options {
  * high 80s), and 75 is what libwebp, cwebp, libvips and ImageMagick write when no quality is
  * given (PIL: 80). With --lossless the quality is the effort, as in cwebp. */
 #define IMGPU_DEFAULT_WEBP_QUALITY 75
+/* The quality a lossy save of format f uses with these options: the one the encoders use and the
+ * batch manifest records (a WebP file's default is 75, every other's 92). */
+#define IMGPU_SAVE_QUALITY(opts, f)                                                             \
+    ((opts) && (opts)->quality > 0 ? (opts)->quality                                             \
+     : (f) == IMGPU_FORMAT_WEBP ? IMGPU_DEFAULT_WEBP_QUALITY : IMGPU_DEFAULT_QUALITY)
 
 /* A copy of `im` at `depth` bits (8 or 16): 16 -> 8 rounds v * 255 / 65535 to nearest,
  * 8 -> 16 multiplies by 257 (the exact inverse). NULL + error on failure. */

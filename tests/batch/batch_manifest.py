@@ -289,6 +289,29 @@ def main():
                    if imgpu("compare", ref, os.path.join(kout, f), "--max-abs", "0").rc != 0]
         C.check(not bad_out, f"SIGKILL {attempt}: every output whole and right", str(bad_out))
 
+    # issue 30: the manifest records the quality a WebP output was encoded at (75 by default,
+    # not JPEG's 92), so a re-run at 75 skips it and one at 92 calls it stale
+    wsrc = os.path.join(tmp, "win")
+    wout = os.path.join(tmp, "wout")
+    os.makedirs(wsrc)
+    r = imgpu("equalize", os.path.join(assets, "coffee.png"), os.path.join(wsrc, "c.webp"))
+    C.check(r.rc == 0, "a WebP input made", str(r))
+    r = imgpu("batch", "--equalize", "--device", "cpu", "-o", wout, wsrc)
+    C.check(r.rc == 0, "WebP batch: exit 0", str(r))
+    with open(os.path.join(wout, MANIFEST), encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    C.check(" quality=75" in text and " quality=92" not in text,
+            "WebP batch: the manifest records quality=75, the quality used", text[-300:])
+    single = os.path.join(tmp, "c75.webp")
+    imgpu("equalize", os.path.join(wsrc, "c.webp"), single)
+    with open(single, "rb") as a, open(os.path.join(wout, "c.webp"), "rb") as b:
+        C.check(a.read() == b.read(), "WebP batch: the output is the single command's (quality 75)")
+    r = imgpu("batch", "--equalize", "--device", "cpu", "--quality", "75", "-o", wout, wsrc)
+    C.check(r.rc == 0 and "1 skipped" in r.err, "WebP re-run at --quality 75: skipped as done", str(r))
+    r = imgpu("batch", "--equalize", "--device", "cpu", "--quality", "92", "-o", wout, wsrc)
+    C.check("0 skipped" in r.err and "1 stale" in r.err,
+            "WebP re-run at --quality 92: not skipped, called stale (it was made at 75)", str(r))
+
     failed = C.failures > 0
     cc.cleanup(tmp, failed)
     return C.end()
