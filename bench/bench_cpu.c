@@ -110,8 +110,10 @@ static int run_op(int op, const imgpu_image *in)
         break;
     }
     case OP_CLAHE: {
-        imgpu_clahe_params p = {IMGPU_CLAHE_DEFAULT_CLIP, 8, 8, IMGPU_MODE_LUMINANCE};
-        out = imgpu_cpu_clahe(in, &p);
+        /* through the CPU's run table: the op's own entry point is not in cpu.h (an undeclared
+         * call here returned an int truncated to a pointer) */
+        const imgpu_op o = imgpu_op_clahe(IMGPU_CLAHE_DEFAULT_CLIP, 8, 8, IMGPU_MODE_LUMINANCE);
+        out = imgpu_cpu_run(in, &o);
         break;
     }
     default: {
