@@ -45,9 +45,12 @@ static void print_main_help(FILE *f)
                "commands:\n");
     for (int i = 0; i < imgpu_op_count(); i++) {
         const imgpu_op_desc *d = imgpu_op_at(i);
-        char lhs[64];
+        char lhs[160];
         snprintf(lhs, sizeof lhs, "%s %s", d->name, d->args);
-        fprintf(f, "  %-28s %s\n", lhs, d->summary);
+        if (strlen(lhs) > 28)   /* a long synopsis on a line of its own, the summary below it */
+            fprintf(f, "  %s\n  %-28s %s\n", lhs, "", d->summary);
+        else
+            fprintf(f, "  %-28s %s\n", lhs, d->summary);
     }
     for (int i = 0; i < CMD_COUNT; i++) {
         char lhs[64];
