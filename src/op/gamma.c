@@ -43,19 +43,7 @@ static int check(const imgpu_op *op)
     return 0;
 }
 
-static void work(int w, int h, int c, int depth, const imgpu_op *op, double *host, double *dev)
-{
-    (void)w, (void)h, (void)c, (void)op;
-    const double levels = depth == 16 ? 65536.0 : 256.0;
-    *host = levels * 2 * 3;
-    *dev = levels * 2 * 3;
-}
 
-static double cpu_ns(int w, int h, int c, const imgpu_op *op)
-{
-    (void)op;
-    return (double)w * h * 1.0 * c;
-}
 
 static const imgpu_param s_params[] = {
     {.name = "gamma", .type = IMGPU_PARAM_DOUBLE, .metavar = "G", .def = 1.0, .min = 0.01, .max = 100.0,
@@ -95,7 +83,7 @@ const imgpu_op_desc imgpu__op_gamma = {
     .view_steps = {{'[', ']', "gamma", 0.1, 1.0, 0.1, 10.0}},
     .defaults = defaults,
     .check = check,
-    .work = work,
-    .cpu_ns = cpu_ns,
+    .work = imgpu__tone_work,
+    .cpu_ns = imgpu__tone_cpu_ns,
     .write = write,
 };

@@ -13,6 +13,25 @@
 
 #include <stdint.h>
 
+#include "op.h"
+
+/* The descriptor hooks every tone LUT op shares (op_table.h's work and cpu_ns): its working
+ * memory is the LUT (256 or 65536 16-bit entries), three planes of it for the upload, on the
+ * host and the device; its CPU cost one table lookup a sample. */
+static inline void imgpu__tone_work(int w, int h, int c, int depth, const imgpu_op *op, double *host, double *dev)
+{
+    (void)w, (void)h, (void)c, (void)op;
+    const double levels = depth == 16 ? 65536.0 : 256.0;
+    *host = levels * 2 * 3;
+    *dev = levels * 2 * 3;
+}
+
+static inline double imgpu__tone_cpu_ns(int w, int h, int c, const imgpu_op *op)
+{
+    (void)op;
+    return (double)w * h * 1.0 * c;
+}
+
 static inline unsigned imgpu__im_clamp_quantum(double x)
 {
     return x <= 0.0 ? 0u : x >= 65535.0 ? 65535u : (unsigned)(x + 0.5);
