@@ -1067,6 +1067,30 @@ static int dlpack_device_type(PyObject *o, int *type)
     return 0;
 }
 
+/* A DLPack tensor's element size, shape and strides in bytes (st is filled only when the tensor
+ * has strides), after checking it is a uint8/uint16 image of 2 or 3 dimensions: 0, or -1 with
+ * TypeError. The host and the device paths both take their tensors through it. */
+static int dl_layout(const DLTensor *d, const char *what, Py_ssize_t sh[3], Py_ssize_t st[3], int *isz)
+{
+    if (d->dtype.code != kDLUInt || (d->dtype.bits != 8 && d->dtype.bits != 16) || d->dtype.lanes != 1) {
+        PyErr_Format(PyExc_TypeError, "%s: unsupported DLPack dtype (code %d, %d bits, %d lanes): imgpu takes "
+                     "uint8 and uint16", what, d->dtype.code, d->dtype.bits, d->dtype.lanes);
+        return -1;
+    }
+    if (d->ndim != 2 && d->ndim != 3) {
+        PyErr_Format(PyExc_TypeError, "%s: an image is a 2-D (H, W) or 3-D (H, W, C) array, not %d-D", what,
+                     (int)d->ndim);
+        return -1;
+    }
+    *isz = d->dtype.bits / 8;
+    for (int i = 0; i < d->ndim; i++) {
+        sh[i] = (Py_ssize_t)d->shape[i];
+        if (d->strides)
+            st[i] = (Py_ssize_t)d->strides[i] * *isz;
+    }
+    return 0;
+}
+
 static int in_from_dlpack(in_view *v, PyObject *o, const char *what)
 {
     int type;
@@ -1092,23 +1116,10 @@ static int in_from_dlpack(in_view *v, PyObject *o, const char *what)
         raise_cuda_unavailable(what);
         return -1;
     }
-    if (d->dtype.code != kDLUInt || (d->dtype.bits != 8 && d->dtype.bits != 16) || d->dtype.lanes != 1) {
-        PyErr_Format(PyExc_TypeError, "%s: unsupported DLPack dtype (code %d, %d bits, %d lanes): imgpu takes "
-                     "uint8 and uint16", what, d->dtype.code, d->dtype.bits, d->dtype.lanes);
-        return -1;
-    }
-    if (d->ndim != 2 && d->ndim != 3) {
-        PyErr_Format(PyExc_TypeError, "%s: an image is a 2-D (H, W) or 3-D (H, W, C) array, not %d-D", what,
-                     (int)d->ndim);
-        return -1;
-    }
-    const int isz = d->dtype.bits / 8;
+    int isz;
     Py_ssize_t sh[3], st[3];
-    for (int i = 0; i < d->ndim; i++) {
-        sh[i] = (Py_ssize_t)d->shape[i];
-        if (d->strides)
-            st[i] = (Py_ssize_t)d->strides[i] * isz;
-    }
+    if (dl_layout(d, what, sh, st, &isz) < 0)
+        return -1;
     return in_describe(v, what, (unsigned char *)d->data + d->byte_offset, d->ndim, sh,
                        d->strides ? st : NULL, isz);
 }

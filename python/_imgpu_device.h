@@ -269,23 +269,10 @@ static int dev_from_dlpack(dev_in *d, PyObject *o, const char *what, void *for_s
         PyErr_Format(PyExc_TypeError, "%s: a DLPack tensor on device type %d", what, x->device.device_type);
         return -1;
     }
-    if (x->dtype.code != kDLUInt || (x->dtype.bits != 8 && x->dtype.bits != 16) || x->dtype.lanes != 1) {
-        PyErr_Format(PyExc_TypeError, "%s: unsupported DLPack dtype (code %d, %d bits, %d lanes): imgpu takes "
-                     "uint8 and uint16", what, x->dtype.code, x->dtype.bits, x->dtype.lanes);
-        return -1;
-    }
-    if (x->ndim != 2 && x->ndim != 3) {
-        PyErr_Format(PyExc_TypeError, "%s: an image is a 2-D (H, W) or 3-D (H, W, C) array, not %d-D", what,
-                     (int)x->ndim);
-        return -1;
-    }
-    const int isz = x->dtype.bits / 8;
+    int isz;
     Py_ssize_t sh[3], st[3];
-    for (int i = 0; i < x->ndim; i++) {
-        sh[i] = (Py_ssize_t)x->shape[i];
-        if (x->strides)
-            st[i] = (Py_ssize_t)x->strides[i] * isz;
-    }
+    if (dl_layout(x, what, sh, st, &isz) < 0)   /* _imgpu.c */
+        return -1;
     return dev_describe(d, what, (unsigned char *)x->data + x->byte_offset, x->ndim, sh, x->strides ? st : NULL,
                         isz, x->device.device_id);
 }
