@@ -32,28 +32,27 @@ foreach(_r faults matrix hostile short_decode)
   set_tests_properties(robust.${_r} PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 900)
 endforeach()
 
+# robust.NAME: tests/robust/robust_NAME.py IMGPU TMP [ARGS...], with the given labels; skipped
+# (77) without Debian's python3
+function(imgpu_robust_py name labels)
+  if(IMGPU_PYTHON3)
+    add_test(NAME robust.${name}
+             COMMAND ${IMGPU_PYTHON3} ${_imgpu_robust_dir}/robust_${name}.py $<TARGET_FILE:imgpu>
+                     ${IMGPU_ROBUST_TMP} ${ARGN})
+  else()
+    add_test(NAME robust.${name} COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+  endif()
+  set_tests_properties(robust.${name} PROPERTIES LABELS "${labels}" SKIP_RETURN_CODE 77 TIMEOUT 300)
+endfunction()
+
 # robust.bounds: every op's result and memory bounded before allocation (--max-pixels on each
 # result, --max-memory / IMGPU_MAX_MEMORY), impossible encodes refused before the op, the same
 # through `imgpu batch` and the viewer's options; each refused run under an RLIMIT_AS cap.
-if(IMGPU_PYTHON3)
-  add_test(NAME robust.bounds
-           COMMAND ${IMGPU_PYTHON3} ${_imgpu_robust_dir}/robust_bounds.py $<TARGET_FILE:imgpu>
-                   ${IMGPU_ROBUST_TMP} ${CMAKE_BINARY_DIR}/imgpu-view)
-else()
-  add_test(NAME robust.bounds COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
-endif()
-set_tests_properties(robust.bounds PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 300)
+imgpu_robust_py(bounds "robust" ${CMAKE_BINARY_DIR}/imgpu-view)
 # robust.special  FIFOs (no writer, a writer, a stalled writer), pipes (/dev/stdin), /dev/zero,
 #                 sockets as inputs; an output FIFO with and without a reader; batch over a
 #                 folder holding a FIFO. Every run under a timeout: a hang fails the test.
-if(IMGPU_PYTHON3)
-  add_test(NAME robust.special
-           COMMAND ${IMGPU_PYTHON3} ${_imgpu_robust_dir}/robust_special.py $<TARGET_FILE:imgpu>
-                   ${IMGPU_ROBUST_TMP} ${IMGPU_ASSETS})
-else()
-  add_test(NAME robust.special COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
-endif()
-set_tests_properties(robust.special PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 300)
+imgpu_robust_py(special "robust" ${IMGPU_ASSETS})
 # robust.manifest   hostile OUTDIR/.imgpu-batch files (issue 25): 280 MB of empty lines, one
 #                   40 MB line and binary garbage (the batch completes with one notice, peak
 #                   RSS under 100 MB), a hard or symbolic link planted as the manifest (refused;
@@ -61,53 +60,24 @@ set_tests_properties(robust.special PROPERTIES LABELS robust SKIP_RETURN_CODE 77
 # robust.info_text  `imgpu info` and `info --json` on hostile EXIF Make/Model/date, ICC
 #                   descriptions and file names: nothing raw reaches the terminal, every JSON
 #                   line is valid, well-formed UTF-8 and gives the file's bytes back
-foreach(_r manifest info_text)
-  if(IMGPU_PYTHON3)
-    add_test(NAME robust.${_r}
-             COMMAND ${IMGPU_PYTHON3} ${_imgpu_robust_dir}/robust_${_r}.py $<TARGET_FILE:imgpu>
-                     ${IMGPU_ROBUST_TMP} ${IMGPU_ASSETS})
-  else()
-    add_test(NAME robust.${_r} COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
-  endif()
-  set_tests_properties(robust.${_r} PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 300)
-endforeach()
+imgpu_robust_py(manifest "robust" ${IMGPU_ASSETS})
+imgpu_robust_py(info_text "robust" ${IMGPU_ASSETS})
 # robust.limits  --max-memory and --max-pixels from the header, before the decode (issue 25):
 #                TIFF, WebP, PNG, JPEG and TGA bombs made on the fly; each refusal (equalize,
 #                rotate, info, histogram, compare, batch) exits 1 naming the limit, writes
 #                nothing, and peaks under 100 MiB RSS (wait4; 200 MiB under ASan)
-if(IMGPU_PYTHON3)
-  add_test(NAME robust.limits
-           COMMAND ${IMGPU_PYTHON3} ${_imgpu_robust_dir}/robust_limits.py $<TARGET_FILE:imgpu>
-                   ${IMGPU_ROBUST_TMP})
-else()
-  add_test(NAME robust.limits COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
-endif()
-set_tests_properties(robust.limits PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 300)
+imgpu_robust_py(limits "robust")
 # robust.meta  issue 25's metadata defects through the CLI: ICC profiles too large for an output
 #              named in a notice (JPEG over 255 APP2 segments, PNG over 64 MiB), carried up to
 #              those bounds (and read back), an iCCP bomb skipped in bounded memory, the JPEG
 #              reader's chunk order and consistency; EXIF the parser refuses not copied,
 #              Orientation out of 1..8 written as 1, a TIFF's nested Exif pointer dropped
 #              (exiftool -validate on every output). Needs PIL and exiftool, else skipped.
-if(IMGPU_PYTHON3)
-  add_test(NAME robust.meta
-           COMMAND ${IMGPU_PYTHON3} ${_imgpu_robust_dir}/robust_meta.py $<TARGET_FILE:imgpu>
-                   ${IMGPU_ROBUST_TMP} ${IMGPU_ASSETS})
-else()
-  add_test(NAME robust.meta COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
-endif()
-set_tests_properties(robust.meta PROPERTIES LABELS robust SKIP_RETURN_CODE 77 TIMEOUT 300)
+imgpu_robust_py(meta "robust" ${IMGPU_ASSETS})
 # robust.nvjpeg_short  issue 25 on the GPU: JPEGs whose scan is cut short (EOI after it; with and
 #                  without restart markers) among 24 valid ones in `imgpu batch --device cuda`,
 #                  every JPEG through nvJPEG: each cut file fails with its reason and no output,
 #                  the valid outputs are the same in two orders; with IMGPU_NVJPEG_STRICT=0 a
 #                  cut file nvJPEG decodes never shows another file's pixels (exit 77 without
 #                  a GPU or nvJPEG)
-if(IMGPU_PYTHON3)
-  add_test(NAME robust.nvjpeg_short
-           COMMAND ${IMGPU_PYTHON3} ${_imgpu_robust_dir}/robust_nvjpeg_short.py $<TARGET_FILE:imgpu>
-                   ${IMGPU_ROBUST_TMP} ${IMGPU_ASSETS})
-else()
-  add_test(NAME robust.nvjpeg_short COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
-endif()
-set_tests_properties(robust.nvjpeg_short PROPERTIES LABELS "gpu;robust" SKIP_RETURN_CODE 77 TIMEOUT 300)
+imgpu_robust_py(nvjpeg_short "gpu;robust" ${IMGPU_ASSETS})
