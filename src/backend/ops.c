@@ -10,6 +10,7 @@
 #endif
 
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,7 +153,12 @@ int imgpu_backend_shutdown(void)
 #endif
 }
 
-int imgpu_backend_gpu_absent(char *why, size_t n)
+/* The driver's files and CUDA_VISIBLE_DEVICES do not change while imgpu runs: looked at once
+ * (auto asks before every job). */
+static pthread_once_t s_absent_once = PTHREAD_ONCE_INIT;
+static char s_absent_why[160];   /* "" when a GPU may be there */
+
+static void look_for_gpu(void)
 {
     /* The NVIDIA driver, once loaded, makes /dev/nvidiactl (or, under WSL2, /dev/dxg) and
      * /proc/driver/nvidia; none of them: no GPU to use, whatever a CUDA start would say. A
@@ -160,15 +166,20 @@ int imgpu_backend_gpu_absent(char *why, size_t n)
      * libcuda, which tests/cli/auto_start.sh watches for). */
     const char *vis = getenv("CUDA_VISIBLE_DEVICES");
     if (access("/dev/nvidiactl", F_OK) != 0 && access("/dev/dxg", F_OK) != 0 &&
-        access("/proc/driver/nvidia", F_OK) != 0) {
-        snprintf(why, n, "no NVIDIA GPU or driver was found");
-        return 1;
-    }
-    if (vis && (!*vis || !strcmp(vis, "-1"))) {
-        snprintf(why, n, "no NVIDIA GPU or driver was found (CUDA_VISIBLE_DEVICES='%s' shows none)", vis);
-        return 1;
-    }
-    return 0;
+        access("/proc/driver/nvidia", F_OK) != 0)
+        snprintf(s_absent_why, sizeof s_absent_why, "no NVIDIA GPU or driver was found");
+    else if (vis && (!*vis || !strcmp(vis, "-1")))
+        snprintf(s_absent_why, sizeof s_absent_why,
+                 "no NVIDIA GPU or driver was found (CUDA_VISIBLE_DEVICES='%.40s' shows none)", vis);
+}
+
+int imgpu_backend_gpu_absent(char *why, size_t n)
+{
+    pthread_once(&s_absent_once, look_for_gpu);
+    if (!s_absent_why[0])
+        return 0;
+    snprintf(why, n, "%s", s_absent_why);
+    return 1;
 }
 
 void imgpu_backend_cpu_threads(int n) { imgpu_cpu_threads_cap(n); }
