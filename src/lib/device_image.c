@@ -6,6 +6,7 @@
 #include "cuda/cuda_util.h"
 #include "device_state.h"
 #include "cuda/devices.h"
+#include "cpu/parallel.h"
 #include "error.h"
 #include "exif.h"
 #include "io.h"
@@ -548,6 +549,29 @@ fail:
     return rc == IMGPU_CUDA_STICKY ? rc : 0;
 }
 
+#ifdef IMGPU_HAVE_NVJPEG
+/* Each item's decoder and frame, found before any decode: the route walks every baseline scan
+ * (issue 25, src/io/jpeg_scan.c), a quarter of a CPU decode, so the items are shared out over
+ * the CPU backend's threads. */
+typedef struct {
+    const unsigned char *const *data;
+    const size_t *len;
+    int has_jpeg;
+    int *route, *ch, *w, *h, *turned;
+} route_job;
+
+static void route_rows(void *ctx, int part, int y0, int y1)
+{
+    (void)part;
+    route_job *J = ctx;
+    for (int i = y0; i < y1; i++) {
+        J->ch[i] = 0;
+        J->route[i] = J->has_jpeg ? imgpu_cuda_jpeg_route(J->data[i], J->len[i], &J->ch[i]) : IMGPU_JPEG_CPU;
+        jpeg_header(J->data[i], J->len[i], &J->w[i], &J->h[i], &J->turned[i]);
+    }
+}
+#endif
+
 int imgpu_context_decode_batch(imgpu_context *ctx, int n, const unsigned char *const *data, const size_t *len,
                                int auto_orient, void *stream, imgpu_device_image **out, char **errors)
 {
@@ -559,6 +583,9 @@ int imgpu_context_decode_batch(imgpu_context *ctx, int n, const unsigned char *c
     }
     pthread_mutex_t *lock;
     int prev, rc = 0;
+#ifdef IMGPU_HAVE_NVJPEG
+    int *routes = NULL;
+#endif
     devstate *st = enter(ctx, &lock, &prev);
     if (!st)
         return -1;
@@ -572,12 +599,18 @@ int imgpu_context_decode_batch(imgpu_context *ctx, int n, const unsigned char *c
     int ok[IMGPU_JPEG_BATCH], how[IMGPU_JPEG_BATCH];
     const unsigned char *bd[IMGPU_JPEG_BATCH], *d_img[IMGPU_JPEG_BATCH];
     size_t bl[IMGPU_JPEG_BATCH];
+    routes = calloc((size_t)(n > 0 ? n : 1), 5 * sizeof(int));
+    if (!routes) {
+        rc = imgpu_error("out of memory");
+        goto fail;
+    }
+    route_job J = {data, len, st->jpeg != NULL, routes, routes + n, routes + 2 * n, routes + 3 * n, routes + 4 * n};
+    if (n > 0)
+        imgpu__cpu_parallel_rows(n, n < imgpu__cpu_threads() ? n : imgpu__cpu_threads(), route_rows, &J);
     int k = 0;
     for (int i = 0; i <= n; i++) {
         if (i < n) {
-            int c = 0, turned, ww, hh;
-            const int r = st->jpeg ? imgpu_cuda_jpeg_route(data[i], len[i], &c) : IMGPU_JPEG_CPU;
-            jpeg_header(data[i], len[i], &ww, &hh, &turned);
+            const int c = J.ch[i], turned = J.turned[i], ww = J.w[i], hh = J.h[i], r = J.route[i];
             if (r == IMGPU_JPEG_CPU || ww < 1 || hh < 1 || (turned && auto_orient)) {
                 if ((rc = cpu_item(st, data[i], len[i], auto_orient, i, out, &errors[i])) != 0)
                     goto fail;
@@ -621,6 +654,8 @@ int imgpu_context_decode_batch(imgpu_context *ctx, int n, const unsigned char *c
             k = 0;
         }
     }
+    free(routes);
+    routes = NULL;
 #else
     for (int i = 0; i < n; i++)
         if ((rc = cpu_item(st, data[i], len[i], auto_orient, i, out, &errors[i])) != 0)
@@ -631,6 +666,9 @@ int imgpu_context_decode_batch(imgpu_context *ctx, int n, const unsigned char *c
     leave(lock, prev, st);
     return 0;
 fail:
+#ifdef IMGPU_HAVE_NVJPEG
+    free(routes);
+#endif
     for (int i = 0; i < n; i++) {
         imgpu_device_image_free(out[i], NULL, 0);
         out[i] = NULL;

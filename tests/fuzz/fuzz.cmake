@@ -81,7 +81,7 @@ function(imgpu_fuzz_target t)
   endif()
 endfunction()
 
-foreach(_t decode ops cli exif exif_write jpeg webp tiff bmp)
+foreach(_t decode ops cli exif exif_write jpeg jpeg_scan webp tiff bmp)
   imgpu_fuzz_target(${_t})
 endforeach()
 imgpu_fuzz_target(manifest)

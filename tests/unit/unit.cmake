@@ -27,6 +27,9 @@
 #   test_jpeg_meta    the ICC profile in a JPEG encoded elsewhere (nvJPEG: imgpu__jpeg_insert_meta)
 #                     split into APP2 segments, up to 255 and read back whole, and one byte more
 #                     left out with a notice (issue 25)
+#   test_jpeg_scan    the baseline scan walker that keeps a JPEG cut short from nvJPEG's engines
+#                     (src/io/jpeg_scan.c, issue 25) against libjpeg-turbo's verdict on thousands
+#                     of cut and altered scans; its fuzz target is fuzz_jpeg_scan
 #   test_pages        multi-page TIFF output (imgpu_pages_*, each page's own metadata) and
 #                     imgpu_image_load_pages (issue 30: --pages all)
 set(_imgpu_unit_dir ${CMAKE_CURRENT_LIST_DIR})
@@ -49,4 +52,5 @@ imgpu_add_c_test(test_exif ${_imgpu_unit_dir}/test_exif.c LABELS unit exif TIMEO
 imgpu_add_c_test(test_orient ${_imgpu_unit_dir}/test_orient.c LABELS unit exif TIMEOUT 60)
 
 imgpu_add_c_test(test_batch_png ${_imgpu_unit_dir}/batch_png.c)
+imgpu_add_c_test(test_jpeg_scan ${_imgpu_unit_dir}/test_jpeg_scan.c LABELS unit io TIMEOUT 120)
 imgpu_add_c_test(test_pages ${_imgpu_unit_dir}/test_pages.c LABELS unit io TIMEOUT 60)

@@ -12,6 +12,7 @@
  */
 #include "cuda_util.h"
 #include "error.h"
+#include "jpeg_scan.h"
 
 #ifdef IMGPU_HAVE_NVJPEG
 #include <nvjpeg.h>
@@ -24,55 +25,9 @@
 
 /* ---- routing: which decoder takes a file, from its markers ---------------------------------- */
 
-/* Issue 25: a scan cut short with an EOI after it is refused by libjpeg-turbo ("premature end
- * of data segment") but nvJPEG may decode it without a word. Where the file says how long its
- * scan is, that is checked here: with a restart interval (DRI) of Ri MCUs, a whole scan holds
- * exactly ceil(MCUs / Ri) - 1 RST markers. Only for a file of one scan coding every component
- * (what cameras and libjpeg write), ended by EOI; anything else is not judged here. 1 when the
- * count is wrong: the caller sends the file to libjpeg-turbo, which decodes or refuses it (never
- * a refusal of its own: the CPU is the reference). `sos` is the SOS marker's offset. */
-static int restarts_short(const unsigned char *b, size_t n, size_t sos, int ri, int nc, int w, int h,
-                          const int *hs, const int *vs)
-{
-    if (ri <= 0 || sos + 4 > n)
-        return 0;
-    const size_t L = (size_t)b[sos + 2] << 8 | b[sos + 3];
-    if (L < 3 || sos + 2 + L > n || b[sos + 4] != nc)
-        return 0;
-    int hmax = 1, vmax = 1;
-    for (int k = 0; k < nc; k++) {
-        hmax = hs[k] > hmax ? hs[k] : hmax;
-        vmax = vs[k] > vmax ? vs[k] : vmax;
-    }
-    /* one component: an MCU is one block; several: hmax x vmax blocks of luma (T.81 A.2) */
-    const long long mx = nc == 1 ? (w + 7) / 8 : (w + 8 * hmax - 1) / (8 * hmax);
-    const long long my = nc == 1 ? (h + 7) / 8 : (h + 8 * vmax - 1) / (8 * vmax);
-    const long long want = (mx * my + ri - 1) / ri - 1;
-    long long got = 0;
-    size_t i = sos + 2 + L;
-    for (;;) {
-        const unsigned char *f = i < n ? memchr(b + i, 0xFF, n - i) : NULL;
-        if (!f)
-            return 0;   /* no marker after the data: the structure scan's business */
-        i = (size_t)(f - b) + 1;
-        if (i >= n)
-            return 0;
-        if (b[i] == 0x00 || b[i] == 0xFF)   /* a stuffed 0xFF, or fill before a marker */
-            continue;
-        if (b[i] >= 0xD0 && b[i] <= 0xD7) {
-            got++;
-            i++;
-            continue;
-        }
-        if (b[i] != 0xD9)
-            return 0;   /* a second scan, DNL ...: not judged */
-        return got != want;
-    }
-}
-
 int imgpu_cuda_jpeg_route(const unsigned char *b, size_t n, int *channels)
 {
-    int sof = -1, prec = 0, nc = 0, w = 0, h = 0, adobe = -1, ri = 0;
+    int sof = -1, prec = 0, nc = 0, w = 0, h = 0, adobe = -1;
     int hs[4] = {0}, vs[4] = {0}, id[4] = {0};
     if (n < 4 || b[0] != 0xFF || b[1] != 0xD8)
         return IMGPU_JPEG_CPU;
@@ -108,8 +63,6 @@ int imgpu_cuda_jpeg_route(const unsigned char *b, size_t n, int *channels)
             }
         } else if (m == 0xEE && L >= 14 && !memcmp(d, "Adobe", 5)) {
             adobe = d[11];
-        } else if (m == 0xDD && L == 4) {
-            ri = d[0] << 8 | d[1];
         }
         i += 2 + L;
     }
@@ -127,7 +80,11 @@ int imgpu_cuda_jpeg_route(const unsigned char *b, size_t n, int *channels)
         if (!ok)
             return IMGPU_JPEG_CPU;
     }
-    if ((sof == 0xC0 || sof == 0xC1) && restarts_short(b, n, i, ri, nc, w, h, hs, vs))
+    /* Issue 25: nvJPEG's engines report success on a scan cut short (an EOI after it) and fill
+     * the missing MCUs from the next file's bitstream. A baseline file goes to them only when its
+     * scan holds every MCU inside its data (src/io/jpeg_scan.c walks its codes: about a quarter
+     * of a CPU decode); anything else goes to libjpeg-turbo, which decodes or refuses it. */
+    if ((sof == 0xC0 || sof == 0xC1) && imgpu_jpeg_scan_check(b, n) != IMGPU_SCAN_WHOLE)
         return IMGPU_JPEG_CPU;
     *channels = nc;
     if (sof == 0xC0 || sof == 0xC1)

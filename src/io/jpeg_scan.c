@@ -1,0 +1,325 @@
+/* jpeg_scan.c — walks a baseline JPEG's entropy-coded scan without decoding it (jpeg_scan.h).
+ *
+ * The markers are read as ITU-T T.81 lays them out (B.2): DHT tables are built into canonical
+ * codes (C.2), the frame and scan headers give the MCU layout (A.2), and the scan is read code by
+ * code (F.2.2): per block one DC code and its extra bits, then AC run/size codes until EOB or the
+ * 64th coefficient. Nothing else of the decode is done. */
+#include "jpeg_scan.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#define LOOK 10   /* bits of the lookup table: most codes of a photo are shorter */
+
+typedef struct {
+    int defined;
+    uint16_t look[1 << LOOK];   /* (length << 8) | symbol for codes of <= LOOK bits; 0: longer */
+    uint16_t fast[1 << LOOK];   /* AC tables: a code and its extra bits together, where they fit in
+                                 * LOOK bits: (coefficients it advances << 5) | bits; 0: look it up */
+    int32_t maxcode[18];        /* the largest code of each length, -1 where none (C.2, F.2.2.3) */
+    int32_t valptr[17];         /* index in val[] of the first code of each length, minus its code */
+    uint8_t val[256];
+} htab;
+
+typedef struct {
+    const unsigned char *b;
+    size_t n, pos;
+    uint64_t acc;    /* bits, MSB first */
+    int bits;        /* how many of acc's top bits are loaded */
+    int pad;         /* of those, zero bits added after the data ended (a marker or the end) */
+    int at_marker;
+    int irregular;   /* FF FF .. FF 00 met inside the data */
+} bitrd;
+
+static int build(htab *t, const unsigned char *counts, const unsigned char *vals, int nvals, int dc)
+{
+    memset(t, 0, sizeof *t);
+    memcpy(t->val, vals, (size_t)nvals);
+    int32_t code = 0;
+    int k = 0;
+    for (int len = 1; len <= 16; len++) {
+        const int c = counts[len - 1];
+        t->valptr[len] = k - code;
+        t->maxcode[len] = c ? code + c - 1 : -1;
+        for (int i = 0; i < c; i++, k++, code++) {
+            if (dc && vals[k] > 15)
+                return -1;   /* libjpeg: JERR_BAD_HUFF_TABLE */
+            if (len <= LOOK) {
+                const int shift = LOOK - len;
+                /* an AC symbol: run (high nibble) and size; 0x00 is EOB (ends the block: 64),
+                 * 0xF0 sixteen zeros */
+                const int run = vals[k] >> 4, size = vals[k] & 15;
+                const int adv = size ? run + 1 : run == 15 ? 16 : 64;
+                for (int f = 0; f < 1 << shift; f++) {
+                    t->look[(code << shift) | f] = (uint16_t)(len << 8 | vals[k]);
+                    if (!dc && len + size <= LOOK)
+                        t->fast[(code << shift) | f] = (uint16_t)(adv << 5 | (len + size));
+                }
+            }
+        }
+        if (code >= (1 << len))   /* the codes overflow the length, or one is all ones (libjpeg) */
+            return -1;
+        code <<= 1;
+    }
+    t->maxcode[17] = 0x7FFFFFFF;   /* sentinel: the search stops at 17 (a bad code) */
+    t->defined = 1;
+    return 0;
+}
+
+/* Loads bytes until at least 57 bits are there; past the data, zero bits counted in pad. Eight
+ * bytes at once where none of them is 0xFF (no stuffing, no marker). */
+static inline void fill(bitrd *r)
+{
+    if (!r->at_marker && r->pos + 8 <= r->n) {
+        uint64_t w;
+        memcpy(&w, r->b + r->pos, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        w = __builtin_bswap64(w);
+#endif
+        const uint64_t x = ~w;   /* a 0xFF byte of w is a zero byte of x */
+        if (!((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull)) {
+            const int take = (64 - r->bits) >> 3;
+            r->acc |= (w >> (64 - 8 * take)) << (64 - 8 * take - r->bits);
+            r->bits += 8 * take;
+            r->pos += (size_t)take;
+            return;
+        }
+    }
+    while (r->bits <= 56) {
+        unsigned c = 0;
+        if (!r->at_marker && r->pos < r->n) {
+            c = r->b[r->pos];
+            if (c == 0xFF) {
+                /* FF 00 is a data byte 0xFF; so is FF FF ... FF 00 (not the standard's, but
+                 * libjpeg takes it so); FF then anything else, a marker */
+                size_t q = r->pos + 1;
+                while (q < r->n && r->b[q] == 0xFF)
+                    q++;
+                if (q < r->n && r->b[q] == 0x00) {
+                    r->irregular |= q > r->pos + 1;
+                    r->pos = q + 1;
+                } else {
+                    r->at_marker = 1;   /* a marker (or fill bytes before one): the data ends */
+                    c = 0;
+                }
+            } else {
+                r->pos++;
+            }
+        } else {
+            r->at_marker = 1;
+        }
+        if (r->at_marker)
+            r->pad += 8;
+        r->acc |= (uint64_t)c << (56 - r->bits);
+        r->bits += 8;
+    }
+}
+
+static inline void skip(bitrd *r, int k)
+{
+    r->acc <<= k;
+    r->bits -= k;
+}
+
+/* The next code's symbol, or -1 for a code no table entry matches. fill() first. */
+static inline int decode(bitrd *r, const htab *t)
+{
+    const unsigned e = t->look[r->acc >> (64 - LOOK)];
+    if (e) {
+        skip(r, (int)(e >> 8));
+        return (int)(e & 0xFF);
+    }
+    int len = LOOK + 1;
+    int32_t code = (int32_t)(r->acc >> (64 - len));
+    while (code > t->maxcode[len]) {
+        len++;
+        if (len > 16)
+            return -1;
+        code = (int32_t)(r->acc >> (64 - len));
+    }
+    skip(r, len);
+    return t->val[t->valptr[len] + code];
+}
+
+/* Real bits consumed past the data: pad counts the zero bits still unread at the bottom. */
+static inline int overran(const bitrd *r) { return r->bits < r->pad; }
+
+/* The next marker at or after pos (stuffed bytes and fill skipped): its code, or -1. */
+static int next_marker(const unsigned char *b, size_t n, size_t *pos)
+{
+    size_t i = *pos;
+    for (;;) {
+        const unsigned char *f = i < n ? memchr(b + i, 0xFF, n - i) : NULL;
+        if (!f)
+            return -1;
+        i = (size_t)(f - b);
+        while (i + 1 < n && b[i + 1] == 0xFF)
+            i++;
+        if (i + 1 >= n)
+            return -1;
+        if (b[i + 1] == 0x00) {
+            i += 2;
+            continue;
+        }
+        *pos = i + 2;
+        return b[i + 1];
+    }
+}
+
+int imgpu_jpeg_scan_check(const unsigned char *b, size_t n)
+{
+    htab dc[4], ac[4];
+    int sof = -1, nc = 0, w = 0, h = 0, ri = 0;
+    int cid[4] = {0}, hs[4] = {0}, vs[4] = {0};
+    for (int k = 0; k < 4; k++)
+        dc[k].defined = ac[k].defined = 0;
+    if (n < 4 || b[0] != 0xFF || b[1] != 0xD8)
+        return IMGPU_SCAN_OTHER;
+    size_t i = 2;
+    for (;;) {   /* the markers up to SOS (B.2.4) */
+        if (i + 4 > n || b[i] != 0xFF)
+            return IMGPU_SCAN_OTHER;
+        const int m = b[i + 1];
+        if (m == 0xFF) {
+            i++;
+            continue;
+        }
+        const size_t L = (size_t)b[i + 2] << 8 | b[i + 3];
+        if (L < 2 || i + 2 + L > n)
+            return IMGPU_SCAN_OTHER;
+        const unsigned char *d = b + i + 4, *e = b + i + 2 + L;
+        if (m == 0xDA)
+            break;
+        if (m == 0xC4) {   /* DHT: one or more tables */
+            while (d < e) {
+                if (e - d < 17)
+                    return IMGPU_SCAN_BAD;
+                const int tc = d[0] >> 4, th = d[0] & 15;
+                int cnt = 0;
+                for (int k = 0; k < 16; k++)
+                    cnt += d[1 + k];
+                if (tc > 1 || th > 3 || cnt > 256 || e - d < 17 + cnt)
+                    return IMGPU_SCAN_BAD;
+                if (build(tc ? &ac[th] : &dc[th], d + 1, d + 17, cnt, !tc) < 0)
+                    return IMGPU_SCAN_BAD;
+                d += 17 + cnt;
+            }
+        } else if (m == 0xC0 || m == 0xC1) {   /* baseline, extended Huffman */
+            if (sof >= 0 || L < 8)
+                return IMGPU_SCAN_OTHER;
+            sof = m;
+            h = d[1] << 8 | d[2];
+            w = d[3] << 8 | d[4];
+            nc = d[5];
+            if (d[0] != 8 || nc < 1 || nc > 4 || L < 8 + 3 * (size_t)nc || w < 1 || h < 1)
+                return IMGPU_SCAN_OTHER;
+            for (int k = 0; k < nc; k++) {
+                cid[k] = d[6 + 3 * k];
+                hs[k] = d[7 + 3 * k] >> 4;
+                vs[k] = d[7 + 3 * k] & 15;
+                if (hs[k] < 1 || hs[k] > 4 || vs[k] < 1 || vs[k] > 4)
+                    return IMGPU_SCAN_OTHER;
+            }
+        } else if ((m >= 0xC2 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) || m == 0xDC) {
+            return IMGPU_SCAN_OTHER;   /* progressive, lossless, arithmetic, hierarchical, DNL */
+        } else if (m == 0xDD) {
+            if (L != 4)
+                return IMGPU_SCAN_BAD;
+            ri = d[0] << 8 | d[1];
+        } else if (m == 0xD9 || (m >= 0xD0 && m <= 0xD8) || m == 0x01) {
+            return IMGPU_SCAN_OTHER;   /* markers without a length before the scan */
+        }
+        i += 2 + L;
+    }
+    if (sof < 0)
+        return IMGPU_SCAN_OTHER;
+
+    /* SOS: which components, which tables (B.2.3) */
+    const size_t L = (size_t)b[i + 2] << 8 | b[i + 3];
+    const unsigned char *d = b + i + 4;
+    const int ns = L >= 3 ? d[0] : 0;
+    if (ns < 1 || ns > 4 || L != 6 + 2 * (size_t)ns)
+        return IMGPU_SCAN_OTHER;
+    if (ns != nc)
+        return IMGPU_SCAN_OTHER;   /* a scan of some components: several scans follow */
+    const htab *sdc[4], *sac[4];
+    int nblk[4], hmax = 1, vmax = 1;
+    for (int k = 0; k < nc; k++) {
+        hmax = hs[k] > hmax ? hs[k] : hmax;
+        vmax = vs[k] > vmax ? vs[k] : vmax;
+    }
+    int blocks = 0;
+    for (int s = 0; s < ns; s++) {
+        const int c = d[1 + 2 * s], td = d[2 + 2 * s] >> 4, ta = d[2 + 2 * s] & 15;
+        int k = 0;
+        while (k < nc && cid[k] != c)
+            k++;
+        if (k == nc || td > 3 || ta > 3)
+            return IMGPU_SCAN_BAD;   /* libjpeg: a bad component id or table number */
+        if (!dc[td].defined || !ac[ta].defined)
+            return IMGPU_SCAN_OTHER;   /* no such table: libjpeg-turbo takes the standard's (MJPEG) */
+        sdc[s] = &dc[td];
+        sac[s] = &ac[ta];
+        nblk[s] = ns == 1 ? 1 : hs[k] * vs[k];
+        blocks += nblk[s];
+    }
+    if (blocks > 10 || d[1 + 2 * ns] != 0 || d[2 + 2 * ns] != 63 || d[3 + 2 * ns] != 0)
+        return IMGPU_SCAN_OTHER;   /* libjpeg's limit of 10 blocks an MCU; Ss, Se, Ah/Al of a baseline scan */
+    /* MCUs (A.2): one component, one block each over its own size; several, interleaved */
+    const long long mx = ns == 1 ? (w + 7) / 8 : (w + 8 * hmax - 1) / (8 * hmax);
+    const long long my = ns == 1 ? (h + 7) / 8 : (h + 8 * vmax - 1) / (8 * vmax);
+    const long long mcus = mx * my;
+
+    bitrd r = { b, n, i + 2 + L, 0, 0, 0, 0, 0 };
+    long long done = 0;
+    int rst = 0;
+    while (done < mcus) {
+        long long run = ri > 0 ? ri : mcus;
+        if (run > mcus - done)
+            run = mcus - done;
+        for (long long m = 0; m < run; m++) {
+            for (int s = 0; s < ns; s++) {
+                const htab *ta = sac[s];
+                for (int blk = 0; blk < nblk[s]; blk++) {
+                    if (r.bits < 32)   /* a code and its extra bits: at most 16 + 15 */
+                        fill(&r);
+                    int t = decode(&r, sdc[s]);   /* DC: a size, then that many bits */
+                    if (t < 0)
+                        return IMGPU_SCAN_IRREGULAR;
+                    skip(&r, t);
+                    for (int k = 1; k < 64;) {
+                        if (r.bits < 32)
+                            fill(&r);
+                        const unsigned e = ta->fast[r.acc >> (64 - LOOK)];
+                        if (e) {   /* the common case: code and extra bits within LOOK bits */
+                            skip(&r, (int)(e & 31));
+                            k += (int)(e >> 5);
+                            continue;
+                        }
+                        t = decode(&r, ta);
+                        if (t < 0)
+                            return IMGPU_SCAN_IRREGULAR;
+                        const int run0 = t >> 4, size = t & 15;
+                        skip(&r, size);
+                        k += size ? run0 + 1 : run0 == 15 ? 16 : 64;
+                    }
+                }
+            }
+            if (overran(&r))
+                return IMGPU_SCAN_BAD;   /* the MCU needed bits past the data: short */
+        }
+        done += run;
+        /* the end of an interval, or of the scan: its marker comes next */
+        size_t p = r.pos;
+        const int mk = next_marker(b, n, &p);
+        if (done < mcus) {
+            if (mk != 0xD0 + (rst & 7))
+                return IMGPU_SCAN_BAD;   /* a restart marker missing or out of order */
+            rst++;
+            r = (bitrd){ b, n, p, 0, 0, 0, 0, r.irregular };
+        } else {
+            return mk != 0xD9 ? IMGPU_SCAN_OTHER : r.irregular ? IMGPU_SCAN_IRREGULAR : IMGPU_SCAN_WHOLE;
+        }
+    }
+    return IMGPU_SCAN_OTHER;
+}
