@@ -550,25 +550,54 @@ fail:
 }
 
 #ifdef IMGPU_HAVE_NVJPEG
-/* Each item's decoder and frame, found before any decode: the route walks every baseline scan
- * (issue 25, src/io/jpeg_scan.c), a quarter of a CPU decode, so the items are shared out over
- * the CPU backend's threads. */
+/* Each item's decoder and frame. The route walks every baseline scan (issue 25,
+ * src/io/jpeg_scan.c: about a fifth of a CPU decode), so it runs ahead of the decodes on a
+ * thread of its own, a sub-batch at a time over the CPU backend's threads, while the engines
+ * decode the sub-batch before: `routed` counts the items whose route is known. */
 typedef struct {
     const unsigned char *const *data;
     const size_t *len;
-    int has_jpeg;
+    int n, has_jpeg, base;
     int *route, *ch, *w, *h, *turned;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int routed;
 } route_job;
 
 static void route_rows(void *ctx, int part, int y0, int y1)
 {
     (void)part;
     route_job *J = ctx;
-    for (int i = y0; i < y1; i++) {
+    for (int i = J->base + y0; i < J->base + y1; i++) {
         J->ch[i] = 0;
         J->route[i] = J->has_jpeg ? imgpu_cuda_jpeg_route(J->data[i], J->len[i], &J->ch[i]) : IMGPU_JPEG_CPU;
         jpeg_header(J->data[i], J->len[i], &J->w[i], &J->h[i], &J->turned[i]);
     }
+}
+
+static void *route_thread(void *arg)
+{
+    route_job *J = arg;
+    const int threads = imgpu__cpu_threads();
+    for (int i0 = 0; i0 < J->n; i0 += IMGPU_JPEG_BATCH) {
+        const int m = J->n - i0 < IMGPU_JPEG_BATCH ? J->n - i0 : IMGPU_JPEG_BATCH;
+        J->base = i0;
+        imgpu__cpu_parallel_rows(m, m < threads ? m : threads, route_rows, J);
+        pthread_mutex_lock(&J->mu);
+        J->routed = i0 + m;
+        pthread_cond_broadcast(&J->cv);
+        pthread_mutex_unlock(&J->mu);
+    }
+    return NULL;
+}
+
+/* Waits until item i's route is known. */
+static void route_wait(route_job *J, int i)
+{
+    pthread_mutex_lock(&J->mu);
+    while (J->routed <= i)
+        pthread_cond_wait(&J->cv, &J->mu);
+    pthread_mutex_unlock(&J->mu);
 }
 #endif
 
@@ -584,7 +613,8 @@ int imgpu_context_decode_batch(imgpu_context *ctx, int n, const unsigned char *c
     pthread_mutex_t *lock;
     int prev, rc = 0;
 #ifdef IMGPU_HAVE_NVJPEG
-    int *routes = NULL;
+    int *routes = NULL, router_started = 0;
+    pthread_t router;
 #endif
     devstate *st = enter(ctx, &lock, &prev);
     if (!st)
@@ -604,12 +634,16 @@ int imgpu_context_decode_batch(imgpu_context *ctx, int n, const unsigned char *c
         rc = imgpu_error("out of memory");
         goto fail;
     }
-    route_job J = {data, len, st->jpeg != NULL, routes, routes + n, routes + 2 * n, routes + 3 * n, routes + 4 * n};
-    if (n > 0)
-        imgpu__cpu_parallel_rows(n, n < imgpu__cpu_threads() ? n : imgpu__cpu_threads(), route_rows, &J);
+    route_job J = {data, len, n, st->jpeg != NULL, 0, routes, routes + n, routes + 2 * n, routes + 3 * n,
+                   routes + 4 * n, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    if (n > 0 && pthread_create(&router, NULL, route_thread, &J) != 0)
+        route_thread(&J);   /* no thread: every route first, on this one */
+    else if (n > 0)
+        router_started = 1;
     int k = 0;
     for (int i = 0; i <= n; i++) {
         if (i < n) {
+            route_wait(&J, i);
             const int c = J.ch[i], turned = J.turned[i], ww = J.w[i], hh = J.h[i], r = J.route[i];
             if (r == IMGPU_JPEG_CPU || ww < 1 || hh < 1 || (turned && auto_orient)) {
                 if ((rc = cpu_item(st, data[i], len[i], auto_orient, i, out, &errors[i])) != 0)
@@ -654,6 +688,9 @@ int imgpu_context_decode_batch(imgpu_context *ctx, int n, const unsigned char *c
             k = 0;
         }
     }
+    if (router_started)
+        pthread_join(router, NULL);
+    router_started = 0;
     free(routes);
     routes = NULL;
 #else
@@ -667,6 +704,8 @@ int imgpu_context_decode_batch(imgpu_context *ctx, int n, const unsigned char *c
     return 0;
 fail:
 #ifdef IMGPU_HAVE_NVJPEG
+    if (router_started)
+        pthread_join(router, NULL);   /* it reads the caller's data: done before returning */
     free(routes);
 #endif
     for (int i = 0; i < n; i++) {
