@@ -42,6 +42,8 @@ static int build(htab *t, const unsigned char *counts, const unsigned char *vals
         t->valptr[len] = k - code;
         t->maxcode[len] = c ? code + c - 1 : -1;
         for (int i = 0; i < c; i++, k++, code++) {
+            if (code >= (1 << len))
+                return -1;   /* more codes than the length holds */
             if (dc && vals[k] > 15)
                 return -1;   /* libjpeg: JERR_BAD_HUFF_TABLE */
             if (len <= LOOK) {
@@ -166,7 +168,7 @@ static int next_marker(const unsigned char *b, size_t n, size_t *pos)
     }
 }
 
-int imgpu_jpeg_scan_check(const unsigned char *b, size_t n)
+int imgpu__jpeg_scan_check(const unsigned char *b, size_t n)
 {
     htab dc[4], ac[4];
     int sof = -1, nc = 0, w = 0, h = 0, ri = 0;
@@ -200,8 +202,11 @@ int imgpu_jpeg_scan_check(const unsigned char *b, size_t n)
                     cnt += d[1 + k];
                 if (tc > 1 || th > 3 || cnt > 256 || e - d < 17 + cnt)
                     return IMGPU_SCAN_BAD;
-                if (build(tc ? &ac[th] : &dc[th], d + 1, d + 17, cnt, !tc) < 0)
-                    return IMGPU_SCAN_BAD;
+                /* a bad table is an error only where a scan uses it (libjpeg builds a table
+                 * when its scan starts) */
+                htab *t = tc ? &ac[th] : &dc[th];
+                if (build(t, d + 1, d + 17, cnt, !tc) < 0)
+                    t->defined = -1;
                 d += 17 + cnt;
             }
         } else if (m == 0xC0 || m == 0xC1) {   /* baseline, extended Huffman */
@@ -256,6 +261,8 @@ int imgpu_jpeg_scan_check(const unsigned char *b, size_t n)
             k++;
         if (k == nc || td > 3 || ta > 3)
             return IMGPU_SCAN_BAD;   /* libjpeg: a bad component id or table number */
+        if (dc[td].defined < 0 || ac[ta].defined < 0)
+            return IMGPU_SCAN_BAD;     /* a table libjpeg refuses (JERR_BAD_HUFF_TABLE) */
         if (!dc[td].defined || !ac[ta].defined)
             return IMGPU_SCAN_OTHER;   /* no such table: libjpeg-turbo takes the standard's (MJPEG) */
         sdc[s] = &dc[td];

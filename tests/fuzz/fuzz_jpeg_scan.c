@@ -4,9 +4,9 @@
  *     its four verdicts, the same on a second call (no hidden state);
  *   - it agrees with libjpeg-turbo, the reference, where that matters: a file imgpu's CPU load
  *     decodes (libjpeg-turbo without a warning, small limits) is never called BAD (short or
- *     broken), so that no good file is refused by the GPU path's rule; and a WHOLE file whose
- *     last byte before the EOI is cut away (its scan one byte shorter) is never WHOLE when the
- *     CPU load refuses the cut file.
+ *     broken), so that no good file is refused by the GPU path's rule; and a WHOLE file that the
+ *     CPU decodes, its last byte before the EOI cut away (its scan one byte shorter), is never
+ *     WHOLE when the CPU load refuses the cut file.
  */
 #include "error.h"
 #include "image.h"
@@ -37,19 +37,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!b)
         return 0;
     memcpy(b, data, size);
-    const int v = imgpu_jpeg_scan_check(b, size);
-    if (v < IMGPU_SCAN_WHOLE || v > IMGPU_SCAN_IRREGULAR || imgpu_jpeg_scan_check(b, size) != v)
+    const int v = imgpu__jpeg_scan_check(b, size);
+    if (v < IMGPU_SCAN_WHOLE || v > IMGPU_SCAN_IRREGULAR || imgpu__jpeg_scan_check(b, size) != v)
         abort();
     if (v == IMGPU_SCAN_BAD && cpu_decodes(b, size))
         abort();   /* libjpeg-turbo decodes it without a word, the walker calls it broken */
-    if (v == IMGPU_SCAN_WHOLE && size > 4 && b[size - 2] == 0xFF && b[size - 1] == 0xD9) {
+    if (v == IMGPU_SCAN_WHOLE && size > 4 && b[size - 2] == 0xFF && b[size - 1] == 0xD9 && cpu_decodes(b, size)) {
         /* one byte less of scan data before the EOI */
         uint8_t *c = malloc(size - 1);
         if (c) {
             memcpy(c, b, size - 3);
             c[size - 3] = 0xFF;
             c[size - 2] = 0xD9;
-            if (imgpu_jpeg_scan_check(c, size - 1) == IMGPU_SCAN_WHOLE && !cpu_decodes(c, size - 1))
+            if (imgpu__jpeg_scan_check(c, size - 1) == IMGPU_SCAN_WHOLE && !cpu_decodes(c, size - 1))
                 abort();   /* the CPU refuses the shorter scan, the walker would send it to the GPU */
             free(c);
         }
