@@ -1246,29 +1246,34 @@ static PyObject *run_ops(PyObject *array, PyObject *ops_list, PyObject *device, 
     const int cuda = is_cuda_array(array);
     if (cuda < 0)
         return NULL;
-    if (cuda) {   /* on the array's GPU, without a copy (_imgpu_device.h) */
-        if (histogram)
-            return PyErr_Format(s_Error, "histogram of a CUDA array is not supported yet (copy it to the host)");
+    if (cuda && !histogram) {   /* on the array's GPU, without a copy (_imgpu_device.h) */
         if (dev == IMGPU_DEVICE_CPU)
             return PyErr_Format(PyExc_ValueError, "device='cpu' with a CUDA array (copy it to the host first)");
         return run_ops_device(array, ops, n, ctx, ctx ? device : NULL, out, stream);
     }
 
+    if (cuda && dev == IMGPU_DEVICE_CPU)
+        return PyErr_Format(PyExc_ValueError, "device='cpu' with a CUDA array (copy it to the host first)");
     in_view in;
-    if (in_get(&in, array, "input") < 0)
-        return NULL;
     PyObject *result = NULL;
 
     if (histogram) {
         imgpu_histogram_full h;
         int rc;
         memset(&h, 0, sizeof h);
-        Py_BEGIN_ALLOW_THREADS
-        rc = ctx ? imgpu_context_histogram(ctx, &in.im, &h, NULL) : imgpu_histogram_full_compute(&in.im, dev, &h, NULL);
-        Py_END_ALLOW_THREADS
-        in_release(&in);
-        if (rc < 0)
-            return raise_imgpu("histogram failed");
+        if (cuda) {   /* counted on the array's GPU; only the counts come back */
+            if (histogram_device(array, ctx, stream, &h) < 0)
+                return NULL;
+        } else {
+            if (in_get(&in, array, "input") < 0)
+                return NULL;
+            Py_BEGIN_ALLOW_THREADS
+            rc = ctx ? imgpu_context_histogram(ctx, &in.im, &h, NULL) : imgpu_histogram_full_compute(&in.im, dev, &h, NULL);
+            Py_END_ALLOW_THREADS
+            in_release(&in);
+            if (rc < 0)
+                return raise_imgpu("histogram failed");
+        }
         HostBuffer *hb = PyObject_New(HostBuffer, &HostBufferType);
         if (!hb) {
             imgpu_histogram_full_free(&h);
@@ -1290,6 +1295,8 @@ static PyObject *run_ops(PyObject *array, PyObject *ops_list, PyObject *device, 
         return result;
     }
 
+    if (in_get(&in, array, "input") < 0)
+        return NULL;
     /* as every front end does: a gray image's rotation background is the color's luma */
     imgpu_ops_for_image(ops, n, imgpu_image_color_channels(&in.im));
     in_view ov;

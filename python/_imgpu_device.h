@@ -690,6 +690,49 @@ static PyObject *run_ops_device(PyObject *array, const imgpu_op *ops, int n, img
     return result;
 }
 
+/* histogram() of a CUDA array: counted on its GPU (imgpu_context_histogram_device), after the
+ * work on stream= (else the array's producer's, else ours); *h is complete on return. */
+static int histogram_device(PyObject *array, imgpu_context *given, PyObject *stream_obj, imgpu_histogram_full *h)
+{
+    void *stream;
+    int given_stream;
+    if (parse_stream(stream_obj, &stream, &given_stream) < 0)
+        return -1;
+    imgpu_context *ctx = device_context(given);
+    if (!ctx) {
+        raise_imgpu("cannot create a context");
+        return -1;
+    }
+    void *priv = NULL;
+    int dev = 0, rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = imgpu_context_cuda_device(ctx, &dev);
+    if (rc == 0)
+        priv = imgpu_context_cuda_stream(ctx);
+    Py_END_ALLOW_THREADS
+    if (rc < 0 || !priv) {
+        PyErr_Format(s_Error, "input: a CUDA array, but CUDA not available (%s)", imgpu_error_message());
+        return -1;
+    }
+    dev_in in;
+    if (dev_get(&in, array, "input", given_stream ? stream : priv) < 0)
+        return -1;
+    if (in.im.device < 0)
+        in.im.device = dev;
+    void *order = given_stream ? stream : in.have_wait ? in.wait_stream : priv;
+    if (in.have_wait && (intptr_t)order == 1)
+        order = NULL;   /* CAI's 1: the legacy default stream */
+    Py_BEGIN_ALLOW_THREADS
+    rc = imgpu_context_histogram_device(ctx, &in.im, order, h);
+    Py_END_ALLOW_THREADS
+    dev_in_release(&in);
+    if (rc < 0) {
+        raise_imgpu("histogram failed on the GPU");
+        return -1;
+    }
+    return 0;
+}
+
 /* imgpu.Array n == 0 copy (for __dlpack__(copy=True)). */
 static PyObject *run_copy(ArrayObject *self)
 {

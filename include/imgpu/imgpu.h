@@ -168,6 +168,10 @@ int imgpu_context_run_device(imgpu_context *ctx, const imgpu_device_image *in, c
  * channels and depth: imgpu_pipeline_plan gives them; any row stride). */
 int imgpu_context_run_device_into(imgpu_context *ctx, const imgpu_device_image *in, const imgpu_op *ops, int n,
                                   void *stream, imgpu_device_image *out, imgpu_device_event **done);
+/* Full-resolution histograms of a device image (as imgpu_context_histogram), counted on its GPU
+ * after the work enqueued on `stream`; *out is complete on return. 0 or -1. */
+int imgpu_context_histogram_device(imgpu_context *ctx, const imgpu_device_image *in, void *stream,
+                                   imgpu_histogram_full *out);
 /* Copies between host and device images of one shape (either stride), ordered on `stream` as
  * the runs are; host memory is read or written before the call returns only when it waits:
  * a download waits for its copy (the host image is complete on return), an upload stages

@@ -262,8 +262,8 @@ def _make(desc):
     return fn
 
 
-def histogram(array, *, device=None):
-    """Full-resolution histograms: a uint32 array of shape (planes, levels).
+def histogram(array, *, device=None, stream=None):
+    """Full-resolution histograms: a uint32 array of shape (planes, levels), on the host.
 
     levels is 256 (8-bit) or 65536 (16-bit); the planes are the channels in order (gray | R, G,
     B; then alpha) and, for RGB and RGBA images, the luminance Y (BT.601, the Y that equalize
@@ -271,12 +271,17 @@ def histogram(array, *, device=None):
 
     Parameters
     ----------
-    array : numpy array (H x W or H x W x C, uint8 or uint16)
+    array : numpy array (H x W or H x W x C, uint8 or uint16), or a CUDA array (torch, CuPy,
+        imgpu.Array): counted on its GPU, without a copy to the host; only the counts come back
     device : default None
         'auto', 'cpu', 'cuda' or an imgpu.Context; None: the Context of the enclosing
         `with imgpu.Context(...)`, else 'auto'.
+    stream : default None
+        for a CUDA array: the stream whose work the count follows (an int handle, or an object
+        with __cuda_stream__ or .cuda_stream); None: the array's producer's, else the caller's
+        current stream. The counts are complete on return.
     """
-    return _imgpu._run_op("histogram", array, None, _device(device))
+    return _imgpu._run_op("histogram", array, None, _device(device), None, stream)
 
 
 for _d in _TABLE.values():

@@ -4,6 +4,7 @@
  * memory (cudaMallocAsync on the private stream; freed after the streams its readers used),
  * copies to and from the host, and batched JPEG decode / encode on nvJPEG (jpeg.c). */
 #include "cuda/cuda_util.h"
+#include "cuda/scratch_ops.h"
 #include "device_state.h"
 #include "cuda/devices.h"
 #include "cpu/parallel.h"
@@ -29,6 +30,8 @@ typedef struct devstate {
     cudaEvent_t ev_in;                /* reused: the point in the caller's stream to wait for */
     unsigned char *d_in, *d_out;      /* gathered inputs / outputs of other layouts */
     size_t in_bytes, out_bytes;
+    imgpu__cuda_scratch hist;         /* histogram counters (imgpu_context_histogram_device) */
+    size_t hist_held;
 #ifdef IMGPU_HAVE_NVJPEG
     imgpu_cuda_jpeg *jpeg;            /* made on the first decode_batch / encode */
 #endif
@@ -51,6 +54,7 @@ void imgpu__device_state_free(void *state)
 #endif
     cudaFree(st->d_in);
     cudaFree(st->d_out);
+    imgpu__cuda_scratch_free(&st->hist, &st->hist_held);
     if (st->ev_in)
         cudaEventDestroy(st->ev_in);
     imgpu_cuda_session_free(st->s);
@@ -479,6 +483,61 @@ static char *dup_message(const char *m)
 {
     char *s = strdup(m && *m ? m : "failed");
     return s;
+}
+
+/* Full-resolution histograms of a device image (the GPU path of `imgpu.histogram` on a CUDA
+ * array): the rows gathered into the state's padded buffer (the 8-bit kernel reads 16 bytes at
+ * a time, past the last pixel), counted by the same kernels as the CPU image's CUDA path, and
+ * downloaded; the host waits for them. */
+int imgpu_context_histogram_device(imgpu_context *ctx, const imgpu_device_image *in, void *stream,
+                                   imgpu_histogram_full *out)
+{
+    if (!in || !in->data || !out)
+        return imgpu_error("imgpu_context_histogram_device: no input image or output");
+    if (check_shape(in->width, in->height, in->channels, in->depth, "input") < 0)
+        return -1;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_t *lock;
+    int prev, rc = 0, planes = 0;
+    uint32_t *counts = NULL;
+    devstate *st = enter(ctx, &lock, &prev);
+    if (!st)
+        return -1;
+    const cudaStream_t cs = (cudaStream_t)stream;
+    const size_t row = (size_t)in->width * in->channels * (in->depth / 8);
+    const int levels = in->depth == 16 ? 65536 : 256;
+    const uint32_t *d_counts = NULL;
+    if (in->device != st->device) {
+        rc = imgpu_error("an image on CUDA device %d, but this context runs on device %d", in->device, st->device);
+        goto fail;
+    }
+    if ((rc = wait_caller(st, cs)) != 0 || (rc = grow(st, &st->d_in, &st->in_bytes, row * in->height + 64)) != 0)
+        goto fail;
+    IMGPU_CUDA_TRY(cudaMemcpy2DAsync(st->d_in, row, in->data, in->stride ? in->stride : row, row, in->height,
+                                     cudaMemcpyDeviceToDevice, st->stream));
+    if ((rc = imgpu__cuda_histogram_full(&st->hist, &st->hist_held, st->stream, st->d_in, in->width, in->height,
+                                         in->channels, in->depth, &d_counts, &planes)) != 0)
+        goto fail;
+    const size_t bytes = (size_t)planes * levels * 4;
+    if (!(counts = malloc(bytes))) {
+        rc = imgpu_error("histogram: out of memory");
+        goto fail;
+    }
+    IMGPU_CUDA_TRY(cudaMemcpyAsync(counts, d_counts, bytes, cudaMemcpyDeviceToHost, st->stream));
+    IMGPU_CUDA_TRY(cudaStreamSynchronize(st->stream));
+    if ((rc = signal_caller(st, cs, NULL)) != 0)
+        goto fail;
+    out->channels = in->channels;
+    out->has_luma = in->channels >= 3;
+    out->levels = levels;
+    out->planes = planes;
+    out->counts = counts;
+    leave(lock, prev, st);
+    return 0;
+fail:
+    free(counts);
+    leave(lock, prev, st);
+    return fail_rc(rc);
 }
 
 #ifdef IMGPU_HAVE_NVJPEG

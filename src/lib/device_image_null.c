@@ -86,3 +86,13 @@ int imgpu_context_encode_jpeg(imgpu_context *ctx, const imgpu_device_image *in, 
     (void)buf, (void)len;
     return 1;
 }
+
+int imgpu_context_histogram_device(imgpu_context *ctx, const imgpu_device_image *in, void *stream,
+                                   imgpu_histogram_full *out)
+{
+    (void)ctx;
+    (void)in;
+    (void)stream;
+    (void)out;
+    return imgpu_error(NOT_BUILT);
+}

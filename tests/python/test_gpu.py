@@ -229,6 +229,26 @@ def test_decode_batch_on_the_gpu_with_a_corrupt_jpeg():
     assert imgpu.decode(enc[1]).shape == LAYOUTS["rgb8"].shape
 
 
+def test_histogram_of_a_cuda_array_equals_the_cpu_count(layout):
+    """imgpu.histogram on a CUDA tensor is counted on its GPU (no host copy of the pixels) and
+    equals the CPU backend's count of the same pixels, plane for plane (luma included); a
+    view with padded rows (the left part of a wider tensor, whose extra columns hold other
+    values) counts only the pixels it shows."""
+    name, a, _ = layout
+    want = imgpu.histogram(a, device="cpu")
+    got = imgpu.histogram(cuda(a))
+    assert isinstance(got, np.ndarray) and got.dtype == np.uint32
+    assert got.shape == want.shape and np.array_equal(got, want), name
+    pad = [(0, 0), (0, 9)] + [(0, 0)] * (a.ndim - 2)
+    wide = cuda(np.pad(a, pad, constant_values=7))
+    view = wide[:, :a.shape[1]]
+    assert not view.is_contiguous()
+    got = imgpu.histogram(view)
+    assert np.array_equal(got, want), name + " (padded rows)"
+    with pytest.raises(ValueError):
+        imgpu.histogram(cuda(a), device="cpu")
+
+
 def test_device_memory_flat_over_10000_calls():
     t = cuda(LAYOUTS["rgb8"][:32, :32])
     for _ in range(200):
