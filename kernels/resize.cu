@@ -50,7 +50,15 @@ __global__ void k_h(imgpu_resize_tab t, const void *in, void *h)
     const size_t row = (size_t)t.block[t.o_hrow + r] * t.sw * t.cn;
     const int32_t *xi = t.block + t.o_xi + (size_t)dx * kx, *xwi = t.block + t.o_xwi + (size_t)dx * kx;
     const float *xwf = (const float *)(t.block + t.o_xwf) + (size_t)dx * kx;
-    if (t.hfloat) {
+    if (t.pil) {
+        long long acc = 0;
+        for (int k = 0; k < kx; k++)
+            acc += (long long)rd(in, t.depth, row + (size_t)xi[k] * t.cn + c) * xwi[k];
+        long long v = imgpu_rsz_pil_round(acc);
+        if (t.depth == 8)
+            v = v < 0 ? 0 : v > 255 ? 255 : v;
+        ((int32_t *)h)[i] = (int32_t)v;
+    } else if (t.hfloat) {
         float acc = 0.f;
         for (int k = 0; k < kx; k++)
             acc = __fadd_rn(acc, __fmul_rn(__uint2float_rn(rd(in, t.depth, row + (size_t)xi[k] * t.cn + c)), xwf[k]));
@@ -95,6 +103,12 @@ __device__ uint32_t v_sample(const imgpu_resize_tab &t, const void *h, int dy, i
         for (int k = 0; k < ky; k++)
             acc = __fadd_rn(acc, __fmul_rn(ywf[k], hf[(size_t)yc[k] * W + x]));
         return sat(__float2int_rn(acc), maxv);
+    }
+    if (t.vmode == IMGPU_RSZ_V_PIL) {
+        long long acc = 0;
+        for (int k = 0; k < ky; k++)
+            acc += (long long)hi[(size_t)yc[k] * W + x] * ywi[k];
+        return sat(imgpu_rsz_pil_round(acc), maxv);
     }
     int32_t sum = 0, cy = 0, cx = 0;
     for (int k = 0; k < ky; k++) {

@@ -130,6 +130,8 @@ typedef struct imgpu_resize_params {
     int fit_w, fit_h;       /* --fit WxH: the largest size within, keeping the aspect ratio */
     double scale;           /* --scale F (cv2.resize's fx = fy = F) */
     int filter;             /* imgpu_resize_filter, default bilinear */
+    int antialias;          /* --antialias: Pillow's Image.resize filters (support widened by the
+                             * scale) instead of cv2's; not with nearest */
 } imgpu_resize_params;
 /* ---- tone LUT ops (issue 28, op-tone): ImageMagick 6 Q16 semantics; src/op/levels.c, gamma.c,
  * normalize.c and autolevel.c state each formula. Every one is a LUT of 2^depth entries per

@@ -59,6 +59,8 @@ static int check(const imgpu_op *op)
         return imgpu_error("resize: invalid --scale (a factor over 0, up to 1e6)");
     if (p->filter < 0 || p->filter > IMGPU_RESIZE_LANCZOS)
         return imgpu_error("resize: unknown filter");
+    if (p->antialias && p->filter == IMGPU_RESIZE_NEAREST)
+        return imgpu_error("resize: --antialias takes --filter bilinear, bicubic, lanczos or area, not nearest");
     return 0;
 }
 
@@ -261,6 +263,119 @@ static void axis_box(int s, int d, int k, int32_t *xi, int32_t *wi, float *wf)
         }
 }
 
+/* --antialias: Pillow's filters (Image.resize; ImagingResample's precompute_coeffs), in double.
+ * Box is area's (an average over the scaled cell). */
+static double pil_box(double x) { return x > -0.5 && x <= 0.5 ? 1.0 : 0.0; }
+static double pil_bilinear(double x)
+{
+    x = fabs(x);
+    return x < 1.0 ? 1.0 - x : 0.0;
+}
+static double pil_bicubic(double x)
+{
+    const double a = -0.5;
+    x = fabs(x);
+    if (x < 1.0)
+        return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
+    if (x < 2.0)
+        return (((x - 5) * x + 8) * x - 4) * a;
+    return 0.0;
+}
+static double pil_sinc(double x)
+{
+    if (x == 0.0)
+        return 1.0;
+    x = x * M_PI;
+    return sin(x) / x;
+}
+static double pil_lanczos(double x) { return -3.0 <= x && x < 3.0 ? pil_sinc(x) * pil_sinc(x / 3) : 0.0; }
+
+typedef struct pil_filter {
+    double (*f)(double);
+    double support;
+} pil_filter;
+
+static pil_filter pil_for(int filter)
+{
+    switch (filter) {
+    case IMGPU_RESIZE_BICUBIC: return (pil_filter){pil_bicubic, 2.0};
+    case IMGPU_RESIZE_LANCZOS: return (pil_filter){pil_lanczos, 3.0};
+    case IMGPU_RESIZE_AREA: return (pil_filter){pil_box, 0.5};
+    default: return (pil_filter){pil_bilinear, 1.0};
+    }
+}
+
+/* One output sample's source window [*lo, *hi) (Pillow's xmin, xmin + xmax). */
+static void pil_window(int s, int dx, double scale, double support, int *lo, int *hi)
+{
+    const double center = (dx + 0.5) * scale;
+    double a = center - support + 0.5, b = center + support + 0.5;
+    int x0 = a >= (double)INT_MAX ? INT_MAX : a <= (double)INT_MIN ? INT_MIN : (int)a;
+    int x1 = b >= (double)INT_MAX ? INT_MAX : b <= (double)INT_MIN ? INT_MIN : (int)b;
+    x0 = x0 < 0 ? 0 : x0;
+    x1 = x1 > s ? s : x1;
+    *lo = x0;
+    *hi = x1;
+}
+
+/* The taps an axis needs (the widest window), at least 1. */
+static int pil_taps(int s, int d, const pil_filter *pf)
+{
+    if (s == d)
+        return 1;
+    const double scale = (double)(float)s / d, fs = scale < 1.0 ? 1.0 : scale, support = pf->support * fs;
+    int most = 1;
+    for (int dx = 0; dx < d; dx++) {
+        int lo, hi;
+        pil_window(s, dx, scale, support, &lo, &hi);
+        most = hi - lo > most ? hi - lo : most;
+    }
+    return most;
+}
+
+/* One axis of --antialias: Pillow's window, weights filter((x - center + 0.5) / fs) normalized
+ * by their sum, then (int)(w * 2^22 +- 0.5) (rounded half away from 0). The same size: one tap
+ * of weight 1 (Pillow skips the pass; the identity is the same). Taps past the window: the
+ * window's last index, weight 0. */
+static int axis_pil(int s, int d, const pil_filter *pf, int ks, int32_t *xi, int32_t *wi, float *wf)
+{
+    const double one = (double)(1 << IMGPU_RSZ_PIL_BITS);
+    if (s == d) {
+        for (int dx = 0; dx < d; dx++)
+            xi[dx] = dx, wi[dx] = 1 << IMGPU_RSZ_PIL_BITS, wf[dx] = 1.f;
+        return 0;
+    }
+    /* Pillow: scale = (double)(in1 - in0) / outSize with float box edges */
+    const double scale = (double)(float)s / d, fs = scale < 1.0 ? 1.0 : scale, support = pf->support * fs;
+    const double ss = 1.0 / fs;
+    double *w = malloc((size_t)ks * sizeof *w);
+    if (!w)
+        return imgpu_error("out of memory for the resize tables");
+    for (int dx = 0; dx < d; dx++) {
+        const double center = (dx + 0.5) * scale;
+        int lo, hi;
+        pil_window(s, dx, scale, support, &lo, &hi);
+        int n = hi - lo;
+        n = n > ks ? ks : n;
+        double ww = 0.0;
+        for (int k = 0; k < n; k++) {
+            w[k] = pf->f((k + lo - center + 0.5) * ss);
+            ww += w[k];
+        }
+        for (int k = 0; k < ks; k++) {
+            double v = k < n ? w[k] : 0.0;
+            if (k < n && ww != 0.0)
+                v /= ww;
+            const int last = n > 0 ? lo + n - 1 : lo;
+            xi[dx * ks + k] = clampi(k < n ? lo + k : last, 0, s - 1);
+            wi[dx * ks + k] = (int32_t)(v < 0 ? -0.5 + v * one : 0.5 + v * one);
+            wf[dx * ks + k] = (float)v;
+        }
+    }
+    free(w);
+    return 0;
+}
+
 /* INTER_NEAREST_EXACT (OpenCV resizeNN_bitexact), in 64 bits. */
 static void axis_nearest(int s, int d, int32_t *xi)
 {
@@ -294,11 +409,17 @@ int imgpu_resize_tab_build(int sw, int sh, int cn, int depth, const imgpu_resize
     const double scale_x = 1. / inv_x, scale_y = 1. / inv_y;
     const int iscale_x = (int)nearbyint(fmin(scale_x, INT_MAX)), iscale_y = (int)nearbyint(fmin(scale_y, INT_MAX));
     const int area_fast = fabs(scale_x - iscale_x) < DBL_EPSILON && fabs(scale_y - iscale_y) < DBL_EPSILON;
-    if (filter == IMGPU_RESIZE_BILINEAR && area_fast && iscale_x == 2 && iscale_y == 2)
+    const int pil = p->antialias && filter != IMGPU_RESIZE_NEAREST;
+    const pil_filter pf = pil_for(filter);
+    if (!pil && filter == IMGPU_RESIZE_BILINEAR && area_fast && iscale_x == 2 && iscale_y == 2)
         filter = IMGPU_RESIZE_AREA; /* as cv2 does */
-    int kind; /* 0 nearest, 1 interp, 2 box, 3 area tab */
+    int kind; /* 0 nearest, 1 interp, 2 box, 3 area tab, 4 Pillow's (--antialias) */
     int ks_x = 1, ks_y = 1, area_mode = 0;
-    if (filter == IMGPU_RESIZE_NEAREST)
+    if (pil) {
+        kind = 4;
+        ks_x = pil_taps(sw, dw, &pf);
+        ks_y = pil_taps(sh, dh, &pf);
+    } else if (filter == IMGPU_RESIZE_NEAREST)
         kind = 0;
     else if (filter == IMGPU_RESIZE_AREA && scale_x >= 1 && scale_y >= 1) {
         /* whole factors: integer box sums, while they fit int32 (OpenCV's would overflow
@@ -369,11 +490,18 @@ int imgpu_resize_tab_build(int sw, int sh, int cn, int depth, const imgpu_resize
         t->vmode = IMGPU_RSZ_V_BOX;
         t->box_area = ks_x * ks_y;
         t->box_round2 = ks_x == 2 && ks_y == 2 && cn != 2;
-    } else {
+    } else if (kind == 3) {
         axis_area(sw, dw, scale_x, ks_x, xi, xwi, xwf);
         axis_area(sh, dh, scale_y, ks_y, yi, ywi, ywf);
         t->vmode = IMGPU_RSZ_V_FLOAT;
         t->hfloat = 1;
+    } else {
+        if (axis_pil(sw, dw, &pf, ks_x, xi, xwi, xwf) < 0 || axis_pil(sh, dh, &pf, ks_y, yi, ywi, ywf) < 0) {
+            imgpu_resize_tab_free(t);
+            return -1;
+        }
+        t->vmode = IMGPU_RSZ_V_PIL;
+        t->pil = 1;
     }
     /* the rows the vertical pass reads, ascending, and each tap's place among them */
     int32_t *hrow = B + t->o_hrow, *yc = B + t->o_yc;
@@ -407,13 +535,21 @@ int imgpu_resize_tab_build(int sw, int sh, int cn, int depth, const imgpu_resize
 
 /* ---- plan ------------------------------------------------------------------------------------- */
 
+/* --antialias: the taps of the wider axis (Pillow's ksize bound: 2 ceil(support) + 1) */
+static double pil_k(int w, int h, double ow, double oh, int f)
+{
+    const double sup = pil_for(f).support * fmax(1.0, fmax(w / ow, h / oh));
+    return 2 * ceil(sup) + 1;
+}
+
 static void work(int w, int h, int c, int depth, const imgpu_op *op, double *host, double *dev)
 {
     (void)depth;
     double ow, oh;
     dims(w, h, &op->u.resize, &ow, &oh);
     const int f = op->u.resize.filter;
-    const double k = f == IMGPU_RESIZE_NEAREST ? 1 : f == IMGPU_RESIZE_BICUBIC ? 4 : f == IMGPU_RESIZE_LANCZOS ? 8
+    const double k = op->u.resize.antialias ? pil_k(w, h, ow, oh, f)
+                   : f == IMGPU_RESIZE_NEAREST ? 1 : f == IMGPU_RESIZE_BICUBIC ? 4 : f == IMGPU_RESIZE_LANCZOS ? 8
                    : f == IMGPU_RESIZE_AREA ? fmax(2.0, ceil(fmax(w / ow, h / oh)) + 1) : 2;
     /* the tables (3 words a tap a side, 4 a row) and the horizontal pass: h rows of ow * c words */
     const double tables = 4.0 * (3 * ow * k + 4 * oh * k + h);
@@ -427,7 +563,8 @@ static double cpu_ns(int w, int h, int c, const imgpu_op *op)
     double ow, oh;
     dims(w, h, &op->u.resize, &ow, &oh);
     const int f = op->u.resize.filter;
-    const double k = f == IMGPU_RESIZE_NEAREST ? 0.5 : f == IMGPU_RESIZE_BICUBIC ? 4 : f == IMGPU_RESIZE_LANCZOS ? 8 : 2;
+    const double k = op->u.resize.antialias ? pil_k(w, h, ow, oh, f)
+                   : f == IMGPU_RESIZE_NEAREST ? 0.5 : f == IMGPU_RESIZE_BICUBIC ? 4 : f == IMGPU_RESIZE_LANCZOS ? 8 : 2;
     return (fmin(h, oh * k) * ow + ow * oh) * c * k * 1.5 + (f == IMGPU_RESIZE_AREA ? (double)w * h * c : 0);
 }
 
@@ -468,6 +605,11 @@ static const imgpu_param s_params[] = {
      .doc = "resampling filter, cv2.resize's INTER_NEAREST_EXACT,\nINTER_LINEAR, INTER_CUBIC, INTER_AREA, INTER_LANCZOS4\n"
             "(default bilinear; area is the one for shrinking)",
      .offset = offsetof(imgpu_resize_params, filter), .fronts = IMGPU_FRONT_ALL},
+    {.name = "antialias", .type = IMGPU_PARAM_FLAG,
+     .help = "Pillow's filters (Image.resize), support widened by the scale",
+     .doc = "Pillow's Image.resize filters instead of cv2's: bilinear,\nbicubic (a = -0.5), lanczos (a = 3), area = Pillow's box;\n"
+            "their support widened by the scale when shrinking (not with nearest)",
+     .offset = offsetof(imgpu_resize_params, antialias), .flag_value = 1, .fronts = IMGPU_FRONT_ALL},
 };
 
 static int write(const imgpu_op *op, imgpu_op_text how, char *buf, size_t n)
@@ -488,10 +630,12 @@ static int write(const imgpu_op *op, imgpu_op_text how, char *buf, size_t n)
         snprintf(sz, sizeof sz, how == IMGPU_OP_TEXT_MANIFEST ? "fit=%dx%d" : "--fit %dx%d", r->fit_w, r->fit_h);
     else
         snprintf(sz, sizeof sz, how == IMGPU_OP_TEXT_MANIFEST ? "scale=%.17g" : "--scale %.17g", r->scale);
+    const int aa = r->antialias != 0;
     switch (how) {
-    case IMGPU_OP_TEXT_MANIFEST: return snprintf(buf, n, "resize %s filter=%s", sz, filter);
-    case IMGPU_OP_TEXT_OPTIONS: return snprintf(buf, n, "%s --filter %s", sz, filter);
-    case IMGPU_OP_TEXT_STATUS: return snprintf(buf, n, "resize %s %s", sz + (how == IMGPU_OP_TEXT_MANIFEST ? 0 : 2), filter);
+    case IMGPU_OP_TEXT_MANIFEST: return snprintf(buf, n, "resize %s filter=%s%s", sz, filter, aa ? " antialias=1" : "");
+    case IMGPU_OP_TEXT_OPTIONS: return snprintf(buf, n, "%s --filter %s%s", sz, filter, aa ? " --antialias" : "");
+    case IMGPU_OP_TEXT_STATUS:
+        return snprintf(buf, n, "resize %s %s%s", sz + (how == IMGPU_OP_TEXT_MANIFEST ? 0 : 2), filter, aa ? " antialias" : "");
     }
     return snprintf(buf, n, "resize");
 }
@@ -499,12 +643,13 @@ static int write(const imgpu_op *op, imgpu_op_text how, char *buf, size_t n)
 const imgpu_op_desc imgpu__op_resize = {
     .name = "resize",
     .kind = IMGPU_OP_RESIZE,
-    .summary = "resize (cv2.resize's filters)",
+    .summary = "resize (cv2.resize's filters, or Pillow's with --antialias)",
     .args = "IN OUT --size WxH | --width W | --height H | --scale F | --fit WxH",
     .verb = "resize",
     .doc = "Resize with cv2.resize's semantics: give one of --size, --width and/or --height,\n"
            "--scale or --fit (0, or none given: the input's size, a copy). 8-bit nearest, bilinear, bicubic and lanczos equal cv2.resize\n"
-           "bit for bit (area within 1 level). Images with alpha mix colour premultiplied by\n"
+           "bit for bit (area within 1 level). --antialias: Pillow's Image.resize filters instead\n"
+           "(within 1 level of Pillow at 8 bits). Images with alpha mix colour premultiplied by\n"
            "alpha, so transparent pixels leave no dark fringe.\n"
            "Names: in 'imgpu batch' an option sets the latest op that has it (a --filter after\n"
            "the resize is the resize's, after a rotation the rotation's); in 'imgpu view',\n"
@@ -515,10 +660,11 @@ const imgpu_op_desc imgpu__op_resize = {
     .add_param = NULL,
     .add_help = "resize (as 'imgpu resize'), sized by the options that follow",
     .batch_doc = "resize; --size WxH | --width W | --height H | --scale F | --fit WxH,\n"
-                 "--filter nearest|bilinear|bicubic|area|lanczos (as for 'imgpu resize';\n"
-                 "an option sets the latest op that has it)",
+                 "--filter nearest|bilinear|bicubic|area|lanczos, --antialias (as for\n"
+                 "'imgpu resize'; an option sets the latest op that has it)",
     .view_doc = "  --resize             resize: --fit WxH | --scale F | --width W | --height H\n"
-                "                       (--size stays the snapshot's), --filter as for 'imgpu resize'\n",
+                "                       (--size stays the snapshot's), --filter, --antialias as for\n"
+                "                       'imgpu resize'\n",
     .view_keys = "",
     .defaults = defaults,
     .check = check,

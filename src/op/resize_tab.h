@@ -28,6 +28,10 @@ enum {
                            * vec_end the formula of OpenCV's vector code (vfix_kind) */
     IMGPU_RSZ_V_FLOAT,    /* float: sum(b_k * h_k) from 0 in order, rounded half even, saturated */
     IMGPU_RSZ_V_BOX,      /* INTER_AREA by a whole factor: integer box sums */
+    IMGPU_RSZ_V_PIL,      /* --antialias (Pillow's ImagingResample): both passes
+                           * floor((2^21 + sum(s_k * w_k)) / 2^22) in int64 with 22-bit weights;
+                           * 8 bits: each pass clamped to 0..255 (the intermediate is 8-bit);
+                           * 16 bits: the intermediate kept (int32), the result clamped */
 };
 enum { IMGPU_RSZ_VEC_NONE = 0, IMGPU_RSZ_VEC_LINEAR, IMGPU_RSZ_VEC_CUBIC };
 
@@ -41,6 +45,7 @@ typedef struct imgpu_resize_tab {
     int box_area;          /* V_BOX: kx * ky, a full box */
     int box_round2;        /* V_BOX: a full 2x2 box is (sum + 2) >> 2 (else sum * (1.f / area)) */
     int alpha_mix;         /* 1: the colour of an image with alpha is mixed premultiplied */
+    int pil;               /* V_PIL: the horizontal pass rounds as the vertical one (above) */
     int kx, ky;            /* taps per output column / row */
     int nh;                /* source rows the horizontal pass computes */
     /* offsets (in 32-bit words) into block of: */
@@ -52,6 +57,17 @@ typedef struct imgpu_resize_tab {
     int32_t *block;
     int block_words;
 } imgpu_resize_tab;
+
+/* V_PIL's rounding: floor((2^21 + acc) / 2^22), without shifting a negative number. */
+#define IMGPU_RSZ_PIL_BITS 22
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline long long imgpu_rsz_pil_round(long long acc)
+{
+    acc += 1LL << (IMGPU_RSZ_PIL_BITS - 1);
+    return acc >= 0 ? acc >> IMGPU_RSZ_PIL_BITS : -((-acc + (1LL << IMGPU_RSZ_PIL_BITS) - 1) >> IMGPU_RSZ_PIL_BITS);
+}
 
 /* The tables of a resize of a sw x sh image of cn channels and `depth` bits to dw x dh, the
  * scales cv2 would use (imgpu_resize_geometry). 0, or -1 with a message (out of memory). */

@@ -94,6 +94,30 @@ def main():
             ck.check((im[..., 3] > 0).sum() < im.shape[0] * im.shape[1] and (im[..., 3] < 255).any(),
                      f"alpha {f}: the edge is partly transparent", str(im[6, 10:18, 3]))
 
+    # --antialias (Pillow's filters): the alpha rule holds too; a 1x1 stays constant; refused
+    # with nearest (exit 1, the existing output untouched); batch == single command
+    for f in ("bilinear", "bicubic", "area", "lanczos"):
+        if size_of(["--size", "13x7", "--filter", f, "--antialias"], a_in) == (13, 7):
+            im = cv2.imread(out, cv2.IMREAD_UNCHANGED)
+            vis = im[..., 3] > 0
+            ck.check(vis.any() and (im[..., :3][vis] == 255).all(),
+                     f"alpha {f} --antialias: every visible pixel stays white", str(im[3, 4:10]))
+        if size_of(["--size", "7x5", "--filter", f, "--antialias"], one) == (7, 5):
+            im = cv2.imread(out, cv2.IMREAD_UNCHANGED)
+            ck.check((im == np.array([10, 20, 30], np.uint8)).all(), f"1x1 -> 7x5 {f} --antialias: constant")
+    r = cc.run(binary, ["resize", src, keep, "--device", "cpu", "--width", "9", "--filter", "nearest", "--antialias"])
+    ck.check(r.rc == 1 and "antialias" in r.err, "resize --filter nearest --antialias refused", str(r))
+    ck.check(cc.read(keep) == before, "resize --filter nearest --antialias: the existing output is untouched")
+    single = size_of(["--fit", "100x100", "--filter", "lanczos", "--antialias"]) and cc.read(out)
+    aout = os.path.join(tmp, "aa")
+    r = cc.run(binary, ["batch", "-o", aout, "--device", "cpu", src, "--resize", "--fit", "100x100", "--filter",
+                        "lanczos", "--antialias"])
+    ck.check(r.rc == 0, "batch --resize --antialias", str(r))
+    got = [p for p in glob.glob(os.path.join(aout, "*.png"))]
+    ck.check(len(got) == 1 and cc.read(got[0]) == single, "batch --resize --antialias == imgpu resize --antialias")
+    plain = size_of(["--fit", "100x100", "--filter", "lanczos"]) and cc.read(out)
+    ck.check(plain != single, "--antialias changes the result (Pillow's filter, not cv2's)")
+
     # batch: --filter sets the latest op that has it
     bout = os.path.join(tmp, "b")
     r = cc.run(binary, ["batch", "-o", bout, "--device", "cpu", "--manifest", "m.json", src, "--rotate", "10",

@@ -1,7 +1,9 @@
 /* test_gpu_resize.c — resize on the GPU against the CPU reference, bit for bit: every filter
  * (nearest, bilinear, bicubic, area, lanczos), 8 and 16 bits, gray, gray+alpha, RGB, RGBA,
  * up and down, odd sizes and ratios, whole factors (area's box path, bilinear by 1/2), --scale,
- * --fit and --width, 1x1, 1xN, Nx1, the same size (a copy); images of noise, a smooth ramp and
+ * --fit and --width, 1x1, 1xN, Nx1, 2x2, 3x1, 1x3 (windows wider than the image), scales 0.1
+ * and 3, the same size (a copy); --antialias (Pillow's filters: wide 22-bit tables, both
+ * passes rounded) for every filter but nearest, up and down; images of noise, a smooth ramp and
  * an alpha channel with transparent holes (the premultiplied path). Every GPU result goes
  * through imgpu_pipeline_run(--device cuda), so the dispatch is tested too. Exits 77 without a
  * usable GPU. */
@@ -69,7 +71,8 @@ static void check(const imgpu_image *im, imgpu_op op, const char *what)
 int main(void)
 {
     gpu_require_or_skip();
-    static const int src[][2] = {{1, 1}, {1, 37}, {41, 1}, {64, 48}, {97, 61}, {640, 427}};
+    /* 2x2, 3x1, 1x3, 5x7: windows wider than the image on both sides (every tap clamped) */
+    static const int src[][2] = {{1, 1}, {1, 37}, {41, 1}, {2, 2}, {3, 1}, {1, 3}, {5, 7}, {64, 48}, {97, 61}, {640, 427}};
     static const int dst[][2] = {{1, 1}, {1, 9}, {13, 1}, {32, 24}, {50, 31}, {200, 133}, {333, 211}, {1280, 854}};
     static const char *fname[] = {"nearest", "bilinear", "bicubic", "area", "lanczos"};
     static const int chans[] = {1, 2, 3, 4};
@@ -87,16 +90,33 @@ int main(void)
                                 continue;
                             snprintf(what, sizeof what, "%s %dx%d -> %dx%d c%d d%d %s", fname[f], src[s][0], src[s][1],
                                      dst[d][0], dst[d][1], c, depth, smooth ? "smooth" : "noise");
-                            check(im, imgpu_op_resize(dst[d][0], dst[d][1], (imgpu_resize_filter)f), what);
+                            imgpu_op op = imgpu_op_resize(dst[d][0], dst[d][1], (imgpu_resize_filter)f);
+                            check(im, op, what);
+                            if (f != IMGPU_RESIZE_NEAREST) { /* --antialias: Pillow's, 22-bit tables */
+                                op.u.resize.antialias = 1;
+                                snprintf(what, sizeof what, "%s antialias %dx%d -> %dx%d c%d d%d %s", fname[f], src[s][0],
+                                         src[s][1], dst[d][0], dst[d][1], c, depth, smooth ? "smooth" : "noise");
+                                check(im, op, what);
+                            }
                         }
                         /* whole factors and the other ways of sizing */
                         imgpu_op op = imgpu_op_resize(0, 0, (imgpu_resize_filter)f);
-                        const double scales[] = {0.5, 1.0 / 3, 0.25, 2.0, 1.7, 0.37};
+                        const double scales[] = {0.5, 1.0 / 3, 0.25, 2.0, 1.7, 0.37, 0.1, 3.0};
                         for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
                             op.u.resize.scale = scales[k];
                             snprintf(what, sizeof what, "%s %dx%d scale %g c%d d%d", fname[f], src[s][0], src[s][1],
                                      scales[k], c, depth);
                             check(im, op, what);
+                        }
+                        if (f != IMGPU_RESIZE_NEAREST) { /* --antialias by large factors: wide windows */
+                            op.u.resize.antialias = 1;
+                            for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k += 3) {
+                                op.u.resize.scale = scales[k];
+                                snprintf(what, sizeof what, "%s antialias %dx%d scale %g c%d d%d", fname[f], src[s][0],
+                                         src[s][1], scales[k], c, depth);
+                                check(im, op, what);
+                            }
+                            op.u.resize.antialias = 0;
                         }
                         op.u.resize.scale = 0;
                         op.u.resize.fit_w = 150, op.u.resize.fit_h = 90;

@@ -55,6 +55,26 @@ else()
 endif()
 set_tests_properties(opencv.clahe PROPERTIES LABELS "opencv;oracle-only" SKIP_RETURN_CODE 77 TIMEOUT 300)
 
+# pil.resize[.cuda]: imgpu resize --antialias vs Pillow's Image.resize (label oracle-only, as
+# the cv2 cross-checks: Pillow's verdict only; test_gpu_resize and cli_resize run the code)
+foreach(_dev cpu cuda)
+  if(_dev STREQUAL "cpu")
+    set(_tname pil.resize)
+    set(_labels pil oracle-only)
+  else()
+    set(_tname pil.resize.cuda)
+    set(_labels pil gpu oracle-only)
+  endif()
+  if(IMGPU_HAVE_CV2) # opencv_ref.py (its imgpu runner) imports cv2
+    add_test(NAME ${_tname}
+             COMMAND ${IMGPU_PYTHON3} ${_imgpu_opencv_dir}/pil_resize.py $<TARGET_FILE:imgpu> ${IMGPU_ASSETS}
+                     ${CMAKE_CURRENT_BINARY_DIR}/pil/resize.${_dev} ${_dev})
+  else()
+    add_test(NAME ${_tname} COMMAND ${IMGPU_SH} -c "echo 'SKIP: /usr/bin/python3 with cv2 not found'; exit 77")
+  endif()
+  set_tests_properties(${_tname} PROPERTIES LABELS "${_labels}" SKIP_RETURN_CODE 77 TIMEOUT 300)
+endforeach()
+
 # The CPU backend without the CLI: test_cpu_driver runs one op on a raw file.
 imgpu_add_test_tool(test_cpu_driver ${_imgpu_opencv_dir}/test_cpu_driver.c)
 

@@ -31,6 +31,10 @@ CASES = [
     (["rotate", "--angle", "45", "--filter", "nearest", "--background", "255,128,0,200"],
      lambda a: imgpu.rotate(a, 45, filter="nearest", background=(255, 128, 0, 200), device=DEVICE)),
     (["rotate", "--angle", "90"], lambda a: imgpu.rotate(a, 90, device=DEVICE)),
+    (["resize", "--fit", "37x23", "--filter", "lanczos", "--antialias"],
+     lambda a: imgpu.resize(a, fit=(37, 23), filter="lanczos", antialias=True, device=DEVICE)),
+    (["resize", "--size", "71x45", "--filter", "bicubic", "--antialias"],
+     lambda a: imgpu.resize(a, size=(71, 45), filter="bicubic", antialias=True, device=DEVICE)),
 ]
 
 

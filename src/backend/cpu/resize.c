@@ -32,6 +32,15 @@
  *    half even, a box cut by the border (float)sum / count rounded; otherwise OpenCV's
  *    computeResizeAreaTab weights in float: horizontal sum, vertical sum of wy * h in order,
  *    rounded half even.
+ *  - --antialias: Pillow 9's Image.resize (ImagingResample), filters bilinear, bicubic (a =
+ *    -0.5), lanczos (a = 3) and box (for area): scale = s / d, fs = max(1, scale), support =
+ *    filter support * fs; output d's window [lo, hi) = [(int)(c - support + 0.5), (int)(c +
+ *    support + 0.5)) clamped into the image, c = (d + 0.5) scale; weights f((x - c + 0.5) / fs)
+ *    in double, normalized by their sum, then (int)(w * 2^22 +- 0.5). Horizontal pass, then
+ *    vertical, each floor((2^21 + sum s_k w_k) / 2^22) (int64); 8 bits: each pass clamped to
+ *    0..255 (Pillow's 8-bit intermediate); 16 bits: the intermediate unclamped, the result
+ *    clamped (Pillow 9 resizes I;16 only as mode I, int32 with double sums). A side of the same
+ *    size is the identity (Pillow skips that pass). Alpha as below, with the float weights.
  *  - alpha (2 or 4 channels, the op floor's premultiplied rule, op.h): alpha is filtered as
  *    above; where the taps (weight > 0 on both sides) do not all share one alpha, each colour
  *    is M / A with A = sum_r wy_r sum_k wx_k a, M = the same over premul(c, a) (float weights:
@@ -107,7 +116,15 @@ static void h_rows(void *ctx, int part, int y0, int y1)
         const unsigned char *s = j->in->data + (size_t)hrow[r] * j->in->stride;
         for (int dx = 0; dx < t->dw; dx++)
             for (int c = 0; c < cn; c++) {
-                if (t->hfloat) {
+                if (t->pil) {
+                    long long acc = 0;
+                    for (int k = 0; k < kx; k++)
+                        acc += (long long)get(s, t->depth, xi[dx * kx + k] * cn + c) * xwi[dx * kx + k];
+                    long long v = imgpu_rsz_pil_round(acc);
+                    if (t->depth == 8)
+                        v = v < 0 ? 0 : v > 255 ? 255 : v;
+                    ((int32_t *)j->h)[(size_t)r * W + dx * cn + c] = (int32_t)v;
+                } else if (t->hfloat) {
                     float acc = 0.f;
                     for (int k = 0; k < kx; k++) {
                         const float p = (float)get(s, t->depth, xi[dx * kx + k] * cn + c) * xwf[dx * kx + k];
@@ -168,6 +185,12 @@ static uint32_t v_sample(const imgpu_resize_tab *t, const void *h, int dy, int d
             acc = acc + p;
         }
         return sat(lrintf(acc), maxv);
+    }
+    case IMGPU_RSZ_V_PIL: {
+        long long acc = 0;
+        for (int k = 0; k < ky; k++)
+            acc += (long long)hi[(size_t)yc[k] * W + x] * ywi[k];
+        return sat((long)imgpu_rsz_pil_round(acc), maxv);
     }
     default: { /* V_BOX */
         int32_t sum = 0, cy = 0, cx = 0;
