@@ -14,8 +14,9 @@
 typedef struct {
     int defined;
     uint16_t look[1 << LOOK];   /* (length << 8) | symbol for codes of <= LOOK bits; 0: longer */
-    uint16_t fast[1 << LOOK];   /* AC tables: a code and its extra bits together, where they fit in
-                                 * LOOK bits: (coefficients it advances << 5) | bits; 0: look it up */
+    uint16_t fast[1 << LOOK];   /* a code and its extra bits together, where they fit in LOOK bits:
+                                 * (coefficients it advances << 5) | bits (DC: 1 | bits); 0: look
+                                 * it up */
     int32_t maxcode[18];        /* the largest code of each length, -1 where none (C.2, F.2.2.3) */
     int32_t valptr[17];         /* index in val[] of the first code of each length, minus its code */
     uint8_t val[256];
@@ -50,11 +51,11 @@ static int build(htab *t, const unsigned char *counts, const unsigned char *vals
                 const int shift = LOOK - len;
                 /* an AC symbol: run (high nibble) and size; 0x00 is EOB (ends the block: 64),
                  * 0xF0 sixteen zeros */
-                const int run = vals[k] >> 4, size = vals[k] & 15;
-                const int adv = size ? run + 1 : run == 15 ? 16 : 64;
+                const int run = vals[k] >> 4, size = dc ? vals[k] : vals[k] & 15;
+                const int adv = dc ? 1 : size ? run + 1 : run == 15 ? 16 : 64;
                 for (int f = 0; f < 1 << shift; f++) {
                     t->look[(code << shift) | f] = (uint16_t)(len << 8 | vals[k]);
-                    if (!dc && len + size <= LOOK)
+                    if (len + size <= LOOK)
                         t->fast[(code << shift) | f] = (uint16_t)(adv << 5 | (len + size));
                 }
             }
@@ -290,10 +291,16 @@ int imgpu__jpeg_scan_check(const unsigned char *b, size_t n)
                 for (int blk = 0; blk < nblk[s]; blk++) {
                     if (r.bits < 32)   /* a code and its extra bits: at most 16 + 15 */
                         fill(&r);
-                    int t = decode(&r, sdc[s]);   /* DC: a size, then that many bits */
-                    if (t < 0)
-                        return IMGPU_SCAN_IRREGULAR;
-                    skip(&r, t);
+                    int t;
+                    const unsigned ed = sdc[s]->fast[r.acc >> (64 - LOOK)];
+                    if (ed) {
+                        skip(&r, (int)(ed & 31));
+                    } else {
+                        t = decode(&r, sdc[s]);   /* DC: a size, then that many bits */
+                        if (t < 0)
+                            return IMGPU_SCAN_IRREGULAR;
+                        skip(&r, t);
+                    }
                     for (int k = 1; k < 64;) {
                         if (r.bits < 32)
                             fill(&r);
