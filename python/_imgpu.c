@@ -589,21 +589,47 @@ typedef struct ContextObject {
 
 static PyTypeObject ContextType;
 
-/* "auto", "cpu", "cuda", "cuda:N". 0, or -1 with ValueError (or imgpu.Error for cuda:N > 0). */
-static int parse_device_name(const char *s, imgpu_device *d)
+/* One context per CUDA device named "cuda:N" (N > 0) in a device= string or chosen by a CUDA
+ * array's own device, made on first use and kept for the process (as the default one is). */
+#define MAX_ORDINALS 64
+static imgpu_context *s_ord_ctx[MAX_ORDINALS];
+static pthread_mutex_t s_ord_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static imgpu_context *ordinal_context(int n)
 {
+    if (n < 0 || n >= MAX_ORDINALS) {
+        PyErr_Format(s_Error, "CUDA device %d: only devices 0..%d are served", n, MAX_ORDINALS - 1);
+        return NULL;
+    }
+    pthread_mutex_lock(&s_ord_lock);
+    if (!s_ord_ctx[n])
+        s_ord_ctx[n] = imgpu_context_create_on(IMGPU_DEVICE_CUDA, n);
+    imgpu_context *c = s_ord_ctx[n];
+    pthread_mutex_unlock(&s_ord_lock);
+    if (!c)
+        raise_imgpu("cannot create a context");
+    return c;
+}
+
+/* "auto", "cpu", "cuda", "cuda:N". 0, or -1 with ValueError. *ordinal (may be NULL): N of
+ * "cuda:N" for N > 0, else -1 ("cuda" and "cuda:0": the default device). */
+static int parse_device_name_on(const char *s, imgpu_device *d, int *ordinal)
+{
+    if (ordinal)
+        *ordinal = -1;
     if (!strcmp(s, "auto")) *d = IMGPU_DEVICE_AUTO;
     else if (!strcmp(s, "cpu")) *d = IMGPU_DEVICE_CPU;
     else if (!strcmp(s, "cuda") || !strcmp(s, "cuda:0")) *d = IMGPU_DEVICE_CUDA;
     else if (!strncmp(s, "cuda:", 5)) {
         long n;
-        if (imgpu__parse_long(s + 5, 0, 1023, &n) < 0) {
-            PyErr_Format(PyExc_ValueError, "invalid device '%s' (use auto, cpu, cuda or cuda:N)", s);
+        if (imgpu__parse_long(s + 5, 0, MAX_ORDINALS - 1, &n) < 0) {
+            PyErr_Format(PyExc_ValueError, "invalid device '%s' (use auto, cpu, cuda or cuda:N, N < %d)", s,
+                         MAX_ORDINALS);
             return -1;
         }
-        PyErr_Format(s_Error, "device '%s': only the default CUDA device (cuda, cuda:0) is supported "
-                     "by this build of the module yet", s);
-        return -1;
+        *d = IMGPU_DEVICE_CUDA;
+        if (ordinal)
+            *ordinal = (int)n;
     } else {
         PyErr_Format(PyExc_ValueError, "invalid device '%s' (use auto, cpu, cuda or cuda:N)", s);
         return -1;
@@ -635,7 +661,12 @@ static int parse_device(PyObject *o, imgpu_device *d, imgpu_context **ctx)
         return -1;
     }
     const char *s = PyUnicode_AsUTF8(o);
-    return s ? parse_device_name(s, d) : -1;
+    int ordinal;
+    if (!s || parse_device_name_on(s, d, &ordinal) < 0)
+        return -1;
+    if (ordinal > 0 && !(*ctx = ordinal_context(ordinal)))
+        return -1;
+    return 0;
 }
 
 /* With device cuda: resolve now, so that a machine without a GPU raises imgpu.Error saying so. */
@@ -662,11 +693,12 @@ static int Context_init(ContextObject *self, PyObject *args, PyObject *kw)
     imgpu_device d;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|s:Context", kwlist, &dev))
         return -1;
-    if (parse_device_name(dev, &d) < 0)
+    int ordinal;
+    if (parse_device_name_on(dev, &d, &ordinal) < 0)
         return -1;
     if (self->ctx)
         imgpu_context_destroy(self->ctx);
-    self->ctx = imgpu_context_create(d);
+    self->ctx = imgpu_context_create_on(d, ordinal);
     if (!self->ctx) {
         raise_imgpu("cannot create a context");
         return -1;
@@ -697,6 +729,9 @@ static PyObject *Context_close(ContextObject *self, PyObject *unused)
 static PyObject *Context_get_device(ContextObject *self, void *unused)
 {
     (void)unused;
+    const int n = self->ctx ? imgpu_context_cuda_ordinal(self->ctx) : -1;
+    if (n > 0)
+        return PyUnicode_FromFormat("cuda:%d", n);
     return PyUnicode_FromString(imgpu_device_name(self->device));
 }
 

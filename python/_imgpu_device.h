@@ -46,6 +46,41 @@ static imgpu_context *device_context(imgpu_context *given)
     return c;
 }
 
+/* The CUDA device a DLPack array lives on (__dlpack_device__), or -1 when it does not say. */
+static int array_cuda_device(PyObject *array)
+{
+    PyObject *r = PyObject_HasAttrString(array, "__dlpack_device__")
+                      ? PyObject_CallMethod(array, "__dlpack_device__", NULL) : NULL;
+    int id = -1;
+    if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2) {
+        const long t = PyLong_AsLong(PyTuple_GET_ITEM(r, 0)), n = PyLong_AsLong(PyTuple_GET_ITEM(r, 1));
+        if ((t == 2 || t == 13) && n >= 0 && n < MAX_ORDINALS)   /* kDLCUDA, kDLCUDAManaged */
+            id = (int)n;
+    }
+    Py_XDECREF(r);
+    PyErr_Clear();
+    return id;
+}
+
+/* The context a call on a CUDA array runs on: the one given, else the one of the array's own
+ * device (the default context when that is the default device). NULL with an exception. */
+static imgpu_context *context_for_array(PyObject *array, imgpu_context *given)
+{
+    if (given)
+        return given;
+    const int id = array_cuda_device(array);
+    imgpu_context *d = device_context(NULL);
+    if (id < 0 || !d)
+        return d;
+    int def = -1, rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = imgpu_context_cuda_device(d, &def);
+    Py_END_ALLOW_THREADS
+    if (rc < 0 || def == id)
+        return d;   /* (no GPU: the call reports it) */
+    return ordinal_context(id);
+}
+
 /* ---- keeping inputs alive ----------------------------------------------------------------------- */
 
 typedef struct pending {
@@ -614,9 +649,9 @@ static PyObject *run_ops_device(PyObject *array, const imgpu_op *ops, int n, img
     int given_stream;
     if (parse_stream(stream_obj, &stream, &given_stream) < 0)
         return NULL;
-    imgpu_context *ctx = device_context(given);
+    imgpu_context *ctx = context_for_array(array, given);
     if (!ctx)
-        return raise_imgpu("cannot create a context");
+        return PyErr_Occurred() ? NULL : raise_imgpu("cannot create a context");
     pending_reap(0);
     void *priv = NULL;
     int dev = 0;
@@ -698,9 +733,10 @@ static int histogram_device(PyObject *array, imgpu_context *given, PyObject *str
     int given_stream;
     if (parse_stream(stream_obj, &stream, &given_stream) < 0)
         return -1;
-    imgpu_context *ctx = device_context(given);
+    imgpu_context *ctx = context_for_array(array, given);
     if (!ctx) {
-        raise_imgpu("cannot create a context");
+        if (!PyErr_Occurred())
+            raise_imgpu("cannot create a context");
         return -1;
     }
     void *priv = NULL;

@@ -68,6 +68,13 @@ typedef struct imgpu_context imgpu_context;
 
 /* NULL with a message only for an unknown device value or out of memory. */
 imgpu_context *imgpu_context_create(imgpu_device device);
+/* A context on one CUDA device (cuda_device >= 0, with IMGPU_DEVICE_CUDA; -1: the process's default
+ * device, as imgpu_context_create). Device images must live on that device; host images are
+ * uploaded to it, run there and downloaded. A number past the machine's devices fails on the
+ * first call (imgpu_context_resolve), saying how many there are. */
+imgpu_context *imgpu_context_create_on(imgpu_device device, int cuda_device);
+/* The CUDA device number the context was created on, or -1 (the default device). */
+int imgpu_context_cuda_ordinal(const imgpu_context *ctx);
 void imgpu_context_destroy(imgpu_context *ctx);
 /* The device the context was created for (as asked: AUTO stays AUTO). */
 imgpu_device imgpu_context_device(const imgpu_context *ctx);

@@ -5,6 +5,7 @@
 #include <imgpu/imgpu.h>
 
 #include "device_state.h"
+#include "session.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -44,8 +45,23 @@ imgpu_context *imgpu_context_create(imgpu_device device)
         return NULL;
     }
     c->device = device;
+    c->ordinal = -1;
     return c;
 }
+
+imgpu_context *imgpu_context_create_on(imgpu_device device, int cuda_device)
+{
+    if (cuda_device >= 0 && device != IMGPU_DEVICE_CUDA) {
+        imgpu_error("CUDA device %d: a device number needs IMGPU_DEVICE_CUDA", cuda_device);
+        return NULL;
+    }
+    imgpu_context *c = imgpu_context_create(device);
+    if (c && cuda_device >= 0)
+        c->ordinal = cuda_device;
+    return c;
+}
+
+int imgpu_context_cuda_ordinal(const imgpu_context *ctx) { return ctx ? ctx->ordinal : -1; }
 
 void imgpu_context_destroy(imgpu_context *ctx)
 {
@@ -69,6 +85,12 @@ int imgpu_context_resolve(imgpu_context *ctx, imgpu_device *resolved)
         /* AUTO stays a per-job choice (ops.c's cost rule); resolving it here only starts the
          * device's state, so that the first job does not pay for it. */
         ctx->resolve_rc = imgpu_device_resolve(ctx->device, &ctx->resolved);
+        if (ctx->resolve_rc == 0 && ctx->ordinal >= 0) {
+            const int count = imgpu_session_device_count();
+            if (ctx->ordinal >= count)
+                ctx->resolve_rc = imgpu_error("CUDA device %d: this machine has %d CUDA device%s (0..%d)", ctx->ordinal,
+                                              count, count == 1 ? "" : "s", count - 1);
+        }
         if (ctx->resolve_rc < 0)
             snprintf(ctx->why, sizeof ctx->why, "%s", imgpu_error_message());
         ctx->resolved_once = 1;
@@ -99,6 +121,11 @@ int imgpu_context_run(imgpu_context *ctx, const imgpu_image *in, const imgpu_op 
         return -1;
     if (!in || (n > 0 && !ops) || n < 0)
         return imgpu_error("imgpu_context_run: no input image or ops");
+    if (ctx->ordinal >= 0) {   /* a chosen GPU: through its own device state (device_image.c) */
+        if (used)
+            *used = IMGPU_DEVICE_CUDA;
+        return imgpu__context_run_host_on_device(ctx, in, ops, n, out);
+    }
     imgpu_image *r = imgpu_pipeline_run(in, ops, n, ctx->device, used);
     if (!r)
         return -1;
@@ -136,6 +163,11 @@ int imgpu_context_histogram(imgpu_context *ctx, const imgpu_image *in, imgpu_his
         return -1;
     if (!in || !out)
         return imgpu_error("imgpu_context_histogram: no input image or output");
+    if (ctx->ordinal >= 0) {
+        if (used)
+            *used = IMGPU_DEVICE_CUDA;
+        return imgpu__context_histogram_host_on_device(ctx, in, out);
+    }
     return imgpu_histogram_full_compute(in, ctx->device, out, used);
 }
 

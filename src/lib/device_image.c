@@ -85,7 +85,7 @@ static devstate *enter(imgpu_context *ctx, pthread_mutex_t **lock, int *prev)
             imgpu_error("out of memory");
             goto fail;
         }
-        st->device = imgpu_cuda_default_device();
+        st->device = ctx->ordinal >= 0 ? ctx->ordinal : imgpu_cuda_default_device();
         IMGPU_CUDA_TRY(cudaSetDevice(st->device));
         if (!(st->s = imgpu_cuda_session_new()))
             goto fail;
@@ -538,6 +538,38 @@ fail:
     free(counts);
     leave(lock, prev, st);
     return fail_rc(rc);
+}
+
+int imgpu__context_run_host_on_device(imgpu_context *ctx, const imgpu_image *in, const imgpu_op *ops, int n,
+                                      imgpu_image **out)
+{
+    void *s = imgpu_context_cuda_stream(ctx);
+    imgpu_device_image *d = NULL, *r = NULL;
+    imgpu_device_event *done = NULL;
+    if (!s)
+        return -1;
+    int rc = imgpu_context_upload(ctx, in, s, &d);
+    if (rc == 0)
+        rc = imgpu_context_run_device(ctx, d, ops, n, s, &r, &done);
+    if (rc == 0)
+        rc = imgpu_context_download(ctx, r, s, out);   /* waits for its copy */
+    imgpu_device_event_free(done);
+    imgpu_device_image_free(r, &s, 1);
+    imgpu_device_image_free(d, &s, 1);
+    return rc < 0 ? -1 : rc;
+}
+
+int imgpu__context_histogram_host_on_device(imgpu_context *ctx, const imgpu_image *in, imgpu_histogram_full *out)
+{
+    void *s = imgpu_context_cuda_stream(ctx);
+    imgpu_device_image *d = NULL;
+    if (!s)
+        return -1;
+    int rc = imgpu_context_upload(ctx, in, s, &d);
+    if (rc == 0)
+        rc = imgpu_context_histogram_device(ctx, d, s, out);
+    imgpu_device_image_free(d, &s, 1);
+    return rc < 0 ? -1 : rc;
 }
 
 #ifdef IMGPU_HAVE_NVJPEG

@@ -96,3 +96,22 @@ int imgpu_context_histogram_device(imgpu_context *ctx, const imgpu_device_image 
     (void)out;
     return imgpu_error(NOT_BUILT);
 }
+
+int imgpu__context_run_host_on_device(imgpu_context *ctx, const imgpu_image *in, const imgpu_op *ops, int n,
+                                      imgpu_image **out)
+{
+    (void)ctx;
+    (void)in;
+    (void)ops;
+    (void)n;
+    (void)out;
+    return imgpu_error(NOT_BUILT);
+}
+
+int imgpu__context_histogram_host_on_device(imgpu_context *ctx, const imgpu_image *in, imgpu_histogram_full *out)
+{
+    (void)ctx;
+    (void)in;
+    (void)out;
+    return imgpu_error(NOT_BUILT);
+}

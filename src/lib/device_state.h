@@ -13,6 +13,7 @@
 /* A context (api.c creates and destroys it; the fields are shared with device_image.c). */
 struct imgpu_context {
     imgpu_device device;      /* as asked */
+    int ordinal;              /* the CUDA device asked for (imgpu_context_create_on); -1: the default */
     pthread_mutex_t lock;     /* guards the three fields below */
     int resolved_once;        /* 1: resolved and rc/message recorded */
     int resolve_rc;
@@ -30,5 +31,10 @@ static inline void **imgpu__context_device_slot(imgpu_context *ctx, pthread_mute
 }
 /* Frees what the backend put in a slot (waits for its work); NULL is accepted. */
 void imgpu__device_state_free(void *state);
+/* A host image's ops and histograms on a context made for one CUDA device (ordinal >= 0):
+ * uploaded to that device, run there on the context's stream, downloaded; complete on return. */
+int imgpu__context_run_host_on_device(imgpu_context *ctx, const imgpu_image *in, const imgpu_op *ops, int n,
+                                      imgpu_image **out);
+int imgpu__context_histogram_host_on_device(imgpu_context *ctx, const imgpu_image *in, imgpu_histogram_full *out);
 
 #endif

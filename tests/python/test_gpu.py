@@ -249,6 +249,37 @@ def test_histogram_of_a_cuda_array_equals_the_cpu_count(layout):
         imgpu.histogram(cuda(a), device="cpu")
 
 
+def test_contexts_on_numbered_devices():
+    """Context("cuda:N"): a number past the machine's GPUs is refused with how many there are;
+    with two or more GPUs (the 2-GPU machine), a tensor on cuda:1 runs there, with or without a
+    Context (the array's own device is used), its result lives on cuda:1 and equals the CPU's;
+    a host array with device="cuda:1" gives the CPU's bytes; a tensor on the wrong device for the
+    Context given is an error, not a silent copy."""
+    n = torch.cuda.device_count()
+    with pytest.raises(imgpu.Error, match="has %d CUDA device" % n):
+        imgpu.Context("cuda:%d" % n)
+    c0 = imgpu.Context("cuda:0")
+    assert c0.device == "cuda"
+    a = LAYOUTS["rgb8"]
+    want = imgpu.equalize(a, device="cpu")
+    if n < 2:
+        pytest.skip("one GPU here: the cuda:1 half runs on the 2-GPU machine")
+    with imgpu.Context("cuda:1") as c1:
+        assert c1.device == "cuda:1"
+        t = torch.from_numpy(np.ascontiguousarray(a)).to("cuda:1")
+        r = imgpu.equalize(t)
+        assert r.__dlpack_device__() == (2, 1)
+        assert np.array_equal(host(r), want)
+        assert np.array_equal(imgpu.equalize(a), want)   # a host array on the context's GPU
+        with pytest.raises(imgpu.Error, match="device"):
+            imgpu.equalize(cuda(a))                      # on cuda:0, but the context is cuda:1
+    t = torch.from_numpy(np.ascontiguousarray(a)).to("cuda:1")
+    r = imgpu.equalize(t)                                # no Context: the tensor's own GPU
+    assert r.__dlpack_device__() == (2, 1) and np.array_equal(host(r), want)
+    assert np.array_equal(imgpu.equalize(a, device="cuda:1"), want)
+    assert np.array_equal(imgpu.histogram(t), imgpu.histogram(a, device="cpu"))
+
+
 def test_device_memory_flat_over_10000_calls():
     t = cuda(LAYOUTS["rgb8"][:32, :32])
     for _ in range(200):
