@@ -27,8 +27,8 @@ enum {
                              * the data. No file for a decoder whose handling of it is unknown. */
 };
 
-/* Walks the JPEG in b[0..n). Reads nothing outside it, allocates nothing, and takes time linear
- * in n plus the number of MCUs the frame header declares (at most 64 codes per block). */
-int imgpu_jpeg_scan_check(const unsigned char *b, size_t n);
+/* Walks the JPEG in b[0..n). Reads nothing outside it, allocates nothing (its tables are on the
+ * stack), and takes time linear in n: it stops at the first MCU that reads past the data. */
+int imgpu__jpeg_scan_check(const unsigned char *b, size_t n);
 
 #endif

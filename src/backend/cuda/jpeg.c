@@ -82,9 +82,9 @@ int imgpu_cuda_jpeg_route(const unsigned char *b, size_t n, int *channels)
     }
     /* Issue 25: nvJPEG's engines report success on a scan cut short (an EOI after it) and fill
      * the missing MCUs from the next file's bitstream. A baseline file goes to them only when its
-     * scan holds every MCU inside its data (src/io/jpeg_scan.c walks its codes: about a quarter
+     * scan holds every MCU inside its data (src/io/jpeg_scan.c walks its codes: about a fifth
      * of a CPU decode); anything else goes to libjpeg-turbo, which decodes or refuses it. */
-    if ((sof == 0xC0 || sof == 0xC1) && imgpu_jpeg_scan_check(b, n) != IMGPU_SCAN_WHOLE)
+    if ((sof == 0xC0 || sof == 0xC1) && imgpu__jpeg_scan_check(b, n) != IMGPU_SCAN_WHOLE)
         return IMGPU_JPEG_CPU;
     *channels = nc;
     if (sof == 0xC0 || sof == 0xC1)
