@@ -133,7 +133,7 @@ static int time_files(int argc, char **argv)
         int v = 0;
         double t0 = now();
         for (int r = 0; r < 5; r++)
-            v = imgpu_jpeg_scan_check(b, n);
+            v = imgpu__jpeg_scan_check(b, n);
         const double walk = (now() - t0) / 5;
         t0 = now();
         const int ok = cpu_decodes(b, n);
@@ -159,7 +159,7 @@ int main(int argc, char **argv)
         const layout *L = &layouts[li];
         size_t n;
         unsigned char *jpg = encode(L, 7u + (unsigned)li, &n);
-        CHECKF(imgpu_jpeg_scan_check(jpg, n) == IMGPU_SCAN_WHOLE, "layout %zu: a whole file is WHOLE", li);
+        CHECKF(imgpu__jpeg_scan_check(jpg, n) == IMGPU_SCAN_WHOLE, "layout %zu: a whole file is WHOLE", li);
         CHECKF(cpu_decodes(jpg, n), "layout %zu: libjpeg-turbo decodes it", li);
         const size_t s = sos_data(jpg, n);
         CHECK(s > 0 && s < n - 2);
@@ -170,14 +170,14 @@ int main(int argc, char **argv)
             memcpy(cut, jpg, s + k);
             cut[s + k] = 0xFF;
             cut[s + k + 1] = 0xD9;
-            const int v = imgpu_jpeg_scan_check(cut, s + k + 2), ok = cpu_decodes(cut, s + k + 2);
+            const int v = imgpu__jpeg_scan_check(cut, s + k + 2), ok = cpu_decodes(cut, s + k + 2);
             CHECKF(ok ? v == IMGPU_SCAN_WHOLE : (v == IMGPU_SCAN_BAD || v == IMGPU_SCAN_IRREGULAR),
                    "layout %zu: cut at %zu of %zu: walker %d, libjpeg-turbo %s", li, k, data, v,
                    ok ? "decodes" : "refuses");
             cuts++;
             cut_bad += v != IMGPU_SCAN_WHOLE;
             /* and the same without the EOI: the file just ends */
-            const int v2 = imgpu_jpeg_scan_check(cut, s + k);
+            const int v2 = imgpu__jpeg_scan_check(cut, s + k);
             CHECKF(v2 != IMGPU_SCAN_WHOLE, "layout %zu: cut at %zu, no EOI: %d", li, k, v2);
         }
         /* one byte of the scan changed: what libjpeg-turbo decodes is never sent away */
@@ -187,7 +187,7 @@ int main(int argc, char **argv)
             seed = seed * 1103515245u + 12345u;
             const size_t at = s + (seed >> 8) % data;
             cut[at] = (unsigned char)(seed >> 3);
-            const int v = imgpu_jpeg_scan_check(cut, n);
+            const int v = imgpu__jpeg_scan_check(cut, n);
             if (cpu_decodes(cut, n))   /* (a code no table holds: decoded as 0 by libjpeg-turbo's fast path) */
                 CHECKF(v == IMGPU_SCAN_WHOLE || v == IMGPU_SCAN_IRREGULAR,
                        "layout %zu: byte %zu changed: libjpeg-turbo decodes it, the walker refuses", li, at);
@@ -198,7 +198,7 @@ int main(int argc, char **argv)
         layout P = *L;
         P.progressive = 1;
         jpg = encode(&P, 3, &n);
-        CHECKF(imgpu_jpeg_scan_check(jpg, n) == IMGPU_SCAN_OTHER, "layout %zu progressive: OTHER", li);
+        CHECKF(imgpu__jpeg_scan_check(jpg, n) == IMGPU_SCAN_OTHER, "layout %zu progressive: OTHER", li);
         free(jpg);
     }
     printf("cuts: %d, %d of them short (BAD)\n", cuts, cut_bad);
@@ -206,8 +206,8 @@ int main(int argc, char **argv)
 
     /* hostile headers: no table, a table that overflows, nothing at all */
     static const unsigned char tiny[] = {0xFF, 0xD8, 0xFF, 0xD9};
-    CHECK(imgpu_jpeg_scan_check(tiny, sizeof tiny) == IMGPU_SCAN_OTHER);
-    CHECK(imgpu_jpeg_scan_check(tiny, 1) == IMGPU_SCAN_OTHER);
+    CHECK(imgpu__jpeg_scan_check(tiny, sizeof tiny) == IMGPU_SCAN_OTHER);
+    CHECK(imgpu__jpeg_scan_check(tiny, 1) == IMGPU_SCAN_OTHER);
     {
         layout L = {64, 64, 3, 2, 2, 90, 0, 0, 0};
         size_t n;
@@ -219,7 +219,7 @@ int main(int argc, char **argv)
                 memset(jpg + i + 5, 0x10, 16);
             i += 2 + len;
         }
-        CHECK(imgpu_jpeg_scan_check(jpg, n) == IMGPU_SCAN_BAD);
+        CHECK(imgpu__jpeg_scan_check(jpg, n) == IMGPU_SCAN_BAD);
         free(jpg);
     }
 
@@ -231,7 +231,7 @@ int main(int argc, char **argv)
         double t0 = now();
         int v = 0;
         for (int r = 0; r < 5; r++)
-            v |= imgpu_jpeg_scan_check(jpg, n);
+            v |= imgpu__jpeg_scan_check(jpg, n);
         const double walk = (now() - t0) / 5;
         t0 = now();
         CHECK(cpu_decodes(jpg, n));
