@@ -20,7 +20,7 @@ if len([f for f in os.listdir(d) if f.endswith(".jpg")]) < n:
 PYEOF
 cc -O2 -std=c17 -D_POSIX_C_SOURCE=200809L "$here/decode_profile.c" "$here/../src/io/jpeg_scan.c" -I"$build/include" -I"$here/../src/io" -I"$cuda/include" \
    -L"$build/lib" -limgpu -L"$cuda/lib64" -lnvjpeg -lcudart -Wl,-rpath,"$(cd "$build/lib" && pwd)" \
-   -Wl,-rpath,"$cuda/lib64" -o "$d/decode_profile"
+   -Wl,-rpath,"$cuda/lib64" -Wl,-rpath-link,${GPU_PREFIX:-/tmp/gpu-prefix}/usr/lib/x86_64-linux-gnu -L${GPU_PREFIX:-/tmp/gpu-prefix}/usr/lib/x86_64-linux-gnu -o "$d/decode_profile"
 for b in 16 32; do
   "$d/decode_profile" "$b" $(ls "$d"/*.jpg | head -n "$n")
 done
