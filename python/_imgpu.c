@@ -1653,7 +1653,7 @@ static int parse_save_options(PyObject *kw, imgpu_run_options *run, const char *
     return 0;
 unknown:
     PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R (save options: quality, "
-                 "png_level, subsampling, progressive, optimize, compression, lossless, background, strip, "
+                 "png_level, subsampling, progressive, optimize, compression, lossless, flatten (or background), strip, "
                  "depth, format)", fn, k);
     return -1;
 }

@@ -149,8 +149,8 @@ static int shared_applies(const imgpu_opt *o, const cli *c)
     return 0;
 }
 
-/* An option of the op table or options.h's table: the op command's parameter (p) and/or the
- * run option (so; --background is both: a rotation's fill and what JPEG flattens onto). */
+/* An option of the op table or options.h's table: the op command's parameter (p) or the run
+ * option (so); never both (an alias that yields to a parameter, --background, was dropped). */
 static int apply_shared(cli *c, const imgpu_param *p, const imgpu_opt *so, const char *v)
 {
     if (p) {
@@ -201,8 +201,8 @@ int imgpu__cli_parse_args(int argc, char **argv, cli *c, const command *cmd)
         const imgpu_opt *so = o ? NULL : imgpu_opt_find(name, len, IMGPU_FRONT_CLI);
         if (!o && !so && !any)
             return bad("unknown option '--%.*s'%s", (int)len, name, did_you_mean_option(c, name, len));
-        if (so && !shared_applies(so, c))
-            so = NULL;
+        if (so && (!shared_applies(so, c) || (p && (so->sets & IMGPU_OPT_YIELDS))))
+            so = NULL;   /* rotate's --background is its fill, not --flatten */
         if (o ? !(o->cmds & mask) : !p && !so)
             return bad("option '--%s' does not apply to '%s'", o ? o->name : any ? any->name : imgpu_opt_find(name, len, IMGPU_FRONT_CLI)->name, cmd->name);
         const char *oname = o ? o->name : p ? p->name : so->name;

@@ -99,12 +99,14 @@ typedef struct imgpu_clahe_params {
 } imgpu_clahe_params;
 
 typedef struct imgpu_rotate_params {
-    double angle;           /* degrees, counterclockwise positive */
+    double angle;           /* degrees, counterclockwise positive (unless clockwise) */
     imgpu_filter filter;    /* default bilinear */
     int crop;               /* 0: expand canvas to the rotated bounding box (default); 1: keep size */
     int has_background;     /* 0: transparent where the image has alpha, else black */
     uint8_t background[4];  /* R, G, B, A (gray images use R); used when has_background;
                              * 16-bit images get each value * 257 (0xff -> 65535) */
+    int clockwise;          /* 1: angle turns clockwise (--clockwise, as ImageMagick and vips);
+                             * every consumer reads imgpu_rotate_angle(), never angle itself */
 } imgpu_rotate_params;
 
 /* flip (issue 28, op-geom): mirrors and the transpose; src/op/flip.c states the order. */
@@ -209,6 +211,12 @@ typedef struct imgpu_histogram_full {
 void imgpu_histogram_full_free(imgpu_histogram_full *h);
 
 /* ---- rotation geometry (src/backend/cpu/rotate.c states the whole convention) ------------------------ */
+/* The rotation's counterclockwise angle in degrees: p->angle, negated when p->clockwise (so
+ * `--angle 30 --clockwise` is `--angle -30`, bit for bit). Every rule below takes this. */
+static inline double imgpu_rotate_angle(const imgpu_rotate_params *p)
+{
+    return p->clockwise ? -p->angle : p->angle;
+}
 /* The angle reduced to [0, 360): fmod, + 360 when negative. Every rule below starts from it. */
 double imgpu_rotate_reduce_angle(double angle);
 /* Counterclockwise quarter turns 0..3 when the reduced angle is exactly 0, 90, 180 or 270 —

@@ -34,6 +34,20 @@ endforeach()
 set_tests_properties(cli_usage cli_bad_input cli_output cli_reports cli_messages cli_compare16 cli_plot cli_no_gpu cli_resize PROPERTIES
                      LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 600)
 
+# cli_rotate_sense (issue 30): --clockwise (CLI, batch, Python where built), no help lists an
+# option twice, --background (rotate's fill) against --flatten (what JPEG flattens onto).
+if(IMGPU_PYTHON3)
+  add_test(NAME cli_rotate_sense
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/cli_rotate_sense.py $<TARGET_FILE:imgpu>
+                   ${IMGPU_CLI_TMP} ${IMGPU_ASSETS})
+  if(TARGET imgpu_python)
+    set_tests_properties(cli_rotate_sense PROPERTIES ENVIRONMENT "IMGPU_PYTHONPATH=${PROJECT_BINARY_DIR}/python")
+  endif()
+else()
+  add_test(NAME cli_rotate_sense COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+endif()
+set_tests_properties(cli_rotate_sense PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+
 # options_help (issue 15): every front end's --help against options.h's one option table
 # (each entry a front end accepts is in its help; nothing in a help names an option that
 # front end does not parse). options_table prints the table.
