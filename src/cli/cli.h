@@ -55,6 +55,7 @@ typedef struct cli {
     long range_lo, range_hi;
     int log_y, cdf;         /* --log, --cdf: how --plot draws */
     int json;               /* info --json */
+    int decode;             /* info --decode: decode the pixels too (default: the header) */
     const char **files;     /* info: every file named (pos[] holds the first two) */
     int nfiles;
 } cli;

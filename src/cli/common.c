@@ -15,7 +15,7 @@
 
 /* The options of the commands themselves; the op options and limits are options.h's table. */
 typedef enum opt_id {
-    OPT_DEVICE, OPT_QUIET, OPT_FORCE, OPT_FORMAT, OPT_JSON,
+    OPT_DEVICE, OPT_QUIET, OPT_FORCE, OPT_FORMAT, OPT_JSON, OPT_DECODE,
     OPT_CSV, OPT_PLOT, OPT_DIFF, OPT_MAX_ABS,
     OPT_BINS, OPT_RANGE,
     OPT_LOG, OPT_CDF,
@@ -33,6 +33,7 @@ static const opt_spec s_options[] = {
     {"quiet", OPT_QUIET, 0, C_ALL},
     {"format", OPT_FORMAT, 1, C_SAVE},
     {"json", OPT_JSON, 0, C_INFO},
+    {"decode", OPT_DECODE, 0, C_INFO},
     {"force", OPT_FORCE, 0, C_SAVE},
     {"csv", OPT_CSV, 0, C_HIST},
     {"plot", OPT_PLOT, 1, C_HIST},
@@ -88,6 +89,7 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         return 0;
     }
     case OPT_JSON: c->json = 1; return 0;
+    case OPT_DECODE: c->decode = 1; return 0;
     case OPT_FORCE: c->force = 1; return 0;
     case OPT_CSV: c->csv = 1; return 0;
     case OPT_PLOT:
