@@ -7,7 +7,6 @@
 #include "exif.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const char s_help_info[] =
@@ -84,18 +83,7 @@ static int info_one(const cli *c, const char *path, int separate)
             sh = (imgpu_image_shape){ im->width, im->height, im->channels, im->depth };
         imgpu_image_free(im);
     } else {
-        unsigned char *bytes = NULL;
-        size_t len = 0;
-        ok = imgpu_image_read_checked(path, &lo, &bytes, &len, &sh, &r) == 0;
-        free(bytes);
-        const int o = ok ? r.meta->orientation : 0;
-        if (ok && !lo.no_auto_orient && o >= 2 && o <= 8)
-            r.meta->oriented = 1;   /* as imgpu__orient_on_load would set it */
-        if (ok && !lo.no_auto_orient && o >= 5 && o <= 8) {   /* 5..8 transpose */
-            const int t = sh.width;
-            sh.width = sh.height;
-            sh.height = t;
-        }
+        ok = imgpu_image_read_info(path, &lo, &sh, &r) == 0;
     }
     const imgpu_image_shape *im = &sh;
     if (!ok) {

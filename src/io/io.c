@@ -245,6 +245,25 @@ int imgpu_image_read_checked(const char *path, const imgpu_load_options *opts,
     return 0;
 }
 
+int imgpu_image_read_info(const char *path, const imgpu_load_options *opts,
+                          imgpu_image_shape *shape, imgpu_load_result *r)
+{
+    unsigned char *buf;
+    size_t len;
+    if (imgpu_image_read_checked(path, opts, &buf, &len, shape, r) < 0)
+        return -1;
+    free(buf);
+    if (!turns(r->meta, opts))
+        return 0;
+    r->meta->oriented = 1;   /* as imgpu__orient_on_load sets it */
+    if (r->meta->orientation >= 5) {   /* 5..8 transpose */
+        const int t = shape->width;
+        shape->width = shape->height;
+        shape->height = t;
+    }
+    return 0;
+}
+
 /* A decode held to --max-memory that failed for want of memory: say which limit it met
  * rather than the decoder's "out of memory" or "more than an image of its size can use". */
 static void memory_refusal(const char *name, const imgpu__scan *s, uint64_t limit)
