@@ -737,10 +737,14 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
                          "IMGPU_NVJPEG_CPU_FIRST)", B.njpeg, B.njpeg == 1 ? "" : "s", B.jpeg_first_n);
             else if (first)
                 snprintf(why, sizeof why, " (the first %d while nvJPEG set up)", first);
+            const int turned = atomic_load(&B.st.jpeg_turned);
+            char turned_s[64] = "";
+            if (turned)
+                snprintf(turned_s, sizeof turned_s, "; %d turned upright on the GPU (EXIF orientation)", turned);
             fprintf(stderr, "imgpu batch: JPEG (nvJPEG): %d decoded by the GPU's hardware engines, %d by "
-                    "its CUDA decoder, %d on the CPU%s; %d encoded on the GPU\n", atomic_load(&B.st.jpeg_hw),
+                    "its CUDA decoder, %d on the CPU%s; %d encoded on the GPU%s\n", atomic_load(&B.st.jpeg_hw),
                     atomic_load(&B.st.jpeg_cuda), atomic_load(&B.st.jpeg_cpu) + first, why,
-                    atomic_load(&B.st.jpeg_enc));
+                    atomic_load(&B.st.jpeg_enc), turned_s);
         }
     }
     free(B.todo);

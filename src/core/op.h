@@ -172,6 +172,10 @@ imgpu_op imgpu_op_clahe(double clip, int tiles_x, int tiles_y, imgpu_eq_mode mod
 imgpu_op imgpu_op_convert(void);
 /* flip (op-geom): each argument 0 or nonzero (all 0: a copy). */
 imgpu_op imgpu_op_flip(int horizontal, int vertical, int transpose);
+/* The flip that turns stored pixels into what EXIF orientation o (1..8) shows: the same pixels
+ * as imgpu_image_orient (src/io/orient.c), as an op a backend runs (batch turns nvJPEG's
+ * decodes upright on the GPU with it). Orientation 1, or one out of range: no flip at all. */
+imgpu_op imgpu_op_flip_for_orientation(int o);
 /* The input pixel (*sx, *sy) of a w x h image that a flip writes at output (x, y): with the
  * transpose, (u, v) = (y, x), else (x, y); then sx = horizontal ? w-1-u : u and
  * sy = vertical ? h-1-v : v. The result is h x w with the transpose, else w x h. */

@@ -787,12 +787,17 @@ int imgpu__orient_on_load(imgpu_image **im, imgpu_meta *m, const imgpu_load_opti
     *im = up;
     if (!up)
         return -1;
+    imgpu_meta_set_upright(m, up->width, up->height);
+    return 0;
+}
+
+void imgpu_meta_set_upright(imgpu_meta *m, int width, int height)
+{
     /* the stored tag now describes pixels that are upright: 1, and the EXIF pixel size
      * follows the turned image */
     if (m->exif) {
         imgpu_exif_set_orientation(m->exif, m->exif_len, 1);
-        imgpu_exif_set_pixel_size(m->exif, m->exif_len, (uint32_t)up->width, (uint32_t)up->height);
+        imgpu_exif_set_pixel_size(m->exif, m->exif_len, (uint32_t)width, (uint32_t)height);
     }
     m->oriented = 1;
-    return 0;
 }
