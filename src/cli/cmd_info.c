@@ -72,9 +72,9 @@ static int info_one(const cli *c, const char *path, int separate)
     imgpu_load_options lo = c->run.load;
     lo.no_page_notice = 1;   /* the report lists the pages */
     /* No field needs the pixels: the file read and checked as a load checks it (its format by
-     * content, the structure scan, the limits) and its metadata, but no decode (about 100x
-     * faster on photos); --decode decodes too. The shape is what a decode gives, turned as
-     * the load turns it. */
+     * content, the structure scan, the limits) and its metadata, but no decode (28x faster on
+     * 12 MP photos: bench/RESULTS.md); --decode decodes too. The shape is what a decode
+     * gives, turned as the load turns it (imgpu_image_read_info). */
     imgpu_image_shape sh = { 0 };
     int ok;
     if (c->decode) {
