@@ -534,10 +534,10 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
 
     imgpu__encode_args args = encode_args(quality, level, png_threads, opts, path);
     if (k->flattens_alpha && (c == 2 || c == 4)) {
-        /* JPEG has no alpha: composite onto the background (white unless --background) */
+        /* JPEG has no alpha: composite onto the background (white unless --flatten) */
         imgpu_notice("%s%s%s%s cannot store alpha: flattening the image onto %s", path ? "'" : "",
                      path ? path : "", path ? "': " : "", k->name,
-                     opts && opts->has_background ? "the --background colour" : "white");
+                     opts && opts->has_background ? "the --flatten colour" : "white");
         imgpu_image *flat = imgpu_image_flatten(im, args.background);
         if (!flat)
             return -1;
