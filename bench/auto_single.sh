@@ -1,12 +1,13 @@
 #!/bin/bash
 # bench/auto_single.sh IMGPU [RUNS] [PY] — issue 17's single-image target on the GPU machine:
 # `imgpu` with the default `--device auto` against `--device cpu` and `--device cuda`, wall time
-# of whole commands (median of RUNS, default 3), for 1080p / 4K / 8K photos (assets/astronaut.png
+# of whole commands (median of RUNS, default 5; the three devices interleaved run by run, after
+# one warm-up of each, so drift and the page cache treat them alike), for 1080p / 4K / 8K photos (assets/astronaut.png
 # scaled up by cv2) as PNG and as q92 JPEG, equalize / CLAHE / rotate 30 bicubic, each written
 # to the input's format. Target: auto within 5% of the faster of the other two. Also OpenCV's
 # Python one-liner (imread, YCrCb equalizeHist on Y, imwrite q92) on the 4K JPEG.
 set -u
-IMG=$(readlink -f "${1:-build-gpu/imgpu}"); RUNS=${2:-3}; PY=${3:-python3}
+IMG=$(readlink -f "${1:-build-gpu/imgpu}"); RUNS=${2:-5}; PY=${3:-python3}
 D=${AUTO_BENCH_DIR:-/tmp/autob}; mkdir -p "$D"
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 "$PY" - "$HERE/assets/astronaut.png" "$D" <<'PYEOF' || exit 1
@@ -31,13 +32,13 @@ for size in 1080p 4k 8k; do
         clahe) args=(clahe);;
         rotate) args=(rotate --angle 30 --filter bicubic);;
       esac
-      declare -A m=()
-      for dev in auto cpu cuda; do
-        m[$dev]=$(for r in $(seq "$RUNS"); do
-          if [ "$op" = rotate ]; then t "$IMG" rotate "$D/$size.$fmt" "$D/o.$fmt" --angle 30 --filter bicubic --device $dev
-          else t "$IMG" "${args[0]}" "$D/$size.$fmt" "$D/o.$fmt" --device $dev; fi
-        done | med)
+      declare -A m=() runs=()
+      one() { t "$IMG" "${args[@]:0:1}" "$D/$size.$fmt" "$D/o.$fmt" "${args[@]:1}" --device "$1"; }
+      for dev in auto cpu cuda; do one $dev > /dev/null; done   # warm-up
+      for r in $(seq "$RUNS"); do
+        for dev in auto cpu cuda; do runs[$dev]+="$(one $dev) "; done
       done
+      for dev in auto cpu cuda; do m[$dev]=$(echo ${runs[$dev]} | tr ' ' '\n' | med); done
       best=$(awk "BEGIN{print (${m[cpu]} < ${m[cuda]}) ? ${m[cpu]} : ${m[cuda]}}")
       ratio=$(awk "BEGIN{printf \"%.3f\", ${m[auto]} / $best}")
       printf "%-6s %-4s %-9s %8s %8s %8s  %s\n" $size $fmt $op ${m[auto]} ${m[cpu]} ${m[cuda]} "${ratio}x"

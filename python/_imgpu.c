@@ -1540,15 +1540,18 @@ static PyObject *py_info(PyObject *self, PyObject *args, PyObject *kw)
     lo.no_page_notice = 1;   /* the result lists the pages, as `imgpu info` does */
     imgpu_load_result r;
     memset(&r, 0, sizeof r);
-    imgpu_image *im = NULL;
+    /* headers only, as `imgpu info`: no field needs the pixels */
+    imgpu_image_shape shape;
+    const imgpu_image_shape *im = &shape;
+    int rc;
     if (imgpu_load_options_from_env(&lo) < 0) {
         Py_DECREF(path);
         return raise_imgpu("bad IMGPU_MAX_* variable");
     }
     Py_BEGIN_ALLOW_THREADS
-    im = imgpu_image_load_ex(p, &lo, &r);
+    rc = imgpu_image_read_info(p, &lo, &shape, &r);
     Py_END_ALLOW_THREADS
-    if (!im) {
+    if (rc < 0) {
         raise_load(p);
         Py_DECREF(path);
         return NULL;
@@ -1601,7 +1604,6 @@ static PyObject *py_info(PyObject *self, PyObject *args, PyObject *kw)
     SET("file_size", PyLong_FromUnsignedLongLong((unsigned long long)r.bytes));
 #undef SET
     imgpu_meta_free(r.meta);
-    imgpu_image_free(im);
     Py_DECREF(path);
     if (!ok) {
         Py_XDECREF(d);
@@ -1695,7 +1697,7 @@ static int parse_save_options(PyObject *kw, imgpu_run_options *run, const char *
     return 0;
 unknown:
     PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R (save options: quality, "
-                 "png_level, subsampling, progressive, optimize, compression, lossless, background, strip, "
+                 "png_level, subsampling, progressive, optimize, compression, lossless, flatten (or background), strip, "
                  "depth, format)", fn, k);
     return -1;
 }

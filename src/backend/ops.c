@@ -267,6 +267,7 @@ int imgpu_device_resolve(imgpu_device requested, imgpu_device *resolved)
  * win goes on to imgpu_device_resolve, which takes the CPU (saying so once) when there is no
  * usable GPU. */
 #define IMGPU_CUDA_START_MS 300.0
+#define IMGPU_CUDA_LEFT_MIN_MS 50.0   /* the least start-up charged while it is in flight */
 #define IMGPU_CUDA_FIRST_USE_MS 10.0
 #define IMGPU_CUDA_NS_PER_BYTE 0.4
 
@@ -298,12 +299,35 @@ static double cpu_cost_ms(const imgpu_image *in, const imgpu_op *ops, int n)
     return cpu_cost_ms_shape(in->width, in->height, in->channels, in->depth, ops, n);
 }
 
-#ifdef IMGPU_HAVE_CUDA
 static double cuda_cost_ms(double start_left_ms, size_t bytes)
 {
     return start_left_ms + IMGPU_CUDA_FIRST_USE_MS + (double)bytes * IMGPU_CUDA_NS_PER_BYTE / 1e6;
 }
-#endif
+
+/* The run-time rule as numbers: state is imgpu_cuda_state's (0: starting, `since_ms` ago; 1:
+ * ready; -1: none, or no GPU by the file check, where only the cost counts). While CUDA starts,
+ * what is left of it is charged, never less than IMGPU_CUDA_LEFT_MIN_MS. */
+int imgpu__auto_cpu_first(double cpu_ms, size_t gpu_bytes, int state, double since_ms)
+{
+    double left = 0;
+    if (state == 0)
+        left = since_ms < IMGPU_CUDA_START_MS - IMGPU_CUDA_LEFT_MIN_MS ? IMGPU_CUDA_START_MS - since_ms
+                                                                        : IMGPU_CUDA_LEFT_MIN_MS;
+    return cpu_ms <= cuda_cost_ms(left, gpu_bytes);
+}
+
+/* The start rule (imgpu_backend_prepare_for) as numbers: start CUDA only for a job that the
+ * run-time rule above gives the GPU while the start-up is still in flight, i.e. with the least
+ * start-up it charges then (IMGPU_CUDA_LEFT_MIN_MS). A job between that and the GPU's cost with
+ * no start-up at all (the rule before issue 30) started CUDA and then ran on the CPU unless the
+ * start-up had ended before the decode did: the start-up thread and the driver's work
+ * (context creation, mappings under the process's memory lock) then ran beside the CPU
+ * backend's threads and cost it 5-18% (an 8K bicubic rotation on the H200 machine). Leaving
+ * such a job on the CPU costs at most IMGPU_CUDA_LEFT_MIN_MS by the same model. */
+int imgpu__auto_start_worth(double cpu_ms, size_t gpu_bytes)
+{
+    return cpu_ms > cuda_cost_ms(IMGPU_CUDA_LEFT_MIN_MS, gpu_bytes);
+}
 
 /* 1 when `auto` should run this job on the CPU without waiting for CUDA. */
 static int auto_prefers_cpu(double cpu_ms, size_t gpu_bytes)
@@ -314,10 +338,7 @@ static int auto_prefers_cpu(double cpu_ms, size_t gpu_bytes)
     /* no GPU by the file check: no start-up to wait for, so the choice is the cost rule's
      * alone, the same on every machine without one (then imgpu_device_resolve says so) */
     int st = imgpu_backend_gpu_absent(absent, sizeof absent) ? -1 : imgpu_cuda_state(&since);
-    double left = 0;
-    if (st == 0)
-        left = since < IMGPU_CUDA_START_MS - 50.0 ? IMGPU_CUDA_START_MS - since : 50.0;
-    return cpu_ms <= cuda_cost_ms(left, gpu_bytes);
+    return imgpu__auto_cpu_first(cpu_ms, gpu_bytes, st, since);
 #else
     (void)cpu_ms;
     (void)gpu_bytes;
@@ -347,11 +368,12 @@ static int pick_device_histogram(imgpu_device requested, const imgpu_image *in, 
     return pick_device(requested, 1.5e-6 * (double)image_bytes(in), image_bytes(in), d);
 }
 
-/* `auto` starts CUDA only for a job the GPU could win once its start-up is behind it: the
- * CPU's estimate above CUDA's first use and transfers (the rule below, with no start-up
- * left). Any other job runs on the CPU whatever happens next, and a process that touched
- * CUDA pays for the start-up in flight even when it ends without it (measured on an H100:
- * 50-300 ms of a 1080p equalize's 35-200 ms, bench/RESULTS.md), so it is never begun. */
+/* `auto` starts CUDA only for a job the GPU wins by the run-time rule while the start-up is
+ * still in flight (imgpu__auto_start_worth). Any other job runs on the CPU (or would, unless
+ * the start-up raced the decode and won), and a process that touched CUDA pays for the
+ * start-up in flight even when it ends without it (measured on an H100: 50-300 ms of a 1080p
+ * equalize's 35-200 ms; on the H200, 5% of an 8K rotation run on the CPU beside it:
+ * bench/RESULTS.md), so it is never begun. */
 void imgpu_backend_prepare_for(imgpu_device requested, int width, int height, int channels, int depth,
                                const imgpu_op *ops, int n)
 {
@@ -374,7 +396,7 @@ void imgpu_backend_prepare_for(imgpu_device requested, int width, int height, in
         } else {
             out_bytes = 0;
         }
-        if (cpu_ms <= cuda_cost_ms(0.0, in_bytes + out_bytes))
+        if (!imgpu__auto_start_worth(cpu_ms, in_bytes + out_bytes))
             return;
     }
 #else

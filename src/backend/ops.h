@@ -59,6 +59,12 @@ void imgpu_backend_prepare(imgpu_device requested);
  * started only when the cost rule could send the job to the GPU (ops.c). */
 void imgpu_backend_prepare_for(imgpu_device requested, int width, int height, int channels, int depth,
                                const imgpu_op *ops, int n);
+/* `auto`'s two rules as numbers (ops.c; tests/unit/test_auto_rule.c holds them to each other):
+ * whether to start CUDA for a job the CPU would take cpu_ms over, with gpu_bytes in and out;
+ * and whether the job then runs on the CPU, CUDA being in imgpu_cuda_state's `state` (0:
+ * starting, since_ms ago; 1: ready; -1: none). */
+int imgpu__auto_start_worth(double cpu_ms, size_t gpu_bytes);
+int imgpu__auto_cpu_first(double cpu_ms, size_t gpu_bytes, int state, double since_ms);
 /* Without starting CUDA: 1, with the reason in why, when this machine plainly has no NVIDIA
  * GPU to use (no driver's device files, or CUDA_VISIBLE_DEVICES hides every GPU); 0 when one
  * may be there. For a message only: what a front end tells a user who ran on the CPU. */

@@ -68,9 +68,10 @@ static const char s_help_rest[] =
     "                       command resumes it)\n"
     "  --dry-run            list what would be written, write nothing\n"
     "  --quality N, --subsampling 444|422|420, --progressive, --optimize, --png-level N,\n"
-    "  --compression KIND, --lossless, --background COLOR, --strip   how outputs are written,\n"
+    "  --compression KIND, --lossless, --flatten COLOR, --strip   how outputs are written,\n"
     "                       as for single images (default: quality 92, WebP 75, 4:2:0, the\n"
-    "                       input's ICC profile, EXIF, XMP and PNG text kept)\n"
+    "                       input's ICC profile, EXIF, XMP and PNG text kept; --background\n"
+    "                       is --flatten unless a rotation before it takes it as its fill)\n"
     "  --depth 8            write 16-bit results as 8 bits (default: keep the depth)\n"
     "pipeline:\n"
     "  --jobs N             decode threads and encode threads (default: the cores)\n"
@@ -259,7 +260,8 @@ static int parse_args(int argc, char **argv, bopts *b)
                 return -1;
         } else if (pp || so) {
             /* an op's parameter: the latest op that has it (an output option that is also one,
-             * --background, fills the latest rotation if there is one, and needs none) */
+             * --background, fills the latest rotation if there is one, and is --flatten
+             * where there is none) */
             int k = -1;
             imgpu_op *op = NULL;
             if (pp && so) {
@@ -283,7 +285,7 @@ static int parse_args(int argc, char **argv, bopts *b)
                         return -1;
                 }
             }
-            if (so && imgpu_opt_apply(so, v, &b->run) < 0)
+            if (so && !(op && (so->sets & IMGPU_OPT_YIELDS)) && imgpu_opt_apply(so, v, &b->run) < 0)
                 return -1;
         } else if (!strcmp(name, "output")) {
             if (!*v)
@@ -735,10 +737,14 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
                          "IMGPU_NVJPEG_CPU_FIRST)", B.njpeg, B.njpeg == 1 ? "" : "s", B.jpeg_first_n);
             else if (first)
                 snprintf(why, sizeof why, " (the first %d while nvJPEG set up)", first);
+            const int turned = atomic_load(&B.st.jpeg_turned);
+            char turned_s[64] = "";
+            if (turned)
+                snprintf(turned_s, sizeof turned_s, "; %d turned upright on the GPU (EXIF orientation)", turned);
             fprintf(stderr, "imgpu batch: JPEG (nvJPEG): %d decoded by the GPU's hardware engines, %d by "
-                    "its CUDA decoder, %d on the CPU%s; %d encoded on the GPU\n", atomic_load(&B.st.jpeg_hw),
+                    "its CUDA decoder, %d on the CPU%s; %d encoded on the GPU%s\n", atomic_load(&B.st.jpeg_hw),
                     atomic_load(&B.st.jpeg_cuda), atomic_load(&B.st.jpeg_cpu) + first, why,
-                    atomic_load(&B.st.jpeg_enc));
+                    atomic_load(&B.st.jpeg_enc), turned_s);
         }
     }
     free(B.todo);

@@ -34,10 +34,11 @@ int imgpu__batch_gpu_count(void) { return imgpu_session_device_count(); }
 int imgpu__batch_default_gpu(void) { return imgpu_session_default_device(); }
 
 /* With nvJPEG, a JPEG input that the GPU stage may decode is read and checked here but not
- * decoded (it->jpeg): those whose markers nvJPEG takes (imgpu_session_jpeg_route) and that are
- * upright (an EXIF orientation other than 1 is turned on the CPU load). Others are decoded
- * here from the same bytes. 1 when it read the file (it->in, it->jpeg, or an error), 0 when
- * the caller loads it as usual. */
+ * decoded (it->jpeg): those whose markers nvJPEG takes (imgpu_session_jpeg_route). An EXIF
+ * orientation 2..8 (nearly every phone photo; unless --no-auto-orient) is kept in it->orient:
+ * the GPU turns the decode upright with the flip op before the batch's ops (jpeg_batch), the
+ * same pixels the CPU load's turn gives. Others are decoded here from the same bytes. 1 when
+ * it read the file (it->in, it->jpeg, or an error), 0 when the caller loads it as usual. */
 int imgpu__batch_jpeg_read(batch *B, item *it, size_t idx)
 {
     if (!imgpu_session_jpeg_built_in() || B->o->device == IMGPU_DEVICE_CPU || B->o->stage_copy ||
@@ -66,13 +67,14 @@ int imgpu__batch_jpeg_read(batch *B, item *it, size_t idx)
     const int route = r.format == IMGPU_FORMAT_JPEG && sh.depth == 8 ? imgpu_session_jpeg_route(buf, len, &c)
                                                                        : IMGPU_SESSION_JPEG_CPU;
     const int o = it->meta->orientation;
-    if (route != IMGPU_SESSION_JPEG_CPU && c == sh.channels && (o < 2 || o > 8 || lo->no_auto_orient)) {
+    if (route != IMGPU_SESSION_JPEG_CPU && c == sh.channels) {
         it->jpeg = buf;
         it->jpeg_len = len;
         it->route = route;
         it->w = sh.width;
         it->h = sh.height;
         it->c = c;
+        it->orient = o >= 2 && o <= 8 && !lo->no_auto_orient ? o : 0;
         return 1;
     }
     it->jpeg = buf;
@@ -232,7 +234,7 @@ static int jpeg_batch(batch *B, slot sl[2], imgpu_session_jpeg *jm, item *first,
             continue;
         }
         slot *s = &sl[i & 1];
-        imgpu_op ops[MAX_OPS];
+        imgpu_op ops[MAX_OPS + 1];   /* the orientation's flip, then the batch's ops */
         imgpu_error_clear();
         if (!ok[i]) {
             /* nvJPEG refused it: libjpeg-turbo decodes it (and fails it alone, with its
@@ -246,10 +248,19 @@ static int jpeg_batch(batch *B, slot sl[2], imgpu_session_jpeg *jm, item *first,
                 s->it = NULL;
         } else {
             atomic_fetch_add(how[i] == IMGPU_SESSION_JPEG_HW ? &B->st.jpeg_hw : &B->st.jpeg_cuda, 1);
-            imgpu__batch_ops_for_channels(o, ch[i], ops);
+            /* an EXIF orientation: turned upright on the GPU first, as the CPU load turns it
+             * (a flip is a pixel permutation: exact) */
+            const int turn = it->orient >= 2;
+            if (turn)
+                ops[0] = imgpu_op_flip_for_orientation(it->orient);
+            imgpu__batch_ops_for_channels(o, ch[i], ops + turn);
             rc = imgpu_session_upload_jpeg(s->s, jm, i);
             if (rc == 0)
-                rc = imgpu_session_run(s->s, ops, o->nops, NULL, NULL, NULL);
+                rc = imgpu_session_run(s->s, ops, o->nops + turn, NULL, NULL, NULL);
+            if (rc == 0 && turn) {   /* the output's EXIF says 1, its size the upright one */
+                imgpu_meta_set_upright(it->meta, it->orient >= 5 ? h[i] : w[i], it->orient >= 5 ? w[i] : h[i]);
+                atomic_fetch_add(&B->st.jpeg_turned, 1);
+            }
             int enc = 1;   /* 1: not encoded on the GPU */
             if (rc == 0 && imgpu_format_from_path(it->job->out) == IMGPU_FORMAT_JPEG) {
                 enc = imgpu_session_jpeg_encode(jm, s->s, &jp, &it->bits, &it->bits_len);

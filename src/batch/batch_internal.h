@@ -76,6 +76,7 @@ typedef struct joblist {
 typedef struct stats {
     atomic_int done, failed;
     atomic_int jpeg_hw, jpeg_cuda, jpeg_cpu, jpeg_enc;   /* nvJPEG: who decoded, GPU encodes */
+    atomic_int jpeg_turned;  /* nvJPEG decodes turned upright on the GPU (EXIF orientation) */
     atomic_int jpeg_first;   /* the first JPEGs, on the CPU by design (jpeg_cpu: refused ones) */
     /* IMGPU_BATCH_PROFILE=1: where the time goes, in thread-microseconds per stage */
     atomic_llong t_read, t_gpu_decode, t_gpu_ops, t_write, t_setup;
@@ -94,6 +95,9 @@ typedef struct item {
     unsigned char *jpeg;
     size_t jpeg_len;
     int route, w, h, c;
+    /* The EXIF orientation (2..8) the GPU turns nvJPEG's decode upright from, by a flip op
+     * run before the batch's ops (w x h is the stored size); 0: upright as stored. */
+    int orient;
     /* The output already encoded on the GPU (out is NULL): a JPEG bitstream. */
     unsigned char *bits;
     size_t bits_len;

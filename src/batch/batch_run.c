@@ -92,7 +92,9 @@ void imgpu__batch_catch_stop_signals(void)
  * scan gave), before the ops run on either stage. */
 static int refuse_early(batch *B, item *it)
 {
-    const int w = it->in ? it->in->width : it->w, h = it->in ? it->in->height : it->h;
+    const int swap = !it->in && it->orient >= 5;   /* turned upright on the GPU: 5..8 transpose */
+    const int w = it->in ? it->in->width : swap ? it->h : it->w;
+    const int h = it->in ? it->in->height : swap ? it->w : it->h;
     const int c = it->in ? it->in->channels : it->c, depth = it->in ? it->in->depth : 8;
     return imgpu__batch_check_job(B, it->job, w, h, c, depth);
 }

@@ -55,6 +55,7 @@ typedef struct cli {
     long range_lo, range_hi;
     int log_y, cdf;         /* --log, --cdf: how --plot draws */
     int json;               /* info --json */
+    int decode;             /* info --decode: decode the pixels too (default: the header) */
     const char **files;     /* info: every file named (pos[] holds the first two) */
     int nfiles;
 } cli;
@@ -100,7 +101,8 @@ typedef struct command {
     "  --compression KIND   TIFF: none, deflate (default), lzw, packbits, zstd, lzma, jpeg,\n" \
     "                       webp\n"                                                          \
     "  --lossless           lossless WebP (default lossy at --quality)\n"                   \
-    "  --background COLOR   what alpha is flattened onto for JPEG (default white)\n"         \
+    "  --flatten COLOR      what alpha is flattened onto for JPEG (default white; where\n"    \
+    "                       the command has no fill of its own, --background too)\n"      \
     "  --strip              write no metadata (default: the input's ICC profile, EXIF, XMP\n" \
     "                       and PNG text travel to the output where its format holds them)\n" \
     "  --format EXT         the output format when the name has none ('-': standard output)\n" \

@@ -15,7 +15,7 @@
 
 /* The options of the commands themselves; the op options and limits are options.h's table. */
 typedef enum opt_id {
-    OPT_DEVICE, OPT_QUIET, OPT_FORCE, OPT_FORMAT, OPT_JSON,
+    OPT_DEVICE, OPT_QUIET, OPT_FORCE, OPT_FORMAT, OPT_JSON, OPT_DECODE,
     OPT_CSV, OPT_PLOT, OPT_DIFF, OPT_MAX_ABS,
     OPT_BINS, OPT_RANGE,
     OPT_LOG, OPT_CDF,
@@ -33,6 +33,7 @@ static const opt_spec s_options[] = {
     {"quiet", OPT_QUIET, 0, C_ALL},
     {"format", OPT_FORMAT, 1, C_SAVE},
     {"json", OPT_JSON, 0, C_INFO},
+    {"decode", OPT_DECODE, 0, C_INFO},
     {"force", OPT_FORCE, 0, C_SAVE},
     {"csv", OPT_CSV, 0, C_HIST},
     {"plot", OPT_PLOT, 1, C_HIST},
@@ -88,6 +89,7 @@ static int apply_option(cli *c, const opt_spec *o, const char *v)
         return 0;
     }
     case OPT_JSON: c->json = 1; return 0;
+    case OPT_DECODE: c->decode = 1; return 0;
     case OPT_FORCE: c->force = 1; return 0;
     case OPT_CSV: c->csv = 1; return 0;
     case OPT_PLOT:
@@ -149,8 +151,8 @@ static int shared_applies(const imgpu_opt *o, const cli *c)
     return 0;
 }
 
-/* An option of the op table or options.h's table: the op command's parameter (p) and/or the
- * run option (so; --background is both: a rotation's fill and what JPEG flattens onto). */
+/* An option of the op table or options.h's table: the op command's parameter (p) or the run
+ * option (so); never both (an alias that yields to a parameter, --background, was dropped). */
 static int apply_shared(cli *c, const imgpu_param *p, const imgpu_opt *so, const char *v)
 {
     if (p) {
@@ -201,8 +203,8 @@ int imgpu__cli_parse_args(int argc, char **argv, cli *c, const command *cmd)
         const imgpu_opt *so = o ? NULL : imgpu_opt_find(name, len, IMGPU_FRONT_CLI);
         if (!o && !so && !any)
             return bad("unknown option '--%.*s'%s", (int)len, name, did_you_mean_option(c, name, len));
-        if (so && !shared_applies(so, c))
-            so = NULL;
+        if (so && (!shared_applies(so, c) || (p && (so->sets & IMGPU_OPT_YIELDS))))
+            so = NULL;   /* rotate's --background is its fill, not --flatten */
         if (o ? !(o->cmds & mask) : !p && !so)
             return bad("option '--%s' does not apply to '%s'", o ? o->name : any ? any->name : imgpu_opt_find(name, len, IMGPU_FRONT_CLI)->name, cmd->name);
         const char *oname = o ? o->name : p ? p->name : so->name;

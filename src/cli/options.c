@@ -245,8 +245,9 @@ void imgpu_opt_help_view_keys(char *buf, size_t n)
 
 /* ---- the run options: one parser per kind of value ------------------------------------------- */
 
-/* --background: what alpha is flattened onto for outputs without alpha (JPEG); a rotation's
- * fill is its parameter (src/op/rotate.c), which the front ends set from the same word. */
+/* --flatten (and --background where no op of the command has a parameter of that name): what
+ * alpha is flattened onto for outputs without alpha (JPEG). A rotation's fill is its own
+ * parameter, --background (src/op/rotate.c). */
 static int p_color(const imgpu_opt *o, const char *v, imgpu_run_options *run)
 {
     uint8_t c[4];
@@ -369,9 +370,12 @@ static int p_compression(const imgpu_opt *o, const char *v, imgpu_run_options *r
 #define HINT_SIZE "a positive number of bytes, optionally with K, M or G"
 
 const imgpu_opt imgpu_opt_table[] = {
-    {"background", IMGPU_OPT_ID_BACKGROUND, "COLOR", IMGPU_OPT_SAVE, F_CLI | F_BATCH,
+    {"flatten", IMGPU_OPT_ID_BACKGROUND, "COLOR", IMGPU_OPT_SAVE, F_CLI | F_BATCH,
      p_color, "black, white, transparent, #RRGGBB, #RRGGBBAA or R,G,B[,A]",
-     "fill for uncovered areas; what JPEG outputs flatten alpha onto (default white)"},
+     "what JPEG outputs flatten alpha onto (default white)"},
+    {"background", IMGPU_OPT_ID_BACKGROUND, "COLOR", IMGPU_OPT_SAVE | IMGPU_OPT_YIELDS,
+     F_CLI | F_BATCH, p_color, "black, white, transparent, #RRGGBB, #RRGGBBAA or R,G,B[,A]",
+     "--flatten, where the command has no --background of its own (rotate's fill)"},
     {"depth", IMGPU_OPT_ID_DEPTH, "8", IMGPU_OPT_RUN, F_CLI | F_BATCH, p_depth,
      "8, or 16 to keep 16-bit images", "write 16-bit results as 8 bits"},
     {"max-pixels", IMGPU_OPT_ID_MAX_PIXELS, "N", IMGPU_OPT_RUN | IMGPU_OPT_LOAD, F_ALL, p_count,

@@ -37,6 +37,10 @@ typedef struct imgpu_run_options {
 #define IMGPU_OPT_RUN (1u << 0)  /* a limit or --depth: imgpu_run_options */
 #define IMGPU_OPT_LOAD (1u << 1) /* a load limit: `imgpu histogram | info | compare` take it too */
 #define IMGPU_OPT_SAVE (1u << 2) /* how outputs are written: imgpu_run_options.save */
+/* An alias that gives way to an op's parameter of the same name: --background is --flatten
+ * (what JPEG flattens alpha onto) except where the command's op has a --background of its own
+ * (rotate's fill; in batch: once a rotation is given). */
+#define IMGPU_OPT_YIELDS (1u << 3)
 
 typedef enum imgpu_opt_id {
     IMGPU_OPT_ID_BACKGROUND,

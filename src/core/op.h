@@ -99,12 +99,14 @@ typedef struct imgpu_clahe_params {
 } imgpu_clahe_params;
 
 typedef struct imgpu_rotate_params {
-    double angle;           /* degrees, counterclockwise positive */
+    double angle;           /* degrees, counterclockwise positive (unless clockwise) */
     imgpu_filter filter;    /* default bilinear */
     int crop;               /* 0: expand canvas to the rotated bounding box (default); 1: keep size */
     int has_background;     /* 0: transparent where the image has alpha, else black */
     uint8_t background[4];  /* R, G, B, A (gray images use R); used when has_background;
                              * 16-bit images get each value * 257 (0xff -> 65535) */
+    int clockwise;          /* 1: angle turns clockwise (--clockwise, as ImageMagick and vips);
+                             * every consumer reads imgpu_rotate_angle(), never angle itself */
 } imgpu_rotate_params;
 
 /* flip (issue 28, op-geom): mirrors and the transpose; src/op/flip.c states the order. */
@@ -172,6 +174,10 @@ imgpu_op imgpu_op_clahe(double clip, int tiles_x, int tiles_y, imgpu_eq_mode mod
 imgpu_op imgpu_op_convert(void);
 /* flip (op-geom): each argument 0 or nonzero (all 0: a copy). */
 imgpu_op imgpu_op_flip(int horizontal, int vertical, int transpose);
+/* The flip that turns stored pixels into what EXIF orientation o (1..8) shows: the same pixels
+ * as imgpu_image_orient (src/io/orient.c), as an op a backend runs (batch turns nvJPEG's
+ * decodes upright on the GPU with it). Orientation 1, or one out of range: no flip at all. */
+imgpu_op imgpu_op_flip_for_orientation(int o);
 /* The input pixel (*sx, *sy) of a w x h image that a flip writes at output (x, y): with the
  * transpose, (u, v) = (y, x), else (x, y); then sx = horizontal ? w-1-u : u and
  * sy = vertical ? h-1-v : v. The result is h x w with the transpose, else w x h. */
@@ -211,6 +217,12 @@ typedef struct imgpu_histogram_full {
 void imgpu_histogram_full_free(imgpu_histogram_full *h);
 
 /* ---- rotation geometry (src/backend/cpu/rotate.c states the whole convention) ------------------------ */
+/* The rotation's counterclockwise angle in degrees: p->angle, negated when p->clockwise (so
+ * `--angle 30 --clockwise` is `--angle -30`, bit for bit). Every rule below takes this. */
+static inline double imgpu_rotate_angle(const imgpu_rotate_params *p)
+{
+    return p->clockwise ? -p->angle : p->angle;
+}
 /* The angle reduced to [0, 360): fmod, + 360 when negative. Every rule below starts from it. */
 double imgpu_rotate_reduce_angle(double angle);
 /* Counterclockwise quarter turns 0..3 when the reduced angle is exactly 0, 90, 180 or 270 —

@@ -245,6 +245,25 @@ int imgpu_image_read_checked(const char *path, const imgpu_load_options *opts,
     return 0;
 }
 
+int imgpu_image_read_info(const char *path, const imgpu_load_options *opts,
+                          imgpu_image_shape *shape, imgpu_load_result *r)
+{
+    unsigned char *buf;
+    size_t len;
+    if (imgpu_image_read_checked(path, opts, &buf, &len, shape, r) < 0)
+        return -1;
+    free(buf);
+    if (!turns(r->meta, opts))
+        return 0;
+    r->meta->oriented = 1;   /* as imgpu__orient_on_load sets it */
+    if (r->meta->orientation >= 5) {   /* 5..8 transpose */
+        const int t = shape->width;
+        shape->width = shape->height;
+        shape->height = t;
+    }
+    return 0;
+}
+
 /* A decode held to --max-memory that failed for want of memory: say which limit it met
  * rather than the decoder's "out of memory" or "more than an image of its size can use". */
 static void memory_refusal(const char *name, const imgpu__scan *s, uint64_t limit)
@@ -515,10 +534,10 @@ static int encode(const imgpu_image *im, imgpu_format f, const imgpu_save_option
 
     imgpu__encode_args args = encode_args(quality, level, png_threads, opts, path);
     if (k->flattens_alpha && (c == 2 || c == 4)) {
-        /* JPEG has no alpha: composite onto the background (white unless --background) */
+        /* JPEG has no alpha: composite onto the background (white unless --flatten) */
         imgpu_notice("%s%s%s%s cannot store alpha: flattening the image onto %s", path ? "'" : "",
                      path ? path : "", path ? "': " : "", k->name,
-                     opts && opts->has_background ? "the --background colour" : "white");
+                     opts && opts->has_background ? "the --flatten colour" : "white");
         imgpu_image *flat = imgpu_image_flatten(im, args.background);
         if (!flat)
             return -1;
@@ -768,12 +787,17 @@ int imgpu__orient_on_load(imgpu_image **im, imgpu_meta *m, const imgpu_load_opti
     *im = up;
     if (!up)
         return -1;
+    imgpu_meta_set_upright(m, up->width, up->height);
+    return 0;
+}
+
+void imgpu_meta_set_upright(imgpu_meta *m, int width, int height)
+{
     /* the stored tag now describes pixels that are upright: 1, and the EXIF pixel size
      * follows the turned image */
     if (m->exif) {
         imgpu_exif_set_orientation(m->exif, m->exif_len, 1);
-        imgpu_exif_set_pixel_size(m->exif, m->exif_len, (uint32_t)up->width, (uint32_t)up->height);
+        imgpu_exif_set_pixel_size(m->exif, m->exif_len, (uint32_t)width, (uint32_t)height);
     }
     m->oriented = 1;
-    return 0;
 }

@@ -246,6 +246,17 @@ typedef struct imgpu_image_shape {
 int imgpu_image_read_checked(const char *path, const imgpu_load_options *opts,
                              unsigned char **buf, size_t *len, imgpu_image_shape *shape,
                              imgpu_load_result *r);
+/* The metadata of an image just turned upright from EXIF orientation m->orientation (into a
+ * width x height image): EXIF's Orientation set to 1 and its pixel size to the new one,
+ * m->oriented set; what a load that turns the image does (imgpu__orient_on_load), for a
+ * decoder outside io (batch's nvJPEG path turns on the GPU). */
+void imgpu_meta_set_upright(imgpu_meta *m, int width, int height);
+/* What `imgpu info` reports, without decoding: imgpu_image_read_checked (every check a load
+ * makes before its decode, the metadata), then *shape as the load would return the image
+ * (turned upright: 5..8 swap the sides, and r->meta->oriented set, unless no_auto_orient).
+ * Corrupt pixel data, which only a decode finds, passes. 0, or -1 with the error recorded. */
+int imgpu_image_read_info(const char *path, const imgpu_load_options *opts,
+                          imgpu_image_shape *shape, imgpu_load_result *r);
 /* Every page of a file (a TIFF's directories; the one image of other formats), read from the
  * path once ("-": standard input) and each loaded as imgpu_image_load_ex would load it with
  * opts->page set to its number (and no page notice): page(ctx, index, count, im, meta) is

@@ -29,6 +29,19 @@ imgpu_op imgpu_op_flip(int horizontal, int vertical, int transpose)
     return op;
 }
 
+/* Orientation o's source pixel for output (x, y) (orient.c) against the flip's
+ * (op.h imgpu_flip_source: u, v = the transpose's swap; then the mirrors):
+ *   2: (w-1-x, y) H     3: (w-1-x, h-1-y) H V     4: (x, h-1-y) V
+ *   5: (y, x) T         6: (y, h-1-x) T V         7: (w-1-y, h-1-x) T H V     8: (w-1-y, x) T H */
+imgpu_op imgpu_op_flip_for_orientation(int o)
+{
+    static const unsigned char hvt[9][3] = {
+        {0, 0, 0}, {0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}, {0, 0, 1}, {0, 1, 1}, {1, 1, 1}, {1, 0, 1},
+    };
+    const int k = o >= 1 && o <= 8 ? o : 1;
+    return imgpu_op_flip(hvt[k][0], hvt[k][1], hvt[k][2]);
+}
+
 static void defaults(imgpu_op *op) { *op = imgpu_op_flip(0, 0, 0); }
 
 /* None of the three: the image is copied unchanged, with a notice (the op table's rule: an op

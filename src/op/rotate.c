@@ -83,7 +83,7 @@ void imgpu_rotate_output_size(int w, int h, const imgpu_rotate_params *p, int *o
         *out_h = h;
         return;
     }
-    double a = imgpu_rotate_reduce_angle(p->angle);
+    double a = imgpu_rotate_reduce_angle(imgpu_rotate_angle(p));
     if (a == 90.0 || a == 270.0) {
         *out_w = h;
         *out_h = w;
@@ -121,7 +121,7 @@ static void shape(int w, int h, const imgpu_op *op, double *ow, double *oh)
     *oh = h;
     if (op->u.rotate.crop)
         return;
-    double a = imgpu_rotate_reduce_angle(op->u.rotate.angle);
+    double a = imgpu_rotate_reduce_angle(imgpu_rotate_angle(&op->u.rotate));
     if (a == 90.0 || a == 270.0) {
         *ow = h;
         *oh = w;
@@ -151,7 +151,7 @@ static double cpu_ns(int w, int h, int c, const imgpu_op *op)
 {
     int ow, oh;
     imgpu_rotate_output_size(w, h, &op->u.rotate, &ow, &oh);
-    double a = fmod(fabs(op->u.rotate.angle), 90.0);
+    double a = fmod(fabs(imgpu_rotate_angle(&op->u.rotate)), 90.0);
     double per = a == 0.0 ? 2.0 * c   /* quarter turns: a permutation */
                : (op->u.rotate.filter == IMGPU_FILTER_NEAREST ? 9.0
                   : op->u.rotate.filter == IMGPU_FILTER_BICUBIC ? 26.0 : 18.0) + 4.0 * (c - 1);
@@ -165,7 +165,7 @@ static void notes(const imgpu_op *op, int has_alpha, const char *name)
 }
 
 /* Any angle but a quarter turn resamples every pixel. */
-static int heavy(const imgpu_op *op) { return imgpu_rotate_quarter(op->u.rotate.angle) < 0; }
+static int heavy(const imgpu_op *op) { return imgpu_rotate_quarter(imgpu_rotate_angle(&op->u.rotate)) < 0; }
 
 /* A gray image's background is the color's BT.601 luma in R (op.h imgpu_ops_for_image). */
 static void for_image(imgpu_op *op, int color_channels)
@@ -185,6 +185,11 @@ static const imgpu_param s_params[] = {
      .units = "degrees", .help = "rotation in degrees, counterclockwise positive", .hint = "degrees, e.g. 30 or -12.5",
      .doc = "rotation in degrees, counterclockwise positive (required)",
      .offset = offsetof(imgpu_rotate_params, angle), .fronts = IMGPU_FRONT_CLI, .required = 1},
+    {.name = "clockwise", .type = IMGPU_PARAM_FLAG, .help = "positive angles turn clockwise (ImageMagick, vips)",
+     .doc = "positive angles turn clockwise, as ImageMagick's -rotate and\n"
+            "vips rotate do (default: counterclockwise, as OpenCV, Pillow\n"
+            "and torchvision); --angle 30 --clockwise is --angle -30",
+     .offset = offsetof(imgpu_rotate_params, clockwise), .flag_value = 1, .fronts = IMGPU_FRONT_ALL},
     {.name = "filter", .type = IMGPU_PARAM_ENUM, .metavar = "nearest|bilinear|bicubic", .choices = s_filters,
      .def = IMGPU_FILTER_BILINEAR, .help = "resampling filter (default bilinear)",
      .hint = "use nearest, bilinear or bicubic", .doc = "resampling filter (default bilinear)",
@@ -210,17 +215,18 @@ static const imgpu_param s_params[] = {
 static int write(const imgpu_op *op, imgpu_op_text how, char *buf, size_t n)
 {
     const imgpu_rotate_params *r = &op->u.rotate;
-    const char *filter = imgpu_param_choice(op, &s_params[1]), *canvas = r->crop ? "crop" : "expand";
+    const char *filter = imgpu_param_choice(op, &s_params[2]), *canvas = r->crop ? "crop" : "expand";
+    const double angle = imgpu_rotate_angle(r);   /* counterclockwise: --clockwise folded in */
     switch (how) {
     case IMGPU_OP_TEXT_MANIFEST: {
         char bg[32] = "default";
         if (r->has_background)
             snprintf(bg, sizeof bg, "#%02x%02x%02x%02x", r->background[0], r->background[1], r->background[2],
                      r->background[3]);
-        return snprintf(buf, n, "rotate angle=%.17g filter=%s canvas=%s background=%s", r->angle, filter, canvas, bg);
+        return snprintf(buf, n, "rotate angle=%.17g filter=%s canvas=%s background=%s", angle, filter, canvas, bg);
     }
-    case IMGPU_OP_TEXT_OPTIONS: return snprintf(buf, n, "--angle %.17g --filter %s --%s", r->angle, filter, canvas);
-    case IMGPU_OP_TEXT_STATUS: return snprintf(buf, n, "rotate %.17g %s %s", r->angle, filter, canvas);
+    case IMGPU_OP_TEXT_OPTIONS: return snprintf(buf, n, "--angle %.17g --filter %s --%s", angle, filter, canvas);
+    case IMGPU_OP_TEXT_STATUS: return snprintf(buf, n, "rotate %.17g %s %s", angle, filter, canvas);
     }
     return snprintf(buf, n, "rotate");
 }
@@ -231,15 +237,19 @@ const imgpu_op_desc imgpu__op_rotate = {
     .summary = "rotate by any angle",
     .args = "IN OUT --angle DEG",
     .verb = "rotate",
-    .doc = "Rotate counterclockwise by DEG degrees about the image centre. Multiples of 90 are\n"
-           "exact pixel permutations whatever the filter.\n",
+    .doc = "Rotate by DEG degrees about the image centre. Positive DEG turns counterclockwise, as\n"
+           "in OpenCV, Pillow and torchvision; ImageMagick and vips turn clockwise: add\n"
+           "--clockwise for their sense. Multiples of 90 are exact pixel permutations whatever\n"
+           "the filter.\n",
     .params = s_params,
     .nparams = sizeof s_params / sizeof s_params[0],
     .add_param = "angle",
-    .add_help = "rotation counterclockwise (as 'imgpu rotate --angle DEG')",
-    .batch_doc = "rotation; --filter nearest|bilinear|bicubic, --expand|--crop,\n"
-                 "--background COLOR (as for 'imgpu rotate')",
+    .add_help = "rotation counterclockwise (--clockwise: clockwise; as 'imgpu rotate --angle DEG')",
+    .batch_doc = "rotation, counterclockwise (--clockwise: clockwise); --filter\n"
+                 "nearest|bilinear|bicubic, --expand|--crop, --background COLOR\n"
+                 "(as for 'imgpu rotate')",
     .view_doc = "  --rotate DEG         rotate counterclockwise (arrows, right drag, 9 / 0)\n"
+                "  --clockwise          --rotate DEG turns clockwise (ImageMagick's, vips' sense)\n"
                 "  --filter nearest|bilinear|bicubic (F)       --expand | --crop (X)\n",
     .view_keys = "LEFT/RIGHT  ROTATE 1 DEG (SHIFT 0.1)   RIGHT DRAG  FREE ROTATION\n"
                  "9 / 0  -90 / +90   F  FILTER   X  EXPAND/CROP   R  RESET\n",

@@ -852,11 +852,12 @@ int main(int argc, char **argv)
     a->hist = v.o.histogram ? VW_HIST_LOWER_RIGHT : VW_HIST_OFF;
     if (v.o.have_rotate) {
         /* to hundredths of a degree, wrapped to (-180, 180] as the controls keep it */
-        double c = fmod(round(rotate_op.u.rotate.angle * 100.0), 36000.0);
+        const double deg = imgpu_rotate_angle(&rotate_op.u.rotate);   /* --clockwise folded in */
+        double c = fmod(round(deg * 100.0), 36000.0);
         if (c > 18000) c -= 36000;
         if (c <= -18000) c += 36000;
         a->angle_c = (long)c;
-        if (fabs(round(rotate_op.u.rotate.angle * 100.0) - rotate_op.u.rotate.angle * 100.0) > 1e-6)
+        if (fabs(round(deg * 100.0) - deg * 100.0) > 1e-6)
             imgpu_notice("view: --rotate %g is rounded to hundredths of a degree", rotate_op.u.rotate.angle);
     }
     a->fb_w = v.o.snapshot ? (v.o.size_w ? v.o.size_w : 960) : v.o.win_w;

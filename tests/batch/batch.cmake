@@ -15,6 +15,11 @@ if(IMGPU_PYTHON3)
   add_test(NAME batch_nvjpeg
            COMMAND ${IMGPU_PYTHON3} ${_imgpu_batch_dir}/batch_nvjpeg.py $<TARGET_FILE:imgpu>
                    ${IMGPU_BATCH_TMP} ${IMGPU_ASSETS})
+  # issue 30: EXIF-oriented JPEGs through nvJPEG, turned upright on the GPU (the CPU half runs
+  # everywhere; exit 77 without nvJPEG or a GPU once it passed)
+  add_test(NAME batch_nvjpeg_orient
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_batch_dir}/batch_nvjpeg_orient.py $<TARGET_FILE:imgpu>
+                   ${IMGPU_BATCH_TMP} ${IMGPU_ASSETS})
   add_test(NAME batch_interrupt
            COMMAND ${IMGPU_PYTHON3} ${_imgpu_batch_dir}/batch_interrupt.py $<TARGET_FILE:imgpu>
                    ${IMGPU_BATCH_TMP} ${IMGPU_ASSETS})
@@ -26,6 +31,7 @@ else()
   add_test(NAME batch_cli COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
   add_test(NAME batch_gpu COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
   add_test(NAME batch_nvjpeg COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+  add_test(NAME batch_nvjpeg_orient COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
   add_test(NAME batch_interrupt COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
   add_test(NAME batch_manifest COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
 endif()
@@ -36,6 +42,7 @@ set_tests_properties(batch_manifest PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TI
 # whole suite) starts first under ctest -j, so it is not the tail of the run
 set_tests_properties(batch_gpu PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600 COST 1000)
 set_tests_properties(batch_nvjpeg PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300 COST 900)
+set_tests_properties(batch_nvjpeg_orient PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300 COST 500)
 
 # issue 15 (one option table): every single-image option works in batch, equal to the single
 # command with it (--formula, --depth, --max-file-size, --max-decode-time), one error wording.

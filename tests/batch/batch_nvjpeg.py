@@ -2,11 +2,12 @@
 usable GPU or without nvJPEG in the build). On photos (the assets as q92 4:2:0 JPEGs) and on the
 kinds a camera or an editor writes:
   - where each file goes: baseline/extended files to the hardware engines (or, on a GPU without
-    them, the CUDA decoder), progressive to the CUDA decoder, CMYK and EXIF-rotated files to
-    libjpeg-turbo, and the counts the summary prints are those;
+    them, the CUDA decoder), progressive to the CUDA decoder, EXIF-rotated files to the engines
+    too (turned upright on the GPU, issue 30: batch_nvjpeg_orient.py checks every orientation),
+    CMYK files to libjpeg-turbo, and the counts the summary prints are those;
   - nvJPEG's decode against libjpeg-turbo's (cv2.imread), measured per file (max, mean, PSNR) and
     held to the bound docs/gpu.md states; once decoded, the ops are the CPU's: files that nvJPEG does
-    not decode (PNG, TIFF, CMYK, rotated) give the CPU batch's bytes exactly;
+    not decode (PNG, TIFF, CMYK) give the CPU batch's bytes exactly;
   - outputs encoded on the GPU: --quality, --subsampling, --progressive and gray outputs as asked,
     EXIF and ICC kept; equalized results against the CPU batch within the bound;
   - buffer reuse: 40 files of six sizes in batches of up to 16 (a reused or unordered buffer
@@ -123,7 +124,8 @@ exif = Image.Exif()
 exif[0x0112] = 6          # Orientation: rotate 90 CW to show
 exif[0x010F] = "imgpu-test"   # Make
 Image.fromarray(rgb).save(os.path.join(src, "korient6.jpg"), quality=92, exif=exif.tobytes())
-cpu_files += ["kcmyk.jpg", "korient6.jpg"]
+cpu_files += ["kcmyk.jpg"]
+turned_files = ["korient6.jpg"]   # nvJPEG's engines, then the GPU's turn (issue 30)
 # metadata on a file nvJPEG decodes: EXIF (Make) and an ICC profile
 icc = cc.icc_profile("imgpu test profile")
 exif1 = Image.Exif()
@@ -154,16 +156,20 @@ if m:
     hw, cu, cp, enc = map(int, m.groups())
     n_gpu = len(gpu_files) + len(prog_files)
     if hw:
-        C.check(hw == len(gpu_files) and cu == len(prog_files),
-                f"hardware engines: the {len(gpu_files)} baseline files; CUDA decoder: progressive",
-                f"hw {hw} cuda {cu}")
+        C.check(hw == len(gpu_files) + len(turned_files) and cu == len(prog_files),
+                f"hardware engines: the {len(gpu_files) + len(turned_files)} baseline files (the EXIF-"
+                "rotated one too); CUDA decoder: progressive", f"hw {hw} cuda {cu}")
     else:
         print("note: no hardware JPEG decoder on this GPU: the CUDA decoder took every file")
-        C.check(cu == n_gpu, f"CUDA decoder: all {n_gpu} files nvJPEG takes", f"cuda {cu}")
-    C.check(cp == len(cpu_files), f"libjpeg-turbo: the CMYK and the EXIF-rotated file ({len(cpu_files)})",
-            f"cpu {cp}")
-    C.check(enc == n_gpu, f"every output of an nvJPEG-decoded file encoded on the GPU ({n_gpu})",
+        C.check(cu == n_gpu + len(turned_files), f"CUDA decoder: all {n_gpu + len(turned_files)} files nvJPEG "
+                "takes", f"cuda {cu}")
+    C.check(cp == len(cpu_files), f"libjpeg-turbo: the CMYK file ({len(cpu_files)})", f"cpu {cp}")
+    C.check(enc == n_gpu + len(turned_files),
+            f"every output of an nvJPEG-decoded file encoded on the GPU ({n_gpu + len(turned_files)})",
             f"enc {enc}")
+    t = re.search(r"; (\d+) turned upright on the GPU \(EXIF orientation\)", rg.err)
+    C.check(t is not None and int(t.group(1)) == len(turned_files),
+            f"the summary counts the {len(turned_files)} turned upright on the GPU", rg.err)
 
 # ---- files nvJPEG does not decode: the CPU batch's bytes -----------------------------------
 for f in cpu_files + other:
@@ -173,7 +179,7 @@ for f in cpu_files + other:
 
 # ---- nvJPEG-decoded and GPU-encoded: within the bound of the CPU batch -----------------------
 worst = (99.0, "")
-for f in gpu_files + prog_files:
+for f in gpu_files + prog_files + turned_files:
     a = cv2.imread(os.path.join(out_g, f), cv2.IMREAD_UNCHANGED)
     b = cv2.imread(os.path.join(out_c, f), cv2.IMREAD_UNCHANGED)
     ok = a is not None and b is not None and a.shape == b.shape

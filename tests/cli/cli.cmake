@@ -10,6 +10,7 @@
 #   cli_compare16  compare on 16-bit images and 8 vs 16 bits, against numpy (needs numpy, cv2)
 #   cli_plot       histogram --plot read back as pixels: bins, range, x/y ticks, --log, --cdf
 #                  (needs cv2 and numpy: skipped, 77, without them)
+#   cli_info_header  info reads headers, not pixels (--decode decodes): the same fields either way
 #   cli_no_gpu     no GPU (CUDA_VISIBLE_DEVICES=""): the notices say so, a resumed batch says
 #                  why it ran on the CPU, bench times the CPU backend (and OpenCV's where cv2 is)
 # The Python scripts need /usr/bin/python3 (cv2 is optional there: without it a few pixel
@@ -21,7 +22,7 @@ set(IMGPU_CLI_TMP ${CMAKE_CURRENT_BINARY_DIR}/cli_tmp)
 add_test(NAME cli_usage
          COMMAND bash ${_imgpu_cli_dir}/cli_usage.sh $<TARGET_FILE:imgpu> ${IMGPU_CLI_TMP} ${IMGPU_ASSETS})
 
-foreach(_imgpu_cli cli_bad_input cli_output cli_reports cli_messages cli_compare16 cli_plot cli_no_gpu cli_resize)
+foreach(_imgpu_cli cli_bad_input cli_output cli_reports cli_messages cli_compare16 cli_plot cli_no_gpu cli_resize cli_info_header)
   if(IMGPU_PYTHON3)
     add_test(NAME ${_imgpu_cli}
              COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/${_imgpu_cli}.py $<TARGET_FILE:imgpu>
@@ -31,8 +32,22 @@ foreach(_imgpu_cli cli_bad_input cli_output cli_reports cli_messages cli_compare
   endif()
 endforeach()
 
-set_tests_properties(cli_usage cli_bad_input cli_output cli_reports cli_messages cli_compare16 cli_plot cli_no_gpu cli_resize PROPERTIES
+set_tests_properties(cli_usage cli_bad_input cli_output cli_reports cli_messages cli_compare16 cli_plot cli_no_gpu cli_resize cli_info_header PROPERTIES
                      LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 600)
+
+# cli_rotate_sense (issue 30): --clockwise (CLI, batch, Python where built), no help lists an
+# option twice, --background (rotate's fill) against --flatten (what JPEG flattens onto).
+if(IMGPU_PYTHON3)
+  add_test(NAME cli_rotate_sense
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/cli_rotate_sense.py $<TARGET_FILE:imgpu>
+                   ${IMGPU_CLI_TMP} ${IMGPU_ASSETS})
+  if(TARGET imgpu_python)
+    set_tests_properties(cli_rotate_sense PROPERTIES ENVIRONMENT "IMGPU_PYTHONPATH=${PROJECT_BINARY_DIR}/python")
+  endif()
+else()
+  add_test(NAME cli_rotate_sense COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
+endif()
+set_tests_properties(cli_rotate_sense PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
 
 # options_help (issue 15): every front end's --help against options.h's one option table
 # (each entry a front end accepts is in its help; nothing in a help names an option that

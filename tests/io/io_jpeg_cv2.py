@@ -304,14 +304,15 @@ def test_encode(imgpu, tmp):
                                    [cv2.IMWRITE_JPEG_QUALITY, 90, cv_sampling, flag])
             check(ok and got == enc.tobytes(), f"--subsampling {sub}: byte for byte cv2's file",
                   f"{len(got)} vs {len(enc) if ok else 0} bytes")
-    # alpha: flattened onto white, or --background, then encoded as cv2 encodes that
+    # alpha: flattened onto white, or --flatten (rotate's --background is its fill only), then
+    # encoded as cv2 encodes that
     rgba = np.dstack([rgb, picture(333, 257, 1, 9)])
     asrc = os.path.join(tmp, "enc_rgba.png")
     cv2.imwrite(asrc, cv2.cvtColor(rgba, cv2.COLOR_RGBA2BGRA))
     for bg, color in ((None, (255, 255, 255)), ("#3080c0", (0x30, 0x80, 0xC0))):
         out = os.path.join(tmp, "enc_rgba.jpg")
         rc, _, err = run([imgpu, "rotate", asrc, out, "--angle", "0", "--device", "cpu"] +
-                         (["--background", bg] if bg else []))
+                         (["--flatten", bg] if bg else []))
         check(rc == 0 and "flattening" in err, f"RGBA to JPEG ({bg or 'white'}): notice", err)
         a = rgba[:, :, 3:4].astype(np.int64)
         flat = (rgba[:, :, :3] * a + np.array(color, np.int64) * (255 - a) + 127) // 255

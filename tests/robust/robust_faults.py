@@ -189,7 +189,7 @@ for opt, val in (("--max-file-size", "0"), ("--max-file-size", "12Q"), ("--max-d
 # Decode time: a 16384 x 16384 PNG of zeros (257 KB) takes stb well over 1 ms to inflate.
 bomb = os.path.join(SEEDS, "png_bomb_16k.png")
 if os.path.exists(bomb):
-    rc, _, err, el, kb = run(["info", bomb, "--max-decode-time", "0.001"])
+    rc, _, err, el, kb = run(["info", "--decode", bomb, "--max-decode-time", "0.001"])
     t.check(rc == 1 and "decoding took longer than the limit of 0.001 s" in err and
             "--max-decode-time" in err and "IMGPU_MAX_DECODE_TIME" in err,
             "--max-decode-time 0.001 on a 16k x 16k PNG: refused, names the limit", err)

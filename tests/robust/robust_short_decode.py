@@ -177,6 +177,7 @@ def main():
         saying why, no output."""
         out = "out_" + os.path.splitext(name)[0] + ".png"
         args = ([cmd, name, out, "--angle", "90", "--device", "cpu"] if cmd == "rotate"
+                else [cmd, "--decode", name] if cmd == "info"   # info reads headers unless --decode
                 else [cmd, name]) + list(extra)
         runs = run_twice(binary, args, out if cmd == "rotate" else None, d)
         for (r, data), v in zip(runs, PERTURB):

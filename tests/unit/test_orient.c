@@ -9,9 +9,10 @@
  * images (5x3, 3x5), single rows and columns and 1x1, at 8 and 16 bits with 1..4 channels, with
  * a padded input stride; then the inverse orientation restores the input; 5 and 7 equal their
  * EXIF descriptions as compositions (mirror left-right, then a quarter turn); bad values fail
- * with a message. The OpenCV cross-check (what imread shows) is tests/opencv/opencv_exif_orient.py. */
+ * with a message; the flip op for each orientation gives the same pixels. The OpenCV cross-check (what imread shows) is tests/opencv/opencv_exif_orient.py. */
 #include "image.h"
 #include "error.h"
+#include "ops.h"
 #include "test_util.h"
 
 #include <stdlib.h>
@@ -166,10 +167,36 @@ static void test_bad_values(void)
     free(buf);
 }
 
+/* The flip op for each orientation (imgpu_op_flip_for_orientation: what batch runs on the GPU
+ * to turn nvJPEG's decodes upright, issue 30), run by the CPU backend: the pixels
+ * imgpu_image_orient gives, every orientation, depth and channel count, odd sizes. */
+static void test_flip_op(void)
+{
+    static const int sizes[][2] = {{5, 3}, {3, 5}, {1, 4}, {4, 1}, {1, 1}, {37, 23}};
+    for (int o = 1; o <= 8; o++)
+        for (int d = 8; d <= 16; d += 8)
+            for (int c = 1; c <= 4; c++)
+                for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+                    unsigned char *buf;
+                    const imgpu_image *in = make_input(sizes[s][0], sizes[s][1], c, d, &buf);
+                    imgpu_image *want = imgpu_image_orient(in, o);
+                    const imgpu_op op = imgpu_op_flip_for_orientation(o);
+                    imgpu_image *got = imgpu_pipeline_run(in, &op, 1, IMGPU_DEVICE_CPU, NULL);
+                    CHECKF(want && got && same(want, got), "flip for orientation %d, %dx%d, %d-bit, %d channels",
+                           o, sizes[s][0], sizes[s][1], d, c);
+                    imgpu_image_free(want);
+                    imgpu_image_free(got);
+                    free(buf);
+                }
+    const imgpu_op none = imgpu_op_flip_for_orientation(0);
+    CHECK(!none.u.flip.horizontal && !none.u.flip.vertical && !none.u.flip.transpose);
+}
+
 int main(void)
 {
     test_definition();
     test_compositions();
     test_bad_values();
+    test_flip_op();
     TEST_MAIN_END();
 }

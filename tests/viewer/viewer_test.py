@@ -103,6 +103,8 @@ CASES = [
      [["clahe", "--clip", "2.5", "--tiles", "5x3", "--mode", "per-channel"]]),
     (["--clahe", "--clip", "0", "--tiles", "1x1"], [["clahe", "--clip", "0", "--tiles", "1x1"]]),
     (["--clahe", "--clip=3", "--rotate", "30"], [["clahe", "--clip", "3"], ["rotate", "--angle", "30", "--force"]]),
+    # --clockwise (issue 30): ImageMagick's and vips' sense, the CLI's --angle -30
+    (["--rotate", "30", "--clockwise"], [["rotate", "--angle", "-30"]]),
 ]
 
 

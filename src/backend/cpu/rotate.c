@@ -549,7 +549,7 @@ static void general_rows(void *ctx, int part, int v0, int v1)
 
 static void rotate_general(rot_job *j)
 {
-    imgpu_rotate_trig(j->p->angle, &j->c, &j->s);
+    imgpu_rotate_trig(imgpu_rotate_angle(j->p), &j->c, &j->s);
     /* bicubic reads 16 taps per sample, bilinear 4: weigh the work accordingly */
     const size_t per = j->p->filter == IMGPU_FILTER_BICUBIC ? 16 : 4;
     const int rows = j->out->height;
@@ -580,7 +580,7 @@ imgpu_image *imgpu_cpu_rotate(const imgpu_image *in, const imgpu_rotate_params *
     uint8_t bg8[4], bg[8];
     imgpu_rotate_background(p, in->channels, bg8);
     imgpu_rotate_background_pixel(bg8, in->depth, bg);
-    rot_job j = {.in = in, .out = out, .p = p, .bg = bg, .q = imgpu_rotate_quarter(p->angle)};
+    rot_job j = {.in = in, .out = out, .p = p, .bg = bg, .q = imgpu_rotate_quarter(imgpu_rotate_angle(p))};
     if (j.q >= 0)
         rotate_quarter(&j);
     else

@@ -21,7 +21,7 @@ static int run(imgpu__cuda_op_env *e, const imgpu_op *op, const unsigned char *d
     const imgpu_rotate_params *p = &op->u.rotate;
     uint8_t bg[4];
     imgpu_rotate_background(p, s.c, bg); /* the op floor's geometry, as the CPU reference */
-    const int q = imgpu_rotate_quarter(p->angle);
+    const int q = imgpu_rotate_quarter(imgpu_rotate_angle(p));
     if (q >= 0) {
         int rw = q & 1 ? s.h : s.w, rh = q & 1 ? s.w : s.h, ox, oy;
         imgpu_rotate_quarter_offset(o.w, o.h, rw, rh, &ox, &oy);
@@ -49,7 +49,7 @@ static int run(imgpu__cuda_op_env *e, const imgpu_op *op, const unsigned char *d
     g.out_h = o.h;
     g.channels = s.c;
     g.filter = (int)p->filter;
-    imgpu_rotate_trig(p->angle, &g.cos_t, &g.sin_t);
+    imgpu_rotate_trig(imgpu_rotate_angle(p), &g.cos_t, &g.sin_t);
     g.in_cx = s.w / 2.0f;
     g.in_cy = s.h / 2.0f;
     g.out_cx = o.w / 2.0f;
