@@ -274,13 +274,28 @@ static int run_ops(ctx *c, const imgpu_op *ops, int n)
         return rc;
     const unsigned char *src = c->d_src;
     s = (shape){c->src_w, c->src_h, c->src_c, c->src_b};
-    imgpu__cuda_op_env env = {c->stream, &c->scratch, &c->held, &c->tex, c->d_fused, &c->parity};
+    imgpu__cuda_op_env env = {c->stream, &c->scratch, &c->held, &c->tex, c->d_fused, &c->parity, NULL};
     for (int i = 0; i < n; i++) {
         shape o = op_output(s, &ops[i]);
+        const shape planned = o;
         unsigned char *dst = c->d_buf[i & 1];
+        env.result = &o;   /* a data-sized op (crop --trim) may make it smaller */
         rc = imgpu__cuda_run_op(&env, &ops[i], src, dst, s, o);
         if (rc)
             return rc;
+        if ((o.w != planned.w || o.h != planned.h) && i + 1 < n) {
+            /* the rest of the chain from the smaller image (each op checks its own input, as
+             * on the CPU: a crop's box inside it): buffers that still hold every stage */
+            shape r = o;
+            for (int k = i + 1; k < n; k++) {
+                r = op_output(r, &ops[k]);
+                if (shape_bytes(r) + 64 > c->buf_bytes) {
+                    imgpu_error("the ops after a data-sized crop need a %dx%d image, beyond the GPU buffers planned",
+                                r.w, r.h);
+                    return IMGPU_CUDA_OOM;
+                }
+            }
+        }
         src = dst;
         s = o;
     }
@@ -510,7 +525,8 @@ int imgpu_cuda_session_run_device(imgpu_cuda_session *s, const unsigned char *d_
         return 0;
     }
     const unsigned char *src = d_in;
-    imgpu__cuda_op_env env = {s->stream, &s->scratch, &s->held, &s->tex, s->d_fused, &s->parity};
+    /* sized in advance: no result smaller than its plan (env.result NULL: crop --trim refuses) */
+    imgpu__cuda_op_env env = {s->stream, &s->scratch, &s->held, &s->tex, s->d_fused, &s->parity, NULL};
     for (int i = 0; i < n; i++) {
         shape o = op_output(sh, &ops[i]);
         unsigned char *dst = i == n - 1 ? d_out : s->d_buf[i & 1];
