@@ -238,6 +238,29 @@ static int inject_fault(ctx *c)
     return imgpu__cuda_fail(e, what);
 }
 
+/* Grow the ping-pong buffers to `bytes` keeping the `keep` bytes at *held_in (one of them):
+ * through a temporary device copy; the kept bytes end in the same buffer index. */
+static int regrow_keeping(ctx *c, unsigned char *held_in, size_t keep, size_t bytes)
+{
+    int rc = 0;
+    unsigned char *tmp = NULL;
+    const int idx = held_in == c->d_buf[1];
+    if ((rc = imgpu__cuda_reserve(keep, c->held)) != 0)
+        return rc;
+    IMGPU_CUDA_TRY(cudaMalloc((void **)&tmp, keep ? keep : 1));
+    IMGPU_CUDA_TRY(cudaMemcpyAsync(tmp, held_in, keep, cudaMemcpyDeviceToDevice, c->stream));
+    c->held += keep;
+    rc = grow_buffers(c, bytes);
+    c->held -= keep;
+    if (rc)
+        goto fail;
+    IMGPU_CUDA_TRY(cudaMemcpyAsync(c->d_buf[idx], tmp, keep, cudaMemcpyDeviceToDevice, c->stream));
+    IMGPU_CUDA_TRY(cudaStreamSynchronize(c->stream));
+fail:
+    cudaFree(tmp);
+    return rc;
+}
+
 static int run_ops(ctx *c, const imgpu_op *ops, int n)
 {
     int rc = 0;
@@ -285,16 +308,22 @@ static int run_ops(ctx *c, const imgpu_op *ops, int n)
             return rc;
         if ((o.w != planned.w || o.h != planned.h) && i + 1 < n) {
             /* the rest of the chain from the smaller image (each op checks its own input, as
-             * on the CPU: a crop's box inside it): buffers that still hold every stage */
+             * on the CPU: a crop's box inside it); a stage may now be larger than planned (a
+             * resize --fit of a trimmed strip): the buffers grow, the result moved across */
             shape r = o;
+            size_t need = 0;
             for (int k = i + 1; k < n; k++) {
                 r = op_output(r, &ops[k]);
-                if (shape_bytes(r) + 64 > c->buf_bytes) {
-                    imgpu_error("the ops after a data-sized crop need a %dx%d image, beyond the GPU buffers planned",
-                                r.w, r.h);
+                if ((uint64_t)r.w * r.h > ((uint64_t)1 << 31)) {
+                    imgpu_error("a %dx%d intermediate image is too large for the GPU backend", r.w, r.h);
                     return IMGPU_CUDA_OOM;
                 }
+                if (shape_bytes(r) > need)
+                    need = shape_bytes(r);
             }
+            if (need + 64 > c->buf_bytes && (rc = regrow_keeping(c, dst, shape_bytes(o), need + 64)) != 0)
+                return rc;
+            dst = c->d_buf[i & 1];
         }
         src = dst;
         s = o;
