@@ -1404,6 +1404,23 @@ static PyObject *py_cli_args(PyObject *self, PyObject *args)
     PyObject *list = PyList_New(0);
     if (list && build_op(name, params, &op, &od, list) < 0)
         Py_CLEAR(list);
+    /* batch's names rule: an op name that is also a parameter of another op (crop: rotate's
+     * keep-size) starts the op only when one of its own options follows: give its first
+     * choice parameter at the value it has (crop at its defaults: --crop --gravity center) */
+    if (list && PyList_GET_SIZE(list) == 1 &&
+        imgpu_opt_find_param(NULL, od->d->name, strlen(od->d->name), IMGPU_FRONT_BATCH)) {
+        for (int k = 0; k < od->d->nparams; k++) {
+            const imgpu_param *p = &od->d->params[k];
+            if (p->type != IMGPU_PARAM_ENUM || !(p->fronts & IMGPU_FRONT_BATCH))
+                continue;
+            PyObject *flag = PyUnicode_FromFormat("--%s", p->name), *v = PyUnicode_FromString(imgpu_param_choice(&op, p));
+            if (!flag || !v || PyList_Append(list, flag) < 0 || PyList_Append(list, v) < 0)
+                Py_CLEAR(list);
+            Py_XDECREF(flag);
+            Py_XDECREF(v);
+            break;
+        }
+    }
     return list;
 }
 

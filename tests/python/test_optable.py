@@ -216,6 +216,30 @@ def test_rect_takes_a_string_or_a_tuple():
         imgpu.crop(RGB, rect=(w - 1, 0, 2, 1))
 
 
+def test_crop_in_a_chain_and_in_batch(tmp_path):
+    """crop after a rotation: inner=True in a chain is the expanded rotation cut symmetrically
+    (no background: alpha stays opaque); in imgpu.batch a crop at its defaults after a rotation
+    stays a crop op (its batch options say so: batch reads a lone --crop after --rotate as the
+    rotation's keep-size)."""
+    a = np.full((30, 40, 4), 200, np.uint8)
+    a[..., :3] = RGB[:30, :40]
+    inner = imgpu.apply(a, [imgpu.op("rotate", angle=30), imgpu.op("crop", inner=True)])
+    full = imgpu.rotate(a, 30)
+    h, w = inner.shape[:2]
+    y, x = (full.shape[0] - h) // 2, (full.shape[1] - w) // 2
+    assert (full.shape[0] - h) % 2 == 0 and (full.shape[1] - w) % 2 == 0 and 0 < h < 30 and 0 < w < 40
+    assert np.array_equal(inner, full[y:y + h, x:x + w]) and inner[..., 3].min() == 200
+    with pytest.raises(imgpu.Error, match="must follow an expanding rotation"):
+        imgpu.apply(a, [imgpu.op("rotate", angle=30, expand=False), imgpu.op("crop", inner=True)])
+    assert imgpu.op("crop").cli_args() == ["--crop", "--gravity", "center"]
+    src = tmp_path / "a.png"
+    imgpu.write(src, a)
+    imgpu.batch([src], tmp_path / "o", ops=[imgpu.op("rotate", angle=30), "crop"], device="cpu")
+    assert np.array_equal(imgpu.read(tmp_path / "o" / "a.png"), full)
+    imgpu.batch([src], tmp_path / "i", ops=[imgpu.op("rotate", angle=30), imgpu.op("crop", inner=True)], device="cpu")
+    assert np.array_equal(imgpu.read(tmp_path / "i" / "a.png"), inner)
+
+
 def test_numbers_take_numpy_scalars():
     assert np.array_equal(imgpu.clahe(RGB, clip=np.float32(2.5)), imgpu.clahe(RGB, clip=2.5))
     assert np.array_equal(imgpu.rotate(RGB, np.int16(30)), imgpu.rotate(RGB, 30))
