@@ -234,7 +234,9 @@ static const imgpu_param s_params[] = {
      .offset = offsetof(imgpu_crop_params, trim), .flag_value = 1, .fronts = IMGPU_FRONT_CLI | IMGPU_FRONT_BATCH},
     {.name = "inner", .type = IMGPU_PARAM_FLAG,
      .help = "after an expanding rotation: the largest rectangle without background",
-     .doc = "after an expanding rotation (in 'imgpu batch', after the\nrotation): the largest centred rectangle without background",
+     .doc = "the largest centred rectangle without background, in a chain\n"
+            "right after an expanding rotation (in 'imgpu batch', this op\n"
+            "after the rotation); on its own it is an error",
      .offset = offsetof(imgpu_crop_params, inner), .flag_value = 1, .fronts = IMGPU_FRONT_CLI | IMGPU_FRONT_BATCH},
 };
 
