@@ -241,6 +241,12 @@ cudaError_t imgpu_launch_fault(cudaStream_t stream, int illegal_address);
  * samples of `bytes` (1 or 2) bytes into d_out (h x w with transpose, else w x h). */
 cudaError_t imgpu_launch_flip(const void *d_in, int w, int h, int channels, int bytes, void *d_out,
                               int horizontal, int vertical, int transpose, cudaStream_t stream);
+/* ---- op-crop (issue 28): crop.cu ------------------------------------------------------------ */
+/* crop --trim's box of a packed w x h image of `channels` samples of `bytes` (1 or 2) bytes:
+ * into d_box (4 ints of device memory) {min x, min y, max x, max y} of the pixels whose bytes
+ * differ from the top-left pixel's; max x = -1 when none do. Enqueued on stream. */
+cudaError_t imgpu_launch_crop_trim_box(const void *d_in, int w, int h, int channels, int bytes, int *d_box,
+                                       cudaStream_t stream);
 /* ---- resize (resize.cu) ---------------------------------------------------------------- */
 /* One resize from d_in (sw x sh) to d_out (dw x dh) by the tables t (src/op/resize_tab.h),
  * whose `block` points at a device copy of the host's block; d_h: nh * dw * cn words of

@@ -67,8 +67,8 @@ static PyObject *s_asarray;      /* numpy.asarray, imported on first use */
  * the ranges and the refusals (ValueError, "clahe: invalid --clip '2000000.0' (a number
  * 0..1000000; 0 disables clipping)") are the CLI's. A new op in the registry needs nothing here.
  * ============================================================================================== */
-enum { K_INT, K_FLOAT, K_CHOICE, K_SIZE, K_COLOR, K_TOGGLE, K_FLAG, K_LEVEL };
-static const char *const s_kind_names[] = {"int", "float", "choice", "size", "color", "bool", "bool", "level"};
+enum { K_INT, K_FLOAT, K_CHOICE, K_SIZE, K_COLOR, K_TOGGLE, K_FLAG, K_LEVEL, K_RECT };
+static const char *const s_kind_names[] = {"int", "float", "choice", "size", "color", "bool", "bool", "level", "rect"};
 
 typedef struct pyparam {
     char name[64];               /* the Python keyword */
@@ -125,6 +125,7 @@ static int pyops_build(void)
             case IMGPU_PARAM_SIZE: q.kind = K_SIZE; break;
             case IMGPU_PARAM_COLOR: q.kind = K_COLOR; break;
             case IMGPU_PARAM_LEVEL: q.kind = K_LEVEL; break;
+            case IMGPU_PARAM_RECT: q.kind = K_RECT; break;
             case IMGPU_PARAM_FLAG: {
                 /* the flags that write this field with another value */
                 const imgpu_param *mate = NULL;
@@ -291,6 +292,7 @@ static int value_text(const pyop *o, const pyparam *q, PyObject *v, char *buf, s
         snprintf(buf, n, "%sx%s", a, b);
         return 1;
     }
+    case K_RECT: /* "X,Y,W,H" or (X, Y, W, H): the same text, the CLI's parser */
     case K_COLOR: {
         if (PyUnicode_Check(v)) {
             const char *s = PyUnicode_AsUTF8(v);
@@ -300,7 +302,7 @@ static int value_text(const pyop *o, const pyparam *q, PyObject *v, char *buf, s
             return 1;
         }
         if (!PyTuple_Check(v) && !PyList_Check(v)) {
-            bad_type(o, q, v, "None, a str or (R, G, B[, A])");
+            bad_type(o, q, v, q->kind == K_RECT ? "None, a str 'X,Y,W,H' or (X, Y, W, H)" : "None, a str or (R, G, B[, A])");
             return -1;
         }
         size_t off = 0;
@@ -308,7 +310,9 @@ static int value_text(const pyop *o, const pyparam *q, PyObject *v, char *buf, s
         for (Py_ssize_t i = 0; i < PySequence_Size(v); i++) {
             char e[40];
             PyObject *x = PySequence_GetItem(v, i);
-            int rc = x ? int_text(o, q, v, x, e, sizeof e, "None, a str or (R, G, B[, A]) of ints") : -1;
+            int rc = x ? int_text(o, q, v, x, e, sizeof e,
+                                  q->kind == K_RECT ? "None, a str 'X,Y,W,H' or (X, Y, W, H) of ints"
+                                                    : "None, a str or (R, G, B[, A]) of ints") : -1;
             Py_XDECREF(x);
             if (rc < 0)
                 return -1;
@@ -406,11 +410,13 @@ static int build_op(PyObject *name, PyObject *params, imgpu_op *op, const pyop *
             }
             char text[256];
             const imgpu_param *flag;
-            int rc = v == Py_None && q->kind == K_COLOR ? 2 : value_text(o, q, v, text, sizeof text, &flag);
+            int rc = v == Py_None && (q->kind == K_COLOR || q->kind == K_RECT) ? 2
+                                                                                : value_text(o, q, v, text, sizeof text, &flag);
             if (rc < 0)
                 return -1;
-            if (rc == 2) {   /* None: the op's default colour */
-                memcpy(imgpu_param_ptr(op, q->p, q->p->offset), imgpu_param_cptr(&o->defaults, q->p->offset), 4);
+            if (rc == 2) {   /* None: the op's default colour (rect: not given) */
+                memcpy(imgpu_param_ptr(op, q->p, q->p->offset), imgpu_param_cptr(&o->defaults, q->p->offset),
+                       q->kind == K_RECT ? 4 * sizeof(int) : 4);
                 *(int *)imgpu_param_ptr(op, q->p, q->p->offset2) = param_int_at(&o->defaults, q->p->offset2);
                 continue;
             }
@@ -484,6 +490,12 @@ static PyObject *param_default(const pyop *o, const pyparam *q)
             Py_RETURN_NONE;
         const uint8_t *c = imgpu_param_cptr(d, q->p->offset);
         return Py_BuildValue("(iiii)", c[0], c[1], c[2], c[3]);
+    }
+    case K_RECT: {
+        if (!param_int_at(d, q->p->offset2))
+            Py_RETURN_NONE;
+        const int *r = imgpu_param_cptr(d, q->p->offset);
+        return Py_BuildValue("(iiii)", r[0], r[1], r[2], r[3]);
     }
     case K_TOGGLE:
     case K_FLAG: return PyBool_FromLong(param_int_at(d, q->p->offset) == q->p->flag_value);
@@ -1434,6 +1446,23 @@ static PyObject *py_cli_args(PyObject *self, PyObject *args)
     PyObject *list = PyList_New(0);
     if (list && build_op(name, params, &op, &od, list) < 0)
         Py_CLEAR(list);
+    /* batch's names rule: an op name that is also a parameter of another op (crop: rotate's
+     * keep-size) starts the op only when one of its own options follows: give its first
+     * choice parameter at the value it has (crop at its defaults: --crop --gravity center) */
+    if (list && PyList_GET_SIZE(list) == 1 &&
+        imgpu_opt_find_param(NULL, od->d->name, strlen(od->d->name), IMGPU_FRONT_BATCH)) {
+        for (int k = 0; k < od->d->nparams; k++) {
+            const imgpu_param *p = &od->d->params[k];
+            if (p->type != IMGPU_PARAM_ENUM || !(p->fronts & IMGPU_FRONT_BATCH))
+                continue;
+            PyObject *flag = PyUnicode_FromFormat("--%s", p->name), *v = PyUnicode_FromString(imgpu_param_choice(&op, p));
+            if (!flag || !v || PyList_Append(list, flag) < 0 || PyList_Append(list, v) < 0)
+                Py_CLEAR(list);
+            Py_XDECREF(flag);
+            Py_XDECREF(v);
+            break;
+        }
+    }
     return list;
 }
 

@@ -178,7 +178,8 @@ def batch(inputs, outdir, ops=(), **options):
 _TABLE = {d["name"]: d for d in _imgpu._op_table()}
 _OPS = {}
 _TYPE_WORDS = {"int": "int", "float": "float", "size": "(int, int), 'WxH' or int",
-               "color": "str, (R, G, B[, A]) or None", "bool": "bool", "level": "float or 'P%'"}
+               "color": "str, (R, G, B[, A]) or None", "bool": "bool", "level": "float or 'P%'",
+               "rect": "str 'X,Y,W,H', (X, Y, W, H) or None"}
 _COMMON = [
     ("device", "None", "'auto', 'cpu', 'cuda' or an imgpu.Context; None: the Context of the enclosing "
                        "`with imgpu.Context(...)`, else 'auto'"),

@@ -9,7 +9,8 @@ import sys
 
 import imgpu
 
-_TYPES = {"int": "int", "float": "float", "bool": "bool", "size": "_Size", "color": "_Color", "level": "float | str"}
+_TYPES = {"int": "int", "float": "float", "bool": "bool", "size": "_Size", "color": "_Color", "level": "float | str",
+          "rect": "_Rect"}
 
 
 def _annotation(p):

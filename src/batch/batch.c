@@ -236,6 +236,20 @@ static int parse_args(int argc, char **argv, bopts *b)
         };
         /* an op (--equalize, --rotate DEG), an op's parameter, a limit or output option */
         const imgpu_op_desc *add = imgpu_opt_find_op(name, strlen(name));
+        /* a name that is both an op and a parameter of an op already given (--crop: the crop op,
+         * and rotate's keep-size) sets that parameter, unless the next argument is one of the
+         * op's own options (--rotate 30 --crop keeps the size; --rotate 30 --crop --inner
+         * crops) */
+        if (add && !eq) {
+            const imgpu_param *as_p = imgpu_opt_find_param(NULL, name, strlen(name), IMGPU_FRONT_BATCH);
+            int earlier = 0;
+            for (int k = 0; as_p && k < b->nops; k++)
+                earlier |= imgpu_opt_op_has(imgpu_op_desc_of(b->ops[k].kind), as_p, IMGPU_FRONT_BATCH);
+            const char *next = i + 1 < argc ? argv[i + 1] : "";
+            const size_t nn = !strncmp(next, "--", 2) ? strcspn(next + 2, "=") : 0;
+            if (earlier && !(nn && imgpu_opt_find_param(add, next + 2, nn, IMGPU_FRONT_BATCH)))
+                add = NULL;
+        }
         const imgpu_param *add_p = add && add->add_param ? imgpu_op_param(add, add->add_param, strlen(add->add_param)) : NULL;
         const imgpu_param *pp = add ? NULL : imgpu_opt_find_param(NULL, name, strlen(name), IMGPU_FRONT_BATCH);
         const imgpu_opt *so = add ? NULL : imgpu_opt_find(name, strlen(name), IMGPU_FRONT_BATCH);

@@ -108,6 +108,30 @@ int imgpu_param_apply(const imgpu_param *p, const char *v, imgpu_op *op)
         *(int *)imgpu_param_ptr(op, p, p->offset2) = (int)th;
         return 0;
     }
+    case IMGPU_PARAM_RECT: {
+        /* X,Y,W,H: X and Y in [min, max], W and H in [max(min, 1), max] */
+        char buf[96];
+        long r[4];
+        const size_t len = strlen(v);
+        if (len >= sizeof buf)
+            return invalid_param(p, v);
+        memcpy(buf, v, len + 1);
+        char *s = buf;
+        for (int k = 0; k < 4; k++) {
+            char *comma = strchr(s, ',');
+            if ((k < 3) != (comma != NULL))
+                return invalid_param(p, v);
+            if (comma)
+                *comma = '\0';
+            if (imgpu__parse_long(s, k < 2 ? (long)p->min : (long)(p->min > 1 ? p->min : 1), (long)p->max, &r[k]) < 0)
+                return invalid_param(p, v);
+            s = comma ? comma + 1 : s;
+        }
+        for (int k = 0; k < 4; k++)
+            ((int *)dst)[k] = (int)r[k];
+        *(int *)imgpu_param_ptr(op, p, p->offset2) = 1;
+        return 0;
+    }
     case IMGPU_PARAM_COLOR: {
         uint8_t c[4];
         if (imgpu__parse_color(v, c) < 0)

@@ -68,6 +68,7 @@ typedef enum imgpu_op_kind {
     IMGPU_OP_RESIZE,
     IMGPU_OP_LEVELS,        /* issue 28, op-tone */
     IMGPU_OP_GAMMA,         /* issue 28, op-tone */
+    IMGPU_OP_CROP,          /* issue 28, op-crop */
 } imgpu_op_kind;
 
 /* Equalization LUT formulas (--formula); src/backend/cpu/equalize_formula.c states each exactly.
@@ -152,6 +153,35 @@ typedef struct imgpu_gamma_params {
 } imgpu_gamma_params;
 void imgpu_gamma_lut(double gamma, int depth, uint16_t *lut);
 
+/* ---- crop (issue 28, op-crop; src/op/crop.c states the rules) ---- */
+/* --gravity: ImageMagick's names and placement (GravityAdjustGeometry). */
+typedef enum imgpu_crop_gravity {
+    IMGPU_GRAVITY_NORTHWEST = 0, IMGPU_GRAVITY_NORTH, IMGPU_GRAVITY_NORTHEAST,
+    IMGPU_GRAVITY_WEST, IMGPU_GRAVITY_CENTER, IMGPU_GRAVITY_EAST,
+    IMGPU_GRAVITY_SOUTHWEST, IMGPU_GRAVITY_SOUTH, IMGPU_GRAVITY_SOUTHEAST,
+} imgpu_crop_gravity;
+
+/* At most one way of choosing the box (none: the whole image, a copy): --rect, --size (placed
+ * by --gravity), --trim, --inner. */
+typedef struct imgpu_crop_params {
+    int x, y, w, h;         /* --rect X,Y,W,H (w, h >= 1) */
+    int has_rect;           /* 1: --rect given */
+    int size_w, size_h;     /* --size WxH (0x0: not given) */
+    int gravity;            /* imgpu_crop_gravity, default center */
+    int trim;               /* --trim: remove the border of the top-left pixel's colour */
+    int inner;              /* --inner: after a rotation, the largest rectangle without background */
+} imgpu_crop_params;
+
+/* The box {x, y, w, h} a crop takes from a w x h input: --rect as given, --size placed by
+ * --gravity as ImageMagick places it, else the whole image (--trim's box depends on the
+ * pixels: imgpu_crop_trim_box; --inner's is the rotation's, src/op/crop.c). 0, or -1 with
+ * "crop: the box X,Y,W,H is outside the WxH image" (or the --size wording) recorded. */
+int imgpu_crop_box(int w, int h, const imgpu_crop_params *p, int box[4]);
+/* --trim's box of a w x h image of px-byte pixels (row stride `stride` bytes): the bounding box
+ * of the pixels whose bytes differ from the top-left pixel's; {0, 0, 1, 1} when none do (an
+ * image of one colour keeps its top-left pixel, as ImageMagick's -trim). */
+void imgpu_crop_trim_box(const unsigned char *data, size_t stride, int w, int h, int px, int box[4]);
+
 typedef struct imgpu_op {
     imgpu_op_kind kind;
     union {
@@ -162,6 +192,7 @@ typedef struct imgpu_op {
         imgpu_resize_params resize;
         imgpu_levels_params levels;     /* issue 28, op-tone */
         imgpu_gamma_params gamma;       /* issue 28, op-tone */
+        imgpu_crop_params crop;         /* issue 28, op-crop */
     } u;
 } imgpu_op;
 
@@ -190,6 +221,7 @@ static inline void imgpu_flip_source(const imgpu_flip_params *p, int w, int h, i
 imgpu_op imgpu_op_resize(int width, int height, imgpu_resize_filter filter); /* --size WxH */
 imgpu_op imgpu_op_levels(double black, double white, double gamma); /* levels; white < 0: 100% */
 imgpu_op imgpu_op_gamma(double gamma);
+imgpu_op imgpu_op_crop(int x, int y, int w, int h); /* --rect X,Y,W,H */
 
 /* ---- validation: 0, or -1 with the message recorded (imgpu_error) ---------------------------- */
 /* "clahe: tile grid WxH out of range (1..256 each)" */

@@ -37,6 +37,8 @@ typedef enum imgpu_param_type {
     IMGPU_PARAM_COLOR,   /* COLOR (cli_values.h): 4 bytes RGBA at offset, int 1 at offset2 */
     IMGPU_PARAM_LEVEL,   /* a level: a finite double in [min, max] at offset and int 0 at offset2,
                           * or a percentage "P%" (P in [0, 100]) at offset and int 1 at offset2 */
+    IMGPU_PARAM_RECT,    /* X,Y,W,H: four ints at offset (X, Y in [min, max]; W, H in [1, max]), int 1
+                          * at offset2 (given) */
 } imgpu_param_type;
 
 typedef struct imgpu_param {
@@ -97,6 +99,18 @@ typedef struct imgpu_op_desc {
     void (*defaults)(imgpu_op *op);
     /* Validation: 0, or -1 with one message recorded (imgpu_error), one per rule. NULL: none. */
     int (*check)(const imgpu_op *op);
+    /* Validation against the input's size (a crop's box inside the image): 0, or -1 with the
+     * reason in why[0..n) ("the box 1,2,3,4 is outside the 2x2 image"); the plan says
+     * "cannot VERB 'NAME': why". NULL: none. */
+    int (*check_shape)(int w, int h, const imgpu_op *op, char *why, size_t n);
+    /* 1 when the result's size depends on the pixels (crop --trim): shape / out_size are then
+     * its bound, the backends return the smaller result and the chain goes on from it. NULL: 0. */
+    int (*data_sized)(const imgpu_op *op);
+    /* The op as it follows `prev` (NULL: first) in a chain: it may change prev (crop --inner
+     * makes the rotation before it take the inner canvas). imgpu_ops_for_image calls it; the
+     * plan calls it on copies and refuses a chain it fails on, or one not yet folded. 0, or -1
+     * with the message recorded. NULL: nothing to do. */
+    int (*chain)(imgpu_op *op, imgpu_op *prev);
     /* The result's size from a w x h input, in double (a rotation's box may be beyond int).
      * NULL: the input's size. */
     void (*shape)(int w, int h, const imgpu_op *op, double *ow, double *oh);

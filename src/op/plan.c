@@ -96,6 +96,18 @@ int imgpu_pipeline_plan(int w, int h, int channels, int depth, const imgpu_op *o
         }
         if (d->check && d->check(op) < 0)
             return -1;
+        if (d->check_shape && d->check_shape(cw, ch, op, what, sizeof what) < 0)
+            return plan_fail(op, name, w, h, what);
+        if (d->chain) {
+            /* on copies: the chain must be possible and already folded (imgpu_ops_for_image) */
+            imgpu_op self, prev;
+            memcpy(&self, op, sizeof self);
+            memcpy(&prev, i > 0 ? &ops[i - 1] : op, sizeof prev);
+            if (d->chain(&self, i > 0 ? &prev : NULL) < 0)
+                return -1;
+            if (i > 0 && memcmp(&prev, &ops[i - 1], sizeof prev))
+                return imgpu_error("%s: the chain was not prepared for the image (imgpu_ops_for_image)", d->name);
+        }
         double work = 0, dwork = 0;
         if (d->work)
             d->work(cw, ch, channels, depth, op, &work, &dwork);
@@ -148,5 +160,8 @@ void imgpu_ops_for_image(imgpu_op *ops, int n, int color_channels)
         const imgpu_op_desc *d = imgpu_op_desc_of(ops[i].kind);
         if (d && d->for_image)
             d->for_image(&ops[i], color_channels);
+        /* a chain the op cannot follow is refused by the plan, with the same message */
+        if (d && d->chain && d->chain(&ops[i], i > 0 ? &ops[i - 1] : NULL) < 0)
+            imgpu_error_clear();
     }
 }

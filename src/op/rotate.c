@@ -76,9 +76,53 @@ void imgpu_rotate_background_pixel(const uint8_t bg8[4], int depth, uint8_t px[8
         imgpu_sample_put(px, depth, k, depth == 16 ? bg8[k] * 257u : bg8[k]);
 }
 
+/* The inner canvas (canvas 2: crop --inner folded into the rotation before it): the
+ * largest centred axis-aligned rectangle inside the w x h source rotated by the angle, on the
+ * source shrunk by the filter's reach m on every side (nearest 0.5, bilinear 1, bicubic 2
+ * pixels, + 1e-3 + 1e-6 (w + h) against float rounding), so no tap of any of its pixels reads the
+ * background: the continuous rectangle wr x hr of the classic construction (the short side's
+ * half-width against the long side when the angle makes the corners touch it, else the
+ * exact solution of w' cos + h' sin = w, w' sin + h' cos = h), then the pixel centres within
+ * it: floor(wr) + 1 columns, less one when that differs in parity from the expanded canvas
+ * (bw x bh), so the inner canvas is the expanded one cut symmetrically and its pixels are the
+ * expanded rotation's. Quarter turns: the turned image (no background). At least 1x1. */
+static void inner_size(double w, double h, double a, int filter, double bw, double bh, double *ow, double *oh)
+{
+    if (a == 0.0 || a == 180.0 || a == 90.0 || a == 270.0 || !(a == a)) {
+        *ow = bw;
+        *oh = bh;
+        return;
+    }
+    const double m = (filter == IMGPU_FILTER_NEAREST ? 0.5 : filter == IMGPU_FILTER_BICUBIC ? 2.0 : 1.0) + 1e-3 +
+                     1e-6 * (w + h);
+    const double sw = w - 2 * m, sh = h - 2 * m;
+    double wr = 0, hr = 0;
+    if (sw > 0 && sh > 0) {
+        const double r = a * (M_PI / 180.0), s = fabs(sin(r)), c = fabs(cos(r));
+        const int wide = sw >= sh;
+        const double lo = wide ? sh : sw, hi = wide ? sw : sh;
+        if (lo <= 2.0 * s * c * hi || fabs(s - c) < 1e-10) {
+            const double x = 0.5 * lo;
+            wr = wide ? x / s : x / c;
+            hr = wide ? x / c : x / s;
+        } else {
+            const double c2 = c * c - s * s;
+            wr = (sw * c - sh * s) / c2;
+            hr = (sh * c - sw * s) / c2;
+        }
+    }
+    double iw = floor(wr) + 1, ih = floor(hr) + 1;
+    if (fmod(bw - iw, 2.0) != 0)
+        iw -= 1;
+    if (fmod(bh - ih, 2.0) != 0)
+        ih -= 1;
+    *ow = fmin(bw, fmax(1.0, iw));
+    *oh = fmin(bh, fmax(1.0, ih));
+}
+
 void imgpu_rotate_output_size(int w, int h, const imgpu_rotate_params *p, int *out_w, int *out_h)
 {
-    if (p->crop) {
+    if (p->crop == 1) {
         *out_w = w;
         *out_h = h;
         return;
@@ -99,10 +143,14 @@ void imgpu_rotate_output_size(int w, int h, const imgpu_rotate_params *p, int *o
     /* The bounding box of the rotated rectangle; the small slack keeps 1e-12 rounding noise
      * from adding a whole empty row or column. */
     double bw = ceil((double)w * c + (double)h * s - 1e-6), bh = ceil((double)w * s + (double)h * c - 1e-6);
+    bw = bw < 1 ? 1 : bw;
+    bh = bh < 1 ? 1 : bh;
+    if (p->crop == 2)
+        inner_size(w, h, a, p->filter, bw, bh, &bw, &bh);
     /* A box beyond int saturates at INT_MAX (a cast would be undefined); imgpu_pipeline_plan
      * refuses such a result before anyone allocates it. */
-    *out_w = bw < 1 ? 1 : bw >= INT_MAX ? INT_MAX : (int)bw;
-    *out_h = bh < 1 ? 1 : bh >= INT_MAX ? INT_MAX : (int)bh;
+    *out_w = bw >= INT_MAX ? INT_MAX : (int)bw;
+    *out_h = bh >= INT_MAX ? INT_MAX : (int)bh;
 }
 
 static int floor_half(int x) { return x >= 0 ? x / 2 : -((-x + 1) / 2); }
@@ -119,7 +167,7 @@ static void shape(int w, int h, const imgpu_op *op, double *ow, double *oh)
 {
     *ow = w;
     *oh = h;
-    if (op->u.rotate.crop)
+    if (op->u.rotate.crop == 1)
         return;
     double a = imgpu_rotate_reduce_angle(imgpu_rotate_angle(&op->u.rotate));
     if (a == 90.0 || a == 270.0) {
@@ -132,6 +180,8 @@ static void shape(int w, int h, const imgpu_op *op, double *ow, double *oh)
     const double r = a * (M_PI / 180.0), c = fabs(cos(r)), s = fabs(sin(r));
     *ow = fmax(1.0, ceil((double)w * c + (double)h * s - 1e-6));
     *oh = fmax(1.0, ceil((double)w * s + (double)h * c - 1e-6));
+    if (op->u.rotate.crop == 2)
+        inner_size(w, h, a, op->u.rotate.filter, *ow, *oh, ow, oh);
 }
 
 static void out_size(int w, int h, const imgpu_op *op, int *ow, int *oh)
@@ -180,6 +230,8 @@ static void for_image(imgpu_op *op, int color_channels)
 
 static const char *const s_filters[] = {"nearest", "bilinear", "bicubic", NULL};
 
+static const char *const s_crop_aliases[] = {"keep-size", NULL};
+
 static const imgpu_param s_params[] = {
     {.name = "angle", .type = IMGPU_PARAM_DOUBLE, .metavar = "DEG", .def = 0.0, .min = -HUGE_VAL, .max = HUGE_VAL,
      .units = "degrees", .help = "rotation in degrees, counterclockwise positive", .hint = "degrees, e.g. 30 or -12.5",
@@ -197,11 +249,12 @@ static const imgpu_param s_params[] = {
     {.name = "expand", .type = IMGPU_PARAM_FLAG, .help = "grow the canvas to the rotated image (default)",
      .doc = "grow the canvas to hold the whole rotated image (default)",
      .offset = offsetof(imgpu_rotate_params, crop), .flag_value = 0, .fronts = IMGPU_FRONT_ALL},
-    {.name = "crop", .type = IMGPU_PARAM_FLAG, .help = "keep the input size",
-     .doc = "keep the input size, cutting off the corners",
-     .offset = offsetof(imgpu_rotate_params, crop), .flag_value = 1, .fronts = IMGPU_FRONT_ALL},
+    {.name = "crop", .type = IMGPU_PARAM_FLAG, .help = "keep the input size (also --keep-size)",
+     .doc = "keep the input size, cutting off the corners (also\n--keep-size; in 'imgpu batch' see 'imgpu crop --help')",
+     .offset = offsetof(imgpu_rotate_params, crop), .flag_value = 1, .fronts = IMGPU_FRONT_ALL,
+     .aliases = s_crop_aliases},
     {.name = "background", .type = IMGPU_PARAM_COLOR, .metavar = "COLOR",
-     .help = "fill for uncovered areas; what JPEG outputs flatten alpha onto (default white)",
+     .help = "fill for uncovered areas (default: transparent with alpha, else black)",
      .hint = "black, white, transparent, #RRGGBB, #RRGGBBAA or R,G,B[,A]",
      .doc = "fill for uncovered areas: black, white, transparent, #RGB,\n"
             "#RGBA, #RRGGBB, #RRGGBBAA or R,G,B[,A] in decimal 0..255\n"
@@ -215,7 +268,8 @@ static const imgpu_param s_params[] = {
 static int write(const imgpu_op *op, imgpu_op_text how, char *buf, size_t n)
 {
     const imgpu_rotate_params *r = &op->u.rotate;
-    const char *filter = imgpu_param_choice(op, &s_params[2]), *canvas = r->crop ? "crop" : "expand";
+    const char *filter = imgpu_param_choice(op, &s_params[2]);
+    const char *canvas = r->crop == 2 ? "inner" : r->crop ? "crop" : "expand";
     const double angle = imgpu_rotate_angle(r);   /* counterclockwise: --clockwise folded in */
     switch (how) {
     case IMGPU_OP_TEXT_MANIFEST: {

@@ -153,6 +153,16 @@ foreach(_dev cpu cuda)
   endif()
   set_tests_properties(${_tname} PROPERTIES LABELS "${_labels}" SKIP_RETURN_CODE 77 TIMEOUT 300)
 endforeach()
+# crop_imagemagick (issue 28, op-crop): imgpu crop --gravity/--size and --trim against
+#   ImageMagick 6 itself (convert-im6.q16; skipped without it or cv2). geom_ops' numpy
+#   transliteration is the CI oracle; this adds no coverage of imgpu's code (label oracle-only:
+#   the sanitizer pass leaves it out).
+if(IMGPU_PYTHON3)
+  add_test(NAME crop_imagemagick
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/crop_imagemagick.py $<TARGET_FILE:imgpu>
+                   /usr/bin/convert-im6.q16 ${IMGPU_CLI_TMP})
+  set_tests_properties(crop_imagemagick PROPERTIES LABELS "cli;oracle-only" SKIP_RETURN_CODE 77 TIMEOUT 300)
+endif()
 # tone_formula (issue 28, op-tone): the tone LUT ops (levels, gamma, normalize, autolevel) on the
 #   CPU and CUDA against independent Python transliterations of ImageMagick 6 Q16 (every sample
 #   equal, alpha untouched, 8/16 bits, 1-4 channels, 1x1 / 1xN / Nx1); tone_imagemagick: the

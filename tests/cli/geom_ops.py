@@ -249,10 +249,247 @@ def test_convert():
     same(got, a, "batch --convert: pixels unchanged", r)
 
 
+# ---- crop ---------------------------------------------------------------------------------------
+GRAVITIES = ["northwest", "north", "northeast", "west", "center", "east", "southwest", "south", "southeast"]
+
+
+def gravity_ref(a, g, bw, bh):
+    """src/op/crop.c: ImageMagick's placement, integer arithmetic (floor(iw/2) - floor(W/2))."""
+    ih, iw = a.shape[:2]
+    col, row = GRAVITIES.index(g) % 3, GRAVITIES.index(g) // 3
+    x = 0 if col == 0 else iw // 2 - bw // 2 if col == 1 else iw - bw
+    y = 0 if row == 0 else ih // 2 - bh // 2 if row == 1 else ih - bh
+    return a[y:y + bh, x:x + bw]
+
+
+def trim_ref(a):
+    """src/op/crop.c: the bounding box of the pixels unlike the top-left one (all channels);
+    one colour: the 1x1 top-left pixel."""
+    diff = np.any(a != a[0, 0], axis=2)
+    ys, xs = np.nonzero(diff)
+    if len(xs) == 0:
+        return a[:1, :1]
+    return a[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
+
+
+def test_crop():
+    seed = 900
+    for depth in (8, 16):
+        for c in (1, 2, 3, 4):
+            for (hh, ww) in ((1, 1), (1, 7), (6, 1), (13, 10)):
+                a = noise(hh, ww, c, depth, seed)
+                seed += 1
+                tag = f"{ww}x{hh} c={c} {depth}-bit"
+                # --rect: numpy's slice; the whole image and the last pixel are boxes too
+                for (x, y, w, h) in {(0, 0, ww, hh), (ww - 1, hh - 1, 1, 1), (ww // 3, hh // 4, ww - ww // 3, 1),
+                                     (0, hh // 2, max(1, ww // 2), hh - hh // 2)}:
+                    got, r = run_op("crop", a, "--rect", f"{x},{y},{w},{h}")
+                    same(got, np.ascontiguousarray(a[y:y + h, x:x + w]), f"crop --rect {x},{y},{w},{h} {tag}", r)
+                # --size with every gravity (odd and even sizes: ImageMagick's rounding)
+                for g in (GRAVITIES if (hh, ww) == (13, 10) else ["center", "southeast"]):
+                    for (bw, bh) in {(max(1, ww - 3), max(1, hh - 2)), (1, 1), (ww, hh)}:
+                        got, r = run_op("crop", a, "--size", f"{bw}x{bh}", "--gravity", g)
+                        same(got, np.ascontiguousarray(gravity_ref(a, g, bw, bh)),
+                             f"crop --size {bw}x{bh} --gravity {g} {tag}", r)
+                # --trim: a border of one colour around the noise, and an image of one colour
+                hi = 65535 if depth == 16 else 255
+                framed = np.zeros((hh + 5, ww + 4, c), a.dtype)
+                framed[:] = hi // 3
+                framed[2:2 + hh, 1:1 + ww] = a
+                framed[2:2 + hh, 1:1 + ww][a == hi // 3] = hi   # no noise pixel equals the border
+                got, r = run_op("crop", framed, "--trim")
+                same(got, np.ascontiguousarray(trim_ref(framed)), f"crop --trim {tag}", r)
+                K.check(got is None or got.shape[:2] == (hh, ww), f"crop --trim {tag}: the framed noise", str(r))
+                flat = np.full((hh, ww, c), hi // 5, a.dtype)
+                got, r = run_op("crop", flat, "--trim")
+                same(got, flat[:1, :1], f"crop --trim of one colour {tag}: its 1x1 top-left pixel", r)
+    # a lone pixel unlike the border, on each edge (the box's sides come from different rows)
+    for (py, px) in ((0, 3), (4, 0), (6, 3), (4, 8), (0, 0)):
+        a = np.full((7, 9, 3), 40, np.uint8)
+        a[py, px] = (40, 40, 41)   # one channel, one level
+        a[3, 4] = 200
+        got, r = run_op("crop", a, "--trim", name="edge")
+        same(got, np.ascontiguousarray(trim_ref(a)), f"crop --trim with a pixel at ({px}, {py})", r)
+    # alpha counts: a transparent border around opaque pixels of the same colour
+    a = np.zeros((5, 6, 4), np.uint8)
+    a[1:4, 2:5] = (0, 0, 0, 255)
+    got, r = run_op("crop", a, "--trim", name="alpha")
+    same(got, a[1:4, 2:5], "crop --trim: alpha is a channel like the others", r)
+    # nothing asked: a copy, with a notice
+    a = noise(3, 4, 3, 8, 9)
+    got, r = run_op("crop", a, name="none")
+    same(got, a, "crop without a box copies", r)
+    K.check("no --rect, --size, --trim or --inner" in r.err, "crop without a box says so", str(r))
+
+
+def test_crop_refusals():
+    """Out-of-range boxes are errors naming the file (exit 1, nothing written); sizes of 0 and
+    two ways at once are refused; --inner needs a rotation before it."""
+    a = noise(30, 40, 3, 8, 31)
+    src = os.path.join(tmp, "ref.png")
+    png_write(src, a)
+    dst = os.path.join(tmp, "ref.out.png")
+    cases = [
+        (["--rect", "35,3,10,5"], 1, f"imgpu: cannot crop '{src}': the box 35,3,10,5 is outside the 40x30 image"),
+        (["--rect", "0,0,41,1"], 1, f"imgpu: cannot crop '{src}': the box 0,0,41,1 is outside the 40x30 image"),
+        (["--rect", "0,30,1,1"], 1, f"imgpu: cannot crop '{src}': the box 0,30,1,1 is outside the 40x30 image"),
+        (["--rect", "2147483647,0,2147483647,1"], 1, "is outside the 40x30 image"),
+        (["--size", "41x30"], 1, f"imgpu: cannot crop '{src}': the 41x30 box is larger than the 40x30 image"),
+        (["--size", "40x31", "--gravity", "north"], 1, "the 40x31 box is larger than the 40x30 image"),
+        (["--rect", "1,1,0,5"], 2, "imgpu: invalid --rect '1,1,0,5' (X,Y,W,H: X, Y 0 or more, W, H 1 or more)"),
+        (["--rect", "1,1,5"], 2, "invalid --rect '1,1,5'"),
+        (["--rect", "-1,1,5,5"], 2, "invalid --rect '-1,1,5,5'"),
+        (["--size", "0x5"], 1, "crop: a size of 0x5 pixels"),
+        (["--size", "10x10", "--rect", "0,0,1,1"], 1, "crop: give one of --rect, --size, --trim or --inner"),
+        (["--trim", "--inner"], 1, "crop: give one of"),
+        (["--inner"], 1, "crop: --inner must follow an expanding rotation"),
+        (["--gravity", "middle", "--size", "1x1"], 2, "invalid --gravity 'middle'"),
+    ]
+    for opts, rc, msg in cases:
+        with open(dst, "wb") as f:
+            f.write(b"keep me")
+        r = imgpu("crop", src, dst, *opts, "--device", DEVICE)
+        skip_if_no_gpu(r)
+        K.check(r.rc == rc and msg in r.err, f"crop {opts}: exit {rc}, '{msg}'", str(r))
+        K.check(open(dst, "rb").read() == b"keep me", f"crop {opts}: the existing output is untouched")
+    # in a batch the file whose box does not fit fails, the others are cropped
+    small, big = noise(4, 5, 3, 8, 32), noise(9, 12, 3, 8, 33)
+    ind = os.path.join(tmp, "crop_in")
+    os.makedirs(ind, exist_ok=True)
+    png_write(os.path.join(ind, "small.png"), small)
+    png_write(os.path.join(ind, "big.png"), big)
+    out = os.path.join(tmp, "crop_batch")
+    r = imgpu("batch", "--crop", "--rect", "2,3,6,5", "-o", out, ind, "--device", DEVICE)
+    skip_if_no_gpu(r)
+    K.check(r.rc == 1 and "the box 2,3,6,5 is outside the 5x4 image" in r.err, "batch: the small file fails", str(r))
+    got = png_read(os.path.join(out, "big.png")) if os.path.exists(os.path.join(out, "big.png")) else None
+    same(got, big[3:8, 2:8], "batch: the big file is cropped", r)
+    K.check(not os.path.exists(os.path.join(out, "small.png")), "batch: nothing written for the small file")
+
+
+def test_crop_names():
+    """Issue 28's names: rotate's --crop keeps the size (also --keep-size); in batch, --crop
+    after a rotation is that flag unless a crop option follows; --size after --crop is the
+    crop's, after --resize the resize's."""
+    a = noise(30, 40, 3, 8, 41)
+    src = os.path.join(tmp, "names.png")
+    png_write(src, a)
+
+    def batch(*ops):
+        out = os.path.join(tmp, "names_out")
+        if os.path.exists(os.path.join(out, "names.png")):
+            os.remove(os.path.join(out, "names.png"))
+        r = imgpu("batch", *ops, "-o", out, src, "--device", DEVICE, "--overwrite")
+        skip_if_no_gpu(r)
+        p = os.path.join(out, "names.png")
+        return (png_read(p) if r.rc == 0 and os.path.exists(p) else None), r
+
+    def single(*args):
+        out = os.path.join(tmp, "names_single.png")
+        r = imgpu(*args[:1], src, out, *args[1:], "--device", DEVICE)
+        skip_if_no_gpu(r)
+        return (png_read(out) if r.rc == 0 else None), r
+
+    keep, r0 = single("rotate", "--angle", "30", "--crop")
+    K.check(keep is not None and keep.shape == a.shape, "rotate --crop keeps the size", str(r0))
+    got, r = single("rotate", "--angle", "30", "--keep-size")
+    same(got, keep, "rotate --keep-size is rotate --crop", r)
+    got, r = batch("--rotate", "30", "--crop")
+    same(got, keep, "batch --rotate 30 --crop: the rotation keeps its size (no crop op)", r)
+    got, r = batch("--rotate", "30", "--keep-size")
+    same(got, keep, "batch --rotate 30 --keep-size", r)
+    got, r = batch("--rotate", "30", "--crop", "--filter", "nearest")
+    want, r2 = single("rotate", "--angle", "30", "--crop", "--filter", "nearest")
+    same(got, want, "batch --rotate 30 --crop --filter nearest: all the rotation's", r)
+    got, r = batch("--rotate", "30", "--keep-size", "--crop", "--rect", "1,2,3,4")
+    same(got, None if keep is None else keep[2:6, 1:4], "batch --rotate 30 --keep-size --crop --rect: a crop op", r)
+    got, r = batch("--crop", "--rect", "1,2,3,4", "--rotate", "90")
+    same(got, np.ascontiguousarray(np.rot90(a[2:6, 1:4])), "batch --crop --rect then --rotate 90", r)
+    got, r = batch("--crop", "--size", "10x6", "--gravity", "east", "--resize", "--size", "5x3", "--filter", "nearest")
+    K.check(got is not None and got.shape == (3, 5, 3), "batch: --size after --crop is the crop's, after --resize "
+            "the resize's", str(r))
+    got, r = batch("--resize", "--size", "20x15", "--crop", "--size", "4x4")
+    K.check(got is not None and got.shape == (4, 4, 3), "batch --resize --size --crop --size", str(r))
+    r = imgpu("batch", "--rect", "1,1,1,1", "-o", os.path.join(tmp, "n2"), src)
+    K.check(r.rc == 2 and "--rect must follow --crop" in r.err, "batch: --rect needs a --crop first", str(r))
+    r = imgpu("crop", src, os.path.join(tmp, "n3.png"), "--crop")
+    K.check(r.rc == 2 and "does not apply to 'crop'" in r.err, "imgpu crop --crop is refused", str(r))
+    h = imgpu("crop", "--help")
+    K.check(h.rc == 0 and "keep-size" in h.out and "snapshot" in h.out, "imgpu crop --help states the names' rule",
+            str(h))
+
+
+def test_crop_inner():
+    """--inner after an expanding rotation: the expanded rotation cut symmetrically; no pixel
+    touches the background (an opaque image on a transparent background keeps alpha 255
+    everywhere); refused after a keep-size rotation."""
+    for (hh, ww, c, depth) in ((30, 40, 4, 8), (41, 23, 4, 16), (17, 17, 2, 8), (60, 9, 4, 8)):
+        a = noise(hh, ww, c, depth, hh * ww)
+        hi = 65535 if depth == 16 else 255
+        a[:, :, -1] = hi
+        src = os.path.join(tmp, "inner.png")
+        png_write(src, a)
+        for angle in ("30", "-12.5", "45", "90", "181.5"):
+            for flt in ("nearest", "bilinear", "bicubic"):
+                tag = f"{ww}x{hh} c={c} {depth}-bit angle {angle} {flt}"
+                outd = os.path.join(tmp, "inner_out")
+                r = imgpu("batch", "--rotate", angle, "--filter", flt, "--crop", "--inner", "-o", outd, src,
+                          "--device", DEVICE, "--overwrite")
+                skip_if_no_gpu(r)
+                got = png_read(os.path.join(outd, "inner.png")) if r.rc == 0 else None
+                ex = os.path.join(tmp, "inner.expand.png")
+                r2 = imgpu("rotate", src, ex, "--angle", angle, "--filter", flt, "--device", DEVICE)
+                full = png_read(ex) if r2.rc == 0 else None
+                if not K.check(got is not None and full is not None, f"crop --inner {tag} runs", str(r) + str(r2)):
+                    continue
+                (H, W), (h2, w2) = full.shape[:2], got.shape[:2]
+                K.check((W - w2) % 2 == 0 and (H - h2) % 2 == 0 and w2 >= 1 and h2 >= 1,
+                        f"crop --inner {tag}: {w2}x{h2} centred in {W}x{H}")
+                y0, x0 = (H - h2) // 2, (W - w2) // 2
+                same(got, full[y0:y0 + h2, x0:x0 + w2], f"crop --inner {tag}: the expanded rotation, cut", r)
+                K.check(bool(np.all(got[:, :, -1] == hi)), f"crop --inner {tag}: no background in it")
+                if angle in ("90",):
+                    K.check((w2, h2) == (hh, ww), f"crop --inner {tag}: a quarter turn keeps everything")
+                if angle == "45" and flt == "bilinear" and (hh, ww) == (30, 40):
+                    # the largest: the inscribed square of a 28x38 source at 45 degrees is
+                    # 28/sqrt(2) ~ 19.8 wide, so 19 or 20 pixels
+                    K.check(min(w2, h2) >= 18, f"crop --inner {tag}: {w2}x{h2} is not much smaller than it can be")
+    r = imgpu("batch", "--rotate", "30", "--keep-size", "--crop", "--inner", "-o", os.path.join(tmp, "ik"), src)
+    K.check(r.rc == 1 and "--inner must follow an expanding rotation" in r.err,
+            "crop --inner after a keep-size rotation is refused", str(r))
+    r = imgpu("batch", "--equalize", "--crop", "--inner", "-o", os.path.join(tmp, "ie"), src)
+    K.check(r.rc == 1 and "--inner must follow an expanding rotation" in r.err,
+            "crop --inner after another op is refused", str(r))
+
+
+def test_crop_chain_after_trim():
+    """A chain after --trim goes on from the smaller image: a --rect inside it works, one
+    inside the input but not the trimmed image fails with the crop's message."""
+    a = np.full((20, 30, 3), 7, np.uint8)
+    a[5:15, 4:24] = noise(10, 20, 3, 8, 51)
+    a[5:15, 4:24][a[5:15, 4:24] == 7] = 8
+    src = os.path.join(tmp, "tt.png")
+    png_write(src, a)
+    out = os.path.join(tmp, "tt_out")
+    r = imgpu("batch", "--crop", "--trim", "--crop", "--rect", "1,2,5,4", "--flip", "--horizontal", "-o", out, src,
+              "--device", DEVICE)
+    skip_if_no_gpu(r)
+    got = png_read(os.path.join(out, "tt.png")) if r.rc == 0 else None
+    same(got, np.ascontiguousarray(a[7:11, 5:10][:, ::-1]), "batch --crop --trim --crop --rect --flip", r)
+    r = imgpu("batch", "--crop", "--trim", "--crop", "--rect", "18,0,5,4", "-o", out + "2", src, "--device", DEVICE)
+    K.check(r.rc == 1 and "crop: the box 18,0,5,4 is outside the 20x10 image" in r.err,
+            "a box outside the trimmed image fails", str(r))
+
+
 test_flip()
 test_flip_cv2()
 test_convert()
 test_flip_batch_and_orientation()
+test_crop()
+test_crop_refusals()
+test_crop_names()
+test_crop_inner()
+test_crop_chain_after_trim()
 rc = K.end()
 C.cleanup(tmp, rc != 0)
 sys.exit(rc)

@@ -54,8 +54,8 @@ int main(void)
         e->metavar = ap ? ap->metavar : NULL;
         /* the viewer shows the ops with a view_doc (src/viewer/viewer.c); batch takes them all */
         e->fronts |= IMGPU_FRONT_BATCH | (d->view_doc && *d->view_doc ? IMGPU_FRONT_VIEW : 0);
-        e->sets |= 1u << 8;   /* its ops column lists the ops with a parameter of the name (gamma) */
-        add_op(e, d->name);
+        e->sets |= 1u << 8;   /* its ops column lists the ops with a parameter of the name (gamma),
+                               * not the op itself (crop: rotate's --crop is not the crop op's) */
         for (int j = 0; j < d->nparams; j++) {
             const imgpu_param *p = &d->params[j];
             entry *q = get(p->name);

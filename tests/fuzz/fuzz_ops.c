@@ -97,6 +97,16 @@ static imgpu_op draw_op(const imgpu_op_desc *d, uint32_t h, uint32_t mask)
                 *(int *)imgpu_param_ptr(&op, p, p->offset2) = 1;
             }
             break;
+        case IMGPU_PARAM_RECT: /* a small box, inside a small image or not (the plan refuses it) */
+            if (r & 1) {
+                int *b = v;
+                b[0] = (int)(r >> 1 & 3);
+                b[1] = (int)(r >> 3 & 3);
+                b[2] = 1 + (int)(r >> 5 & 7);
+                b[3] = 1 + (int)(r >> 8 & 7);
+                *(int *)imgpu_param_ptr(&op, p, p->offset2) = 1;
+            }
+            break;
         case IMGPU_PARAM_INT:
             *(int *)v = (int)p->min + (int)(r % 8);
             break;
@@ -134,12 +144,31 @@ static void run_all_ops(const imgpu_image *im, uint32_t h)
         }
         if (d->check && d->check(&op) < 0)
             continue;
+        /* an op that cannot start a chain (crop --inner: after a rotation) is the plan's refusal */
+        imgpu_op alone = op;
+        if (d->chain && d->chain(&alone, NULL) < 0) {
+            if (imgpu_pipeline_plan(im->width, im->height, im->channels, im->depth, &op, 1, NULL, NULL, NULL) == 0)
+                abort();
+            imgpu_error_clear();
+            continue;
+        }
         imgpu_plan plan;
-        if (imgpu_pipeline_plan(im->width, im->height, im->channels, im->depth, &op, 1, NULL, NULL, &plan) < 0)
-            abort();
+        if (imgpu_pipeline_plan(im->width, im->height, im->channels, im->depth, &op, 1, NULL, NULL, &plan) < 0) {
+            /* a box outside this image (check_shape) is refused, by the backend as well */
+            char why[256];
+            if (!d->check_shape || d->check_shape(im->width, im->height, &op, why, sizeof why) == 0)
+                abort();
+            if (imgpu_cpu_run(im, &op) != NULL)
+                abort();
+            imgpu_error_clear();
+            continue;
+        }
         imgpu_image *out = imgpu_cpu_run(im, &op);
-        if (!out || out->width != plan.out_w || out->height != plan.out_h || out->channels != im->channels ||
-            out->depth != im->depth)
+        /* a data-sized result (crop --trim) is at most the plan's bound */
+        const int bound = d->data_sized && d->data_sized(&op);
+        if (!out || (bound ? out->width > plan.out_w || out->height > plan.out_h || out->width < 1 || out->height < 1
+                           : out->width != plan.out_w || out->height != plan.out_h) ||
+            out->channels != im->channels || out->depth != im->depth)
             abort();
         if (im->depth == 8)
             encode_all(out);

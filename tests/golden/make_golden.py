@@ -3,6 +3,7 @@
     /usr/bin/python3 make_golden.py STB_DECODE INPUT OUTPUT equalize [--mode MODE]
     /usr/bin/python3 make_golden.py STB_DECODE INPUT OUTPUT flip [--horizontal] [--vertical] [--transpose]
     /usr/bin/python3 make_golden.py STB_DECODE INPUT OUTPUT crop --rect X,Y,W,H
+    /usr/bin/python3 make_golden.py STB_DECODE INPUT OUTPUT crop --size WxH [--gravity G]
     /usr/bin/python3 make_golden.py STB_DECODE INPUT OUTPUT convert
 
 The input is decoded as imgpu decodes it: a JPEG by OpenCV's imread (libjpeg-turbo, which
@@ -11,7 +12,8 @@ imgpu's JPEG codec matches bit for bit, tests/io/io_jpeg_cv2.py), any other form
 (tests/common/opencv_ref.py), and written as PNG at zlib level 9. The geometry ops (issue 28)
 read a PNG with cv2.imread at its own depth (a lossless decode: any decoder gives its samples)
 and apply cv2.flip / cv2.transpose (the mirrors first, then the transpose: src/op/flip.c) or
-a numpy ROI (crop --rect); convert writes the decoded input as it is.
+a numpy ROI (crop --rect; crop --size placed by --gravity with ImageMagick's integer
+arithmetic, src/op/crop.c); convert writes the decoded input as it is.
 """
 import os
 import sys
@@ -60,9 +62,19 @@ def geometry(inp, out, op, args):
         if "--transpose" in args:
             im = cv2.transpose(im)
     else:
-        if len(args) != 2 or args[0] != "--rect":
+        opts = dict(zip(args[::2], args[1::2]))
+        if len(args) % 2 or not (set(opts) == {"--rect"} or "--size" in opts and set(opts) <= {"--size", "--gravity"}):
             sys.exit(f"make_golden.py: unexpected crop arguments {args}")
-        x, y, w, h = (int(v) for v in args[1].split(","))
+        if "--rect" in opts:
+            x, y, w, h = (int(v) for v in opts["--rect"].split(","))
+        else:
+            gravities = ["northwest", "north", "northeast", "west", "center", "east", "southwest", "south",
+                         "southeast"]
+            g = gravities.index(opts.get("--gravity", "center"))
+            w, h = (int(v) for v in opts["--size"].lower().split("x"))
+            ih, iw = im.shape[:2]
+            x = (0, iw // 2 - w // 2, iw - w)[g % 3]
+            y = (0, ih // 2 - h // 2, ih - h)[g // 3]
         im = im[y:y + h, x:x + w]
     # cv2's channel order both ways: no conversion needed for a pure geometry op
     if not cv2.imwrite(out, im, [cv2.IMWRITE_PNG_COMPRESSION, 9]):

@@ -14,5 +14,8 @@ imgpu_add_c_test(test_gpu_ops ${_imgpu_gpu_dir}/test_gpu_ops.c GPU TIMEOUT 600)
 imgpu_add_c_test(test_gpu_clahe ${_imgpu_gpu_dir}/test_gpu_clahe.c GPU TIMEOUT 600)
 # test_gpu_geom (issue 28, op-geom): flip (and the other geometry ops) on CUDA == the CPU, bit for bit
 imgpu_add_c_test(test_gpu_geom ${_imgpu_gpu_dir}/test_gpu_geom.c GPU TIMEOUT 600)
+# test_gpu_crop (issue 28, op-crop): crop (--rect, --gravity/--size, --trim's box kernel, --inner,
+#   chains after --trim) on CUDA == the CPU, bit for bit
+imgpu_add_c_test(test_gpu_crop ${_imgpu_gpu_dir}/test_gpu_crop.c GPU TIMEOUT 600)
 imgpu_add_c_test(test_gpu_resize ${_imgpu_gpu_dir}/test_gpu_resize.c GPU TIMEOUT 600)
 imgpu_add_c_test(test_gpu_tone ${_imgpu_gpu_dir}/test_gpu_tone.c GPU TIMEOUT 600)

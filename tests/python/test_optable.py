@@ -31,6 +31,8 @@ def _value_in_range(p):
         return (10, 200, 30)
     if t == "level":   # a level, or a percentage "P%" (levels' --black / --white)
         return "12.5%" if p.get("default") != "12.5%" else 3.5
+    if t == "rect":    # X,Y,W,H (crop's --rect): a small box inside any test image
+        return (1, 1, 2, 2)
     lo = p["min"] if p["min"] != float("-inf") else -1e6
     hi = p["max"] if p["max"] != float("inf") else 1e6
     v = min(max(lo, 3), hi)
@@ -62,7 +64,7 @@ def test_signature_is_the_tables(desc):
     for p in desc["params"]:
         # keywords are the CLI's options, '-' -> '_'
         assert p["name"] == p["cli"][0].replace("-", "_")
-        assert p["type"] in ("int", "float", "choice", "size", "color", "bool", "level")
+        assert p["type"] in ("int", "float", "choice", "size", "color", "bool", "level", "rect")
         if p["type"] == "choice" and not p["required"]:
             assert p["default"] in p["choices"]
         if p["type"] in ("int", "float") and not p["required"]:
@@ -107,7 +109,10 @@ def test_defaults_passed_explicitly_change_nothing(desc):
         if p["required"]:
             continue
         v = _value_in_range(p)
-        fn(RGB, *req, **{p["name"]: v})
+        try:
+            fn(RGB, *req, **{p["name"]: v})
+        except imgpu.Error as e:   # a value that needs an op before it (crop's inner: a rotation)
+            assert "must follow" in str(e), e
 
 
 @pytest.mark.parametrize("desc", TABLE, ids=NAMES)
@@ -131,6 +136,8 @@ def test_out_of_range_is_the_clis_refusal(desc, tmp_path):
             bad = ["no-such-" + p["name"]]
         elif p["type"] == "level":
             bad = [p["max"] * 2 + 1, "101%", "-5%"]
+        elif p["type"] == "rect":
+            bad = [(0, 0, 0, 1), "1,2,3", (-1, 0, 1, 1)]
         for v in bad:
             args = list(req)
             kw = {}
@@ -140,7 +147,8 @@ def test_out_of_range_is_the_clis_refusal(desc, tmp_path):
                 kw[p["name"]] = v
             with pytest.raises(ValueError) as e:
                 fn(RGB, *args, **kw)
-            text = "%sx%s" % v if isinstance(v, tuple) else repr(v) if isinstance(v, float) else str(v)
+            text = (",".join(map(str, v)) if p["type"] == "rect" else "%sx%s" % v) if isinstance(v, tuple) \
+                else repr(v) if isinstance(v, float) else str(v)
             cli = run_cli(desc["name"], src, tmp_path / "out.png", "--" + p["cli"][0], text, check=False)
             assert cli.returncode != 0
             refusal = cli.stderr.splitlines()[0]
@@ -189,6 +197,47 @@ def test_color_takes_a_string_or_a_tuple():
     assert np.array_equal(imgpu.rotate(RGB, 20, background=None), imgpu.rotate(RGB, 20))
     with pytest.raises(TypeError):
         imgpu.rotate(RGB, 20, background=3)
+
+
+def test_rect_takes_a_string_or_a_tuple():
+    """crop's rect= (the RECT type): 'X,Y,W,H' or (X, Y, W, H); None is not given (a copy);
+    the box is numpy's slice [Y:Y+H, X:X+W]; one outside the image is refused."""
+    a = imgpu.crop(RGB, rect=(3, 2, 5, 4))
+    assert np.array_equal(a, RGB[2:6, 3:8])
+    assert np.array_equal(imgpu.crop(RGB, rect="3,2,5,4"), a)
+    assert np.array_equal(imgpu.crop(RGB, rect=[np.int64(3), 2, 5, 4]), a)
+    assert np.array_equal(imgpu.crop(RGB, rect=None), RGB)
+    with pytest.raises(TypeError):
+        imgpu.crop(RGB, rect=3)
+    with pytest.raises(TypeError):
+        imgpu.crop(RGB, rect=(1.5, 0, 1, 1))
+    h, w = RGB.shape[:2]
+    with pytest.raises(imgpu.Error, match="outside the %dx%d image" % (w, h)):
+        imgpu.crop(RGB, rect=(w - 1, 0, 2, 1))
+
+
+def test_crop_in_a_chain_and_in_batch(tmp_path):
+    """crop after a rotation: inner=True in a chain is the expanded rotation cut symmetrically
+    (no background: alpha stays opaque); in imgpu.batch a crop at its defaults after a rotation
+    stays a crop op (its batch options say so: batch reads a lone --crop after --rotate as the
+    rotation's keep-size)."""
+    a = np.full((30, 40, 4), 200, np.uint8)
+    a[..., :3] = RGB[:30, :40]
+    inner = imgpu.apply(a, [imgpu.op("rotate", angle=30), imgpu.op("crop", inner=True)])
+    full = imgpu.rotate(a, 30)
+    h, w = inner.shape[:2]
+    y, x = (full.shape[0] - h) // 2, (full.shape[1] - w) // 2
+    assert (full.shape[0] - h) % 2 == 0 and (full.shape[1] - w) % 2 == 0 and 0 < h < 30 and 0 < w < 40
+    assert np.array_equal(inner, full[y:y + h, x:x + w]) and inner[..., 3].min() == 200
+    with pytest.raises(imgpu.Error, match="must follow an expanding rotation"):
+        imgpu.apply(a, [imgpu.op("rotate", angle=30, expand=False), imgpu.op("crop", inner=True)])
+    assert imgpu.op("crop").cli_args() == ["--crop", "--gravity", "center"]
+    src = tmp_path / "a.png"
+    imgpu.write(src, a)
+    imgpu.batch([src], tmp_path / "o", ops=[imgpu.op("rotate", angle=30), "crop"], device="cpu")
+    assert np.array_equal(imgpu.read(tmp_path / "o" / "a.png"), full)
+    imgpu.batch([src], tmp_path / "i", ops=[imgpu.op("rotate", angle=30), imgpu.op("crop", inner=True)], device="cpu")
+    assert np.array_equal(imgpu.read(tmp_path / "i" / "a.png"), inner)
 
 
 def test_numbers_take_numpy_scalars():

@@ -58,8 +58,8 @@ static void test_params(void)
             const imgpu_param *p = &d->params[k];
             CHECKF(p->help && p->fronts && (!p->metavar || p->hint), "%s --%s described", d->name, p->name);
             CHECKF(imgpu_op_param(d, p->name, strlen(p->name)) == p, "%s --%s found", d->name, p->name);
-            if (p->type == IMGPU_PARAM_FLAG || p->type == IMGPU_PARAM_COLOR)
-                continue;
+            if (p->type == IMGPU_PARAM_FLAG || p->type == IMGPU_PARAM_COLOR || p->type == IMGPU_PARAM_RECT)
+                continue;   /* no value as text: a flag, or a value that is given or not (test_rect_param) */
             CHECKF(value_of(&def, p) == p->def, "%s --%s default %g, the constructor gives %g", d->name, p->name,
                    p->def, value_of(&def, p));
             /* the default as text parses back to the default */
@@ -148,11 +148,62 @@ static void test_level_param(void)
     CHECK(def.u.levels.white == 100.0 && def.u.levels.white_pct == 1 && def.u.levels.gamma == 1.0);
 }
 
+/* The RECT type (crop's --rect): X,Y,W,H, X and Y 0 or more, W and H 1 or more; "given" set. */
+static void test_rect_param(void)
+{
+    const imgpu_op_desc *d = imgpu_op_find("crop");
+    CHECK(d != NULL);
+    const imgpu_param *p = d ? imgpu_op_param(d, "rect", 4) : NULL;
+    CHECK(p != NULL && p->type == IMGPU_PARAM_RECT);
+    if (!p)
+        return;
+    imgpu_op op = imgpu_op_default(d->kind);
+    CHECK(op.u.crop.has_rect == 0);
+    CHECK(imgpu_param_apply(p, "1,2,3,4", &op) == 0 && op.u.crop.x == 1 && op.u.crop.y == 2 && op.u.crop.w == 3 &&
+          op.u.crop.h == 4 && op.u.crop.has_rect == 1);
+    CHECK(imgpu_param_apply(p, "0,0,2147483647,1", &op) == 0 && op.u.crop.w == 2147483647);
+    static const char *const bad[] = {"1,2,0,4", "1,2,3,0", "-1,0,1,1", "0,-1,1,1", "1,2,3", "1,2,3,4,5", "1,2,3,4,",
+                                      ",1,2,3", "a,b,c,d", "", "1;2;3;4", "0,0,2147483648,1", "1, 2,3,4x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        imgpu_op o = imgpu_op_default(d->kind);
+        char want[256];
+        snprintf(want, sizeof want, "invalid --rect '%s' (%s)", bad[i], p->hint);
+        CHECKF(imgpu_param_apply(p, bad[i], &o) < 0 && !strcmp(imgpu_usage_message(), want) && !o.u.crop.has_rect,
+               "--rect '%s': %s", bad[i], imgpu_usage_message());
+    }
+}
+
+/* crop's box against the input in the plan (check_shape), and --inner's chain (fold into the
+ * rotation before it; refused without one). */
+static void test_crop_plan(void)
+{
+    imgpu_plan plan;
+    imgpu_op op = imgpu_op_crop(1, 1, 3, 2);
+    CHECK(imgpu_pipeline_plan(4, 3, 3, 8, &op, 1, NULL, NULL, &plan) == 0 && plan.out_w == 3 && plan.out_h == 2);
+    CHECK(imgpu_pipeline_plan(3, 3, 3, 8, &op, 1, NULL, "in.png", &plan) < 0);
+    CHECKF(!strcmp(imgpu_error_message(), "cannot crop 'in.png': the box 1,1,3,2 is outside the 3x3 image"), "%s",
+           imgpu_error_message());
+    imgpu_op ops[2] = {imgpu_op_rotate(30.0), imgpu_op_default(IMGPU_OP_CROP)};
+    ops[1].u.crop.inner = 1;
+    CHECK(imgpu_pipeline_plan(40, 30, 3, 8, &ops[1], 1, NULL, NULL, &plan) < 0);   /* no rotation before it */
+    CHECK(strstr(imgpu_error_message(), "must follow an expanding rotation") != NULL);
+    CHECK(imgpu_pipeline_plan(40, 30, 3, 8, ops, 2, NULL, NULL, &plan) < 0);      /* not folded */
+    imgpu_ops_for_image(ops, 2, 3);
+    CHECK(ops[0].u.rotate.crop == 2);
+    CHECK(imgpu_pipeline_plan(40, 30, 3, 8, ops, 2, NULL, NULL, &plan) == 0 && plan.out_w < 40 && plan.out_h < 30);
+    imgpu_op keep[2] = {imgpu_op_rotate(30.0), ops[1]};
+    keep[0].u.rotate.crop = 1;   /* a rotation that keeps the size: no inner rectangle to take */
+    imgpu_ops_for_image(keep, 2, 3);
+    CHECK(keep[0].u.rotate.crop == 1 && imgpu_pipeline_plan(40, 30, 3, 8, keep, 2, NULL, NULL, &plan) < 0);
+}
+
 int main(void)
 {
     test_names();
     test_params();
     test_level_param();
+    test_rect_param();
+    test_crop_plan();
     test_runs();
     TEST_MAIN_END();
 }

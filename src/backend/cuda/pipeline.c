@@ -238,6 +238,29 @@ static int inject_fault(ctx *c)
     return imgpu__cuda_fail(e, what);
 }
 
+/* Grow the ping-pong buffers to `bytes` keeping the `keep` bytes at *held_in (one of them):
+ * through a temporary device copy; the kept bytes end in the same buffer index. */
+static int regrow_keeping(ctx *c, unsigned char *held_in, size_t keep, size_t bytes)
+{
+    int rc = 0;
+    unsigned char *tmp = NULL;
+    const int idx = held_in == c->d_buf[1];
+    if ((rc = imgpu__cuda_reserve(keep, c->held)) != 0)
+        return rc;
+    IMGPU_CUDA_TRY(cudaMalloc((void **)&tmp, keep ? keep : 1));
+    IMGPU_CUDA_TRY(cudaMemcpyAsync(tmp, held_in, keep, cudaMemcpyDeviceToDevice, c->stream));
+    c->held += keep;
+    rc = grow_buffers(c, bytes);
+    c->held -= keep;
+    if (rc)
+        goto fail;
+    IMGPU_CUDA_TRY(cudaMemcpyAsync(c->d_buf[idx], tmp, keep, cudaMemcpyDeviceToDevice, c->stream));
+    IMGPU_CUDA_TRY(cudaStreamSynchronize(c->stream));
+fail:
+    cudaFree(tmp);
+    return rc;
+}
+
 static int run_ops(ctx *c, const imgpu_op *ops, int n)
 {
     int rc = 0;
@@ -274,13 +297,34 @@ static int run_ops(ctx *c, const imgpu_op *ops, int n)
         return rc;
     const unsigned char *src = c->d_src;
     s = (shape){c->src_w, c->src_h, c->src_c, c->src_b};
-    imgpu__cuda_op_env env = {c->stream, &c->scratch, &c->held, &c->tex, c->d_fused, &c->parity};
+    imgpu__cuda_op_env env = {c->stream, &c->scratch, &c->held, &c->tex, c->d_fused, &c->parity, NULL};
     for (int i = 0; i < n; i++) {
         shape o = op_output(s, &ops[i]);
+        const shape planned = o;
         unsigned char *dst = c->d_buf[i & 1];
+        env.result = &o;   /* a data-sized op (crop --trim) may make it smaller */
         rc = imgpu__cuda_run_op(&env, &ops[i], src, dst, s, o);
         if (rc)
             return rc;
+        if ((o.w != planned.w || o.h != planned.h) && i + 1 < n) {
+            /* the rest of the chain from the smaller image (each op checks its own input, as
+             * on the CPU: a crop's box inside it); a stage may now be larger than planned (a
+             * resize --fit of a trimmed strip): the buffers grow, the result moved across */
+            shape r = o;
+            size_t need = 0;
+            for (int k = i + 1; k < n; k++) {
+                r = op_output(r, &ops[k]);
+                if ((uint64_t)r.w * r.h > ((uint64_t)1 << 31)) {
+                    imgpu_error("a %dx%d intermediate image is too large for the GPU backend", r.w, r.h);
+                    return IMGPU_CUDA_OOM;
+                }
+                if (shape_bytes(r) > need)
+                    need = shape_bytes(r);
+            }
+            if (need + 64 > c->buf_bytes && (rc = regrow_keeping(c, dst, shape_bytes(o), need + 64)) != 0)
+                return rc;
+            dst = c->d_buf[i & 1];
+        }
         src = dst;
         s = o;
     }
@@ -510,7 +554,8 @@ int imgpu_cuda_session_run_device(imgpu_cuda_session *s, const unsigned char *d_
         return 0;
     }
     const unsigned char *src = d_in;
-    imgpu__cuda_op_env env = {s->stream, &s->scratch, &s->held, &s->tex, s->d_fused, &s->parity};
+    /* sized in advance: no result smaller than its plan (env.result NULL: crop --trim refuses) */
+    imgpu__cuda_op_env env = {s->stream, &s->scratch, &s->held, &s->tex, s->d_fused, &s->parity, NULL};
     for (int i = 0; i < n; i++) {
         shape o = op_output(sh, &ops[i]);
         unsigned char *dst = i == n - 1 ? d_out : s->d_buf[i & 1];

@@ -38,6 +38,7 @@ int imgpu__cuda_histogram_full(imgpu__cuda_scratch *s, size_t *held, cudaStream_
                                int c, int depth, const uint32_t **d_counts, int *planes);
 
 /* ---- the run table (ops_table.c) ---------------------------------------------------------- */
+
 /* An image as it flows through a chain: w x h x c samples of b bytes (1, or 2 at 16 bits). */
 typedef struct imgpu__cuda_shape {
     int w, h, c, b;
@@ -51,6 +52,9 @@ typedef struct imgpu__cuda_op_env {
     imgpu__cuda_tex *tex;   /* the texture over a rotation's source (texture.c) */
     uint32_t *d_fused;      /* fused equalize's counters (imgpu_launch_equalize_fused) */
     int *parity;            /* and which half of them is next */
+    imgpu__cuda_shape *result; /* a data-sized op (op_table.h data_sized: crop --trim) writes its
+                                * result's shape here, at most the out shape it was given; NULL:
+                                * the caller cannot take a smaller result (device images) */
 } imgpu__cuda_op_env;
 
 typedef struct imgpu__cuda_op {
