@@ -68,6 +68,7 @@ typedef enum imgpu_op_kind {
     IMGPU_OP_RESIZE,
     IMGPU_OP_LEVELS,        /* issue 28, op-tone */
     IMGPU_OP_GAMMA,         /* issue 28, op-tone */
+    IMGPU_OP_NORMALIZE,     /* issue 28, op-norm */
 } imgpu_op_kind;
 
 /* Equalization LUT formulas (--formula); src/backend/cpu/equalize_formula.c states each exactly.
@@ -148,6 +149,28 @@ typedef struct imgpu_gamma_params {
 } imgpu_gamma_params;
 void imgpu_gamma_lut(double gamma, int depth, uint16_t *lut);
 
+/* ---- normalize and autolevel (issue 28, op-norm): ImageMagick 6 Q16 -normalize (with its
+ * ContrastStretchImageChannel) and -auto-level; src/op/normalize.c and autolevel.c state the
+ * formulas. Both backends compute the same statistics, CDFs (inclusive cumulative
+ * histograms), hand them to the host functions below, and apply the LUT they return. */
+#define IMGPU_NORMALIZE_BLACK_CLIP 0.15 /* % of the pixels: IM 6.9.11's -normalize (N * 0.0015) */
+#define IMGPU_NORMALIZE_WHITE_CLIP 0.05 /* % of the pixels: IM 6.9.11's -normalize (N * 0.9995) */
+typedef struct imgpu_normalize_params {
+    double black_clip;      /* % of the pixels that become black (0..100) */
+    double white_clip;      /* % of the pixels that become white (0..100) */
+    int mode;               /* imgpu_eq_mode: luminance (one map from the histogram of IM's
+                             * intensity, 0.212656 R + 0.715158 G + 0.072186 B) or per-channel */
+} imgpu_normalize_params;
+/* The statistics (both backends): for a colour image in normalize's luminance mode one CDF of
+ * IM's intensity quanta, ClampToQuantum((0.212656 R + 0.715158 G) + 0.072186 B) over the quanta
+ * (65536 bins at either depth); else one CDF per colour channel (1 or 3) of its levels (2^depth
+ * bins). */
+/* The LUT from `planes` CDFs of `bins` (256 or 65536) counters over npix pixels (bin b holds
+ * the quantum b * 65535 / (bins - 1): an 8-bit level v is 257 v): lut gets 2^depth entries per
+ * plane; returns the LUT's planes (1: the same map for every colour channel, or `planes`). */
+int imgpu_normalize_lut(const imgpu_normalize_params *p, const uint32_t *cdf, int planes, int bins, uint64_t npix,
+                        int depth, uint16_t *lut);
+
 typedef struct imgpu_op {
     imgpu_op_kind kind;
     union {
@@ -158,6 +181,7 @@ typedef struct imgpu_op {
         imgpu_resize_params resize;
         imgpu_levels_params levels;     /* issue 28, op-tone */
         imgpu_gamma_params gamma;       /* issue 28, op-tone */
+        imgpu_normalize_params normalize; /* issue 28, op-norm */
     } u;
 } imgpu_op;
 
@@ -182,6 +206,7 @@ static inline void imgpu_flip_source(const imgpu_flip_params *p, int w, int h, i
 imgpu_op imgpu_op_resize(int width, int height, imgpu_resize_filter filter); /* --size WxH */
 imgpu_op imgpu_op_levels(double black, double white, double gamma); /* levels; white < 0: 100% */
 imgpu_op imgpu_op_gamma(double gamma);
+imgpu_op imgpu_op_normalize(double black_clip, double white_clip, imgpu_eq_mode mode); /* op-norm */
 
 /* ---- validation: 0, or -1 with the message recorded (imgpu_error) ---------------------------- */
 /* "clahe: tile grid WxH out of range (1..256 each)" */

@@ -13,6 +13,7 @@
     X(convert)               \
     X(resize)                \
     X(levels)                \
-    X(gamma)
+    X(gamma)                 \
+    X(normalize)
 
 #endif

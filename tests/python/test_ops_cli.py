@@ -31,6 +31,10 @@ CASES = [
     (["rotate", "--angle", "45", "--filter", "nearest", "--background", "255,128,0,200"],
      lambda a: imgpu.rotate(a, 45, filter="nearest", background=(255, 128, 0, 200), device=DEVICE)),
     (["rotate", "--angle", "90"], lambda a: imgpu.rotate(a, 90, device=DEVICE)),
+    # op-norm (issue 28): functions generated from the table, keywords '-' -> '_'
+    (["normalize"], lambda a: imgpu.normalize(a, device=DEVICE)),
+    (["normalize", "--black-clip", "2", "--white-clip", "1", "--mode", "per-channel"],
+     lambda a: imgpu.normalize(a, black_clip=2, white_clip=1, mode="per-channel", device=DEVICE)),
 ]
 
 
