@@ -14,6 +14,7 @@
     X(resize)                \
     X(levels)                \
     X(gamma)                 \
-    X(normalize)
+    X(normalize)             \
+    X(autolevel)
 
 #endif

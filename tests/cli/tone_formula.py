@@ -190,7 +190,29 @@ def ref_normalize(img, depth, args):
     return out
 
 
-REFS = {"levels": ref_levels, "gamma": ref_gamma, "normalize": ref_normalize}
+def ref_autolevel(img, depth, args):
+    # AutoLevelImageChannel = MinMaxStretchImage(0, 0): GetImageChannelRange (over R, G, B
+    # together by default, each alone with -channel RGB), then, when |max - min| >=
+    # MagickEpsilon, LevelImageChannel(min, max, 1.0): the levels formula (level_pixel)
+    kw = dict(zip(args[0::2], args[1::2]))
+    per_channel = kw.get("--mode", "linked") == "per-channel"
+    planes = quantum_planes(img, depth)
+    ranges = [(p.min(), p.max()) for p in planes]
+    if not per_channel:
+        ranges = [(min(r[0] for r in ranges), max(r[1] for r in ranges))] * len(planes)
+    out = img.copy()
+    for k, (lo, hi) in enumerate(ranges):
+        if abs(lo - hi) < 1e-12:
+            continue
+        lut = to_depth([clamp_q(level_pixel(q, lo, hi, 1.0)) for q in quanta(depth)], depth)
+        if img.ndim == 2:
+            out = lut[img]
+        else:
+            out[:, :, k] = lut[img[:, :, k]]
+    return out
+
+
+REFS = {"levels": ref_levels, "gamma": ref_gamma, "normalize": ref_normalize, "autolevel": ref_autolevel}
 CASES = {
     "levels": {8: [[], ["--black", "10", "--white", "240"], ["--black", "10", "--white", "240", "--gamma", "0.7"],
                    ["--black", "5%", "--white", "95%", "--gamma", "1.8"], ["--black", "200", "--white", "30",
@@ -207,6 +229,7 @@ CASES = {
                       ["--black-clip", "0", "--white-clip", "0"], ["--black-clip", "60", "--white-clip", "50"]],
                   16: [[], ["--mode", "per-channel"], ["--black-clip", "2", "--white-clip", "1"],
                        ["--black-clip", "0", "--white-clip", "0", "--mode", "per-channel"]]},
+    "autolevel": {8: [[], ["--mode", "per-channel"]], 16: [[], ["--mode", "per-channel"]]},
 }
 def im_level_args(a, d):
     """imgpu levels' arguments as IM's -level: black and white as quanta (IM reads -level's
@@ -231,6 +254,7 @@ def im_normalize_args(a, d):
 
 IM_ARGS = {"levels": im_level_args,
            "normalize": im_normalize_args,
+           "autolevel": lambda a, d: (["-channel", "RGB"] if "per-channel" in a else []) + ["-auto-level"],
            "gamma": lambda a, d: ["-gamma", dict(zip(a[0::2], a[1::2])).get("--gamma", "1")]}
 
 

@@ -128,6 +128,8 @@ static int norm_ops(imgpu_op *ops)
     ops[n++] = imgpu_op_normalize(10.0, 25.0, IMGPU_MODE_PER_CHANNEL);
     ops[n++] = imgpu_op_normalize(60.0, 50.0, IMGPU_MODE_LUMINANCE); /* the clips cross */
     ops[n++] = imgpu_op_normalize(100.0, 0.0, IMGPU_MODE_LUMINANCE); /* no black point: all black */
+    ops[n++] = imgpu_op_autolevel(0);
+    ops[n++] = imgpu_op_autolevel(1);
     return n;
 }
 
@@ -156,9 +158,9 @@ int main(void)
                         check_ops(im, &ops[i], 1, what);
                     }
                     /* a chain: the CDFs share the session's scratch with equalize's histograms */
-                    imgpu_op chain[3] = {ops[0], imgpu_op_equalize(IMGPU_MODE_PER_CHANNEL), ops[2]};
+                    imgpu_op chain[3] = {ops[0], imgpu_op_equalize(IMGPU_MODE_PER_CHANNEL), ops[8]};
                     chain[1].u.equalize.formula = IMGPU_FORMULA_IMAGEMAGICK;
-                    check_ops(im, chain, 3, "chain normalize, equalize, normalize");
+                    check_ops(im, chain, 3, "chain normalize, equalize, autolevel");
                     imgpu_image_free(im);
                 }
     imgpu_cuda_shutdown();

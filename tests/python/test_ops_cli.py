@@ -35,6 +35,8 @@ CASES = [
     (["normalize"], lambda a: imgpu.normalize(a, device=DEVICE)),
     (["normalize", "--black-clip", "2", "--white-clip", "1", "--mode", "per-channel"],
      lambda a: imgpu.normalize(a, black_clip=2, white_clip=1, mode="per-channel", device=DEVICE)),
+    (["autolevel"], lambda a: imgpu.autolevel(a, device=DEVICE)),
+    (["autolevel", "--mode", "per-channel"], lambda a: imgpu.autolevel(a, mode="per-channel", device=DEVICE)),
 ]
 
 
