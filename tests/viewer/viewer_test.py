@@ -103,6 +103,11 @@ CASES = [
      [["clahe", "--clip", "2.5", "--tiles", "5x3", "--mode", "per-channel"]]),
     (["--clahe", "--clip", "0", "--tiles", "1x1"], [["clahe", "--clip", "0", "--tiles", "1x1"]]),
     (["--clahe", "--clip=3", "--rotate", "30"], [["clahe", "--clip", "3"], ["rotate", "--angle", "30", "--force"]]),
+    # op-norm (issue 28): normalize's --mode is the viewer's one mode; autolevel's own
+    # linked|per-channel is not a viewer option, the one mode reaches it (luminance = linked)
+    (["--normalize", "--black-clip", "1", "--white-clip", "0.5", "--mode", "per-channel"],
+     [["normalize", "--black-clip", "1", "--white-clip", "0.5", "--mode", "per-channel"]]),
+    (["--autolevel", "--mode", "per-channel"], [["autolevel", "--mode", "per-channel"]]),
 ]
 
 
