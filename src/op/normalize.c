@@ -27,6 +27,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 imgpu_op imgpu_op_normalize(double black_clip, double white_clip, imgpu_eq_mode mode)
@@ -132,16 +133,29 @@ static const imgpu_param s_params[] = {
      .offset = offsetof(imgpu_normalize_params, mode), .fronts = IMGPU_FRONT_ALL},
 };
 
+/* The shortest decimal that reads back as x ("0.15", "1.25"): the viewer's stepped clips print
+ * so, and the printed command then computes the same thresholds. */
+static void number(double x, char *buf, size_t n)
+{
+    for (int prec = 0; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*f", prec, x);
+        if (strtod(buf, NULL) == x)
+            return;
+    }
+    snprintf(buf, n, "%.17g", x);
+}
+
 static int write(const imgpu_op *op, imgpu_op_text how, char *buf, size_t n)
 {
     const imgpu_normalize_params *p = &op->u.normalize;
     const char *mode = p->mode == IMGPU_MODE_PER_CHANNEL ? "per-channel" : "luminance";
+    char b[40], w[40];
+    number(p->black_clip, b, sizeof b);
+    number(p->white_clip, w, sizeof w);
     switch (how) {
-    case IMGPU_OP_TEXT_MANIFEST:
-        return snprintf(buf, n, "normalize black-clip=%g white-clip=%g mode=%s", p->black_clip, p->white_clip, mode);
-    case IMGPU_OP_TEXT_OPTIONS:
-        return snprintf(buf, n, "--black-clip %g --white-clip %g --mode %s", p->black_clip, p->white_clip, mode);
-    case IMGPU_OP_TEXT_STATUS: return snprintf(buf, n, "normalize %g%%,%g%% %s", p->black_clip, p->white_clip, mode);
+    case IMGPU_OP_TEXT_MANIFEST: return snprintf(buf, n, "normalize black-clip=%s white-clip=%s mode=%s", b, w, mode);
+    case IMGPU_OP_TEXT_OPTIONS: return snprintf(buf, n, "--black-clip %s --white-clip %s --mode %s", b, w, mode);
+    case IMGPU_OP_TEXT_STATUS: return snprintf(buf, n, "normalize %s%%,%s%% %s", b, w, mode);
     }
     return snprintf(buf, n, "normalize");
 }
