@@ -485,7 +485,7 @@ int main(int argc, char **argv)
                     run_config(S[s].name, S[s].w, S[s].h, c, k, c == 1 ? gray : rgb, (size_t)p.l2CacheSize);
         }
     }
-    if (issue6_only || want("full") || want("hist16") || want("eqfull") || want("clahe"))
+    if (issue6_only || want("full") || want("hist16") || want("eqfull") || want("clahe") || want("tone"))
         bench_full(sizes, chans, contents, depths, issue6_only ? "full" : s_ops, (size_t)p.l2CacheSize, s_csv, gray,
                    rgb);
     imgpu_image_free(gray);

@@ -29,7 +29,8 @@ void bench_usage(FILE *f)
 {
     fprintf(f, "usage: imgpu bench [--csv] [--sizes 1080p,4k,8k] [--channels 1,3] [--contents photo,noise,constant]\n"
                "                   [--ops histogram,equalize,rotate,full]   (full: the CLAHE, 16-bit and formula rows;\n"
-               "                   or a part of them: hist16, eqfull, clahe) [--depths 8,16] (of those rows)\n"
+               "                   or a part of them: hist16, eqfull, clahe; tone: levels, normalize,\n"
+               "                   autolevel, only when named) [--depths 8,16] (of those rows)\n"
                "                   [--issue6-only]   (only CLAHE, 16-bit and formula rows; OpenCV's CLAHE\n"
                "                   beside them when IMGPU_BENCH_PYTHON names a python3 with cv2)\n"
                "                   [--cpu] [--reps N]\n"

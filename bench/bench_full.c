@@ -61,6 +61,16 @@ static int op_equalize_full(fb *b, int k)
                                      &b->op.u.equalize) != 0;
 }
 
+/* An op through the CUDA backend's run table, as a session runs it (issue 28's tone ops: levels
+ * uploads its host LUT and applies it; normalize and autolevel first run the device histogram
+ * and scan, download the CDFs and wait for them, then the same). */
+static int op_table(fb *b, int k)
+{
+    imgpu__cuda_op_env e = {.stream = b->s, .scratch = &b->scratch, .held = &b->held};
+    const imgpu__cuda_shape s = {b->w, b->h, b->c, b->depth / 8};
+    return imgpu__cuda_run_op(&e, &b->op, b->d_in[k], b->d_out, s, s) != 0;
+}
+
 static int op_clahe(fb *b, int k)
 {
     return imgpu__cuda_clahe(&b->scratch, &b->held, b->s, b->d_in[k], b->d_out, b->w, b->h, b->c, b->depth,
@@ -115,7 +125,7 @@ static imgpu_image *make(int w, int h, int c, int depth, int content, const imgp
 }
 
 static int s_csv;
-static const char *s_parts = "full"; /* which rows: "full", or any of hist16, eqfull, clahe */
+static const char *s_parts = "full"; /* which rows: "full", or any of hist16, eqfull, clahe; tone */
 
 /* Whether the comma-separated list has `tok` as one of its items. */
 static int has_item(const char *list, const char *tok)
@@ -242,6 +252,23 @@ static void run(const char *size, int w, int h, int c, int depth, int content, c
             row(size, &b, cn, op, name, thr, lat, 2 * B);
         }
         imgpu_kernels_lut16_path(0);
+    }
+    /* the tone LUT ops (issue 28, `--ops tone` only: not part of "full"), next to the copy's
+     * bandwidth above: levels, normalize (luminance and per channel), autolevel */
+    if (has_item(s_parts, "tone")) {
+        const struct { imgpu_op op; const char *name, *how; } T[] = {
+            {imgpu_op_levels(10, 240, 1.0), "levels 10,240", "imgpu host LUT + upload + apply"},
+            {imgpu_op_normalize(IMGPU_NORMALIZE_BLACK_CLIP, IMGPU_NORMALIZE_WHITE_CLIP, IMGPU_MODE_LUMINANCE),
+             "normalize", "imgpu hist + scan + CDF download (sync) + host LUT + upload + apply"},
+            {imgpu_op_normalize(IMGPU_NORMALIZE_BLACK_CLIP, IMGPU_NORMALIZE_WHITE_CLIP, IMGPU_MODE_PER_CHANNEL),
+             "normalize per-channel", "imgpu hist + scan + CDF download (sync) + host LUT + upload + apply"},
+            {imgpu_op_autolevel(0), "autolevel", "imgpu hist + scan + CDF download (sync) + host LUT + upload + apply"},
+        };
+        for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
+            b.op = T[i].op;
+            time_fb(&b, op_table, &thr, &lat);
+            row(size, &b, cn, T[i].name, T[i].how, thr, lat, 2 * B);
+        }
     }
     /* CLAHE, OpenCV's defaults: clip 40, 8x8 tiles */
     if (part("clahe")) {

@@ -254,6 +254,12 @@ cudaError_t imgpu_launch_crop_trim_box(const void *d_in, int w, int h, int chann
 struct imgpu_resize_tab;
 cudaError_t imgpu_launch_resize(const struct imgpu_resize_tab *t, const void *d_in, void *d_h, void *d_out,
                                 cudaStream_t st);
+/* ---- op-norm (issue 28): normalize.cu ---------------------------------------------------- */
+/* ImageMagick's intensity quantum of each pixel of a packed RGB(A) image (channels 3 or 4,
+ * depth 8 or 16), ClampToQuantum((0.212656 R + 0.715158 G) + 0.072186 B) over the quanta (257 v
+ * at 8 bits), into d_out (npix uint16): the plane normalize's histogram counts. */
+cudaError_t imgpu_launch_intensity16(const void *d_in, size_t npix, int channels, int depth, uint16_t *d_out,
+                                     cudaStream_t stream);
 
 #ifdef __cplusplus
 }

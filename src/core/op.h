@@ -69,6 +69,8 @@ typedef enum imgpu_op_kind {
     IMGPU_OP_LEVELS,        /* issue 28, op-tone */
     IMGPU_OP_GAMMA,         /* issue 28, op-tone */
     IMGPU_OP_CROP,          /* issue 28, op-crop */
+    IMGPU_OP_NORMALIZE,     /* issue 28, op-norm */
+    IMGPU_OP_AUTOLEVEL,     /* issue 28, op-norm */
 } imgpu_op_kind;
 
 /* Equalization LUT formulas (--formula); src/backend/cpu/equalize_formula.c states each exactly.
@@ -181,6 +183,32 @@ int imgpu_crop_box(int w, int h, const imgpu_crop_params *p, int box[4]);
  * of the pixels whose bytes differ from the top-left pixel's; {0, 0, 1, 1} when none do (an
  * image of one colour keeps its top-left pixel, as ImageMagick's -trim). */
 void imgpu_crop_trim_box(const unsigned char *data, size_t stride, int w, int h, int px, int box[4]);
+/* ---- normalize and autolevel (issue 28, op-norm): ImageMagick 6 Q16 -normalize (with its
+ * ContrastStretchImageChannel) and -auto-level; src/op/normalize.c and autolevel.c state the
+ * formulas. Both backends compute the same statistics, CDFs (inclusive cumulative
+ * histograms), hand them to the host functions below, and apply the LUT they return. */
+#define IMGPU_NORMALIZE_BLACK_CLIP 0.15 /* % of the pixels: IM 6.9.11's -normalize (N * 0.0015) */
+#define IMGPU_NORMALIZE_WHITE_CLIP 0.05 /* % of the pixels: IM 6.9.11's -normalize (N * 0.9995) */
+typedef struct imgpu_normalize_params {
+    double black_clip;      /* % of the pixels that become black (0..100) */
+    double white_clip;      /* % of the pixels that become white (0..100) */
+    int mode;               /* imgpu_eq_mode: luminance (one map from the histogram of IM's
+                             * intensity, 0.212656 R + 0.715158 G + 0.072186 B) or per-channel */
+} imgpu_normalize_params;
+typedef struct imgpu_autolevel_params {
+    int mode;               /* 0 linked (one map from the range of R, G and B together), 1 per-channel */
+} imgpu_autolevel_params;
+/* The statistics (both backends): for a colour image in normalize's luminance mode one CDF of
+ * IM's intensity quanta, ClampToQuantum((0.212656 R + 0.715158 G) + 0.072186 B) over the quanta
+ * (65536 bins at either depth); else one CDF per colour channel (1 or 3) of its levels (2^depth
+ * bins). */
+/* The LUT from `planes` CDFs of `bins` (256 or 65536) counters over npix pixels (bin b holds
+ * the quantum b * 65535 / (bins - 1): an 8-bit level v is 257 v): lut gets 2^depth entries per
+ * plane; returns the LUT's planes (1: the same map for every colour channel, or `planes`). */
+int imgpu_normalize_lut(const imgpu_normalize_params *p, const uint32_t *cdf, int planes, int bins, uint64_t npix,
+                        int depth, uint16_t *lut);
+int imgpu_autolevel_lut(const imgpu_autolevel_params *p, const uint32_t *cdf, int planes, int bins, uint64_t npix,
+                        int depth, uint16_t *lut);
 
 typedef struct imgpu_op {
     imgpu_op_kind kind;
@@ -193,6 +221,8 @@ typedef struct imgpu_op {
         imgpu_levels_params levels;     /* issue 28, op-tone */
         imgpu_gamma_params gamma;       /* issue 28, op-tone */
         imgpu_crop_params crop;         /* issue 28, op-crop */
+        imgpu_normalize_params normalize; /* issue 28, op-norm */
+        imgpu_autolevel_params autolevel; /* issue 28, op-norm */
     } u;
 } imgpu_op;
 
@@ -222,6 +252,8 @@ imgpu_op imgpu_op_resize(int width, int height, imgpu_resize_filter filter); /* 
 imgpu_op imgpu_op_levels(double black, double white, double gamma); /* levels; white < 0: 100% */
 imgpu_op imgpu_op_gamma(double gamma);
 imgpu_op imgpu_op_crop(int x, int y, int w, int h); /* --rect X,Y,W,H */
+imgpu_op imgpu_op_normalize(double black_clip, double white_clip, imgpu_eq_mode mode); /* op-norm */
+imgpu_op imgpu_op_autolevel(int per_channel);                                         /* op-norm */
 
 /* ---- validation: 0, or -1 with the message recorded (imgpu_error) ---------------------------- */
 /* "clahe: tile grid WxH out of range (1..256 each)" */

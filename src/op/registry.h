@@ -14,6 +14,8 @@
     X(resize)                \
     X(levels)                \
     X(gamma)                 \
-    X(crop)
+    X(crop)                  \
+    X(normalize)             \
+    X(autolevel)
 
 #endif

@@ -834,14 +834,16 @@ int main(int argc, char **argv)
     vw_app *a = &v.app;
     vw_app_reset(a);
     /* the ops as the options left them: the contrast op shown, every op's parameters, the
-     * one mode (from any op that has one: --mode went to each) */
+     * one mode (from any op whose --mode the viewer takes: --mode went to each of them; an
+     * op's --mode outside the viewer's, as autolevel's linked|per-channel, is left at its
+     * default by the options and must not reset the one mode: M and the shown op carry it) */
     imgpu_op rotate_op = imgpu_op_default(IMGPU_OP_ROTATE);
     for (int k = 0; k < imgpu_op_count() && k < VW_MAX_OPS; k++) {
         const imgpu_op_desc *d = imgpu_op_at(k);
         a->vop[k] = v.o.vop[k];
         if (d->view_key && v.o.op_on[k])
             a->contrast = k;
-        const imgpu_param *m = imgpu_op_param(d, "mode", 4);
+        const imgpu_param *m = imgpu_opt_find_param(d, "mode", 4, IMGPU_FRONT_VIEW);
         if (m)
             a->mode = (imgpu_eq_mode)*(const int *)imgpu_param_cptr(&v.o.vop[k], m->offset);
         if (d->kind == IMGPU_OP_ROTATE)

@@ -97,11 +97,35 @@ C.check(rb.rc == 1 and rs.rc == 1 and "--max-file-size" in rb.err and "--max-fil
         and not os.path.exists(os.path.join(tmp, "small", "camera.png")),
         "--max-file-size 1K refuses camera.png in batch as in equalize", f"{rb}\n{rs}")
 
+# ---- normalize / autolevel (issue 28, op-norm): batch == the single commands; the clips are
+# --black-clip / --white-clip, never CLAHE's --clip, so a chain with both reads unambiguously ----
+same_as_single(["--normalize"], "normalize", [], coffee)
+same_as_single(["--normalize", "--black-clip", "2", "--white-clip", "1", "--mode", "per-channel"], "normalize",
+               ["--black-clip", "2", "--white-clip", "1", "--mode", "per-channel"], chel16)
+same_as_single(["--autolevel", "--mode", "per-channel"], "autolevel", ["--mode", "per-channel"], chel16,
+               extra=["--depth", "8"])
+step = os.path.join(tmp, "norm_step.png")
+imgpu("normalize", coffee, step, "--black-clip", "1", "--device", "cpu")
+r = imgpu("batch", "--normalize", "--black-clip", "1", "--clahe", "--clip", "2", "--mode", "per-channel",
+          "--device", "cpu", "--quiet", "-o", os.path.join(tmp, "chain"), coffee)
+imgpu("clahe", step, os.path.join(tmp, "chain_ref.png"), "--clip", "2", "--mode", "per-channel", "--device", "cpu")
+ok, detail = equal(os.path.join(tmp, "chain", "coffee.png"), os.path.join(tmp, "chain_ref.png"))
+C.check(r.rc == 0 and ok, "batch --normalize --black-clip 1 --clahe --clip 2 --mode M == normalize, then clahe",
+        f"{r}\n{detail}")
+r = imgpu("batch", "--normalize", "--clip", "2", "-o", os.path.join(tmp, "x"), cam)
+C.check(r.rc == 2 and "--clip must follow --clahe" in r.err, "batch: --clip after --normalize only: usage error",
+        str(r))
+r = imgpu("batch", "--clahe", "--black-clip", "2", "-o", os.path.join(tmp, "x"), cam)
+C.check(r.rc == 2 and "--black-clip must follow --normalize" in r.err,
+        "batch: --black-clip after --clahe only: usage error", str(r))
+
 # ---- one wording for a bad value in every front end ------------------------------------------
 for opt, val in (("--formula", "gimp"), ("--depth", "12"), ("--max-file-size", "-1"),
                  ("--max-decode-time", "soon"), ("--max-pixels", "0"), ("--max-memory", "junk"),
-                 ("--clip", "nan"), ("--tiles", "0x8"), ("--mode", "hsv")):
-    op = {"--clip": "--clahe", "--tiles": "--clahe", "--mode": "--clahe"}.get(opt, "--equalize")
+                 ("--clip", "nan"), ("--tiles", "0x8"), ("--mode", "hsv"), ("--black-clip", "101"),
+                 ("--white-clip", "-1")):
+    op = {"--clip": "--clahe", "--tiles": "--clahe", "--mode": "--clahe", "--black-clip": "--normalize",
+          "--white-clip": "--normalize"}.get(opt, "--equalize")
     cmd = op[2:]
     rb = imgpu("batch", op, opt, val, "-o", os.path.join(tmp, "bad"), cam)
     rs = imgpu(cmd, cam, os.path.join(tmp, "bad.png"), opt, val)

@@ -36,5 +36,8 @@ run rot_bilinear rotate "$assets/horse.png" @OUT@ --angle 30
 run rot_bicubic rotate "$assets/coffee.png" @OUT@ --angle 30 --filter bicubic
 run rot16 rotate "$assets/camera16.png" @OUT@ --angle -17.5 --filter bicubic --crop
 run rot90 rotate "$assets/brick.png" @OUT@ --angle 90 --crop
+run normalize normalize "$assets/coffee.png" @OUT@
+run normalize16 normalize "$assets/chelsea16.png" @OUT@ --mode per-channel --black-clip 2
+run autolevel16 autolevel "$assets/camera16.png" @OUT@
 echo "cpu_threads_cli: $runs runs, $fails failed"
 [ $fails -eq 0 ]

@@ -112,7 +112,107 @@ def ref_gamma(img, depth, args):
     return apply_same(img, gamma_lut(depth, kw.get("--gamma", "1")))
 
 
-REFS = {"levels": ref_levels, "gamma": ref_gamma}
+def is_gray(img):
+    """IM's SetImageGray: every pixel has R == G == B (the image is then GRAY and its intensity
+    is the red channel)"""
+    return img.ndim == 2 or img.shape[2] <= 2 or (np.array_equal(img[:, :, 0], img[:, :, 1]) and
+                                                  np.array_equal(img[:, :, 1], img[:, :, 2]))
+
+
+def quantum_planes(img, depth):
+    """the colour channels as IM's quanta (float64), a list of 1 or 3 planes"""
+    s = 257.0 if depth == 8 else 1.0
+    if img.ndim == 2:
+        return [img.astype(np.float64) * s]
+    return [img[:, :, k].astype(np.float64) * s for k in range(1 if img.shape[2] <= 2 else 3)]
+
+
+def im_histogram(values):
+    """histogram[ScaleQuantumToMap(q)]++ over the 65536 quanta (values: integer quanta)"""
+    return np.bincount(values.astype(np.int64).ravel(), minlength=65536)
+
+
+def contrast_stretch_map(hist, n, black_point, white_point):
+    """ContrastStretchImageChannel (IM 6.9.11) for one histogram: the black and white quanta
+    and the stretch map, or None when black == white (the channel is left alone)"""
+    intensity, i = 0.0, 0
+    while i <= 65535:
+        intensity += float(hist[i])
+        if intensity > black_point:
+            break
+        i += 1
+    black = i
+    intensity, i = 0.0, 65535
+    while i != 0:
+        intensity += float(hist[i])
+        if intensity > float(n) - white_point:
+            break
+        i -= 1
+    white = i
+    if black == white:
+        return None
+    m = []
+    for q in range(65536):
+        if q < black:
+            m.append(0)
+        elif q > white:
+            m.append(65535)
+        else:
+            m.append(clamp_q(65535.0 * (q - black) / (white - black)))
+    return m
+
+
+def ref_normalize(img, depth, args):
+    kw = dict(zip(args[0::2], args[1::2]))
+    b_pct, w_pct = float(kw.get("--black-clip", "0.15")), float(kw.get("--white-clip", "0.05"))
+    per_channel = kw.get("--mode", "luminance") == "per-channel"
+    n = img.shape[0] * img.shape[1]
+    # NormalizeImageChannel: N * 0.0015 and N * 0.9995; as percentages N * (B / 100), N * (1 - W / 100)
+    black_point, white_point = n * (b_pct / 100.0), n * (1.0 - w_pct / 100.0)
+    planes = quantum_planes(img, depth)
+    if per_channel:
+        hists = [im_histogram(p) for p in planes]
+    elif is_gray(img):
+        hists = [im_histogram(planes[0])] * len(planes)
+    else:
+        r, g, b = planes   # GetPixelIntensity (Rec709Luma, the default): on the stored values
+        x = (0.212656 * r + 0.715158 * g) + 0.072186 * b
+        q = np.where(x <= 0.0, 0, np.where(x >= 65535.0, 65535, np.floor(x + 0.5)))
+        hists = [im_histogram(q)] * 3
+    out = img.copy()
+    for k, h in enumerate(hists):
+        m = contrast_stretch_map(h, n, black_point, white_point)
+        lut = to_depth(quanta(depth), depth) if m is None else to_depth([m[q] for q in quanta(depth)], depth)
+        if img.ndim == 2:
+            out = lut[img]
+        else:
+            out[:, :, k] = lut[img[:, :, k]]
+    return out
+
+
+def ref_autolevel(img, depth, args):
+    # AutoLevelImageChannel = MinMaxStretchImage(0, 0): GetImageChannelRange (over R, G, B
+    # together by default, each alone with -channel RGB), then, when |max - min| >=
+    # MagickEpsilon, LevelImageChannel(min, max, 1.0): the levels formula (level_pixel)
+    kw = dict(zip(args[0::2], args[1::2]))
+    per_channel = kw.get("--mode", "linked") == "per-channel"
+    planes = quantum_planes(img, depth)
+    ranges = [(p.min(), p.max()) for p in planes]
+    if not per_channel:
+        ranges = [(min(r[0] for r in ranges), max(r[1] for r in ranges))] * len(planes)
+    out = img.copy()
+    for k, (lo, hi) in enumerate(ranges):
+        if abs(lo - hi) < 1e-12:
+            continue
+        lut = to_depth([clamp_q(level_pixel(q, lo, hi, 1.0)) for q in quanta(depth)], depth)
+        if img.ndim == 2:
+            out = lut[img]
+        else:
+            out[:, :, k] = lut[img[:, :, k]]
+    return out
+
+
+REFS = {"levels": ref_levels, "gamma": ref_gamma, "normalize": ref_normalize, "autolevel": ref_autolevel}
 CASES = {
     "levels": {8: [[], ["--black", "10", "--white", "240"], ["--black", "10", "--white", "240", "--gamma", "0.7"],
                    ["--black", "5%", "--white", "95%", "--gamma", "1.8"], ["--black", "200", "--white", "30",
@@ -124,6 +224,12 @@ CASES = {
     "gamma": {8: [[], ["--gamma", "2.2"], ["--gamma", "0.45"], ["--gamma", "1.7"], ["--gamma", "0.01"],
                   ["--gamma", "100"]],
               16: [["--gamma", "2.2"], ["--gamma", "0.6"], ["--gamma", "1"]]},
+    "normalize": {8: [[], ["--mode", "per-channel"], ["--black-clip", "2", "--white-clip", "1"],
+                      ["--black-clip", "10", "--white-clip", "25", "--mode", "per-channel"],
+                      ["--black-clip", "0", "--white-clip", "0"], ["--black-clip", "60", "--white-clip", "50"]],
+                  16: [[], ["--mode", "per-channel"], ["--black-clip", "2", "--white-clip", "1"],
+                       ["--black-clip", "0", "--white-clip", "0", "--mode", "per-channel"]]},
+    "autolevel": {8: [[], ["--mode", "per-channel"]], 16: [[], ["--mode", "per-channel"]]},
 }
 def im_level_args(a, d):
     """imgpu levels' arguments as IM's -level: black and white as quanta (IM reads -level's
@@ -133,7 +239,22 @@ def im_level_args(a, d):
     return ["-level", f"{b!r},{w!r},{kw.get('--gamma', '1')}"]
 
 
+def im_normalize_args(a, d):
+    """imgpu normalize's arguments as IM's: -normalize at the default clips, else
+    -contrast-stretch B%xW% (IM: black_point = B * N / 100, white_point = N - W * N / 100, the
+    same thresholds as N * (B / 100) and N * (1 - W / 100) unless one lands within a rounding of
+    an integer: the images here have none); -channel RGB for per-channel"""
+    kw = dict(zip(a[0::2], a[1::2]))
+    b, w = kw.get("--black-clip", "0.15"), kw.get("--white-clip", "0.05")
+    ch = ["-channel", "RGB"] if kw.get("--mode") == "per-channel" else []
+    if float(b) == 0.15 and float(w) == 0.05:
+        return ch + ["-normalize"]
+    return ch + ["-contrast-stretch", f"{b}%x{w}%"]
+
+
 IM_ARGS = {"levels": im_level_args,
+           "normalize": im_normalize_args,
+           "autolevel": lambda a, d: (["-channel", "RGB"] if "per-channel" in a else []) + ["-auto-level"],
            "gamma": lambda a, d: ["-gamma", dict(zip(a[0::2], a[1::2])).get("--gamma", "1")]}
 
 

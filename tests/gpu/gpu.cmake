@@ -6,6 +6,8 @@
 #                   and sessions against the CPU reference
 #   test_gpu_clahe  CUDA CLAHE, 16-bit equalize and the formulas against the CPU, bit for bit
 #   test_gpu_tone   the tone LUT ops (issue 28: levels ...) against the CPU, bit for bit
+#   test_gpu_norm   normalize and autolevel (issue 28, op-norm): the intensity kernel over every
+#                   8-bit colour, the ops through the pipeline, against the CPU, bit for bit
 # (The golden cases register .cuda variants too: golden/golden.cmake. robust/robust_gpu.sh runs
 # these under compute-sanitizer.)
 set(_imgpu_gpu_dir ${CMAKE_CURRENT_LIST_DIR})
@@ -19,3 +21,4 @@ imgpu_add_c_test(test_gpu_geom ${_imgpu_gpu_dir}/test_gpu_geom.c GPU TIMEOUT 600
 imgpu_add_c_test(test_gpu_crop ${_imgpu_gpu_dir}/test_gpu_crop.c GPU TIMEOUT 600)
 imgpu_add_c_test(test_gpu_resize ${_imgpu_gpu_dir}/test_gpu_resize.c GPU TIMEOUT 600)
 imgpu_add_c_test(test_gpu_tone ${_imgpu_gpu_dir}/test_gpu_tone.c GPU TIMEOUT 600)
+imgpu_add_c_test(test_gpu_norm ${_imgpu_gpu_dir}/test_gpu_norm.c GPU TIMEOUT 600)

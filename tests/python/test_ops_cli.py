@@ -35,6 +35,12 @@ CASES = [
      lambda a: imgpu.resize(a, fit=(37, 23), filter="lanczos", antialias=True, device=DEVICE)),
     (["resize", "--size", "71x45", "--filter", "bicubic", "--antialias"],
      lambda a: imgpu.resize(a, size=(71, 45), filter="bicubic", antialias=True, device=DEVICE)),
+    # op-norm (issue 28): functions generated from the table, keywords '-' -> '_'
+    (["normalize"], lambda a: imgpu.normalize(a, device=DEVICE)),
+    (["normalize", "--black-clip", "2", "--white-clip", "1", "--mode", "per-channel"],
+     lambda a: imgpu.normalize(a, black_clip=2, white_clip=1, mode="per-channel", device=DEVICE)),
+    (["autolevel"], lambda a: imgpu.autolevel(a, device=DEVICE)),
+    (["autolevel", "--mode", "per-channel"], lambda a: imgpu.autolevel(a, mode="per-channel", device=DEVICE)),
 ]
 
 

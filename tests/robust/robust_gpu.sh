@@ -23,7 +23,7 @@ rm -rf /tmp/rf_tmp
 [ -n "$cs" ] || { echo "no compute-sanitizer"; exit 1; }
 for tool in memcheck initcheck synccheck racecheck; do
   extra=(); [ $tool = memcheck ] && extra=(--leak-check full)
-  for t in tests/test_gpu_ops tests/test_gpu_scan tests/test_gpu_clahe tests/test_gpu_geom tests/test_gpu_tone tests/test_gpu_resize "imgpu"; do
+  for t in tests/test_gpu_ops tests/test_gpu_scan tests/test_gpu_clahe tests/test_gpu_geom tests/test_gpu_tone tests/test_gpu_resize tests/test_gpu_norm "imgpu"; do
     if [ $((SECONDS - start)) -gt "${ROBUST_GPU_BOX:-420}" ]; then echo "$tool $t: not run (time box)"; continue; fi
     name=$(basename "${t%% *}")
     if [ "$t" = imgpu ]; then cmd=(./imgpu rotate ../assets/chelsea.png "$out/r.png" --angle 30 --device cuda); else cmd=(./$t); fi

@@ -142,6 +142,16 @@ static int run_all(const imgpu_image *in, result *r)
         add_image(r, &n, o, name);
         imgpu_image_free(o);
     }
+    /* normalize and autolevel (issue 28, op-norm): their CDFs are counted per part (tone_cdf.c) */
+    const imgpu_op tone[] = {imgpu_op_normalize(0.15, 0.05, IMGPU_MODE_LUMINANCE),
+                             imgpu_op_normalize(2.0, 1.0, IMGPU_MODE_PER_CHANNEL), imgpu_op_autolevel(0),
+                             imgpu_op_autolevel(1)};
+    for (size_t i = 0; i < sizeof tone / sizeof tone[0]; i++) {
+        imgpu_image *o = imgpu_cpu_run(in, &tone[i]);
+        snprintf(name, sizeof name, "tone op %zu", i);
+        add_image(r, &n, o, name);
+        imgpu_image_free(o);
+    }
     if (in->depth == 8) {
         imgpu_histogram h;
         if (imgpu_cpu_histogram(in, &h) == 0)

@@ -105,6 +105,11 @@ CASES = [
     (["--clahe", "--clip=3", "--rotate", "30"], [["clahe", "--clip", "3"], ["rotate", "--angle", "30", "--force"]]),
     # --clockwise (issue 30): ImageMagick's and vips' sense, the CLI's --angle -30
     (["--rotate", "30", "--clockwise"], [["rotate", "--angle", "-30"]]),
+    # op-norm (issue 28): normalize's --mode is the viewer's one mode; autolevel's own
+    # linked|per-channel is not a viewer option, the one mode reaches it (luminance = linked)
+    (["--normalize", "--black-clip", "1", "--white-clip", "0.5", "--mode", "per-channel"],
+     [["normalize", "--black-clip", "1", "--white-clip", "0.5", "--mode", "per-channel"]]),
+    (["--autolevel", "--mode", "per-channel"], [["autolevel", "--mode", "per-channel"]]),
 ]
 
 
@@ -332,6 +337,12 @@ key s
 key s
 """
 EXPECT_CLAHE_LIMITS = "imgpu clahe {i} {o} --clip 0 --tiles 1x1 --mode luminance"
+# op-norm (issue 28): Z normalize on, its black clip 0.15 + 2 x 0.05 and +1 (Shift), the white
+# clip 0.05 + 0.05, M per channel; then U switches to autolevel and M back to linked
+EVENTS_NORMALIZE = "key z\nkey ]\nkey ]\nkey shift+]\nkey period\nkey m\nkey ctrl+c\nkey s\nkey s\n"
+EXPECT_NORMALIZE = "imgpu normalize {i} {o} --black-clip 1.25 --white-clip 0.1 --mode per-channel"
+EVENTS_AUTOLEVEL = "key z\nkey m\nkey u\nkey ctrl+c\nkey s\nkey s\n"
+EXPECT_AUTOLEVEL = "imgpu autolevel {i} {o} --mode per-channel"
 EVENTS_CLAHE_MAX = "key c\n" + "key period\n" * 70 + "key ctrl+c\nkey s\nkey s\n"
 EXPECT_CLAHE_MAX = "imgpu clahe {i} {o} --clip 40 --tiles 64x64 --mode luminance"
 
@@ -369,7 +380,9 @@ def events(ck, imgpu, view, tmp, assets, ctx_args, env=None, window=False):
     scripts = [("coffee.png", EVENTS, EXPECT_OPS, ""), ("coffee.png", EVENTS_CLAHE, EXPECT_CLAHE, " (CLAHE)"),
                ("camera.png", EVENTS_CLAHE, EXPECT_CLAHE, " (CLAHE, gray)"),
                ("coffee.png", EVENTS_CLAHE_LIMITS, EXPECT_CLAHE_LIMITS, " (CLAHE limits)"),
-               ("camera.png", EVENTS_CLAHE_MAX, EXPECT_CLAHE_MAX, " (CLAHE 64x64)")]
+               ("camera.png", EVENTS_CLAHE_MAX, EXPECT_CLAHE_MAX, " (CLAHE 64x64)"),
+               ("coffee.png", EVENTS_NORMALIZE, EXPECT_NORMALIZE, " (normalize)"),
+               ("chelsea.png", EVENTS_AUTOLEVEL, EXPECT_AUTOLEVEL, " (autolevel)")]
     for name, script, expect, tag in scripts:
         inp = os.path.join(tmp, name)
         shutil.copy(os.path.join(assets, name), inp)

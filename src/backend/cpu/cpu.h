@@ -91,6 +91,9 @@ imgpu_image *imgpu_cpu_run(const imgpu_image *in, const imgpu_op *op);
  * a message. imgpu__cpu_lut_alloc: planes * 2^depth entries (malloc), or NULL with a message. */
 imgpu_image *imgpu__cpu_apply_lut(const imgpu_image *in, const uint16_t *lut, int planes);
 uint16_t *imgpu__cpu_lut_alloc(int depth, int planes);
+/* normalize and autolevel (op-norm; tone_cdf.c): the CDFs op.h describes (intensity: IM's
+ * intensity for a colour image), malloc'ed into *cdf (*planes x *bins); 0, or -1 with a message. */
+int imgpu__cpu_tone_cdf(const imgpu_image *in, int intensity, uint32_t **cdf, int *planes, int *bins);
 
 int imgpu_cpu_threads(void);
 void imgpu_cpu_threads_cap(int n);

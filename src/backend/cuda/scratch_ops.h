@@ -71,6 +71,12 @@ typedef struct imgpu__cuda_op {
 int imgpu__cuda_apply_host_lut(imgpu__cuda_op_env *e, const unsigned char *d_in, unsigned char *d_out,
                                imgpu__cuda_shape s, const uint16_t *lut, int planes);
 
+/* normalize and autolevel (issue 28, op-norm; tone_cdf.c): the CDFs op.h describes (intensity:
+ * IM's intensity for a colour image) of d_in into cdf (host memory for 3 x 65536 counters):
+ * *planes x *bins. Uses the scratch; waits for the stream. */
+int imgpu__cuda_tone_cdf(imgpu__cuda_op_env *e, const unsigned char *d_in, imgpu__cuda_shape s, int intensity,
+                         uint32_t *cdf, int *planes, int *bins);
+
 /* One op through its entry; -1 with a message for a kind without one. */
 int imgpu__cuda_run_op(imgpu__cuda_op_env *e, const imgpu_op *op, const unsigned char *d_in, unsigned char *d_out,
                        imgpu__cuda_shape in, imgpu__cuda_shape out);
