@@ -2476,6 +2476,14 @@ done:
 
 /* ---- the module --------------------------------------------------------------------------------- */
 
+static PyObject *py_tune_allocator(PyObject *self, PyObject *noargs)
+{
+    (void)self;
+    (void)noargs;
+    imgpu_batch_tune_allocator();
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_set_quiet(PyObject *self, PyObject *arg)
 {
     (void)self;
@@ -2506,6 +2514,8 @@ static PyMethodDef s_methods[] = {
      "_batch_stage(argv, [(in, out)], tag): the files run, outputs staged, no manifest."},
     {"_batch_commit", py_batch_commit, METH_VARARGS,
      "_batch_commit(outdir, records): staged outputs recorded in the manifest and put in place."},
+    {"_tune_allocator", py_tune_allocator, METH_NOARGS,
+     "_tune_allocator(): the process's allocator set as the batch command sets it (batch.h)."},
     {"_set_quiet", py_set_quiet, METH_O, "_set_quiet(flag): silence imgpu's notices on stderr."},
     {NULL, NULL, 0, NULL},
 };

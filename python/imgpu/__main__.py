@@ -54,7 +54,7 @@ def main(argv):
                 client = Client(scheduler)
         else:
             n = int(workers) if workers else max(1, imgpu.dask._visible_gpus())
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
             client = Client(cluster)
         try:
             s = imgpu.dask.batch_argv(client, args)

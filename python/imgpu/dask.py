@@ -96,18 +96,28 @@ class ImgpuWorker(_WorkerPlugin):
       "first": the first it sees (deployments that list each worker's own GPU first, as
         dask-cuda's CUDA_VISIBLE_DEVICES rotation does);
       a dict {worker name: GPU index}.
-    IMGPU_CUDA_DEVICE in a worker's environment overrides all of these. The choice becomes the
+    IMGPU_CUDA_DEVICE in a worker's environment overrides all of these.
+    tune_allocator (default True): the worker's malloc set as the `imgpu batch` command sets its
+    own (one arena, image buffers reused; batch.h's imgpu_batch_tune_allocator). Dask's nanny
+    starts workers with MALLOC_TRIM_THRESHOLD_=65536, which makes glibc map every image buffer
+    afresh: a task then took twice as long. False leaves the worker's allocator alone (a
+    worker that also runs memory-hungry work of other kinds). The choice becomes the
     worker's IMGPU_CUDA_DEVICE, the engine's default GPU, so options' device="auto" still
     chooses the CPU or the GPU per task as `imgpu batch` does; device="cpu" uses none.
     """
     name = PLUGIN_NAME
 
-    def __init__(self, worker_gpu="auto", device="auto"):
+    def __init__(self, worker_gpu="auto", device="auto", tune_allocator=True):
         self.worker_gpu = worker_gpu
         self.device = device
+        self.tune_allocator = tune_allocator
 
     def setup(self, worker):
         self.lock = _threading.Lock()
+        if self.tune_allocator:
+            # the allocator as the `imgpu batch` command sets it: Dask's nanny gives workers
+            # MALLOC_TRIM_THRESHOLD_=65536, which maps every image buffer afresh (2x slower)
+            _imgpu._tune_allocator()
         self.gpu = None
         n = _visible_gpus() if _imgpu.built_with_cuda and self.device != "cpu" else 0
         if n > 0 and not _os.environ.get("IMGPU_CUDA_DEVICE"):

@@ -401,6 +401,24 @@ static int make_outdir(const char *dir)
     return rc;
 }
 
+void imgpu_batch_tune_allocator(void)
+{
+#ifdef __GLIBC__
+    /* Images up to 32 MB (4K RGB is 25 MB) come from one heap that keeps what is freed, so the
+     * next image reuses pages already mapped. glibc's defaults give each of the 2 x jobs
+     * threads an arena of 64 MB heaps and map most image buffers afresh: every page of every
+     * buffer then faults in again, and with 32 threads the page faults and unmaps contend
+     * for the process's memory map (H200, 16 cores, 500 4K JPEGs, local contrast on --device cpu: 22 s of
+     * system time). The images in flight are bounded (2 x jobs, plus the GPU stage's), so the
+     * heap's peak is too. A Dask worker gets MALLOC_TRIM_THRESHOLD_=65536 from its nanny, which
+     * also turns glibc's adaptive mmap threshold off: every image buffer is mapped afresh
+     * (imgpu.dask's workers call this; 40 1080p JPEGs took 2x as long without it). */
+    mallopt(M_ARENA_MAX, 1);
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
 int imgpu_batch_main(int argc, char **argv) { return batch_run(argc, argv, 0, NULL, NULL); }
 
 int imgpu_batch_run(int argc, char **argv, imgpu_batch_fail_fn on_fail, void *ctx,
@@ -558,20 +576,8 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum, b
         return usage_error(lib, imgpu_error_message());
     }
     imgpu_set_limits(&lim); /* before any thread starts */
-#ifdef __GLIBC__
-    if (!lib) {   /* the process's allocator is the caller's in-process */
-    /* Images up to 32 MB (4K RGB is 25 MB) come from one heap that keeps what is freed, so the
-     * next image reuses pages already mapped. glibc's defaults give each of the 2 x jobs
-     * threads an arena of 64 MB heaps and map most image buffers afresh: every page of every
-     * buffer then faults in again, and with 32 threads the page faults and unmaps contend
-     * for the process's memory map (H200, 16 cores, 500 4K JPEGs, local contrast on --device cpu: 22 s of
-     * system time). The images in flight are bounded (2 x jobs, plus the GPU stage's), so the
-     * heap's peak is too. */
-    mallopt(M_ARENA_MAX, 1);
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    }
-#endif
+    if (!lib)   /* the process's allocator is the caller's in-process */
+        imgpu_batch_tune_allocator();
     if (!lib)
         imgpu_set_quiet(o.quiet);
     if (o.format) {   /* one output format: output options it does not use are named once */

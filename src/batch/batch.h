@@ -28,6 +28,11 @@ typedef void (*imgpu_batch_fail_fn)(void *ctx, const char *path, const char *rea
 int imgpu_batch_run(int argc, char **argv, imgpu_batch_fail_fn on_fail, void *ctx,
                     imgpu_batch_summary *sum);
 
+/* The process's allocator set for batches (glibc: one arena, image buffers kept in the heap and
+ * reused rather than mapped afresh each time): what the `batch` command does at its start, for a
+ * process that runs batches and little else (an imgpu.dask worker). Nothing elsewhere. */
+void imgpu_batch_tune_allocator(void);
+
 /* One batch split over processes (the Python module's imgpu.dask): one process, the client,
  * plans the run and is the one writer of OUTDIR's manifest; the others, the workers, write
  * outputs under temp names and hand them to the client, which records each one and then puts

@@ -59,7 +59,7 @@ def client(tmp_path_factory):
     # the workers import this module (the killer plugin below): they get its folder on sys.path
     here = os.path.dirname(os.path.abspath(__file__))
     os.environ["PYTHONPATH"] = os.pathsep.join([here] + [p for p in sys.path if p])
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                            silence_logs=50)
     c = Client(cluster)
     c.wait_for_workers(2)
