@@ -249,7 +249,9 @@ def batch_argv(client, argv, *, task_size=None, worker_gpu="auto"):
                 summary["done"] += c["done"]
                 failed += c["failed"]
     finally:
-        client.cancel(futures)
+        pending = [f for f in futures if not f.done()]
+        if pending:   # stopped early (an exception, Ctrl-C): no task of this run goes on
+            client.cancel(pending)
         _remove_staged([o for _, o in todo], tag)
     return summary
 
