@@ -43,11 +43,19 @@ def main(argv):
     if workers is not None and (not workers.isdigit() or int(workers) < 1):
         sys.stderr.write("imgpu: invalid --workers '%s' (a count of worker processes, 1 or more)\n" % workers)
         return 2
-    import imgpu.dask
-    from dask.distributed import Client, LocalCluster
-    cluster = None
     try:
-        if scheduler:
+        import imgpu.dask
+        from dask.distributed import Client, LocalCluster
+    except ImportError as e:
+        sys.stderr.write("imgpu: python3 -m imgpu batch runs on Dask, which does not import here (%s; Debian: "
+                         "python3-distributed)\n" % e)
+        return 2
+    cluster = client = None
+    dry = "--dry-run" in (args[:args.index("--")] if "--" in args else args)
+    try:
+        if dry:   # the plan alone: no cluster
+            pass
+        elif scheduler:
             if scheduler.endswith(".json") and os.path.exists(scheduler):
                 client = Client(scheduler_file=scheduler)
             else:
@@ -59,7 +67,8 @@ def main(argv):
         try:
             s = imgpu.dask.batch_argv(client, args)
         finally:
-            client.close()
+            if client is not None:
+                client.close()
     except ValueError as e:
         msg = str(e)
         sys.stderr.write("imgpu: %s\ntry 'imgpu batch --help'\n" % (msg[len("batch: "):] if msg.startswith("batch: ") else msg))
@@ -73,8 +82,9 @@ def main(argv):
     for f in s["failed"]:
         sys.stderr.write("imgpu: %s: %s\n" % (f["path"], f["reason"]))
     stale = ", %d stale (made otherwise; --overwrite replaces them)" % s["stale"] if s["stale"] else ""
-    sys.stderr.write("imgpu batch (dask): %d done, %d skipped, %d failed%s\n"
-                     % (s["done"], s["skipped"], len(s["failed"]), stale))
+    sys.stderr.write("imgpu batch (dask): %s%d %s, %d skipped, %d failed%s\n"
+                     % ("dry run: " if dry else "", s["done"], "to write" if dry else "done", s["skipped"],
+                        len(s["failed"]), stale))
     return 1 if s["failed"] or s["stale"] else 0
 
 

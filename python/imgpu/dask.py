@@ -208,7 +208,8 @@ def _remove_staged(outs, tag):
 
 def batch_argv(client, argv, *, task_size=None, worker_gpu="auto"):
     """batch() with `imgpu batch`'s own arguments (after "batch"), as `python3 -m imgpu batch`
-    takes them: ["--equalize", "-o", "out", "--", "photos/"]."""
+    takes them: ["--equalize", "-o", "out", "--", "photos/"]. With --dry-run only the client's
+    plan runs (client may be None) and "done" counts the files it would write."""
     argv = [_os.fsdecode(a) for a in argv]
     outdir = _value(argv, "--output", "-o")
     plan = _imgpu._batch_plan(argv)   # ValueError for a usage error, as imgpu.batch

@@ -207,6 +207,9 @@ def test_command_line(client, inputs, reference, tmp_path):
     assert "imgpu: %s: " % (inputs / "broken.jpg") in r.stderr
     assert "%d done, 0 skipped, 1 failed" % (N_JPEG + 1) in r.stderr
     check_same(out, reference)
+    r = subprocess.run([sys.executable, "-m", "imgpu", "batch", *CLI_OPTS, "-o", str(out), "--dry-run", str(inputs)],
+                       capture_output=True, text=True, env=env, timeout=300)   # the plan alone, no cluster
+    assert r.returncode == 0 and "dry run: 1 to write, %d skipped, 0 failed" % (N_JPEG + 1) in r.stderr, r.stderr
     r = subprocess.run([sys.executable, "-m", "imgpu", "batch", "--bogus", "-o", str(out), "--scheduler", addr,
                         str(inputs)], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 2 and "unknown option '--bogus'" in r.stderr, r.stderr
