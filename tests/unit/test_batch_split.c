@@ -238,6 +238,7 @@ int main(void)
     snprintf(p, sizeof p, "%s/.imgpu-batch", out);
     CHECK(exists(p), "the commit wrote the manifest");
     collect_free(&k);
+    collect_free(&c);
 
     /* resume: nothing left to do */
     rc = imgpu_batch_plan(10, argv, on_todo, on_fail, &k, &sum);
