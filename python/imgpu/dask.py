@@ -147,6 +147,12 @@ def _pick_gpu(rule, name, n):
         return 0
 
 
+def _plugin_config():
+    """The imgpu plugin's settings on this worker, or None: run on each worker."""
+    p = _get_worker().plugins.get(PLUGIN_NAME)
+    return None if p is None else (repr(p.worker_gpu), p.device)
+
+
 def _worker_info():
     """(cores the engine uses, the worker's GPU or None): run on each worker."""
     w = _get_worker()
@@ -222,7 +228,11 @@ def batch_argv(client, argv, *, task_size=None, worker_gpu="auto"):
     if not todo:
         return summary
     device = _value(argv, "--device") or "auto"
-    client.register_worker_plugin(ImgpuWorker(worker_gpu, device), name=PLUGIN_NAME)
+    # the plugin, registered once: a worker keeps its context across batches (registering it
+    # again would tear it down and set it up anew on every worker)
+    want = (repr(worker_gpu), device)
+    if any(v != want for v in client.run(_plugin_config).values()) or not client.scheduler_info()["workers"]:
+        client.register_worker_plugin(ImgpuWorker(worker_gpu, device), name=PLUGIN_NAME)
     info = client.run(_worker_info)
     workers = max(1, len(info))
     jobs = _value(argv, "--jobs")
@@ -231,7 +241,9 @@ def batch_argv(client, argv, *, task_size=None, worker_gpu="auto"):
     size = int(task_size) if task_size else globals()["task_size"](len(todo), workers, jobs)
     tag = "imgpu-dask-" + _uuid.uuid4().hex[:16]
     chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
-    futures = [client.submit(_stage, argv, chunk, tag, key="imgpu-batch-%s-%d" % (tag[11:], k), pure=False)
+    # argv (its inputs too: a command line may name thousands of files) goes to each worker once
+    [argv_f] = client.scatter([argv], broadcast=True, hash=False)
+    futures = [client.submit(_stage, argv_f, chunk, tag, key="imgpu-batch-%s-%d" % (tag[11:], k), pure=False)
                for k, chunk in enumerate(chunks)]
     of = {f.key: chunk for f, chunk in zip(futures, chunks)}
     try:
@@ -253,6 +265,7 @@ def batch_argv(client, argv, *, task_size=None, worker_gpu="auto"):
         pending = [f for f in futures if not f.done()]
         if pending:   # stopped early (an exception, Ctrl-C): no task of this run goes on
             client.cancel(pending)
+        argv_f.release()
         _remove_staged([o for _, o in todo], tag)
     return summary
 
