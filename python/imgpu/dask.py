@@ -43,7 +43,7 @@ from distributed.diagnostics.plugin import WorkerPlugin as _WorkerPlugin
 
 from . import _imgpu, _batch_argv, Context as _Context
 
-__all__ = ["batch", "batch_argv", "task_size", "ImgpuWorker", "PLUGIN_NAME"]
+__all__ = ["batch", "batch_argv", "task_size", "task_count", "ImgpuWorker", "PLUGIN_NAME"]
 
 PLUGIN_NAME = "imgpu"
 # images per task per engine thread of a worker: a task's pipeline fills and drains at its
@@ -51,19 +51,38 @@ PLUGIN_NAME = "imgpu"
 MIN_PER_THREAD = 16
 
 
-def task_size(nfiles, workers, jobs):
-    """The images per task: at least MIN_PER_THREAD (16) per engine thread of a worker (a task's
-    pipeline fills and drains at its ends, about one image per thread: 16 per thread keeps that
-    near 6%), and the tasks a whole multiple of the workers (equal workers then finish
-    together instead of one running the last task alone). For 500 images, 2 workers of 16
-    cores: 2 tasks of 250; 1 worker: 1 task of 500; a million on 8 workers of 16 cores: 3,904
-    tasks of 257 (Dask's per-task cost, about a millisecond, is then nothing)."""
+def task_count(nfiles, workers, jobs):
+    """How many tasks imgpu.dask cuts nfiles into (task_size's rule): a whole multiple of the
+    workers, each task of at least MIN_PER_THREAD images per engine thread where there are
+    that many."""
     if nfiles <= 0:
-        return 1
+        return 0
     workers = max(1, int(workers))
     min_size = MIN_PER_THREAD * max(1, int(jobs))
-    per_worker = max(1, nfiles // (workers * min_size))
-    return max(1, _math.ceil(nfiles / (workers * per_worker)))
+    return min(nfiles, workers * max(1, nfiles // (workers * min_size)))
+
+
+def task_size(nfiles, workers, jobs):
+    """The images per task (the largest; the tasks differ by one at most): at least
+    MIN_PER_THREAD (16) per engine thread of a worker (a task's pipeline fills and drains at its
+    ends, about one image per thread: 16 per thread keeps that near 6%), and the tasks a whole
+    multiple of the workers (equal workers then finish together instead of one running the last
+    task alone). For 500 images, 2 workers of 16 cores: 2 tasks of 250; 1 worker: 1 task of 500;
+    a million on 8 workers of 16 cores: 3,904 tasks of 256 or 257 (Dask's per-task cost, about a
+    millisecond, is then nothing)."""
+    n = task_count(nfiles, workers, jobs)
+    return -(-nfiles // n) if n else 1
+
+
+def _split(items, count):
+    """items cut into count runs of consecutive items whose lengths differ by one at most."""
+    q, r = divmod(len(items), count)
+    out, at = [], 0
+    for k in range(count):
+        n = q + (k < r)
+        out.append(items[at:at + n])
+        at += n
+    return out
 
 
 def _visible_gpus():
@@ -238,9 +257,9 @@ def batch_argv(client, argv, *, task_size=None, worker_gpu="auto"):
     jobs = _value(argv, "--jobs")
     jobs = int(jobs) if jobs and jobs.isdigit() and int(jobs) > 0 else \
         min((c for c, _ in info.values()), default=1)
-    size = int(task_size) if task_size else globals()["task_size"](len(todo), workers, jobs)
+    count = -(-len(todo) // int(task_size)) if task_size else task_count(len(todo), workers, jobs)
     tag = "imgpu-dask-" + _uuid.uuid4().hex[:16]
-    chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
+    chunks = _split(todo, count)
     # argv (its inputs too: a command line may name thousands of files) goes to each worker once
     [argv_f] = client.scatter([argv], broadcast=True, hash=False)
     futures = [client.submit(_stage, argv_f, chunk, tag, key="imgpu-batch-%s-%d" % (tag[11:], k), pure=False)

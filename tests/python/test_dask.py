@@ -213,3 +213,30 @@ def test_command_line(client, inputs, reference, tmp_path):
     r = subprocess.run([sys.executable, "-m", "imgpu", "batch", "--bogus", "-o", str(out), "--scheduler", addr,
                         str(inputs)], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 2 and "unknown option '--bogus'" in r.stderr, r.stderr
+
+
+def test_task_size_rule():
+    """The rule docs/cluster.md states, on its own examples."""
+    d = imgpu.dask
+    assert (d.task_count(500, 2, 16), d.task_size(500, 2, 16)) == (2, 250)
+    assert (d.task_count(500, 1, 16), d.task_size(500, 1, 16)) == (1, 500)
+    assert (d.task_count(1_000_000, 8, 16), d.task_size(1_000_000, 8, 16)) == (3904, 257)
+    assert (d.task_count(40, 4, 2), d.task_size(40, 4, 2)) == (4, 10)   # few files: one task per worker
+    assert d.task_count(3, 4, 2) == 3 and d.task_count(0, 2, 2) == 0
+    runs = d._split(list(range(1_000_000)), 3904)
+    assert len(runs) == 3904 and {len(r) for r in runs} == {256, 257}
+    assert [x for r in runs for x in r] == list(range(1_000_000))   # in order, each once
+
+
+def test_worker_gpu_choice(monkeypatch):
+    """Which GPU a worker takes (ImgpuWorker's worker_gpu), without a GPU: the rule alone."""
+    pick = imgpu.dask._pick_gpu
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert [pick("auto", k, 2) for k in range(4)] == [0, 1, 0, 1]   # LocalCluster's names 0, 1, ...
+    assert pick("auto", "tcp://10.0.0.5:4000", 2) == 0               # a name that is no index
+    assert pick("first", 3, 4) == 0
+    assert pick({"a": 1, 2: 3}, "a", 4) == 1 and pick({"a": 1, 2: 3}, 2, 4) == 3
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5")                   # Slurm --gpus-per-task=1
+    assert imgpu.dask._visible_gpus() == 1 and pick("auto", 3, 1) == 0
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3,-1,4")           # CUDA stops at an invalid id
+    assert imgpu.dask._visible_gpus() == 2
