@@ -144,7 +144,14 @@ class ImgpuWorker(_WorkerPlugin):
             _os.environ["IMGPU_CUDA_DEVICE"] = str(self.gpu)
         elif n > 0:
             self.gpu = int(_os.environ["IMGPU_CUDA_DEVICE"])
-        self.context = _Context(device="cpu" if self.gpu is None else "cuda:%d" % self.gpu)
+        # a GPU worker's context starts CUDA there now, at the worker's start, not in its first
+        # task; where that fails the tasks meet the same failure and handle it as `imgpu batch`
+        # does (auto: the CPU; cuda: each file fails with the reason)
+        self.context, self.error = None, None
+        try:
+            self.context = _Context(device="cpu" if self.gpu is None else "cuda:%d" % self.gpu)
+        except _imgpu.Error as e:
+            self.error = str(e)
 
     def teardown(self, worker):
         ctx = getattr(self, "context", None)
