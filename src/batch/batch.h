@@ -55,7 +55,8 @@ typedef void (*imgpu_batch_staged_fn)(void *ctx, const imgpu_batch_record *r);
  * write. Returns imgpu_batch_run's status. */
 int imgpu_batch_plan(int argc, char **argv, imgpu_batch_todo_fn on_todo, imgpu_batch_fail_fn on_fail,
                      void *ctx, imgpu_batch_summary *sum);
-/* A worker's share: argv's options (its inputs are not read: "--" may end it), the files
+/* A worker's share: argv's options (its inputs are not read, but one must be there, as for the
+ * command: the plan's argv as it is), the files
  * pairs[2i] -> pairs[2i + 1] (outputs under argv's -o OUTDIR, as the plan named them), run
  * through the usual pipeline, but each output is left staged under a temp name with `tag` in it
  * ([A-Za-z0-9_-], 1 to 40 bytes) and handed to on_staged (from the batch's threads, one at a
@@ -67,7 +68,8 @@ int imgpu_batch_stage(int argc, char **argv, const char *const *pairs, size_t np
 /* The client's half: each staged output's line appended to OUTDIR's manifest, then the output
  * renamed into place (and its folder synced). A record that cannot be put in place (its staged
  * file gone or changed, the manifest refused, the rename failed) goes to on_fail with the
- * reason, and its staged file is removed. Returns how many were put in place, or -1 + error
+ * reason, and its staged file is removed (when it is a hidden name beside its output: a path
+ * elsewhere is never touched). Returns how many were put in place, or -1 + error
  * when OUTDIR's manifest cannot be used at all (then nothing was put in place). */
 long imgpu_batch_commit(const char *outdir, const imgpu_batch_record *r, size_t n,
                         imgpu_batch_fail_fn on_fail, void *ctx);
