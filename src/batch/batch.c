@@ -477,7 +477,9 @@ static int commit_one(imgpu_manifest *mf, const char *outdir, const imgpu_batch_
         imgpu_error("cannot write '%s': its staged file '%s' is not beside it in the output folder", r->out,
                     r->staged);
     else if (!(beside = 1) || lstat(r->staged, &st) != 0)
-        imgpu_error("cannot write '%s': its staged file '%s': %s", r->out, r->staged, strerror(errno));
+        imgpu_error("cannot write '%s': its staged file '%s': %s%s", r->out, r->staged, strerror(errno),
+                    errno == ENOENT ? " (do the workers write to the file system this process sees, at the "
+                                      "same path?)" : "");
     else if (!S_ISREG(st.st_mode) || (long long)st.st_size != r->out_size ||
              imgpu_manifest_mtime_ns(&st) != r->out_mtime_ns)
         imgpu_error("cannot write '%s': its staged file '%s' changed since it was written", r->out, r->staged);
