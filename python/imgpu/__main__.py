@@ -4,7 +4,8 @@
 `imgpu batch`'s own (ops, -o DIR, options, inputs), with the same outputs, manifest and resume.
 --scheduler ADDRESS: a running cluster's scheduler (tcp://host:8786, or a scheduler file's path
 ending in .json, as dask-scheduler --scheduler-file writes it). Without it, a local cluster of
---workers N worker processes (default: one per GPU, else 1), each one thread.
+--workers N worker processes (default: one per GPU, else 1), each one thread, sharing the
+machine's cores (--jobs cores / N unless --jobs is given).
 Exit status: 0, 1 when a file failed (each on stderr as "imgpu: PATH: REASON") or an output
 was kept stale, 2 for a usage error.
 """
@@ -62,6 +63,8 @@ def main(argv):
                 client = Client(scheduler)
         else:
             n = int(workers) if workers else max(1, imgpu.dask._visible_gpus())
+            if imgpu.dask._value(args, "--jobs") is None:   # the workers share this machine's cores
+                args = ["--jobs", str(max(1, len(os.sched_getaffinity(0)) // n))] + args
             cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
             client = Client(cluster)
         try:

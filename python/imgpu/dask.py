@@ -103,6 +103,9 @@ def _visible_gpus():
         return 0
 
 
+_env_gpu = None   # the IMGPU_CUDA_DEVICE an ImgpuWorker set in this process (not the user's)
+
+
 class ImgpuWorker(_WorkerPlugin):
     """The worker plugin imgpu.dask.batch registers (name "imgpu"): one per worker, for its
     lifetime. It picks the worker's GPU, keeps an imgpu.Context there (and, through the tasks,
@@ -138,12 +141,14 @@ class ImgpuWorker(_WorkerPlugin):
             # MALLOC_TRIM_THRESHOLD_=65536, which maps every image buffer afresh (2x slower)
             _imgpu._tune_allocator()
         self.gpu = None
+        global _env_gpu
         n = _visible_gpus() if _imgpu.built_with_cuda and self.device != "cpu" else 0
-        if n > 0 and not _os.environ.get("IMGPU_CUDA_DEVICE"):
+        env = _os.environ.get("IMGPU_CUDA_DEVICE")
+        if n > 0 and (not env or env == _env_gpu):   # not set, or set by an earlier ImgpuWorker
             self.gpu = _pick_gpu(self.worker_gpu, worker.name, n)
-            _os.environ["IMGPU_CUDA_DEVICE"] = str(self.gpu)
+            _env_gpu = _os.environ["IMGPU_CUDA_DEVICE"] = str(self.gpu)
         elif n > 0:
-            self.gpu = int(_os.environ["IMGPU_CUDA_DEVICE"])
+            self.gpu = int(env)
         # a GPU worker's context starts CUDA there now, at the worker's start, not in its first
         # task; where that fails the tasks meet the same failure and handle it as `imgpu batch`
         # does (auto: the CPU; cuda: each file fails with the reason)

@@ -240,3 +240,23 @@ def test_worker_gpu_choice(monkeypatch):
     assert imgpu.dask._visible_gpus() == 1 and pick("auto", 3, 1) == 0
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3,-1,4")           # CUDA stops at an invalid id
     assert imgpu.dask._visible_gpus() == 2
+
+
+def test_workers_gpus(client):
+    """Each worker's GPU (worker_gpu="auto"): worker k takes GPU k mod G where the machine has G
+    (LocalCluster's names 0, 1); none on a machine without one. On 2 GPUs the 2 workers differ."""
+    g = imgpu.dask._visible_gpus() if imgpu.built_with_cuda and DEVICE != "cpu" else 0
+    client.register_worker_plugin(imgpu.dask.ImgpuWorker("auto", DEVICE), name=imgpu.dask.PLUGIN_NAME)
+    info = client.run(imgpu.dask._worker_info)
+    names = client.run(lambda dask_worker: dask_worker.name)
+    gpus = {names[a]: gpu for a, (_, gpu) in info.items()}
+    if g == 0:
+        assert set(gpus.values()) == {None}
+    elif os.environ.get("IMGPU_CUDA_DEVICE"):   # the environment's choice wins
+        assert set(gpus.values()) == {int(os.environ["IMGPU_CUDA_DEVICE"])}
+    elif "CUDA_VISIBLE_DEVICES" in os.environ and g == 1:
+        assert set(gpus.values()) == {0}
+    else:
+        assert gpus == {k: int(k) % g for k in gpus}, gpus
+        if g >= 2:
+            assert len(set(gpus.values())) == 2
