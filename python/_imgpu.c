@@ -2227,73 +2227,335 @@ static void on_fail(void *ctx, const char *path, const char *reason)
     F->n++;
 }
 
+/* argv from a list of str / bytes / PathLike (argv[0] = "batch"); *keep holds the bytes
+ * objects. 0, or -1 with the exception set. */
+static int batch_argv(PyObject *list, PyObject ***keep, char ***argv, Py_ssize_t *n)
+{
+    *n = PyList_GET_SIZE(list);
+    *keep = calloc((size_t)*n + 1, sizeof **keep);
+    *argv = calloc((size_t)*n + 2, sizeof **argv);
+    if (!*keep || !*argv) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    (*argv)[0] = "batch";
+    for (Py_ssize_t k = 0; k < *n; k++) {
+        if (!PyUnicode_FSConverter(PyList_GET_ITEM(list, k), &(*keep)[k]))
+            return -1;
+        (*argv)[k + 1] = PyBytes_AS_STRING((*keep)[k]);
+    }
+    return 0;
+}
+
+static void batch_argv_free(PyObject **keep, char **argv, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; keep && i < n; i++)
+        Py_XDECREF(keep[i]);
+    free(keep);
+    free(argv);
+}
+
+/* The failures as [{"path", "reason"}]; NULL with the exception set. */
+static PyObject *failures_list(const failures *F)
+{
+    if (F->oom)
+        return PyErr_NoMemory();
+    PyObject *failed = PyList_New((Py_ssize_t)F->n);
+    for (size_t i = 0; failed && i < F->n; i++) {
+        PyObject *path = PyUnicode_DecodeFSDefault(F->v[i].path);
+        PyObject *d = path ? Py_BuildValue("{s:N,s:s}", "path", path, "reason", F->v[i].reason) : NULL;
+        if (!d) {
+            Py_CLEAR(failed);
+            break;
+        }
+        PyList_SET_ITEM(failed, (Py_ssize_t)i, d);
+    }
+    return failed;
+}
+
+static void failures_free(failures *F)
+{
+    for (size_t i = 0; i < F->n; i++) {
+        free(F->v[i].path);
+        free(F->v[i].reason);
+    }
+    free(F->v);
+}
+
+/* The staged run's records and the plan's (in, out) pairs, collected in C while the GIL is
+ * released: each a row of strings and numbers. */
+typedef struct row { char *s[4]; long long v[4]; } row;
+typedef struct batch_out {
+    failures F;
+    row *rows;
+    size_t n, cap;
+} batch_out;
+
+static void rows_push(batch_out *B, const char *const *s, int ns, const long long *v)
+{
+    if (B->n == B->cap) {
+        size_t cap = B->cap ? 2 * B->cap : 64;
+        row *r = realloc(B->rows, cap * sizeof *r);
+        if (!r) {
+            B->F.oom = 1;
+            return;
+        }
+        B->rows = r;
+        B->cap = cap;
+    }
+    row *r = &B->rows[B->n++];
+    memset(r, 0, sizeof *r);
+    for (int i = 0; i < ns; i++)
+        if (!(r->s[i] = strdup(s[i] ? s[i] : "")))
+            B->F.oom = 1;
+    for (int i = 0; v && i < 4; i++)
+        r->v[i] = v[i];
+}
+
+static void rows_free(batch_out *B)
+{
+    for (size_t i = 0; i < B->n; i++)
+        for (int k = 0; k < 4; k++)
+            free(B->rows[i].s[k]);
+    free(B->rows);
+    failures_free(&B->F);
+}
+
+static void on_todo(void *ctx, const char *in, const char *out)
+{
+    const char *s[2] = {in, out};
+    rows_push(ctx, s, 2, NULL);
+}
+
+static void on_staged(void *ctx, const imgpu_batch_record *r)
+{
+    const char *s[4] = {r->in, r->out, r->staged, r->settings};
+    const long long v[4] = {r->in_size, r->in_mtime_ns, r->out_size, r->out_mtime_ns};
+    rows_push(ctx, s, 4, v);
+}
+
+static void on_fail_rows(void *ctx, const char *path, const char *reason)
+{
+    on_fail(&((batch_out *)ctx)->F, path, reason);
+}
+
+/* The summary dict, with `extra` (a new reference, or NULL for none) under `key`. */
+static PyObject *batch_result(int rc, const imgpu_batch_summary *sum, const failures *F, const char *key,
+                              PyObject *extra)
+{
+    PyObject *result = NULL, *failed = NULL;
+    if (rc == 2)
+        PyErr_Format(PyExc_ValueError, "batch: %s", imgpu_usage_message());
+    else if (sum->fatal)
+        PyErr_Format(s_Error, "batch: %s", imgpu_usage_message());
+    else if ((failed = failures_list(F)))
+        result = Py_BuildValue("{s:i,s:i,s:N,s:i}", "done", sum->done, "skipped", sum->skipped, "failed", failed,
+                               "stale", sum->stale);
+    if (result && key && PyDict_SetItemString(result, key, extra) < 0)
+        Py_CLEAR(result);
+    Py_XDECREF(extra);
+    return result;
+}
+
 /* _batch(argv): argv as `imgpu batch` takes it after "batch" (built by imgpu.batch). Returns
  * {"done", "skipped", "failed": [{"path", "reason"}], "stale"}; ValueError on a usage error. */
 static PyObject *py_batch(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *list;
+    PyObject *list, **keep = NULL, *result = NULL;
+    char **argv = NULL;
+    Py_ssize_t n = 0;
     if (!PyArg_ParseTuple(args, "O!:_batch", &PyList_Type, &list))
         return NULL;
-    const Py_ssize_t n = PyList_GET_SIZE(list);
-    PyObject **keep = calloc((size_t)n + 1, sizeof *keep);
-    char **argv = calloc((size_t)n + 2, sizeof *argv);
-    if (!keep || !argv) {
-        free(keep);
-        free(argv);
-        return PyErr_NoMemory();
+    if (batch_argv(list, &keep, &argv, &n) == 0) {
+        failures F = {NULL, 0, 0, 0};
+        imgpu_batch_summary sum;
+        int rc;
+        Py_BEGIN_ALLOW_THREADS
+        pthread_mutex_lock(&s_batch_lock);   /* one batch at a time per process (batch.h) */
+        rc = imgpu_batch_run((int)n + 1, argv, on_fail, &F, &sum);
+        pthread_mutex_unlock(&s_batch_lock);
+        Py_END_ALLOW_THREADS
+        result = batch_result(rc, &sum, &F, NULL, NULL);
+        failures_free(&F);
     }
-    argv[0] = "batch";
-    PyObject *result = NULL;
-    Py_ssize_t k = 0;
-    for (; k < n; k++) {
-        if (!PyUnicode_FSConverter(PyList_GET_ITEM(list, k), &keep[k]))
-            goto done;
-        argv[k + 1] = PyBytes_AS_STRING(keep[k]);
-    }
-    failures F = {NULL, 0, 0, 0};
-    imgpu_batch_summary sum;
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    pthread_mutex_lock(&s_batch_lock);   /* one batch at a time per process (batch.h) */
-    rc = imgpu_batch_run((int)n + 1, argv, on_fail, &F, &sum);
-    pthread_mutex_unlock(&s_batch_lock);
-    Py_END_ALLOW_THREADS
-    if (rc == 2) {
-        PyErr_Format(PyExc_ValueError, "batch: %s", imgpu_usage_message());
-    } else if (sum.fatal) {
-        PyErr_Format(s_Error, "batch: %s", imgpu_usage_message());
-    } else if (F.oom) {
-        PyErr_NoMemory();
-    } else {
-        PyObject *failed = PyList_New((Py_ssize_t)F.n);
-        for (size_t i = 0; failed && i < F.n; i++) {
-            PyObject *path = PyUnicode_DecodeFSDefault(F.v[i].path);
-            PyObject *d = path ? Py_BuildValue("{s:N,s:s}", "path", path, "reason", F.v[i].reason) : NULL;
-            if (!d) {
-                Py_CLEAR(failed);
-                break;
-            }
-            PyList_SET_ITEM(failed, (Py_ssize_t)i, d);
+    batch_argv_free(keep, argv, n);
+    return result;
+}
+
+/* _batch_plan(argv): the plan of _batch(argv), nothing run (batch.h's imgpu_batch_plan): its
+ * summary ("done": the files to write) with "todo": [(in, out), ...]. */
+static PyObject *py_batch_plan(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *list, **keep = NULL, *result = NULL;
+    char **argv = NULL;
+    Py_ssize_t n = 0;
+    if (!PyArg_ParseTuple(args, "O!:_batch_plan", &PyList_Type, &list))
+        return NULL;
+    if (batch_argv(list, &keep, &argv, &n) == 0) {
+        batch_out B;
+        memset(&B, 0, sizeof B);
+        imgpu_batch_summary sum;
+        int rc;
+        Py_BEGIN_ALLOW_THREADS
+        pthread_mutex_lock(&s_batch_lock);
+        rc = imgpu_batch_plan((int)n + 1, argv, on_todo, on_fail_rows, &B, &sum);
+        pthread_mutex_unlock(&s_batch_lock);
+        Py_END_ALLOW_THREADS
+        PyObject *todo = B.F.oom ? NULL : PyList_New((Py_ssize_t)B.n);
+        for (size_t i = 0; todo && i < B.n; i++) {
+            PyObject *t = Py_BuildValue("(NN)", PyUnicode_DecodeFSDefault(B.rows[i].s[0]),
+                                        PyUnicode_DecodeFSDefault(B.rows[i].s[1]));
+            if (!t)
+                Py_CLEAR(todo);
+            else
+                PyList_SET_ITEM(todo, (Py_ssize_t)i, t);
         }
-        if (failed)
-            result = Py_BuildValue("{s:i,s:i,s:N,s:i}", "done", sum.done, "skipped", sum.skipped, "failed", failed,
-                                   "stale", sum.stale);
+        if (todo || B.F.oom)
+            result = batch_result(rc, &sum, &B.F, "todo", todo);
+        rows_free(&B);
     }
-    for (size_t i = 0; i < F.n; i++) {
-        free(F.v[i].path);
-        free(F.v[i].reason);
+    batch_argv_free(keep, argv, n);
+    return result;
+}
+
+/* _batch_stage(argv, pairs, tag): a worker's share (batch.h's imgpu_batch_stage): argv's
+ * options, the files [(in, out), ...]; the summary with "staged": [(in, out, staged, settings,
+ * in_size, in_mtime_ns, out_size, out_mtime_ns), ...], the records _batch_commit takes. */
+static PyObject *py_batch_stage(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *list, *pairs, *tag_obj, **keep = NULL, *result = NULL, **pkeep = NULL, *tagb = NULL;
+    char **argv = NULL;
+    const char **pv = NULL;
+    Py_ssize_t n = 0, np = 0, got = 0;
+    if (!PyArg_ParseTuple(args, "O!O!O:_batch_stage", &PyList_Type, &list, &PyList_Type, &pairs, &tag_obj))
+        return NULL;
+    if (batch_argv(list, &keep, &argv, &n) < 0 || !PyUnicode_FSConverter(tag_obj, &tagb))
+        goto done;
+    np = PyList_GET_SIZE(pairs);
+    pkeep = calloc(2 * (size_t)np + 1, sizeof *pkeep);
+    pv = calloc(2 * (size_t)np + 1, sizeof *pv);
+    if (!pkeep || !pv) {
+        PyErr_NoMemory();
+        goto done;
     }
-    free(F.v);
+    for (; got < np; got++) {
+        PyObject *p = PyList_GET_ITEM(pairs, got), *a, *b;
+        if (!PyArg_ParseTuple(p, "OO;a pair is (input, output)", &a, &b) ||
+            !PyUnicode_FSConverter(a, &pkeep[2 * got]))
+            goto done;
+        if (!PyUnicode_FSConverter(b, &pkeep[2 * got + 1])) {
+            Py_CLEAR(pkeep[2 * got]);
+            goto done;
+        }
+        pv[2 * got] = PyBytes_AS_STRING(pkeep[2 * got]);
+        pv[2 * got + 1] = PyBytes_AS_STRING(pkeep[2 * got + 1]);
+    }
+    {
+        batch_out B;
+        memset(&B, 0, sizeof B);
+        imgpu_batch_summary sum;
+        const char *tag = PyBytes_AS_STRING(tagb);
+        int rc;
+        Py_BEGIN_ALLOW_THREADS
+        pthread_mutex_lock(&s_batch_lock);
+        rc = imgpu_batch_stage((int)n + 1, argv, pv, (size_t)np, tag, on_staged, on_fail_rows, &B, &sum);
+        pthread_mutex_unlock(&s_batch_lock);
+        Py_END_ALLOW_THREADS
+        PyObject *staged = B.F.oom ? NULL : PyList_New((Py_ssize_t)B.n);
+        for (size_t i = 0; staged && i < B.n; i++) {
+            const row *r = &B.rows[i];
+            PyObject *t = Py_BuildValue("(NNNsLLLL)", PyUnicode_DecodeFSDefault(r->s[0]),
+                                        PyUnicode_DecodeFSDefault(r->s[1]), PyUnicode_DecodeFSDefault(r->s[2]),
+                                        r->s[3], r->v[0], r->v[1], r->v[2], r->v[3]);
+            if (!t)
+                Py_CLEAR(staged);
+            else
+                PyList_SET_ITEM(staged, (Py_ssize_t)i, t);
+        }
+        if (staged || B.F.oom)
+            result = batch_result(rc, &sum, &B.F, "staged", staged);
+        rows_free(&B);
+    }
 done:
-    for (Py_ssize_t i = 0; i < k; i++)
+    for (Py_ssize_t i = 0; pkeep && i < 2 * got; i++)
+        Py_XDECREF(pkeep[i]);
+    free(pkeep);
+    free(pv);
+    Py_XDECREF(tagb);
+    batch_argv_free(keep, argv, n);
+    return result;
+}
+
+/* _batch_commit(outdir, records): the client's half (batch.h's imgpu_batch_commit): each record
+ * of _batch_stage's "staged" recorded in OUTDIR's manifest, then put in place. Returns {"done":
+ * how many, "failed": [{"path", "reason"}]}; imgpu.Error when the manifest cannot be used. */
+static PyObject *py_batch_commit(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *outdir_obj, *recs, *outdir_b = NULL, *result = NULL, **keep = NULL;
+    imgpu_batch_record *r = NULL;
+    Py_ssize_t n = 0, got = 0;
+    if (!PyArg_ParseTuple(args, "OO!:_batch_commit", &outdir_obj, &PyList_Type, &recs) ||
+        !PyUnicode_FSConverter(outdir_obj, &outdir_b))
+        return NULL;
+    n = PyList_GET_SIZE(recs);
+    keep = calloc(3 * (size_t)n + 1, sizeof *keep);
+    r = calloc((size_t)n + 1, sizeof *r);
+    if (!keep || !r) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (; got < n; got++) {
+        PyObject *a, *b, *c;
+        imgpu_batch_record *x = &r[got];
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(recs, got), "OOOsLLLL;a record is _batch_stage's", &a, &b, &c,
+                              &x->settings, &x->in_size, &x->in_mtime_ns, &x->out_size, &x->out_mtime_ns) ||
+            !PyUnicode_FSConverter(a, &keep[3 * got]) || !PyUnicode_FSConverter(b, &keep[3 * got + 1]) ||
+            !PyUnicode_FSConverter(c, &keep[3 * got + 2])) {
+            got++;   /* its keeps (some NULL) are released below */
+            goto done;
+        }
+        x->in = PyBytes_AS_STRING(keep[3 * got]);
+        x->out = PyBytes_AS_STRING(keep[3 * got + 1]);
+        x->staged = PyBytes_AS_STRING(keep[3 * got + 2]);
+    }
+    {
+        failures F = {NULL, 0, 0, 0};
+        const char *outdir = PyBytes_AS_STRING(outdir_b);
+        long put;
+        Py_BEGIN_ALLOW_THREADS
+        put = imgpu_batch_commit(outdir, r, (size_t)n, on_fail, &F);
+        Py_END_ALLOW_THREADS
+        if (put < 0) {
+            PyErr_Format(s_Error, "batch: %s", imgpu_error_message());
+        } else {
+            PyObject *failed = failures_list(&F);
+            if (failed)
+                result = Py_BuildValue("{s:l,s:N}", "done", put, "failed", failed);
+        }
+        failures_free(&F);
+    }
+done:
+    for (Py_ssize_t i = 0; keep && i < 3 * got; i++)
         Py_XDECREF(keep[i]);
     free(keep);
-    free(argv);
+    free(r);
+    Py_XDECREF(outdir_b);
     return result;
 }
 
 /* ---- the module --------------------------------------------------------------------------------- */
+
+static PyObject *py_tune_allocator(PyObject *self, PyObject *noargs)
+{
+    (void)self;
+    (void)noargs;
+    imgpu_batch_tune_allocator();
+    Py_RETURN_NONE;
+}
 
 static PyObject *py_set_quiet(PyObject *self, PyObject *arg)
 {
@@ -2320,6 +2582,13 @@ static PyMethodDef s_methods[] = {
     {"decode_batch", (PyCFunction)(void (*)(void))py_decode_batch, METH_VARARGS | METH_KEYWORDS, NULL},
     {"encode_batch", (PyCFunction)(void (*)(void))py_encode_batch, METH_VARARGS | METH_KEYWORDS, NULL},
     {"_batch", py_batch, METH_VARARGS, "_batch(argv): `imgpu batch` in-process."},
+    {"_batch_plan", py_batch_plan, METH_VARARGS, "_batch_plan(argv): the plan of _batch(argv), nothing run."},
+    {"_batch_stage", py_batch_stage, METH_VARARGS,
+     "_batch_stage(argv, [(in, out)], tag): the files run, outputs staged, no manifest."},
+    {"_batch_commit", py_batch_commit, METH_VARARGS,
+     "_batch_commit(outdir, records): staged outputs recorded in the manifest and put in place."},
+    {"_tune_allocator", py_tune_allocator, METH_NOARGS,
+     "_tune_allocator(): the process's allocator set as the batch command sets it (batch.h)."},
     {"_set_quiet", py_set_quiet, METH_O, "_set_quiet(flag): silence imgpu's notices on stderr."},
     {NULL, NULL, 0, NULL},
 };

@@ -10,7 +10,8 @@
 # DEVICE_FLAKE=N, viewer_events N times while GPU tests load the same GPU. Logs go to
 # $OUT (default /tmp/device-out): env.log, build.log, suite.log (every round, per-test times), slow.txt
 # (the 15 slowest tests of the last round), python_cuda.log (python_module once more with
-# IMGPU_PYTEST_DEVICE=cuda), sanitize.log. The last line is the one summary:
+# IMGPU_PYTEST_DEVICE=cuda), python_dask_cuda.log (python_dask on CUDA workers, where Dask was
+# carried), sanitize.log. The last line is the one summary:
 #   device.sh: <gpu>: round 1 <P>/<N> passed <S> skipped in <T> s; ... sanitize <rc>
 # The window test needs Xvfb and Mesa (~46 MB of packages), which do not fit one call's
 # 64 MiB beside .gpu and the tree: fetch them apart (../shared/gpu/fetch-debs.sh /tmp/gx
@@ -82,6 +83,23 @@ IMGPU_PYTEST_DEVICE=cuda timeout 300 ctest --test-dir build-gpu -R '^python_modu
 rc=$?
 [ "$rc" = 0 ] || { fail=1; tail -40 "$OUT/python_cuda.log"; }
 summary="$summary python_module on cuda rc $rc in $((SECONDS - t0)) s;"
+# imgpu.dask (python_dask: a LocalCluster of 2 workers against the CLI) with CUDA workers, where
+# Debian's Dask was carried (fetch-debs.sh with IMGPU_EXTRA_DEBS, docs/cluster.md): linked for this
+# Python by tests/python/dask_pythonpath.sh (only what it lacks). Elsewhere the rounds above show
+# python_dask skipped and this step says why.
+dask_src=$GPU_PREFIX/usr/lib/python3/dist-packages
+if [ -d "$dask_src/distributed" ]; then
+  t0=$SECONDS
+  dpp=$(sh tests/python/dask_pythonpath.sh "$dask_src" "$py" 2> "$OUT/dask_path.log")
+  PYTHONPATH=$dpp IMGPU_PYTEST_DEVICE=cuda timeout 300 ctest --test-dir build-gpu -R '^python_dask$' \
+    --output-on-failure > "$OUT/python_dask_cuda.log" 2>&1
+  rc=$?
+  [ "$rc" = 0 ] || { fail=1; tail -40 "$OUT/python_dask_cuda.log"; }
+  grep -q "Skipped" "$OUT/python_dask_cuda.log" && rc="skipped (dask.distributed does not import under $py: dask_path.log)"
+  summary="$summary python_dask on cuda rc $rc in $((SECONDS - t0)) s;"
+else
+  summary="$summary python_dask on cuda: no Dask carried;"
+fi
 if [ "${DEVICE_SANITIZE:-0}" != 0 ]; then
   # compute-sanitizer: the GPU tests and an imgpu run (robust_gpu.sh; DEVICE_SANITIZE=1), and the
   # viewer's CUDA-GL interop path (8-bit) and its 16-bit display path, each under memcheck,

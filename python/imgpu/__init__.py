@@ -148,6 +148,11 @@ def batch(inputs, outdir, ops=(), **options):
     format="jpg", quality=90, overwrite=True, jobs=4, device="cpu", name="{stem}_eq.{ext}"
     (True: a flag; False and None: left out). A file that fails does not stop the others:
     "failed" lists each as {"path", "reason"}. ValueError for an invalid option."""
+    return _imgpu._batch(_batch_argv(inputs, outdir, ops, options))
+
+
+def _batch_argv(inputs, outdir, ops, options):
+    """The `imgpu batch` arguments (after "batch") of batch(inputs, outdir, ops, **options)."""
     if isinstance(inputs, (str, bytes, _os.PathLike)):
         inputs = [inputs]
     argv = []
@@ -166,7 +171,7 @@ def batch(inputs, outdir, ops=(), **options):
             argv += [flag, _os.fsdecode(v) if isinstance(v, (bytes, _os.PathLike)) else str(v)]
     argv.append("--")
     argv += [_os.fsdecode(_os.fspath(p)) for p in inputs]
-    return _imgpu._batch(argv)
+    return argv
 
 
 # ---- the op functions, generated from the op table ----------------------------------------------

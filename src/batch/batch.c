@@ -21,6 +21,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <limits.h>
 #include <math.h>
@@ -372,7 +373,7 @@ static int usage_error(int lib, const char *msg)
 }
 
 /* One run; lib: in-process (imgpu_batch_run, batch.h says what differs). */
-static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum);
+static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum, batch_split *sp);
 
 /* The line about one output made otherwise than this run would make it (stale): kept. */
 static void report_stale(const bjob *j)
@@ -416,18 +417,152 @@ static int make_outdir(const char *dir)
     return rc;
 }
 
-int imgpu_batch_main(int argc, char **argv) { return batch_run(argc, argv, 0, NULL); }
+void imgpu_batch_tune_allocator(void)
+{
+#ifdef __GLIBC__
+    /* Images up to 32 MB (4K RGB is 25 MB) come from one heap that keeps what is freed, so the
+     * next image reuses pages already mapped. glibc's defaults give each of the 2 x jobs
+     * threads an arena of 64 MB heaps and map most image buffers afresh: every page of every
+     * buffer then faults in again, and with 32 threads the page faults and unmaps contend
+     * for the process's memory map (H200, 16 cores, 500 4K JPEGs, local contrast on --device cpu: 22 s of
+     * system time). The images in flight are bounded (2 x jobs, plus the GPU stage's), so the
+     * heap's peak is too. A Dask worker gets MALLOC_TRIM_THRESHOLD_=65536 from its nanny, which
+     * also turns glibc's adaptive mmap threshold off: every image buffer is mapped afresh
+     * (imgpu.dask's workers call this; 40 1080p JPEGs took 2x as long without it). */
+    mallopt(M_ARENA_MAX, 1);
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
+int imgpu_batch_main(int argc, char **argv) { return batch_run(argc, argv, 0, NULL, NULL); }
 
 int imgpu_batch_run(int argc, char **argv, imgpu_batch_fail_fn on_fail, void *ctx,
                     imgpu_batch_summary *sum)
 {
     imgpu__batch_set_fail_hook(on_fail, ctx);
-    int rc = batch_run(argc, argv, 1, sum);
+    int rc = batch_run(argc, argv, 1, sum, NULL);
     imgpu__batch_set_fail_hook(NULL, NULL);
     return rc;
 }
 
-static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
+int imgpu_batch_plan(int argc, char **argv, imgpu_batch_todo_fn on_todo, imgpu_batch_fail_fn on_fail,
+                     void *ctx, imgpu_batch_summary *sum)
+{
+    batch_split sp = {.on_todo = on_todo, .ctx = ctx};
+    imgpu__batch_set_fail_hook(on_fail, ctx);
+    int rc = batch_run(argc, argv, 1, sum, &sp);
+    imgpu__batch_set_fail_hook(NULL, NULL);
+    return rc;
+}
+
+int imgpu_batch_stage(int argc, char **argv, const char *const *pairs, size_t npairs, const char *tag,
+                      imgpu_batch_staged_fn on_staged, imgpu_batch_fail_fn on_fail, void *ctx,
+                      imgpu_batch_summary *sum)
+{
+    size_t tl = tag ? strlen(tag) : 0;
+    int tag_ok = tl >= 1 && tl <= 40;
+    for (size_t i = 0; tag_ok && i < tl; i++)
+        tag_ok = isalnum((unsigned char)tag[i]) || tag[i] == '-' || tag[i] == '_';
+    if (!tag_ok) {
+        imgpu_usage_bad("the staging tag must be 1 to 40 of [A-Za-z0-9_-]");
+        if (sum)
+            *sum = (imgpu_batch_summary){0, 0, 0, 0, 1};
+        return EXIT_USAGE;
+    }
+    batch_split sp = {.pairs = pairs, .npairs = npairs, .tag = tag, .on_staged = on_staged, .ctx = ctx};
+    pthread_mutex_init(&sp.lock, NULL);
+    imgpu__batch_set_fail_hook(on_fail, ctx);
+    int rc = batch_run(argc, argv, 1, sum, &sp);
+    imgpu__batch_set_fail_hook(NULL, NULL);
+    pthread_mutex_destroy(&sp.lock);
+    return rc;
+}
+
+/* One staged output into place: 0, or -1 + error (the staged file then removed). */
+static int commit_one(imgpu_manifest *mf, const char *outdir, const imgpu_batch_record *r)
+{
+    const size_t olen = strlen(outdir);
+    const char *slash = strrchr(r->out, '/'), *sslash = strrchr(r->staged, '/');
+    struct stat st;
+    int rc = -1, beside = 0;
+    /* the staged file beside its output, a hidden name, and still the file the worker wrote */
+    if (strncmp(r->out, outdir, olen) != 0 || r->out[olen] != '/' || imgpu__batch_name_rule(r->out + olen + 1) ||
+        !slash || !sslash || slash - r->out != sslash - r->staged ||
+        strncmp(r->out, r->staged, (size_t)(slash - r->out)) != 0 || sslash[1] != '.')
+        imgpu_error("cannot write '%s': its staged file '%s' is not beside it in the output folder", r->out,
+                    r->staged);
+    else if (!(beside = 1) || lstat(r->staged, &st) != 0)
+        imgpu_error("cannot write '%s': its staged file '%s': %s%s", r->out, r->staged, strerror(errno),
+                    errno == ENOENT ? " (do the workers write to the file system this process sees, at the "
+                                      "same path?)" : "");
+    else if (!S_ISREG(st.st_mode) || (long long)st.st_size != r->out_size ||
+             imgpu_manifest_mtime_ns(&st) != r->out_mtime_ns)
+        imgpu_error("cannot write '%s': its staged file '%s' changed since it was written", r->out, r->staged);
+    else if (imgpu_manifest_add(mf, r->out + olen + 1, r->settings, r->in_size, r->in_mtime_ns, r->out_size,
+                                r->out_mtime_ns) < 0)
+        ;
+    else if (rename(r->staged, r->out) != 0)
+        imgpu_error("cannot write '%s': %s", r->out, strerror(errno));
+    else
+        rc = 0;
+    if (rc < 0 && beside)   /* a name elsewhere is not removed: it is not this run's */
+        unlink(r->staged);
+    return rc;
+}
+
+/* The renames made durable: each folder they went into synced once (a task's outputs are
+ * mostly in one folder; a sync per output cost ~4 ms each on a plain disk). */
+static void sync_folders(const imgpu_batch_record *r, size_t n, const unsigned char *put)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!put[i])
+            continue;
+        const size_t len = (size_t)(strrchr(r[i].out, '/') - r[i].out);
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = put[k] && (size_t)(strrchr(r[k].out, '/') - r[k].out) == len && !strncmp(r[k].out, r[i].out, len);
+        if (seen)
+            continue;
+        char *dir = strndup(r[i].out, len);
+        int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        if (dfd >= 0) {
+            (void)fsync(dfd);
+            close(dfd);
+        }
+        free(dir);
+    }
+}
+
+long imgpu_batch_commit(const char *outdir, const imgpu_batch_record *r, size_t n,
+                        imgpu_batch_fail_fn on_fail, void *ctx)
+{
+    imgpu_manifest *mf = imgpu_manifest_open(outdir);
+    if (!mf)   /* a symbolic link, a second hard link, not a regular file */
+        return -1;
+    long put = 0;
+    unsigned char *ok = calloc(n ? n : 1, 1);
+    if (!ok) {
+        imgpu_manifest_close(mf);
+        return imgpu_error("out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        imgpu_error_clear();
+        if (commit_one(mf, outdir, &r[i]) == 0) {
+            ok[i] = 1;
+            put++;
+        } else if (on_fail) {
+            on_fail(ctx, r[i].in, imgpu_error_message());
+        }
+    }
+    sync_folders(r, n, ok);
+    free(ok);
+    if (imgpu_manifest_close(mf) < 0 && on_fail)   /* the journal's final sync */
+        on_fail(ctx, outdir, imgpu_error_message());
+    return put;
+}
+
+static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum, batch_split *sp)
 {
     imgpu_batch_summary counts = {0, 0, 0, 0, 0};
     bopts o;
@@ -482,20 +617,8 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
         return usage_error(lib, imgpu_error_message());
     }
     imgpu_set_limits(&lim); /* before any thread starts */
-#ifdef __GLIBC__
-    if (!lib) {   /* the process's allocator is the caller's in-process */
-    /* Images up to 32 MB (4K RGB is 25 MB) come from one heap that keeps what is freed, so the
-     * next image reuses pages already mapped. glibc's defaults give each of the 2 x jobs
-     * threads an arena of 64 MB heaps and map most image buffers afresh: every page of every
-     * buffer then faults in again, and with 32 threads the page faults and unmaps contend
-     * for the process's memory map (H200, 16 cores, 500 4K JPEGs, local contrast on --device cpu: 22 s of
-     * system time). The images in flight are bounded (2 x jobs, plus the GPU stage's), so the
-     * heap's peak is too. */
-    mallopt(M_ARENA_MAX, 1);
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    }
-#endif
+    if (!lib)   /* the process's allocator is the caller's in-process */
+        imgpu_batch_tune_allocator();
     if (!lib)
         imgpu_set_quiet(o.quiet);
     if (o.format) {   /* one output format: output options it does not use are named once */
@@ -508,7 +631,7 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
         o.jobs = imgpu__batch_cores();
     /* A batch that insists on the GPU starts CUDA now, so its start-up overlaps the folder
      * walk; `auto` decides after the plan (the set-up rule, below). */
-    const int gpu_early = !o.stage_copy && !o.dry_run && (o.device == IMGPU_DEVICE_CUDA || o.ndevices);
+    const int gpu_early = !o.stage_copy && !o.dry_run && !(sp && sp->on_todo) && (o.device == IMGPU_DEVICE_CUDA || o.ndevices);
     if (gpu_early)
         imgpu_backend_prepare(o.device);
 
@@ -526,6 +649,11 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
     }
 
     l.quiet = o.quiet;
+    if (sp && sp->pairs) {   /* a staged run: the files given, no manifest */
+        if (imgpu__batch_given(&o, &l, sp->pairs, sp->npairs) < 0)
+            goto fail;
+        goto planned;
+    }
     for (int i = 0; i < o.ninputs; i++)
         if (imgpu__batch_add_input(&l, o.inputs[i], have_out ? &ost : NULL, 0) < 0)
             goto fail;
@@ -565,11 +693,13 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
                      "remakes them", legacy, legacy == 1 ? "" : "s", o.outdir,
                      legacy == 1 ? "was" : "were", IMGPU_MANIFEST_NAME);
 
+planned:;
     batch B;
     memset(&B, 0, sizeof B);
     B.o = &o;
     B.jobs = o.jobs;
     B.mf = mf;
+    B.split = sp && sp->pairs ? sp : NULL;
     B.st.quiet = o.quiet;
     B.st.interval = 5.0;
     const char *iv = getenv("IMGPU_PROGRESS_INTERVAL");
@@ -609,6 +739,8 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
                        imgpu_escape(j->out, out_shown, sizeof out_shown));
         } else {
             B.todo[B.ntodo++] = j;
+            if (sp && sp->on_todo)
+                sp->on_todo(sp->ctx, j->in, j->out);
             if (o.dry_run)
                 printf("%s -> %s\n", imgpu_escape(j->in, in_shown, sizeof in_shown),
                        imgpu_escape(j->out, out_shown, sizeof out_shown));
@@ -646,7 +778,7 @@ static int batch_run(int argc, char **argv, int lib, imgpu_batch_summary *sum)
     if (stale)
         snprintf(stale_s, sizeof stale_s, ", %d stale (made otherwise; --overwrite replaces them)",
                  stale);
-    if (o.dry_run) {
+    if (o.dry_run || (sp && sp->on_todo)) {   /* a dry run, or a plan: nothing run */
         if (!o.quiet)
             fprintf(stderr, "imgpu batch: dry run: %zu to write, %d skipped (%s), %d failed%s\n",
                     B.ntodo, B.st.skipped, l.special ? "exist, or not regular files" : "exist",

@@ -4,6 +4,8 @@
 #ifndef IMGPU_BATCH_H
 #define IMGPU_BATCH_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -25,6 +27,52 @@ typedef struct imgpu_batch_summary {
 typedef void (*imgpu_batch_fail_fn)(void *ctx, const char *path, const char *reason);
 int imgpu_batch_run(int argc, char **argv, imgpu_batch_fail_fn on_fail, void *ctx,
                     imgpu_batch_summary *sum);
+
+/* The process's allocator set for batches (glibc: one arena, image buffers kept in the heap and
+ * reused rather than mapped afresh each time): what the `batch` command does at its start, for a
+ * process that runs batches and little else (an imgpu.dask worker). Nothing elsewhere. */
+void imgpu_batch_tune_allocator(void);
+
+/* One batch split over processes (the Python module's imgpu.dask): one process, the client,
+ * plans the run and is the one writer of OUTDIR's manifest; the others, the workers, write
+ * outputs under temp names and hand them to the client, which records each one and then puts
+ * it in place, the order imgpu batch itself keeps (batch_manifest.h). Every process must see
+ * the inputs and OUTDIR at the same paths (a shared file system). */
+typedef struct imgpu_batch_record {
+    const char *in, *out;    /* the input, and its output (OUTDIR/...) */
+    const char *staged;      /* the output, written whole and synced, as "DIR/.NAME.TAG.XXXXXX"
+                              * beside out (the same folder, so a rename puts it in place) */
+    const char *settings;    /* the manifest's SETTINGS for it */
+    long long in_size, in_mtime_ns, out_size, out_mtime_ns;
+} imgpu_batch_record;
+typedef void (*imgpu_batch_todo_fn)(void *ctx, const char *in, const char *out);
+typedef void (*imgpu_batch_staged_fn)(void *ctx, const imgpu_batch_record *r);
+
+/* The plan of the run imgpu_batch_run would make with argv (inputs walked, output names, resume
+ * against OUTDIR's manifest; OUTDIR created, and the lines a first run writes for outputs that
+ * were there before the manifest), without running it: on_todo(ctx, in, out) for each file the
+ * run would write, in the run's order; failures to on_fail; sum->done counts the files to
+ * write. Returns imgpu_batch_run's status. */
+int imgpu_batch_plan(int argc, char **argv, imgpu_batch_todo_fn on_todo, imgpu_batch_fail_fn on_fail,
+                     void *ctx, imgpu_batch_summary *sum);
+/* A worker's share: argv's options (its inputs are not read, but one must be there, as for the
+ * command: the plan's argv as it is), the files
+ * pairs[2i] -> pairs[2i + 1] (outputs under argv's -o OUTDIR, as the plan named them), run
+ * through the usual pipeline, but each output is left staged under a temp name with `tag` in it
+ * ([A-Za-z0-9_-], 1 to 40 bytes) and handed to on_staged (from the batch's threads, one at a
+ * time; the record's strings live until it returns) instead of recorded and renamed; OUTDIR's
+ * manifest is not read or written. Failures go to on_fail. Returns imgpu_batch_run's status. */
+int imgpu_batch_stage(int argc, char **argv, const char *const *pairs, size_t npairs, const char *tag,
+                      imgpu_batch_staged_fn on_staged, imgpu_batch_fail_fn on_fail, void *ctx,
+                      imgpu_batch_summary *sum);
+/* The client's half: each staged output's line appended to OUTDIR's manifest, then the output
+ * renamed into place (and its folder synced). A record that cannot be put in place (its staged
+ * file gone or changed, the manifest refused, the rename failed) goes to on_fail with the
+ * reason, and its staged file is removed (when it is a hidden name beside its output: a path
+ * elsewhere is never touched). Returns how many were put in place, or -1 + error
+ * when OUTDIR's manifest cannot be used at all (then nothing was put in place). */
+long imgpu_batch_commit(const char *outdir, const imgpu_batch_record *r, size_t n,
+                        imgpu_batch_fail_fn on_fail, void *ctx);
 
 /* A bounded multi-producer, multi-consumer queue of pointers. push blocks while the queue is
  * full; pop blocks while it is empty and some producer is still running, and returns NULL

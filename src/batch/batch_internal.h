@@ -109,6 +109,17 @@ typedef struct tokens {
     int left; /* below 0 for a while when the op stage turns out to hold no images */
 } tokens;
 
+/* A run split over processes (batch.h: imgpu_batch_plan, imgpu_batch_stage); NULL: a whole run. */
+typedef struct batch_split {
+    imgpu_batch_todo_fn on_todo;     /* plan: each file to write, nothing run */
+    const char *const *pairs;        /* stage: the files (in, out pairs) instead of argv's inputs */
+    size_t npairs;
+    const char *tag;                 /* stage: the outputs' temp-name tag */
+    imgpu_batch_staged_fn on_staged; /* stage: each output staged */
+    void *ctx;
+    pthread_mutex_t lock;            /* on_staged one at a time */
+} batch_split;
+
 enum { STAGE_PENDING, STAGE_DECIDED, STAGE_ABORT };
 
 typedef struct batch {
@@ -140,6 +151,7 @@ typedef struct batch {
      * never started. */
     int auto_cpu;
     imgpu_manifest *mf;      /* OUTDIR's manifest: each output's line goes in before its rename */
+    batch_split *split;      /* a staged run (outputs handed over, no manifest); NULL: usual */
 } batch;
 
 typedef struct gpu_worker {
@@ -163,6 +175,9 @@ int imgpu__batch_cmp_job(const void *a, const void *b);
 int imgpu__batch_plan(const bopts *b, joblist *l);
 int imgpu__batch_manifest_plan(const bopts *b, joblist *l, imgpu_manifest *mf, int *legacy);
 void imgpu__batch_free_jobs(joblist *l);
+/* A staged run's files: the jobs in -> out of pairs (2n strings) with their settings, instead
+ * of the inputs' walk and plan. 0, or -1 + error. */
+int imgpu__batch_given(const bopts *b, joblist *l, const char *const *pairs, size_t n);
 
 int imgpu__batch_known_ext(const char *ext);   /* an image extension batch takes (no dot) */
 const char *imgpu__batch_name_rule(const char *name);   /* why a --name result is refused, or NULL */

@@ -358,6 +358,35 @@ int imgpu__batch_manifest_plan(const bopts *b, joblist *l, imgpu_manifest *mf, i
     return 0;
 }
 
+int imgpu__batch_given(const bopts *b, joblist *l, const char *const *pairs, size_t n)
+{
+    const size_t olen = strlen(b->outdir);
+    for (size_t i = 0; i < n; i++) {
+        const char *in = pairs[2 * i], *out = pairs[2 * i + 1];
+        if (add_job(l, in, "") < 0)
+            return -1;
+        bjob *j = &l->v[l->n - 1];
+        if (strncmp(out, b->outdir, olen) != 0 || out[olen] != '/' || imgpu__batch_name_rule(out + olen + 1)) {
+            j->why = "its output is not a name inside OUTDIR";
+            continue;
+        }
+        if (!(j->out = strdup(out)))
+            return imgpu_error("out of memory");
+        struct stat st;
+        if (stat(in, &st) == 0) {
+            j->in_size = st.st_size;
+            j->in_mtime = imgpu_manifest_mtime_ns(&st);
+        }
+        imgpu_format f = imgpu_format_from_path(out);
+        size_t fi = (size_t)f < sizeof l->settings / sizeof *l->settings ? (size_t)f : 0;
+        if (!l->settings[fi] &&
+            !(l->settings[fi] = imgpu_manifest_settings(b->ops, b->stage_copy ? 0 : b->nops, &b->run.save, out,
+                                                          b->run.out_depth)))
+            return imgpu_error("out of memory");
+        j->settings = l->settings[fi];
+    }
+    return 0;
+}
 
 void imgpu__batch_free_jobs(joblist *l)
 {

@@ -23,6 +23,7 @@
 #include "batch_internal.h"
 #include "session.h"
 #include "cli_values.h"
+#include "codec.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -193,11 +194,17 @@ done:
 typedef struct record_ctx {
     batch *B;
     const bjob *job;
+    long long size, mtime_ns;   /* a staged run: the output's, for its record */
 } record_ctx;
 
 static int record_output(void *ctx, long long size, long long mtime_ns)
 {
-    const record_ctx *c = ctx;
+    record_ctx *c = ctx;
+    if (c->B->split) {   /* a staged run: the client records it (batch.h) */
+        c->size = size;
+        c->mtime_ns = mtime_ns;
+        return 0;
+    }
     return imgpu_manifest_add(c->B->mf, c->job->out + strlen(c->B->o->outdir) + 1, c->job->settings,
                               (long long)c->job->in_size, c->job->in_mtime, size, mtime_ns);
 }
@@ -212,7 +219,8 @@ static void *encode_thread(void *arg)
          * or a batch of a few large images) */
         int busy = atomic_fetch_add(&B->busy_encoders, 1) + 1;
         int png_threads = B->jobs / busy > 1 ? B->jobs / busy : 1;
-        record_ctx rec = {B, it->job};
+        record_ctx rec = {B, it->job, 0, 0};
+        char *staged = NULL;
         int ok = 1;
         if (it->out && B->o->run.out_depth == 8 && it->out->depth == 16) {
             /* --depth 8, as the single-image commands do it: after the ops, before the write */
@@ -226,20 +234,38 @@ static void *encode_thread(void *arg)
         imgpu_save_options so = B->o->run.save;
         so.meta = it->meta;
         const double tw = imgpu__batch_now();
-        ok = ok && mkdirs_under(B->o->outdir, it->job->out) == 0 &&
-             (it->bits ? imgpu_save_encoded_recorded(it->bits, it->bits_len, IMGPU_FORMAT_JPEG, it->job->out,
+        ok = ok && mkdirs_under(B->o->outdir, it->job->out) == 0;
+        if (ok && B->split)
+            imgpu__write_stage_next(B->split->tag, &staged);
+        ok = ok && (it->bits ? imgpu_save_encoded_recorded(it->bits, it->bits_len, IMGPU_FORMAT_JPEG, it->job->out,
                                                      &so, record_output, &rec)
                        : imgpu_image_save_recorded(it->out, it->job->out, &so, png_threads,
                                                    record_output, &rec)) == 0;
         atomic_fetch_add(&B->st.t_write, (long long)((imgpu__batch_now() - tw) * 1e6));
         atomic_fetch_sub(&B->busy_encoders, 1);
         if (!ok) {
+            imgpu__write_stage_next(NULL, NULL);
             imgpu__batch_fail_item(B, it, imgpu_error_message());
             continue;
         }
-        struct stat st;
-        if (stat(it->job->out, &st) == 0)
-            atomic_fetch_add(&B->st.out_bytes, (long long)st.st_size);
+        if (B->split && !staged) {   /* cannot happen: a regular file's write stages */
+            imgpu__batch_fail_item(B, it, "the output was not staged");
+            continue;
+        }
+        if (B->split) {   /* handed over staged; the client puts it in place */
+            const bjob *j = it->job;
+            imgpu_batch_record r = {j->in, j->out, staged, j->settings, (long long)j->in_size, j->in_mtime,
+                                    rec.size, rec.mtime_ns};
+            pthread_mutex_lock(&B->split->lock);
+            B->split->on_staged(B->split->ctx, &r);
+            pthread_mutex_unlock(&B->split->lock);
+            free(staged);
+            atomic_fetch_add(&B->st.out_bytes, rec.size);
+        } else {
+            struct stat st;
+            if (stat(it->job->out, &st) == 0)
+                atomic_fetch_add(&B->st.out_bytes, (long long)st.st_size);
+        }
         atomic_fetch_add(&B->st.in_bytes, (long long)it->job->in_size);
         atomic_fetch_add(&B->st.done, 1);
         imgpu__batch_item_free(it);

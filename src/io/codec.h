@@ -170,6 +170,12 @@ int imgpu__write_stdout(const unsigned char *buf, size_t len);
 int imgpu__write_atomic(const char *path, const unsigned char *buf, size_t len, int no_follow,
                         int (*before_rename)(void *ctx, long long size, long long mtime_ns),
                         void *ctx);
+/* io_write.c: this thread's next imgpu__write_atomic stages its output instead of putting it in
+ * place: the temp file is named "DIR/.NAME.TAG.XXXXXX" (tag: [A-Za-z0-9_-], at most 40 bytes),
+ * written whole and synced, before_rename is called, and it is left there, its path
+ * malloc'ed into *staged for the caller to rename (or remove). A target that exists and is not
+ * a regular file is refused. Used by the batch's staged runs (batch.h, imgpu_batch_stage). */
+void imgpu__write_stage_next(const char *tag, char **staged);
 
 /* The decode-time limit (--max-decode-time) for decoders other than stb: 1 once the deadline
  * io.c armed for this load has passed. Libraries with a progress hook (libjpeg's progress

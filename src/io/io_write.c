@@ -61,10 +61,25 @@ static int write_close(FILE *fp, const unsigned char *buf, size_t len, int sync)
     return err;
 }
 
+/* The staging request of this thread's next imgpu__write_atomic (codec.h). */
+static _Thread_local const char *t_stage_tag;
+static _Thread_local char **t_staged;
+
+void imgpu__write_stage_next(const char *tag, char **staged)
+{
+    t_stage_tag = tag;
+    t_staged = staged;
+}
+
 int imgpu__write_atomic(const char *path, const unsigned char *buf, size_t len, int no_follow,
                         int (*before_rename)(void *ctx, long long size, long long mtime_ns),
                         void *ctx)
 {
+    /* staged: the temp file is the result, handed to the caller instead of renamed */
+    const char *stag = t_stage_tag;
+    char **staged = t_staged;
+    t_stage_tag = NULL;
+    t_staged = NULL;
     char *resolved = NULL, *tmp = NULL;
     int fd = -1, rc = -1, created = 0;
     struct stat st;
@@ -84,6 +99,10 @@ int imgpu__write_atomic(const char *path, const unsigned char *buf, size_t len, 
         exists = 1;
         if (S_ISDIR(st.st_mode)) {
             imgpu_error("cannot write '%s': is a directory", path);
+            goto done;
+        }
+        if (!S_ISREG(st.st_mode) && stag) {   /* staged outputs are renamed into place later */
+            imgpu_error("cannot write '%s': not a regular file", path);
             goto done;
         }
         if (!S_ISREG(st.st_mode)) {
@@ -122,14 +141,16 @@ int imgpu__write_atomic(const char *path, const unsigned char *buf, size_t len, 
         }
     }
 
-    /* "DIR/.NAME.XXXXXX" beside the target, so rename() stays within one file system. */
+    /* "DIR/.NAME.XXXXXX" beside the target, so rename() stays within one file system
+     * ("DIR/.NAME.TAG.XXXXXX" when staged: the tag names the run that leaves it). */
     const char *slash = strrchr(target, '/');
     size_t dirlen = slash ? (size_t)(slash - target) + 1 : 0;
     const char *base = slash ? slash + 1 : target;
     size_t baselen = strlen(base);
     if (baselen > 200)   /* NAME_MAX is 255; leave room for the dot and the suffix */
         baselen = 200;
-    tmp = malloc(dirlen + baselen + 16);
+    const size_t taglen = stag ? strlen(stag) + 1 : 0;
+    tmp = malloc(dirlen + baselen + taglen + 16);
     if (!tmp) {
         imgpu_error("cannot write '%s': out of memory", path);
         goto done;
@@ -137,7 +158,13 @@ int imgpu__write_atomic(const char *path, const unsigned char *buf, size_t len, 
     memcpy(tmp, target, dirlen);
     tmp[dirlen] = '.';
     memcpy(tmp + dirlen + 1, base, baselen);
-    strcpy(tmp + dirlen + 1 + baselen, ".XXXXXX");
+    char *suffix = tmp + dirlen + 1 + baselen;
+    if (stag) {
+        *suffix++ = '.';
+        memcpy(suffix, stag, taglen - 1);
+        suffix += taglen - 1;
+    }
+    strcpy(suffix, ".XXXXXX");
     fd = mkstemp(tmp);
     if (fd < 0) {
         imgpu_error("cannot write '%s': %s", path, strerror(errno));
@@ -172,6 +199,13 @@ int imgpu__write_atomic(const char *path, const unsigned char *buf, size_t len, 
         if (before_rename(ctx, (long long)tst.st_size,
                           (long long)tst.st_mtim.tv_sec * 1000000000LL + tst.st_mtim.tv_nsec) != 0)
             goto done;
+    }
+    if (stag) {   /* written whole and synced: the caller puts it in place */
+        *staged = tmp;
+        tmp = NULL;
+        created = 0;
+        rc = 0;
+        goto done;
     }
     if (rename(tmp, target) != 0) {
         imgpu_error("cannot write '%s': %s", path, strerror(errno));

@@ -2,7 +2,8 @@
 (issue 26). options_help.py holds every --help to options.h's table; this test holds the prose
 to the helps:
 
-- forward: every `--option` the Markdown names exists in a --help. An option inside an
+- forward: every `--option` the Markdown names exists in a --help (or, in a `python3 -m imgpu batch`
+  command line, in `imgpu batch --help` or python/imgpu/__main__.py, imgpu.dask's command line). An option inside an
   `imgpu CMD ...` command line (a code block line or an inline code span, up to `&&`, `|`, `;`
   or a `#` comment) must be in `imgpu CMD --help`; one elsewhere in a command's section (a
   heading that is the command's name, and the headings below it) in that command's --help;
@@ -37,13 +38,19 @@ PLACEHOLDERS = {"--opt"}
 # other programs' options that prose names (not in code lines, which are skipped)
 FOREIGN = {
     "--kernel-name": "compute-sanitizer",
+    "--gpus-per-task": "Slurm (srun, sbatch)",
 }
 # a code span that starts with a program's name and an argument
 FOREIGN_SPAN = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./-]*\s+\S")
 # where a command line ends: `&&`, a pipe or `||` between spaces (`a|b` is a choice of values),
 # `;`, a comment
 END = re.compile(r"&&|\s\|\|?\s|;|\s#")
-INVOCATION = re.compile(r"(?<![\w/.-])(?:\./)?(?:build/)?imgpu(-view)?(?:\s+([a-z][a-z0-9]*))?")
+INVOCATION = re.compile(r"(?<![\w/.-])(?<!-m )(?:\./)?(?:build/)?imgpu(-view)?(?:\s+([a-z][a-z0-9]*))?")
+# `python3 -m imgpu batch ...` (python/imgpu/__main__.py: imgpu.dask): imgpu batch's options and
+# the module's own, which are those its source names (MODULE_SOURCE)
+MODULE_INVOCATION = re.compile(r"(?<![\w/.-])python3?\s+-m\s+imgpu\s+batch\b")
+MODULE = "python3 -m imgpu batch"
+MODULE_SOURCE = os.path.join("python", "imgpu", "__main__.py")
 
 failures = checks = 0
 
@@ -100,6 +107,9 @@ def mentions(path):
         prose = []
         for n, text, code in lines:
             if code:
+                for m in MODULE_INVOCATION.finditer(text):
+                    for opt in options_of(END.split(text[m.end():])[0]):
+                        found.append((n, opt, MODULE, "invocation"))
                 for m in INVOCATION.finditer(text):
                     sub = "view" if m.group(1) else m.group(2)
                     tail = END.split(text[m.end():])[0]
@@ -123,6 +133,13 @@ def mentions(path):
             body, shift = span.group(1), 0
             if re.match(r"(?:%s)\s" % "|".join(COMMANDS), body):
                 body, shift = "imgpu " + body, -len("imgpu ")   # `batch --overwrite`
+            for m in MODULE_INVOCATION.finditer(body):
+                tail = END.split(body[m.end():])[0]
+                for om in OPTION.finditer(tail):
+                    if om.group(0) not in PLACEHOLDERS:
+                        found.append((where(span.start(1) + m.end() + om.start()), om.group(0), MODULE,
+                                      "invocation"))
+                taken.append((span.start(1) + m.start(), span.start(1) + m.end() + len(tail)))
             if FOREIGN_SPAN.match(body) and not INVOCATION.match(body):
                 # another program's command line (`ctest -L gpu`, `tool.sh --flag`): its own
                 # options are not imgpu's; an imgpu command inside it is still read
@@ -186,6 +203,12 @@ def main():
     if missing:
         print(f"note: {', '.join(missing)} not built here: their options are not checked")
     union = set().union(*helps.values())
+    # python3 -m imgpu batch: batch's options and those its source names (--scheduler, --workers)
+    module_src = os.path.join(src, MODULE_SOURCE)
+    check(os.path.isfile(module_src), f"{MODULE_SOURCE} exists")
+    module_own = options_of(open(module_src, encoding="utf-8").read()) if os.path.isfile(module_src) else set()
+    helps[MODULE] = helps.get("batch", set()) | module_own
+    union |= module_own
     writers = set.intersection(*(helps[c] for c in IMAGE_WRITERS))
 
     pages = [os.path.join(src, "README.md")]
@@ -205,7 +228,8 @@ def main():
             if ctx in ("invocation", "section"):
                 if cmd in missing:
                     continue
-                check(opt in helps[cmd], f"{rel}:{n}: {opt} is not in 'imgpu {cmd} --help'",
+                check(opt in helps[cmd], f"{rel}:{n}: {opt} is not in " +
+                      (f"'{MODULE}' ({MODULE_SOURCE})" if cmd == MODULE else f"'imgpu {cmd} --help'"),
                       "the help texts are the one source for options: fix the page or the help")
             elif ctx == "writers":
                 lacking = [c for c in IMAGE_WRITERS if opt not in helps[c]]

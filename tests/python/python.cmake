@@ -14,7 +14,7 @@ endif()
 if(IMGPU_HAVE_PYTHON AND _imgpu_have_pytest)
   add_test(NAME python_module
            COMMAND ${IMGPU_PYTHON3} -m pytest -q -p no:cacheprovider --ignore=${_imgpu_py_dir}/test_gpu.py
-                   ${_imgpu_py_dir})
+                   --ignore=${_imgpu_py_dir}/test_dask.py ${_imgpu_py_dir})
   # the GPU side (test_gpu.py): reports skipped (77) where torch.cuda is unavailable
   # python_gpu_memory: test_gpu.py's device-memory check alone, with no other test beside it
   # (RUN_SERIAL): free device memory is the whole GPU's, and the suite's other GPU tests
@@ -34,6 +34,18 @@ if(IMGPU_HAVE_PYTHON AND _imgpu_have_pytest)
   set_tests_properties(python_module python_gpu python_gpu_memory PROPERTIES
     ENVIRONMENT "PYTHONPATH=${PROJECT_BINARY_DIR}/python;IMGPU_CLI=$<TARGET_FILE:imgpu>;IMGPU_ASSETS=${IMGPU_ASSETS};IMGPU_PY_TMP=${CMAKE_CURRENT_BINARY_DIR}/python_tmp;PYTHONDONTWRITEBYTECODE=1")
   set_tests_properties(python_gpu python_gpu_memory PROPERTIES LABELS "python;gpu" SKIP_RETURN_CODE 77 TIMEOUT 600)
+  # imgpu.dask (test_dask.py): `imgpu batch` on a LocalCluster of 2 worker processes, against the
+  # CLI; CUDA workers with IMGPU_PYTEST_DEVICE=cuda on the GPU machine. Reports skipped (77) where
+  # dask.distributed does not import (Debian: python3-dask python3-distributed). The caller's
+  # PYTHONPATH is kept after the built module's, so Dask unpacked elsewhere (the GPU machine's
+  # Python has none) is found. Label python only: the sanitizer builds have no Python module,
+  # and valgrind runs the CLI.
+  add_test(NAME python_dask
+           COMMAND sh -c "\"$0\" -c 'import dask.distributed' 2>/dev/null || { echo 'skip: dask.distributed does not import (Debian: python3-dask python3-distributed)'; exit 77; }; exec \"$0\" -m pytest -q -p no:cacheprovider \"$1\""
+                   ${IMGPU_PYTHON3} ${_imgpu_py_dir}/test_dask.py)
+  set_tests_properties(python_dask PROPERTIES LABELS python SKIP_RETURN_CODE 77 TIMEOUT 300
+    ENVIRONMENT "IMGPU_CLI=$<TARGET_FILE:imgpu>;IMGPU_ASSETS=${IMGPU_ASSETS};PYTHONDONTWRITEBYTECODE=1"
+    ENVIRONMENT_MODIFICATION "PYTHONPATH=path_list_prepend:${PROJECT_BINARY_DIR}/python")
 elseif(NOT IMGPU_HAVE_PYTHON)
   add_test(NAME python_module COMMAND sh -c "echo 'skip: the Python module is not built (python3-dev missing, or a sanitizer build)'; exit 77")
 else()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # robust_valgrind.sh BUILD_DIR — the CPU tests under valgrind memcheck (CI step; docs/reliability.md,
-# "Sanitizers"): the C unit tests of the CPU backend, the I/O layer and EXIF, the fuzz targets'
+# "Sanitizers"): the C unit tests of the CPU backend, the I/O layer, EXIF and the split batch
+# (test_batch_split: imgpu.dask's C half), the fuzz targets'
 # replay of the regression corpus and seeds, and imgpu itself on every command with
 # --device cpu. Any memcheck error or definite/indirect leak fails (exit 1), naming the run.
 # The runs are independent (each its own logs and output names), so they run VALGRIND_JOBS at a
@@ -40,7 +41,7 @@ check() {  # check NAME OK_STATUSES CMD...: start under memcheck; e.g. OK_STATUS
 # slowdown, so for test_io only memcheck's verdict counts (status 1 allowed); every other
 # test must pass as well.
 [ -x "$build/tests/test_io" ] && check test_io "0 1" "$build/tests/test_io"
-for t in test_cpu_rotate test_exif test_orient test_jpeg_meta; do
+for t in test_cpu_rotate test_exif test_orient test_jpeg_meta test_batch_split; do
     [ -x "$build/tests/$t" ] && check "$t" 0 "$build/tests/$t"
 done
 # all 2^24 colours take a minute under memcheck: 65536 of them there (test_cpu_color: 2^20)

@@ -25,6 +25,7 @@
 #   test_orient       imgpu_image_orient (src/io/orient.c) against the EXIF definition's own words, at
 #                     8 and 16 bits and 1..4 channels, and the inverse orientations
 #   test_batch_png    imgpu batch's parallel PNG encoder and its queue (issue 5)
+#   test_batch_split  a batch split over processes (plan, staged shares, commit: imgpu.dask's C half)
 #   test_jpeg_meta    the ICC profile in a JPEG encoded elsewhere (nvJPEG: imgpu__jpeg_insert_meta)
 #                     split into APP2 segments, up to 255 and read back whole, and one byte more
 #                     left out with a notice (issue 25)
@@ -55,4 +56,5 @@ imgpu_add_c_test(test_orient ${_imgpu_unit_dir}/test_orient.c LABELS unit exif T
 
 imgpu_add_c_test(test_batch_png ${_imgpu_unit_dir}/batch_png.c)
 imgpu_add_c_test(test_jpeg_scan ${_imgpu_unit_dir}/test_jpeg_scan.c LABELS unit io TIMEOUT 120)
+imgpu_add_c_test(test_batch_split ${_imgpu_unit_dir}/test_batch_split.c LABELS unit io TIMEOUT 60)
 imgpu_add_c_test(test_pages ${_imgpu_unit_dir}/test_pages.c LABELS unit io TIMEOUT 60)
