@@ -449,7 +449,7 @@ static inline void source_point(float c, float s, int u, float dy, float ocx, fl
  * chunk computes are never used). Vectorizing changes no value: each float operation is
  * still one IEEE operation on the same operands, with no contraction (C17 mode) and no
  * reassociation. */
-enum { ROT_CHUNK = 64 };
+enum { ROT_CHUNK = 64, ROT_BAND = 16 };
 
 /* rows8's geometry: what source_point needs, per image and per row. */
 typedef struct rot_geom {
@@ -510,10 +510,14 @@ static inline __attribute__((always_inline)) void rows8(const rot_job *j, int v0
     const uint8_t *base = in->data;
     int32_t I[ROT_CHUNK], J[ROT_CHUNK], A[ROT_CHUNK], B[ROT_CHUNK];
     float WX[4][ROT_CHUNK], WY[4][ROT_CHUNK];
-    for (int v = v0; v < v1; v++) {
-        uint8_t *dst = imgpu_image_row(out, v);
+    /* tiles of ROT_BAND rows by ROT_CHUNK columns: the taps of one tile lie close together
+     * in the source, and the next tile's overlap them, so they come from the cache */
+    for (int vb = v0; vb < v1; vb += ROT_BAND)
+    for (int u0 = 0; u0 < ow; u0 += ROT_CHUNK)
+    for (int v = vb; v < v1 && v < vb + ROT_BAND; v++) {
+        uint8_t *dst = imgpu_image_row(out, v) + (size_t)u0 * ch;
         g.dy = ((float)v + 0.5f) - ocy;
-        for (int u0 = 0; u0 < ow; u0 += ROT_CHUNK) {
+        {
             const int n = ow - u0 < ROT_CHUNK ? ow - u0 : ROT_CHUNK;
             if (filter == IMGPU_FILTER_BILINEAR)
                 bilinear_chunk(&g, u0, I, J, A, B);
