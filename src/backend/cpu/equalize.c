@@ -65,6 +65,7 @@ typedef struct eq_job {
     int k;                 /* channel, per-channel mode */
     uint32_t (*hist)[256]; /* one histogram per part */
     const uint8_t *lut;
+    const int32_t *lut32;      /* luminance mode, RGB: lut widened (luma_map_rgb) */
     const struct ycc_tabs *t;  /* luminance mode: the per-level terms of the conversions */
 } eq_job;
 
@@ -157,7 +158,7 @@ static void channel_map_rows(void *ctx, int part, int y0, int y1)
 /* Four histograms, one per pixel of each group of four, summed at the end: neighbouring pixels
  * of a photo often share a Y, and one histogram would make each increment wait for the one
  * before it (a store-to-load dependency through the same counter). */
-static void luma_hist_rows(void *ctx, int part, int y0, int y1)
+IMGPU__CPU_WIDE static void luma_hist_rows(void *ctx, int part, int y0, int y1)
 {
     const eq_job *j = ctx;
     const imgpu_image *in = j->in;
@@ -181,7 +182,26 @@ static void luma_hist_rows(void *ctx, int part, int y0, int y1)
         hist[i] += h4[0][i] + h4[1][i] + h4[2][i] + h4[3][i];
 }
 
-static void luma_map_rows(void *ctx, int part, int y0, int y1)
+/* RGB (3 channels): the same conversions as luma_map_rows in their integer arithmetic itself
+ * (ycc.h: imgpu__rgb_to_ycbcr then imgpu__ycbcr_to_rgb(lut[Y], Cb, Cr), the statements the
+ * tables of luma_map_rows were built from), with no table but the LUT, widened to 32 bits: a
+ * loop the compiler vectorizes (AVX2 clone: eight pixels a step, the LUT by a gather). */
+static inline __attribute__((always_inline)) void luma_map_rgb(const uint8_t *restrict p, uint8_t *restrict q, int w,
+                                                                const int32_t *restrict lut)
+{
+    for (int x = 0; x < w; x++) {
+        const int r = p[3 * x], g = p[3 * x + 1], b = p[3 * x + 2];
+        const int yy = imgpu__descale14(IMGPU_R2Y * r + IMGPU_G2Y * g + IMGPU_B2Y * b); /* 0..255 */
+        const int cr = imgpu__sat_u8(imgpu__descale14((r - yy) * IMGPU_Y2CR + (128 << IMGPU_YCC_SHIFT)));
+        const int cb = imgpu__sat_u8(imgpu__descale14((b - yy) * IMGPU_Y2CB + (128 << IMGPU_YCC_SHIFT)));
+        const int y2 = lut[yy], dcr = cr - 128, dcb = cb - 128;
+        q[3 * x] = imgpu__sat_u8(y2 + imgpu__descale14(IMGPU_CR2R * dcr));
+        q[3 * x + 1] = imgpu__sat_u8(y2 + imgpu__descale14(IMGPU_CR2G * dcr + IMGPU_CB2G * dcb));
+        q[3 * x + 2] = imgpu__sat_u8(y2 + imgpu__descale14(IMGPU_CB2B * dcb));
+    }
+}
+
+IMGPU__CPU_WIDE static void luma_map_rows(void *ctx, int part, int y0, int y1)
 {
     (void)part;
     const eq_job *j = ctx;
@@ -192,6 +212,10 @@ static void luma_map_rows(void *ctx, int part, int y0, int y1)
     for (int y = y0; y < y1; y++) {
         const uint8_t *p = imgpu_image_row(in, y);
         uint8_t *q = imgpu_image_row(j->out, y);
+        if (c == 3) {
+            luma_map_rgb(p, q, w, j->lut32);
+            continue;
+        }
         for (int x = 0; x < w; x++, p += c, q += c) {
             /* exactly imgpu__rgb_to_ycbcr then imgpu__ycbcr_to_rgb(lut[Y], Cb, Cr) */
             const int r = p[0], g = p[1], b = p[2];
@@ -226,7 +250,11 @@ static void equalize_luminance(eq_job *j, int parts)
     }
     struct ycc_tabs t;
     ycc_tabs_init(&t);
+    int32_t lut32[256];
+    for (int i = 0; i < 256; i++)
+        lut32[i] = lut[i];
     j->lut = lut;
+    j->lut32 = lut32;
     j->t = &t;
     imgpu__cpu_parallel_rows(in->height, parts, luma_map_rows, j);
 }

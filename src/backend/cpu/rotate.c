@@ -570,7 +570,7 @@ static inline __attribute__((always_inline)) void rows8(const rot_job *j, int v0
 
 /* rows8 with the channel count and the filter as constants, so that the compiler unrolls the
  * per-channel loops (one specialization each). */
-static void general_rows8(const rot_job *j, int v0, int v1)
+IMGPU__CPU_WIDE static void general_rows8(const rot_job *j, int v0, int v1)
 {
     const int f = j->p->filter;
     switch (j->in->channels) {
