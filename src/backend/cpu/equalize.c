@@ -164,18 +164,31 @@ IMGPU__CPU_WIDE static void luma_hist_rows(void *ctx, int part, int y0, int y1)
     const imgpu_image *in = j->in;
     const int c = in->channels, w = in->width;
     uint32_t h4[4][256];
+    uint8_t ys[256];
     memset(h4, 0, sizeof h4);
     for (int y = y0; y < y1; y++) {
-        const uint8_t *p = imgpu_image_row(in, y);
-        int x = 0;
-        for (; x + 4 <= w; x += 4, p += 4 * c) {
-            h4[0][imgpu__rgb_to_y(p[0], p[1], p[2])]++;
-            h4[1][imgpu__rgb_to_y(p[c], p[c + 1], p[c + 2])]++;
-            h4[2][imgpu__rgb_to_y(p[2 * c], p[2 * c + 1], p[2 * c + 2])]++;
-            h4[3][imgpu__rgb_to_y(p[3 * c], p[3 * c + 1], p[3 * c + 2])]++;
+        const uint8_t *row = imgpu_image_row(in, y);
+        /* Y of 256 pixels at a time, then counted: the first loop has no store the compiler
+         * must order against the counts, so it vectorizes */
+        for (int x0 = 0; x0 < w; x0 += 256) {
+            const int n = w - x0 < 256 ? w - x0 : 256;
+            const uint8_t *p = row + (size_t)x0 * c;
+            if (c == 3)
+                for (int x = 0; x < n; x++)
+                    ys[x] = imgpu__rgb_to_y(p[3 * x], p[3 * x + 1], p[3 * x + 2]);
+            else
+                for (int x = 0; x < n; x++)
+                    ys[x] = imgpu__rgb_to_y(p[c * x], p[c * x + 1], p[c * x + 2]);
+            int x = 0;
+            for (; x + 4 <= n; x += 4) {
+                h4[0][ys[x]]++;
+                h4[1][ys[x + 1]]++;
+                h4[2][ys[x + 2]]++;
+                h4[3][ys[x + 3]]++;
+            }
+            for (; x < n; x++)
+                h4[0][ys[x]]++;
         }
-        for (; x < w; x++, p += c)
-            h4[0][imgpu__rgb_to_y(p[0], p[1], p[2])]++;
     }
     uint32_t *hist = j->hist[part];
     for (int i = 0; i < 256; i++)
