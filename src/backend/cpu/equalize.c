@@ -196,8 +196,8 @@ IMGPU__CPU_WIDE static void luma_hist_rows(void *ctx, int part, int y0, int y1)
 }
 
 /* RGB (3 channels): the same conversions as luma_map_rows in their integer arithmetic itself
- * (ycc.h: imgpu__rgb_to_ycbcr then imgpu__ycbcr_to_rgb(lut[Y], Cb, Cr), the statements the
- * tables of luma_map_rows were built from), with no table but the LUT, widened to 32 bits: a
+ * (ycc.h's imgpu__ycc_replace_y: imgpu__rgb_to_ycbcr then imgpu__ycbcr_to_rgb(lut[Y], Cb, Cr),
+ * the statements the tables of luma_map_rows were built from), with no table but the LUT, widened to 32 bits: a
  * loop the compiler vectorizes (AVX2 clone: eight pixels a step, the LUT by a gather). */
 static inline __attribute__((always_inline)) void luma_map_rgb(const uint8_t *restrict p, uint8_t *restrict q, int w,
                                                                 const int32_t *restrict lut)
@@ -205,12 +205,11 @@ static inline __attribute__((always_inline)) void luma_map_rgb(const uint8_t *re
     for (int x = 0; x < w; x++) {
         const int r = p[3 * x], g = p[3 * x + 1], b = p[3 * x + 2];
         const int yy = imgpu__descale14(IMGPU_R2Y * r + IMGPU_G2Y * g + IMGPU_B2Y * b); /* 0..255 */
-        const int cr = imgpu__sat_u8(imgpu__descale14((r - yy) * IMGPU_Y2CR + (128 << IMGPU_YCC_SHIFT)));
-        const int cb = imgpu__sat_u8(imgpu__descale14((b - yy) * IMGPU_Y2CB + (128 << IMGPU_YCC_SHIFT)));
-        const int y2 = lut[yy], dcr = cr - 128, dcb = cb - 128;
-        q[3 * x] = imgpu__sat_u8(y2 + imgpu__descale14(IMGPU_CR2R * dcr));
-        q[3 * x + 1] = imgpu__sat_u8(y2 + imgpu__descale14(IMGPU_CR2G * dcr + IMGPU_CB2G * dcb));
-        q[3 * x + 2] = imgpu__sat_u8(y2 + imgpu__descale14(IMGPU_CB2B * dcb));
+        uint8_t o[3];
+        imgpu__ycc_replace_y(r, b, yy, lut[yy], o);
+        q[3 * x] = o[0];
+        q[3 * x + 1] = o[1];
+        q[3 * x + 2] = o[2];
     }
 }
 
