@@ -228,7 +228,7 @@ typedef struct conv_job {
     const struct clahe_ycc *t;   /* 8-bit luminance mode */
 } conv_job;
 
-static void to_ycc_rows(void *ctx, int part, int y0, int y1)
+IMGPU__CPU_WIDE static void to_ycc_rows(void *ctx, int part, int y0, int y1)
 {
     (void)part;
     const conv_job *j = ctx;
@@ -248,12 +248,18 @@ static void to_ycc_rows(void *ctx, int part, int y0, int y1)
             continue;
         }
         const unsigned char *p = row;
+        uint16_t *restrict pl = plane + i0;
+        if (c == 3) { /* the same statement with a constant step: vectorized */
+            for (int x = 0; x < w; x++)
+                pl[x] = imgpu__rgb_to_y(p[3 * x], p[3 * x + 1], p[3 * x + 2]);
+            continue;
+        }
         for (int x = 0; x < w; x++, p += c)
-            plane[i0 + x] = imgpu__rgb_to_y(p[0], p[1], p[2]);   /* Cb, Cr: from_ycc_rows */
+            pl[x] = imgpu__rgb_to_y(p[0], p[1], p[2]);   /* Cb, Cr: from_ycc_rows */
     }
 }
 
-static void from_ycc_rows(void *ctx, int part, int y0, int y1)
+IMGPU__CPU_WIDE static void from_ycc_rows(void *ctx, int part, int y0, int y1)
 {
     (void)part;
     const conv_job *j = ctx;
@@ -278,6 +284,18 @@ static void from_ycc_rows(void *ctx, int part, int y0, int y1)
          * have stored: two planes less to write and read back) */
         const unsigned char *p = imgpu_image_row(j->in, y);
         unsigned char *q = row;
+        if (c == 3) { /* RGB: ycc.h's statements themselves, no table: a loop that vectorizes */
+            const uint16_t *rs = res + i0;
+            for (int x = 0; x < w; x++) {
+                const int r = p[3 * x], g = p[3 * x + 1], b = p[3 * x + 2];
+                uint8_t o[3];
+                imgpu__ycc_replace_y(r, b, imgpu__descale14(IMGPU_R2Y * r + IMGPU_G2Y * g + IMGPU_B2Y * b), rs[x], o);
+                q[3 * x] = o[0];
+                q[3 * x + 1] = o[1];
+                q[3 * x + 2] = o[2];
+            }
+            continue;
+        }
         for (int x = 0; x < w; x++, p += c, q += c) {
             /* exactly imgpu__rgb_to_ycbcr's Cb and Cr, then imgpu__ycbcr_to_rgb */
             const int r = p[0], b = p[2], yy = imgpu__rgb_to_y(p[0], p[1], p[2]);

@@ -65,6 +65,7 @@ typedef struct eq_job {
     int k;                 /* channel, per-channel mode */
     uint32_t (*hist)[256]; /* one histogram per part */
     const uint8_t *lut;
+    const int32_t *lut32;      /* luminance mode, RGB: lut widened (luma_map_rgb) */
     const struct ycc_tabs *t;  /* luminance mode: the per-level terms of the conversions */
 } eq_job;
 
@@ -104,19 +105,33 @@ static void merge_hist(uint32_t (*parts)[256], int n, uint32_t hist[256])
     }
 }
 
-/* Histogram of channel k of a c-channel 8-bit image, rows y0..y1-1. */
+/* Histogram of channel k of a c-channel 8-bit image, rows y0..y1-1, in four histograms (one
+ * per pixel of each group of four) summed at the end, as luma_hist_rows below: the counts are
+ * the same integers, without each increment waiting for the one before it when neighbouring
+ * pixels share a value. */
 static void channel_hist_rows(void *ctx, int part, int y0, int y1)
 {
     const eq_job *j = ctx;
     const imgpu_image *in = j->in;
-    uint32_t *hist = j->hist[part];
-    /* locals, not in->...: a store to hist may alias them, which would reload them per pixel */
+    uint32_t h4[4][256];
+    memset(h4, 0, sizeof h4);
+    /* locals, not in->...: a store to a histogram may alias them, which would reload them per pixel */
     const int w = in->width, c = in->channels, k = j->k;
     for (int y = y0; y < y1; y++) {
         const uint8_t *p = imgpu_image_row(in, y) + k;
-        for (int x = 0; x < w; x++, p += c)
-            hist[*p]++;
+        int x = 0;
+        for (; x + 4 <= w; x += 4, p += 4 * c) {
+            h4[0][p[0]]++;
+            h4[1][p[c]]++;
+            h4[2][p[2 * c]]++;
+            h4[3][p[3 * c]]++;
+        }
+        for (; x < w; x++, p += c)
+            h4[0][*p]++;
     }
+    uint32_t *hist = j->hist[part];
+    for (int i = 0; i < 256; i++)
+        hist[i] += h4[0][i] + h4[1][i] + h4[2][i] + h4[3][i];
 }
 
 /* out channel k = lut[in channel k]. */
@@ -130,6 +145,11 @@ static void channel_map_rows(void *ctx, int part, int y0, int y1)
     for (int y = y0; y < y1; y++) {
         const uint8_t *p = imgpu_image_row(in, y) + k;
         uint8_t *q = imgpu_image_row(j->out, y) + k;
+        if (c == 1) { /* gray: the same statement with a constant step, which the compiler unrolls */
+            for (int x = 0; x < w; x++)
+                q[x] = lut[p[x]];
+            continue;
+        }
         for (int x = 0; x < w; x++, p += c, q += c)
             *q = lut[*p];
     }
@@ -138,31 +158,62 @@ static void channel_map_rows(void *ctx, int part, int y0, int y1)
 /* Four histograms, one per pixel of each group of four, summed at the end: neighbouring pixels
  * of a photo often share a Y, and one histogram would make each increment wait for the one
  * before it (a store-to-load dependency through the same counter). */
-static void luma_hist_rows(void *ctx, int part, int y0, int y1)
+IMGPU__CPU_WIDE static void luma_hist_rows(void *ctx, int part, int y0, int y1)
 {
     const eq_job *j = ctx;
     const imgpu_image *in = j->in;
     const int c = in->channels, w = in->width;
     uint32_t h4[4][256];
+    uint8_t ys[256];
     memset(h4, 0, sizeof h4);
     for (int y = y0; y < y1; y++) {
-        const uint8_t *p = imgpu_image_row(in, y);
-        int x = 0;
-        for (; x + 4 <= w; x += 4, p += 4 * c) {
-            h4[0][imgpu__rgb_to_y(p[0], p[1], p[2])]++;
-            h4[1][imgpu__rgb_to_y(p[c], p[c + 1], p[c + 2])]++;
-            h4[2][imgpu__rgb_to_y(p[2 * c], p[2 * c + 1], p[2 * c + 2])]++;
-            h4[3][imgpu__rgb_to_y(p[3 * c], p[3 * c + 1], p[3 * c + 2])]++;
+        const uint8_t *row = imgpu_image_row(in, y);
+        /* Y of 256 pixels at a time, then counted: the first loop has no store the compiler
+         * must order against the counts, so it vectorizes */
+        for (int x0 = 0; x0 < w; x0 += 256) {
+            const int n = w - x0 < 256 ? w - x0 : 256;
+            const uint8_t *p = row + (size_t)x0 * c;
+            if (c == 3)
+                for (int x = 0; x < n; x++)
+                    ys[x] = imgpu__rgb_to_y(p[3 * x], p[3 * x + 1], p[3 * x + 2]);
+            else
+                for (int x = 0; x < n; x++)
+                    ys[x] = imgpu__rgb_to_y(p[c * x], p[c * x + 1], p[c * x + 2]);
+            int x = 0;
+            for (; x + 4 <= n; x += 4) {
+                h4[0][ys[x]]++;
+                h4[1][ys[x + 1]]++;
+                h4[2][ys[x + 2]]++;
+                h4[3][ys[x + 3]]++;
+            }
+            for (; x < n; x++)
+                h4[0][ys[x]]++;
         }
-        for (; x < w; x++, p += c)
-            h4[0][imgpu__rgb_to_y(p[0], p[1], p[2])]++;
     }
     uint32_t *hist = j->hist[part];
     for (int i = 0; i < 256; i++)
         hist[i] += h4[0][i] + h4[1][i] + h4[2][i] + h4[3][i];
 }
 
-static void luma_map_rows(void *ctx, int part, int y0, int y1)
+/* RGB (3 channels): the same conversions as luma_map_rows in their integer arithmetic itself
+ * (ycc.h's imgpu__ycc_replace_y: imgpu__rgb_to_ycbcr then imgpu__ycbcr_to_rgb(lut[Y], Cb, Cr),
+ * the statements the tables of luma_map_rows were built from), with no table but the LUT, widened to 32 bits: a
+ * loop the compiler vectorizes (AVX2 clone: eight pixels a step, the LUT by a gather). */
+static inline __attribute__((always_inline)) void luma_map_rgb(const uint8_t *restrict p, uint8_t *restrict q, int w,
+                                                                const int32_t *restrict lut)
+{
+    for (int x = 0; x < w; x++) {
+        const int r = p[3 * x], g = p[3 * x + 1], b = p[3 * x + 2];
+        const int yy = imgpu__descale14(IMGPU_R2Y * r + IMGPU_G2Y * g + IMGPU_B2Y * b); /* 0..255 */
+        uint8_t o[3];
+        imgpu__ycc_replace_y(r, b, yy, lut[yy], o);
+        q[3 * x] = o[0];
+        q[3 * x + 1] = o[1];
+        q[3 * x + 2] = o[2];
+    }
+}
+
+IMGPU__CPU_WIDE static void luma_map_rows(void *ctx, int part, int y0, int y1)
 {
     (void)part;
     const eq_job *j = ctx;
@@ -173,6 +224,10 @@ static void luma_map_rows(void *ctx, int part, int y0, int y1)
     for (int y = y0; y < y1; y++) {
         const uint8_t *p = imgpu_image_row(in, y);
         uint8_t *q = imgpu_image_row(j->out, y);
+        if (c == 3) {
+            luma_map_rgb(p, q, w, j->lut32);
+            continue;
+        }
         for (int x = 0; x < w; x++, p += c, q += c) {
             /* exactly imgpu__rgb_to_ycbcr then imgpu__ycbcr_to_rgb(lut[Y], Cb, Cr) */
             const int r = p[0], g = p[1], b = p[2];
@@ -207,7 +262,11 @@ static void equalize_luminance(eq_job *j, int parts)
     }
     struct ycc_tabs t;
     ycc_tabs_init(&t);
+    int32_t lut32[256];
+    for (int i = 0; i < 256; i++)
+        lut32[i] = lut[i];
     j->lut = lut;
+    j->lut32 = lut32;
     j->t = &t;
     imgpu__cpu_parallel_rows(in->height, parts, luma_map_rows, j);
 }

@@ -23,6 +23,19 @@ extern "C" {
 /* Work units (roughly: samples touched) below which another thread does not pay off. */
 #define IMGPU__CPU_MIN_PART_WORK ((size_t)1 << 16)
 
+/* IMGPU__CPU_WIDE before a row function: the compiler builds it twice, for x86-64's baseline
+ * and for AVX2, and the loader picks the one the CPU runs (GCC and clang's target_clones; an
+ * empty macro elsewhere). The same C, vectorized 8 lanes wide instead of 4, so the same
+ * values: AVX2 alone has no fused multiply-add (that is the separate "fma" target, never
+ * named here), the build compiles C17 (GCC then contracts nothing) and rotate.c, whose float
+ * order is stated, is compiled with -ffp-contract=off for clang too. Defining IMGPU_NO_CPU_CLONES
+ * (-DCMAKE_C_FLAGS=-DIMGPU_NO_CPU_CLONES) builds the baseline only. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(IMGPU_NO_CPU_CLONES)
+#define IMGPU__CPU_WIDE __attribute__((target_clones("avx2", "default")))
+#else
+#define IMGPU__CPU_WIDE
+#endif
+
 /* Rows y0..y1-1 (y0 < y1) of part `part` (0-based, < the parts asked for). */
 typedef void (*imgpu__cpu_rows_fn)(void *ctx, int part, int y0, int y1);
 

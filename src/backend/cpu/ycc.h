@@ -53,4 +53,17 @@ static inline void imgpu__ycbcr_to_rgb(uint8_t y, uint8_t cb, uint8_t cr, uint8_
     *b = imgpu__sat_u8(y + imgpu__descale14(IMGPU_CB2B * dcb));
 }
 
+/* imgpu__rgb_to_ycbcr(r, g, b) then imgpu__ycbcr_to_rgb(y2, Cb, Cr) into q[0..2], where yy is
+ * the pixel's unsaturated Y (imgpu__descale14 of the Y sum, 0..255) and y2 its replacement:
+ * equalize's and CLAHE's luminance modes. Plain integer statements, no table, so that a loop
+ * of them vectorizes; the caller stores q (its own pointer, whose aliasing it knows). */
+static inline void imgpu__ycc_replace_y(int r, int b, int yy, int y2, uint8_t q[3])
+{
+    const int dcr = imgpu__sat_u8(imgpu__descale14((r - yy) * IMGPU_Y2CR + (128 << IMGPU_YCC_SHIFT))) - 128;
+    const int dcb = imgpu__sat_u8(imgpu__descale14((b - yy) * IMGPU_Y2CB + (128 << IMGPU_YCC_SHIFT))) - 128;
+    q[0] = imgpu__sat_u8(y2 + imgpu__descale14(IMGPU_CR2R * dcr));
+    q[1] = imgpu__sat_u8(y2 + imgpu__descale14(IMGPU_CR2G * dcr + IMGPU_CB2G * dcb));
+    q[2] = imgpu__sat_u8(y2 + imgpu__descale14(IMGPU_CB2B * dcb));
+}
+
 #endif
