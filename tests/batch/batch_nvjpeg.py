@@ -270,7 +270,7 @@ m2 = re.search(r"(\d+) decoded by the GPU's hardware engines, (\d+) by its CUDA 
 C.check(r2.rc == 1 and m2 is not None, "IMGPU_NVJPEG_CPU_FIRST=2: the summary names the first 2", r2.err)
 if m2:
     hw, cu, cp, enc = map(int, m2.groups())
-    n_gpu = len(gpu_files) + len(prog_files)
+    n_gpu = len(gpu_files) + len(prog_files) + len(turned_files)   # the EXIF-rotated one: nvJPEG too
     C.check(cp == len(cpu_files) + 2 and hw + cu == n_gpu - 2 and enc == n_gpu - 2,
             "IMGPU_NVJPEG_CPU_FIRST=2: two more on the CPU, two fewer through nvJPEG",
             f"hw {hw} cuda {cu} cpu {cp} enc {enc}")

@@ -136,18 +136,23 @@ endif()
 # geom_ops (issue 28, op-geom): flip, crop and convert through the CLI and batch against numpy
 #   transliterations of their rules (every depth, layout, edge size), cv2.flip / cv2.transpose
 #   where cv2 is installed; .cuda: the same on the GPU (exits 77 without one).
-foreach(_dev cpu cuda)
-  if(_dev STREQUAL "cpu")
-    set(_tname geom_ops)
-    set(_labels cli)
-  else()
-    set(_tname geom_ops.cuda)
-    set(_labels cli gpu)
-  endif()
+# The CUDA variant pays a GPU start-up per command (~1 s each with the suite's other GPU tests
+# beside it): it runs as three entries, each a part of the test functions, side by side.
+set(_geom_parts "cpu|geom_ops||cli"
+                "cuda|geom_ops.cuda.flip|test_flip,test_flip_cv2,test_convert,test_flip_batch_and_orientation|cli+gpu"
+                "cuda|geom_ops.cuda.crop|test_crop,test_crop_refusals|cli+gpu"
+                "cuda|geom_ops.cuda.crop2|test_crop_names,test_crop_inner,test_crop_chain_after_trim|cli+gpu")
+foreach(_part ${_geom_parts})
+  string(REPLACE "|" ";" _f "${_part}")
+  list(GET _f 0 _dev)
+  list(GET _f 1 _tname)
+  list(GET _f 2 _only)
+  list(GET _f 3 _labels)
+  string(REPLACE "+" ";" _labels "${_labels}")
   if(IMGPU_PYTHON3)
     add_test(NAME ${_tname}
              COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/geom_ops.py $<TARGET_FILE:imgpu> ${IMGPU_CLI_TMP}
-                     ${IMGPU_ASSETS} ${_dev})
+                     ${IMGPU_ASSETS} ${_dev} ${_only})
   else()
     add_test(NAME ${_tname} COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
   endif()
@@ -174,10 +179,13 @@ if(IMGPU_PYTHON3)
            COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/tone_formula.py
                    $<TARGET_FILE:imgpu> ${IMGPU_ASSETS} ${CMAKE_CURRENT_BINARY_DIR}/tone cpu)
   set_tests_properties(tone_formula PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 300)
-  add_test(NAME tone_formula.cuda
-           COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/tone_formula.py
-                   $<TARGET_FILE:imgpu> ${IMGPU_ASSETS} ${CMAKE_CURRENT_BINARY_DIR}/tone_cuda cuda)
-  set_tests_properties(tone_formula.cuda PROPERTIES LABELS "unit;gpu" SKIP_RETURN_CODE 77 TIMEOUT 300)
+  # on CUDA, one entry an op (a GPU start-up per command: side by side they fit the timeout)
+  foreach(_op levels gamma normalize autolevel)
+    add_test(NAME tone_formula.cuda.${_op}
+             COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/tone_formula.py
+                     $<TARGET_FILE:imgpu> ${IMGPU_ASSETS} ${CMAKE_CURRENT_BINARY_DIR}/tone_cuda_${_op} cuda ${_op})
+    set_tests_properties(tone_formula.cuda.${_op} PROPERTIES LABELS "unit;gpu" SKIP_RETURN_CODE 77 TIMEOUT 300)
+  endforeach()
   add_test(NAME tone_imagemagick
            COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/tone_formula.py --imagemagick
                    /usr/bin/convert-im6.q16 ${CMAKE_CURRENT_BINARY_DIR}/tone_im)

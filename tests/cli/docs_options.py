@@ -209,6 +209,13 @@ def main():
     module_own = options_of(open(module_src, encoding="utf-8").read()) if os.path.isfile(module_src) else set()
     helps[MODULE] = helps.get("batch", set()) | module_own
     union |= module_own
+    # the benchmark scripts' own options (docs/benchmarks.md names how to run them): the ones
+    # their argument parsers declare
+    bench_dir = os.path.join(src, "bench")
+    for f in sorted(os.listdir(bench_dir)) if os.path.isdir(bench_dir) else []:
+        if f.endswith(".py"):
+            text = open(os.path.join(bench_dir, f), encoding="utf-8").read()
+            union |= set(re.findall(r"add_argument\(\s*[\"'](--[a-z][a-z0-9-]*)", text))
     writers = set.intersection(*(helps[c] for c in IMAGE_WRITERS))
 
     pages = [os.path.join(src, "README.md")]

@@ -3,7 +3,7 @@ against numpy transliterations of their stated rules (src/op/flip.c, src/op/crop
 16 bits, gray, gray+alpha, RGB and RGBA, at edge sizes (1x1, 1xN, Nx1, odd); OpenCV's
 cv2.flip / cv2.transpose on a photo where cv2 is installed.
 
-    geom_ops.py IMGPU TMP_ROOT ASSETS [cpu|cuda]
+    geom_ops.py IMGPU TMP_ROOT ASSETS [cpu|cuda [TEST,...]]
 
 The cuda run exits 77 (skipped) when imgpu says there is no usable GPU. Images travel as PNG
 written and read here (a small codec: every filter type on reading), so 16-bit gray+alpha
@@ -24,6 +24,9 @@ except ImportError:
     print("SKIP: this python3 has no numpy")
     sys.exit(77)
 
+# an optional 6th argument: the test functions to run (comma-separated; default every one), so
+# that the slow CUDA variant runs as several CTest entries side by side
+ONLY = sys.argv.pop(5).split(",") if len(sys.argv) == 6 else None
 DEVICE = sys.argv.pop(4) if len(sys.argv) == 5 else "cpu"
 binary, tmp, assets = C.setup("geom_ops")
 K = C.Checker("geom_ops." + DEVICE)
@@ -481,15 +484,13 @@ def test_crop_chain_after_trim():
             "a box outside the trimmed image fails", str(r))
 
 
-test_flip()
-test_flip_cv2()
-test_convert()
-test_flip_batch_and_orientation()
-test_crop()
-test_crop_refusals()
-test_crop_names()
-test_crop_inner()
-test_crop_chain_after_trim()
+TESTS = [test_flip, test_flip_cv2, test_convert, test_flip_batch_and_orientation, test_crop, test_crop_refusals,
+         test_crop_names, test_crop_inner, test_crop_chain_after_trim]
+unknown = set(ONLY or []) - {t.__name__ for t in TESTS}
+K.check(not unknown, "the tests asked for exist", " ".join(sorted(unknown)))
+for t in TESTS:
+    if ONLY is None or t.__name__ in ONLY:
+        t()
 rc = K.end()
 C.cleanup(tmp, rc != 0)
 sys.exit(rc)
