@@ -91,7 +91,10 @@ dask_src=$GPU_PREFIX/usr/lib/python3/dist-packages
 if [ -d "$dask_src/distributed" ]; then
   t0=$SECONDS
   dpp=$(sh tests/python/dask_pythonpath.sh "$dask_src" "$py" 2> "$OUT/dask_path.log")
-  PYTHONPATH=$dpp IMGPU_PYTEST_DEVICE=cuda timeout 300 ctest --test-dir build-gpu -R '^python_dask$' \
+  # Dask 2022.12's GPU diagnostics call .decode() on what this machine's newer pynvml already
+  # returns as str (the scheduler does not start): they are turned off, as Dask's config allows
+  DASK_DISTRIBUTED__DIAGNOSTICS__NVML=False PYTHONPATH=$dpp IMGPU_PYTEST_DEVICE=cuda timeout 300 \
+    ctest --test-dir build-gpu -R '^python_dask$' \
     --output-on-failure > "$OUT/python_dask_cuda.log" 2>&1
   rc=$?
   [ "$rc" = 0 ] || { fail=1; tail -40 "$OUT/python_dask_cuda.log"; }

@@ -137,10 +137,12 @@ endif()
 #   transliterations of their rules (every depth, layout, edge size), cv2.flip / cv2.transpose
 #   where cv2 is installed; .cuda: the same on the GPU (exits 77 without one).
 # The CUDA variant pays a GPU start-up per command (~1 s each with the suite's other GPU tests
-# beside it): it runs as three entries, each a part of the test functions, side by side.
+# beside it): it runs as four entries, each a part of the test functions, side by side, with a
+# longer timeout (test_crop alone ran past 300 s on the H200 beside the whole GPU suite).
 set(_geom_parts "cpu|geom_ops||cli"
                 "cuda|geom_ops.cuda.flip|test_flip,test_flip_cv2,test_convert,test_flip_batch_and_orientation|cli+gpu"
-                "cuda|geom_ops.cuda.crop|test_crop,test_crop_refusals|cli+gpu"
+                "cuda|geom_ops.cuda.crop|test_crop|cli+gpu"
+                "cuda|geom_ops.cuda.refusals|test_crop_refusals|cli+gpu"
                 "cuda|geom_ops.cuda.crop2|test_crop_names,test_crop_inner,test_crop_chain_after_trim|cli+gpu")
 foreach(_part ${_geom_parts})
   string(REPLACE "|" ";" _f "${_part}")
@@ -156,7 +158,11 @@ foreach(_part ${_geom_parts})
   else()
     add_test(NAME ${_tname} COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
   endif()
-  set_tests_properties(${_tname} PROPERTIES LABELS "${_labels}" SKIP_RETURN_CODE 77 TIMEOUT 300)
+  if(_dev STREQUAL "cuda")
+    set_tests_properties(${_tname} PROPERTIES LABELS "${_labels}" SKIP_RETURN_CODE 77 TIMEOUT 900)
+  else()
+    set_tests_properties(${_tname} PROPERTIES LABELS "${_labels}" SKIP_RETURN_CODE 77 TIMEOUT 300)
+  endif()
 endforeach()
 # crop_imagemagick (issue 28, op-crop): imgpu crop --gravity/--size and --trim against
 #   ImageMagick 6 itself (convert-im6.q16; skipped without it or cv2). geom_ops' numpy
