@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -126,4 +127,14 @@ int imgpu__parse_color(const char *s, uint8_t rgba[4])
         rgba[i] = (uint8_t)v[i];
     rgba[3] = (uint8_t)(k == 4 ? v[3] : 255);
     return 0;
+}
+
+void imgpu__format_double(double x, char *buf, size_t n)
+{
+    for (int prec = 0; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*f", prec, x);
+        if (strtod(buf, NULL) == x)
+            return;
+    }
+    snprintf(buf, n, "%.17g", x);
 }

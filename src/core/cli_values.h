@@ -5,6 +5,7 @@
 #ifndef IMGPU_CLI_VALUES_H
 #define IMGPU_CLI_VALUES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Strict decimal integer in [lo, hi]: no blanks, no trailing junk, no overflow. */
@@ -17,5 +18,8 @@ int imgpu__parse_double(const char *s, double lo, double hi, double *out);
 int imgpu__parse_angle(const char *s, double *out);
 /* COLOR: black | white | transparent | #RGB | #RGBA | #RRGGBB | #RRGGBBAA | R,G,B[,A] (0..255). */
 int imgpu__parse_color(const char *s, uint8_t rgba[4]);
+/* The other way: the shortest decimal that reads back as x ("40", "2.5", "0.15"), so that a
+ * printed command (the viewer's, a manifest's) computes with the same number. */
+void imgpu__format_double(double x, char *buf, size_t n);
 
 #endif

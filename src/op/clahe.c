@@ -3,6 +3,7 @@
  * take the tile sizes, clip limit and float scales from imgpu_clahe_geometry, so they are
  * the same numbers), and its descriptor. The CPU backend runs it in src/backend/cpu/clahe.c
  * (which states the rules), CUDA in src/backend/cuda/clahe.c and kernels/clahe.cu. */
+#include "cli_values.h"
 #include "op_table.h"
 #include "error.h"
 
@@ -140,23 +141,12 @@ static const imgpu_param s_params[] = {
      .offset = offsetof(imgpu_clahe_params, mode), .fronts = IMGPU_FRONT_ALL},
 };
 
-/* The shortest decimal that reads back as x: "40", "2.5" (the viewer prints --clip so). */
-static void number(double x, char *buf, size_t n)
-{
-    for (int prec = 0; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*f", prec, x);
-        if (strtod(buf, NULL) == x)
-            return;
-    }
-    snprintf(buf, n, "%.17g", x);
-}
-
 static int write(const imgpu_op *op, imgpu_op_text how, char *buf, size_t n)
 {
     const imgpu_clahe_params *p = &op->u.clahe;
     const char *mode = imgpu_param_choice(op, &s_params[2]);
     char clip[40];
-    number(p->clip, clip, sizeof clip);
+    imgpu__format_double(p->clip, clip, sizeof clip);
     switch (how) {
     case IMGPU_OP_TEXT_MANIFEST:
         return snprintf(buf, n, "clahe clip=%.17g tiles=%dx%d mode=%s", p->clip, p->tiles_x, p->tiles_y, mode);

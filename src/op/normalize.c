@@ -21,6 +21,7 @@
  *  ScaleQuantumToChar(map[257 v]) (tone.h).
  * Both backends compute the histograms' CDFs (the CUDA backend with the privatized histogram
  * and the block scan), and this file turns them into the LUT, once, for both. */
+#include "cli_values.h"
 #include "op_table.h"
 #include "tone.h"
 #include "error.h"
@@ -133,25 +134,13 @@ static const imgpu_param s_params[] = {
      .offset = offsetof(imgpu_normalize_params, mode), .fronts = IMGPU_FRONT_ALL},
 };
 
-/* The shortest decimal that reads back as x ("0.15", "1.25"): the viewer's stepped clips print
- * so, and the printed command then computes the same thresholds. */
-static void number(double x, char *buf, size_t n)
-{
-    for (int prec = 0; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*f", prec, x);
-        if (strtod(buf, NULL) == x)
-            return;
-    }
-    snprintf(buf, n, "%.17g", x);
-}
-
 static int write(const imgpu_op *op, imgpu_op_text how, char *buf, size_t n)
 {
     const imgpu_normalize_params *p = &op->u.normalize;
     const char *mode = p->mode == IMGPU_MODE_PER_CHANNEL ? "per-channel" : "luminance";
     char b[40], w[40];
-    number(p->black_clip, b, sizeof b);
-    number(p->white_clip, w, sizeof w);
+    imgpu__format_double(p->black_clip, b, sizeof b);
+    imgpu__format_double(p->white_clip, w, sizeof w);
     switch (how) {
     case IMGPU_OP_TEXT_MANIFEST: return snprintf(buf, n, "normalize black-clip=%s white-clip=%s mode=%s", b, w, mode);
     case IMGPU_OP_TEXT_OPTIONS: return snprintf(buf, n, "--black-clip %s --white-clip %s --mode %s", b, w, mode);
