@@ -6,7 +6,7 @@ median of N runs (in-memory, no I/O). vips is timed as a command (`vips resize`,
 thumbnail`) on a PNG-free .v file, so its times include vips's start-up and its .v read/write:
 they are an end-to-end bound, not a kernel time (stated in each row).
 
-    PYTHONPATH=build/python /usr/bin/python3 bench/resize_cpu.py [--n 7]
+    PYTHONPATH=build/python /usr/bin/python3 bench/resize_cpu.py [--n 7] [--no-vips]
 """
 import argparse
 import os
@@ -44,6 +44,7 @@ def med(fn, n):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=7)
+    ap.add_argument("--no-vips", action="store_true", help="skip the vips commands")
     a = ap.parse_args()
     inter = {"bilinear": cv2.INTER_LINEAR, "bicubic": cv2.INTER_CUBIC, "area": cv2.INTER_AREA}
     print(f"cv2 {cv2.__version__}, cv2 threads {cv2.getNumThreads()}, cores {os.cpu_count()}")
@@ -65,9 +66,10 @@ def main():
                 pim = Image.fromarray(src)
                 t_p = med(lambda: pim.resize((dw, dh), pil[f]), a.n)
             print(f"| {name} RGB8 | {f} | {t_i:.1f} | {t_c:.1f} | {t_i / t_c:.2f}x | {t_a:.1f} | {t_p:.1f} |", flush=True)
-    vips = shutil.which("vips")
+    vips = None if a.no_vips else shutil.which("vips")
     if not vips:
-        print("vips: not installed (apt-get install libvips-tools)")
+        if not a.no_vips:
+            print("vips: not installed (apt-get install libvips-tools)")
         return
     ver = subprocess.run([vips, "--version"], capture_output=True, text=True).stdout.strip()
     print(f"\n{ver} (a command per run: start-up and the .v file read/write included)")

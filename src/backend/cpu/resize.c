@@ -54,6 +54,7 @@
 #include "parallel.h"
 #include "premul.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -88,6 +89,12 @@ static inline uint32_t sat(long v, long maxv) { return (uint32_t)(v < 0 ? 0 : v 
 static inline long imgpu__asr22(uint32_t v) { return (v & 0x80000000u) ? -(long)((~v) >> 22) - 1 : (long)(v >> 22); }
 static inline int16_t sat16(int32_t v) { return (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v); }
 
+/* Tests only (not thread-safe: call it between ops): 0 the default, 1 the per-sample path, 2
+ * the row engine or an error where it cannot run (so a test knows which one it compared). */
+static int s_mode;
+void imgpu__cpu_resize_mode(int mode);
+void imgpu__cpu_resize_mode(int mode) { s_mode = mode; }
+
 static void nearest_rows(void *ctx, int part, int y0, int y1)
 {
     (void)part;
@@ -98,8 +105,18 @@ static void nearest_rows(void *ctx, int part, int y0, int y1)
     for (int y = y0; y < y1; y++) {
         const unsigned char *s = j->in->data + (size_t)yi[y] * j->in->stride;
         unsigned char *d = j->out->data + (size_t)y * j->out->stride;
-        for (int x = 0; x < t->dw; x++)
-            memcpy(d + x * px, s + (size_t)xi[x] * px, px);
+        switch (s_mode == 1 ? 0 : px) { /* a constant size: one load and store a pixel */
+#define NN(n)                                                                                                \
+    case n:                                                                                                  \
+        for (int x = 0; x < t->dw; x++)                                                                      \
+            memcpy(d + (size_t)x * (n), s + (size_t)xi[x] * (n), n);                                         \
+        break;
+            NN(1) NN(2) NN(3) NN(4) NN(6) NN(8)
+#undef NN
+        default:
+            for (int x = 0; x < t->dw; x++)
+                memcpy(d + x * px, s + (size_t)xi[x] * px, px);
+        }
     }
 }
 
@@ -279,6 +296,451 @@ static void v_rows(void *ctx, int part, int y0, int y1)
     }
 }
 
+/* ---- the row engine (the default path) --------------------------------------------------------
+ * The same arithmetic as h_rows / v_sample above, sample for sample, organised as OpenCV
+ * organises it: each part of the output rows keeps a ring of ky horizontal-pass rows (source
+ * row r in slot r % ky: a row's taps are at most ky consecutive source rows, so they never
+ * share a slot), computes a source row once when a tap first needs it, and runs the vertical
+ * pass a whole row at a time. The loops are specialised for 1..4 channels and 2, 4 or 8 taps
+ * (the compiler unrolls them), read consecutive taps from one offset where the tables allow
+ * it, and the vertical loops have no branch per sample, so the compiler vectorises them.
+ * Exactness: integer sums are the same integers (the int32 Pillow sums are used only where a
+ * bound computed from the weights shows that no partial sum leaves int32); float sums add the
+ * same products in the same order; a tap of weight 0 adds exactly 0 whichever pixel it reads;
+ * rounding half to even is round_even_sat below. imgpu__cpu_resize_mode(1) runs the
+ * per-sample code above instead (tests/unit/test_cpu_resize.c compares the two). */
+
+
+#define RSZ_INLINE static inline __attribute__((always_inline))
+
+enum { H_INT = 0, H_FLOAT, H_PIL32, H_PIL64 };
+
+typedef struct fast {
+    const imgpu_resize_tab *t;
+    const imgpu_image *in;
+    imgpu_image *out;
+    int W;            /* samples of an output row: dw * cn */
+    int hmode;        /* H_* */
+    int vpil32;       /* V_PIL at 8 bits: the vertical sums fit int32 */
+    int xl, xr;       /* output columns [xl, xr) read their taps from xo[dx] + k * cn */
+    int dfull;        /* V_BOX: columns [0, dfull) are whole boxes */
+    int32_t *xo;      /* [dw] the first tap's sample index */
+    int32_t *xs;      /* [dw * kx] each tap's sample index (xi * cn) */
+    int32_t *cx;      /* [dw] V_BOX: each column's taps of weight 1 */
+    size_t part_words; /* per part: ky ring rows + 1 accumulator row of W words */
+    int32_t *ring;     /* parts * part_words */
+    int *tag;          /* parts * ky: the source row in each slot, -1: none */
+    const int32_t **rp; /* parts * ky: each tap's ring row */
+} fast;
+
+/* rint to even of v, then clamped to 0..maxv: exact for |v| < 2^22, and v is clamped to
+ * [-1, maxv + 1] first (which rounds and clamps to the same value), so it is exact for any
+ * finite v. The same value as sat(lrintf(v), maxv) in the default rounding mode. */
+RSZ_INLINE int32_t round_even_sat(float v, float maxv)
+{
+    v = v < -1.f ? -1.f : v;
+    v = v > maxv + 1.f ? maxv + 1.f : v;
+    const float magic = 12582912.f; /* 1.5 * 2^23: v + magic has no fraction bits left */
+    int32_t r = (int32_t)((v + magic) - magic);
+    r = r < 0 ? 0 : r;
+    return r > (int32_t)maxv ? (int32_t)maxv : r;
+}
+RSZ_INLINE int32_t clamp_i32(int32_t v, int32_t hi) { return v < 0 ? 0 : v > hi ? hi : v; }
+
+/* One source row through the horizontal pass (h_rows' arithmetic); kxc: the taps when
+ * constant (0: t->kx). */
+RSZ_INLINE void h_row_k(const fast *f, const unsigned char *srow, void *hout, const int hmode, const int d16,
+                        const int cn, const int kxc)
+{
+    const imgpu_resize_tab *t = f->t;
+    const int kx = kxc ? kxc : t->kx, dw = t->dw;
+    const uint8_t *restrict s8 = srow;
+    const uint16_t *restrict s16 = (const uint16_t *)(const void *)srow;
+    const int32_t *restrict wi = imgpu_rsz_i(t, t->o_xwi);
+    const float *restrict wf = imgpu_rsz_f(t, t->o_xwf);
+    const int32_t *restrict xs = f->xs, *restrict xo = f->xo;
+    int32_t *restrict hi = hout;
+    float *restrict hf = hout;
+    for (int pass = 0; pass < 3; pass++) {
+        const int d0 = pass == 0 ? 0 : pass == 1 ? f->xl : f->xr;
+        const int d1 = pass == 0 ? f->xl : pass == 1 ? f->xr : dw;
+        const int reg = pass == 1;
+        for (int dx = d0; dx < d1; dx++) {
+            const int32_t *tw = wi + (size_t)dx * kx, *ts = xs + (size_t)dx * kx;
+            const float *tf = wf + (size_t)dx * kx;
+            const int32_t b = xo[dx];
+#define SMP(k) ((int32_t)(d16 ? s16[(reg ? b + (k) * cn : ts[k]) + c] : s8[(reg ? b + (k) * cn : ts[k]) + c]))
+            for (int c = 0; c < cn; c++) {
+                const size_t o = (size_t)dx * cn + c;
+                if (hmode == H_INT) {
+                    int32_t acc = 0;
+                    for (int k = 0; k < kx; k++)
+                        acc += SMP(k) * tw[k];
+                    hi[o] = acc;
+                } else if (hmode == H_FLOAT) {
+                    float acc = 0.f;
+                    for (int k = 0; k < kx; k++) {
+                        const float p = (float)SMP(k) * tf[k];
+                        acc = acc + p;
+                    }
+                    hf[o] = acc;
+                } else if (hmode == H_PIL32) { /* 8 bits, the sums bounded (fast_setup) */
+                    int32_t acc = 1 << (IMGPU_RSZ_PIL_BITS - 1);
+                    for (int k = 0; k < kx; k++)
+                        acc += SMP(k) * tw[k];
+                    hi[o] = acc < 0 ? 0 : clamp_i32(acc >> IMGPU_RSZ_PIL_BITS, 255);
+                } else {
+                    long long acc = 0;
+                    for (int k = 0; k < kx; k++)
+                        acc += (long long)SMP(k) * tw[k];
+                    long long v = imgpu_rsz_pil_round(acc);
+                    if (!d16)
+                        v = v < 0 ? 0 : v > 255 ? 255 : v;
+                    hi[o] = (int32_t)v;
+                }
+            }
+#undef SMP
+        }
+    }
+}
+
+#define H_KX(hm, d, cn)                                                                                      \
+    switch (f->t->kx) {                                                                                      \
+    case 2: h_row_k(f, s, h, hm, d, cn, 2); return;                                                          \
+    case 4: h_row_k(f, s, h, hm, d, cn, 4); return;                                                          \
+    case 8: h_row_k(f, s, h, hm, d, cn, 8); return;                                                          \
+    default: h_row_k(f, s, h, hm, d, cn, 0); return;                                                         \
+    }
+#define H_CN(hm, d)                                                                                          \
+    switch (f->t->cn) {                                                                                      \
+    case 1: H_KX(hm, d, 1)                                                                                   \
+    case 2: H_KX(hm, d, 2)                                                                                   \
+    case 3: H_KX(hm, d, 3)                                                                                   \
+    default: H_KX(hm, d, 4)                                                                                  \
+    }
+#define H_D(hm)                                                                                              \
+    if (f->t->depth == 16) {                                                                                 \
+        H_CN(hm, 1)                                                                                          \
+    } else {                                                                                                 \
+        H_CN(hm, 0)                                                                                          \
+    }
+
+static void h_row(const fast *f, const unsigned char *s, void *h)
+{
+    switch (f->hmode) {
+    case H_INT: H_D(H_INT) break;
+    case H_FLOAT: H_D(H_FLOAT) break;
+    case H_PIL32: H_CN(H_PIL32, 0) break;
+    default: H_D(H_PIL64) break;
+    }
+}
+
+/* The vertical pass of output row y over the ring rows rp[k] (v_sample's arithmetic for
+ * every x of the row); acc: a scratch row of W words. */
+static void v_row(const fast *f, int y, const int32_t *const *rp, int32_t *restrict acc, unsigned char *drow)
+{
+    const imgpu_resize_tab *t = f->t;
+    const int ky = t->ky, W = f->W, cn = t->cn;
+    const int32_t *ywi = imgpu_rsz_i(t, t->o_ywi) + (size_t)y * ky;
+    const float *ywf = imgpu_rsz_f(t, t->o_ywf) + (size_t)y * ky;
+    uint8_t *restrict d8 = drow;
+    uint16_t *restrict d16 = (uint16_t *)(void *)drow;
+    const int is16 = t->depth == 16;
+    const float maxf = is16 ? 65535.f : 255.f;
+    switch (t->vmode) {
+    case IMGPU_RSZ_V_FIX: { /* 8 bits */
+        int x0 = 0;
+        if (t->vfix_kind == IMGPU_RSZ_VEC_LINEAR) {
+            const int32_t *restrict h0 = rp[0], *restrict h1 = rp[1];
+            const int32_t b0 = (int16_t)ywi[0], b1 = (int16_t)ywi[1];
+            const int n = t->vec_end;
+            for (int x = 0; x < n; x++) {
+                const int32_t a = sat16(h0[x] >> 4), b = sat16(h1[x] >> 4);
+                const int32_t v = sat16(((a * b0) >> 16) + ((b * b1) >> 16));
+                d8[x] = (uint8_t)clamp_i32((v + 2) >> 2, 255);
+            }
+            x0 = n;
+        } else if (t->vfix_kind == IMGPU_RSZ_VEC_CUBIC) {
+            const int32_t *restrict h0 = rp[0], *restrict h1 = rp[1], *restrict h2 = rp[2], *restrict h3 = rp[3];
+            const float sc = 1.f / (2048 * 2048);
+            const float b0 = (float)ywi[0] * sc, b1 = (float)ywi[1] * sc, b2 = (float)ywi[2] * sc,
+                        b3 = (float)ywi[3] * sc;
+            const int n = t->vec_end;
+            for (int x = 0; x < n; x++) {
+                float v = (float)h3[x] * b3;
+                const float p2 = (float)h2[x] * b2;
+                v = p2 + v;
+                const float p1 = (float)h1[x] * b1;
+                v = p1 + v;
+                const float p0 = (float)h0[x] * b0;
+                v = p0 + v;
+                d8[x] = (uint8_t)round_even_sat(v, 255.f);
+            }
+            x0 = n;
+        }
+        if (x0 >= W)
+            return;
+        /* 32-bit sums wrapping as OpenCV's int does (v_sample), then an arithmetic shift */
+        uint32_t *restrict u = (uint32_t *)acc;
+        for (int x = x0; x < W; x++)
+            u[x] = 1u << 21;
+        for (int k = 0; k < ky; k++) {
+            const int32_t *restrict h = rp[k];
+            const uint32_t w = (uint32_t)ywi[k];
+            for (int x = x0; x < W; x++)
+                u[x] += (uint32_t)h[x] * w;
+        }
+        for (int x = x0; x < W; x++) {
+            /* (int32_t) of a uint32 is modulo 2^32 and >> of a negative int is arithmetic in
+             * GCC and clang (documented implementation-defined behaviour): imgpu__asr22 */
+            const int32_t v = (int32_t)u[x] >> 22;
+            d8[x] = (uint8_t)clamp_i32(v, 255);
+        }
+        return;
+    }
+    case IMGPU_RSZ_V_FLOAT: {
+        float *restrict a = (float *)(void *)acc;
+        {
+            const float *restrict h = (const float *)(const void *)rp[0];
+            const float w = ywf[0];
+            for (int x = 0; x < W; x++) {
+                const float p = w * h[x];
+                a[x] = 0.f + p;
+            }
+        }
+        for (int k = 1; k < ky; k++) {
+            const float *restrict h = (const float *)(const void *)rp[k];
+            const float w = ywf[k];
+            for (int x = 0; x < W; x++) {
+                const float p = w * h[x];
+                a[x] = a[x] + p;
+            }
+        }
+        if (is16)
+            for (int x = 0; x < W; x++)
+                d16[x] = (uint16_t)round_even_sat(a[x], 65535.f);
+        else
+            for (int x = 0; x < W; x++)
+                d8[x] = (uint8_t)round_even_sat(a[x], 255.f);
+        return;
+    }
+    case IMGPU_RSZ_V_PIL: {
+        if (f->vpil32) { /* 8 bits, the sums bounded (fast_setup) */
+            for (int x = 0; x < W; x++)
+                acc[x] = 1 << (IMGPU_RSZ_PIL_BITS - 1);
+            for (int k = 0; k < ky; k++) {
+                const int32_t *restrict h = rp[k];
+                const int32_t w = ywi[k];
+                for (int x = 0; x < W; x++)
+                    acc[x] += h[x] * w;
+            }
+            for (int x = 0; x < W; x++)
+                d8[x] = (uint8_t)(acc[x] < 0 ? 0 : clamp_i32(acc[x] >> IMGPU_RSZ_PIL_BITS, 255));
+            return;
+        }
+        const long maxv = is16 ? 65535 : 255;
+        for (int x = 0; x < W; x++) {
+            long long s = 0;
+            for (int k = 0; k < ky; k++)
+                s += (long long)rp[k][x] * ywi[k];
+            const uint32_t v = sat((long)imgpu_rsz_pil_round(s), maxv);
+            if (is16)
+                d16[x] = (uint16_t)v;
+            else
+                d8[x] = (uint8_t)v;
+        }
+        return;
+    }
+    default: { /* V_BOX */
+        int32_t cy = 0;
+        for (int x = 0; x < W; x++)
+            acc[x] = 0;
+        for (int k = 0; k < ky; k++) {
+            const int32_t *restrict h = rp[k];
+            const int32_t w = ywi[k];
+            cy += w;
+            for (int x = 0; x < W; x++)
+                acc[x] += h[x] * w;
+        }
+        int x0 = 0;
+        if (cy * t->kx == t->box_area) { /* whole boxes up to dfull */
+            const int n = f->dfull * cn;
+            if (t->box_round2) {
+                if (is16)
+                    for (int x = 0; x < n; x++)
+                        d16[x] = (uint16_t)clamp_i32((acc[x] + 2) >> 2, 65535);
+                else
+                    for (int x = 0; x < n; x++)
+                        d8[x] = (uint8_t)clamp_i32((acc[x] + 2) >> 2, 255);
+            } else {
+                const float inv = 1.f / (float)t->box_area;
+                if (is16)
+                    for (int x = 0; x < n; x++)
+                        d16[x] = (uint16_t)round_even_sat((float)acc[x] * inv, 65535.f);
+                else
+                    for (int x = 0; x < n; x++)
+                        d8[x] = (uint8_t)round_even_sat((float)acc[x] * inv, 255.f);
+            }
+            x0 = n;
+        }
+        for (int x = x0; x < W; x++) { /* boxes cut by the border: v_sample's rule */
+            const int32_t count = f->cx[x / cn] * cy;
+            int32_t v;
+            if (count == t->box_area)
+                v = t->box_round2 ? clamp_i32((acc[x] + 2) >> 2, (int32_t)maxf)
+                                  : round_even_sat((float)acc[x] * (1.f / (float)t->box_area), maxf);
+            else
+                v = round_even_sat((float)acc[x] / (float)count, maxf);
+            if (is16)
+                d16[x] = (uint16_t)v;
+            else
+                d8[x] = (uint8_t)v;
+        }
+        return;
+    }
+    }
+}
+
+static void fast_rows(void *ctx, int part, int y0, int y1)
+{
+    const fast *f = ctx;
+    const imgpu_resize_tab *t = f->t;
+    const int ky = t->ky, W = f->W;
+    int32_t *ring = f->ring + (size_t)part * f->part_words, *acc = ring + (size_t)ky * W;
+    int *tag = f->tag + (size_t)part * ky;
+    const int32_t **rp = f->rp + (size_t)part * ky;
+    for (int k = 0; k < ky; k++)
+        tag[k] = -1;
+    const int32_t *yi_all = imgpu_rsz_i(t, t->o_yi);
+    for (int y = y0; y < y1; y++) {
+        const int32_t *yi = yi_all + (size_t)y * ky;
+        for (int k = 0; k < ky; k++) {
+            const int r = yi[k], slot = r % ky;
+            int32_t *h = ring + (size_t)slot * W;
+            if (tag[slot] != r) {
+                h_row(f, f->in->data + (size_t)r * f->in->stride, h);
+                tag[slot] = r;
+            }
+            rp[k] = h;
+        }
+        unsigned char *d = f->out->data + (size_t)y * f->out->stride;
+        v_row(f, y, rp, acc, d);
+        if (t->alpha_mix)
+            for (int dx = 0; dx < t->dw; dx++) {
+                uint32_t col[3];
+                if (alpha_pixel(t, f->in, dx, y, col))
+                    for (int c = 0; c < t->cn - 1; c++)
+                        put(d, t->depth, dx * t->cn + c, col[c]);
+            }
+    }
+}
+
+/* The bound of a Pillow pass's partial sums: 2^21 + sum of w * s over s in 0..255 stays in
+ * int32 for every output sample (then the int32 sums are the int64 ones). */
+static int pil_fits32(const int32_t *w, int n, int k)
+{
+    for (int i = 0; i < n; i++) {
+        long long pos = 1LL << (IMGPU_RSZ_PIL_BITS - 1), neg = pos;
+        for (int j = 0; j < k; j++) {
+            const long long v = (long long)w[(size_t)i * k + j] * 255;
+            if (v > 0)
+                pos += v;
+            else
+                neg += v;
+        }
+        if (pos > INT32_MAX || neg < INT32_MIN)
+            return 0;
+    }
+    return 1;
+}
+
+static void fast_free(fast *f)
+{
+    free(f->xo);
+    free(f->xs);
+    free(f->cx);
+    free(f->ring);
+    free(f->tag);
+    free((void *)f->rp);
+}
+
+/* The row engine's tables; 1: ready, 0: the tables do not have the shape it needs (the
+ * per-sample path runs), -1: out of memory. */
+static int fast_setup(fast *f, const imgpu_resize_tab *t, const imgpu_image *in, imgpu_image *out, int parts)
+{
+    memset(f, 0, sizeof *f);
+    f->t = t, f->in = in, f->out = out;
+    const int cn = t->cn, kx = t->kx, ky = t->ky, dw = t->dw, sw = t->sw;
+    f->W = dw * cn;
+    /* each output row's taps: at most ky consecutive source rows (the ring's rule) */
+    const int32_t *yi = imgpu_rsz_i(t, t->o_yi);
+    for (int y = 0; y < t->dh; y++) {
+        int lo = yi[(size_t)y * ky], hi = lo;
+        for (int k = 1; k < ky; k++) {
+            const int r = yi[(size_t)y * ky + k];
+            lo = r < lo ? r : lo;
+            hi = r > hi ? r : hi;
+        }
+        if (hi - lo >= ky)
+            return 0;
+    }
+    f->hmode = t->pil ? (t->depth == 8 && pil_fits32(imgpu_rsz_i(t, t->o_xwi), dw, kx) ? H_PIL32 : H_PIL64)
+             : t->hfloat ? H_FLOAT : H_INT;
+    f->vpil32 = t->pil && t->depth == 8 && pil_fits32(imgpu_rsz_i(t, t->o_ywi), t->dh, ky);
+    f->xo = malloc((size_t)dw * sizeof *f->xo);
+    f->xs = malloc((size_t)dw * kx * sizeof *f->xs);
+    f->cx = malloc((size_t)dw * sizeof *f->cx);
+    f->part_words = (size_t)(ky + 1) * f->W;
+    f->ring = malloc((size_t)parts * f->part_words * sizeof(int32_t));
+    f->tag = malloc((size_t)parts * ky * sizeof *f->tag);
+    f->rp = malloc((size_t)parts * ky * sizeof *f->rp);
+    if (!f->xo || !f->xs || !f->cx || !f->ring || !f->tag || !f->rp) {
+        fast_free(f);
+        return -1;
+    }
+    const int32_t *xi = imgpu_rsz_i(t, t->o_xi), *xwi = imgpu_rsz_i(t, t->o_xwi);
+    const float *xwf = imgpu_rsz_f(t, t->o_xwf);
+    /* a column is regular when tap k reads column xi[0] + k, or weighs 0 (it then adds 0
+     * whatever it reads) and that column is in the image; [xl, xr) is what lies between the
+     * irregular columns at either border (all of them through their indices if one is
+     * irregular in between) */
+    int lead = 0, trail = 0, inner_irr = 0;
+    for (int dx = 0; dx < dw; dx++) {
+        const size_t o = (size_t)dx * kx;
+        const int b = xi[o];
+        int reg = 1, cnt = 0;
+        for (int k = 0; k < kx; k++) {
+            f->xs[o + k] = xi[o + k] * cn;
+            cnt += xwi[o + k];
+            const int zero = f->hmode == H_FLOAT ? xwf[o + k] == 0.f : xwi[o + k] == 0;
+            if (!(xi[o + k] == b + k || (zero && b + k < sw)))
+                reg = 0;
+        }
+        f->xo[dx] = b * cn;
+        f->cx[dx] = cnt;
+        if (!reg) {
+            if (lead == dx)
+                lead++;
+            else {
+                        trail++;
+            }
+        } else if (trail > 0) {
+            inner_irr = 1; /* an irregular run followed by a regular column */
+            trail = 0;
+        }
+    }
+    f->xl = lead, f->xr = dw - trail;
+    if (inner_irr)
+        f->xl = f->xr = 0;
+    if (t->vmode == IMGPU_RSZ_V_BOX) {
+        int n = 0;
+        while (n < dw && f->cx[n] == kx)
+            n++;
+        f->dfull = n;
+    }
+    return 1;
+}
+
 static imgpu_image *imgpu_cpu_resize(const imgpu_image *in, const imgpu_resize_params *p)
 {
     imgpu_resize_tab t;
@@ -296,6 +758,27 @@ static imgpu_image *imgpu_cpu_resize(const imgpu_image *in, const imgpu_resize_p
     if (t.method == IMGPU_RSZ_NEAREST) {
         imgpu__cpu_parallel_rows(t.dh, imgpu__cpu_parts(t.dh, W, 0), nearest_rows, &j);
     } else {
+        const int parts = imgpu__cpu_parts(t.dh, W * ((size_t)t.kx * (t.nh / t.dh + 1) + t.ky) * (t.alpha_mix ? t.kx : 1), 0);
+        fast f;
+        const int ok = s_mode == 1 ? 0 : fast_setup(&f, &t, in, out, parts);
+        if (ok == 1) {
+            imgpu__cpu_parallel_rows(t.dh, parts, fast_rows, &f);
+            fast_free(&f);
+            imgpu_resize_tab_free(&t);
+            return out;
+        }
+        if (ok < 0) {
+            imgpu_resize_tab_free(&t);
+            imgpu_image_free(out);
+            imgpu_error("out of memory for the resize (%dx%d to %dx%d)", in->width, in->height, t.dw, t.dh);
+            return NULL;
+        }
+        if (s_mode == 2) {
+            imgpu_resize_tab_free(&t);
+            imgpu_image_free(out);
+            imgpu_error("resize: the row engine cannot run these tables (test mode)");
+            return NULL;
+        }
         j.h = malloc((size_t)t.nh * W * 4 + 4);
         if (!j.h) {
             imgpu_resize_tab_free(&t);
