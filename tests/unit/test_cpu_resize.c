@@ -5,7 +5,8 @@
  * up, down, whole factors (the integer box, with boxes cut by the border), odd factors,
  * 1-pixel sides, one side unchanged, padded input rows, images with extremes (so that the
  * saturations and overshoots of bicubic and lanczos are reached), on 1 and 3 threads with
- * even tiny jobs split (a part starts its ring at any row). Mode 2 makes the library fail
+ * even tiny jobs split (a part starts its ring at any row), and the row engine's plain build
+ * beside its AVX2 one. Mode 2 makes the library fail
  * where the row engine could not run, so each comparison is known to have compared it. */
 #include "cpu/cpu.h"
 #include "cpu/parallel.h"
@@ -109,10 +110,12 @@ int main(void)
                         imgpu_image *ref = imgpu_cpu_run(in, &op);
                         CHECKF(ref != NULL, "reference %dx%d c%d d%d f%d aa%d: %s", s->sw, s->sh, c, d, f, aa,
                                imgpu_error_message());
-                        static const int threads[] = {1, 3};
-                        for (int ti = 0; ti < 2 && ref; ti++) {
+                        /* 1 and 3 threads; the row engine's AVX2 build where the CPU has
+                         * it (mode 2), its plain build (mode 3) */
+                        static const int threads[] = {1, 3, 2};
+                        for (int ti = 0; ti < 3 && ref; ti++) {
                             imgpu__cpu_threads_set(threads[ti], 1);
-                            imgpu__cpu_resize_mode(f == IMGPU_RESIZE_NEAREST ? 0 : 2);
+                            imgpu__cpu_resize_mode(f == IMGPU_RESIZE_NEAREST ? 0 : ti == 2 ? 3 : 2);
                             imgpu_image *out = imgpu_cpu_run(in, &op);
                             CHECKF(out != NULL, "row engine %dx%d c%d d%d f%d aa%d: %s", s->sw, s->sh, c, d, f, aa,
                                    imgpu_error_message());
@@ -130,7 +133,7 @@ int main(void)
             }
     imgpu__cpu_resize_mode(0);
     imgpu__cpu_threads_set(0, 0);
-    CHECKF(compared == nsizes * 2 * 4 * 9 * 2, "compared %d", compared);
+    CHECKF(compared == nsizes * 2 * 4 * 9 * 3, "compared %d", compared);
     printf("%d resizes compared\n", compared);
     TEST_MAIN_END();
 }
