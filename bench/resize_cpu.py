@@ -2,7 +2,8 @@
 """resize_cpu.py — resize on the CPU (issue 28, "Speed"): imgpu's module (device="cpu", all
 cores) against cv2.resize on the same numpy arrays, 4K -> 1080p and 1080p -> 4K, RGB 8-bit,
 bilinear / bicubic / area (+ imgpu --antialias and Pillow's Image.resize, the same filter), the
-median of N runs (in-memory, no I/O). vips is timed as a command (`vips resize`, `vips
+median of N runs (in-memory, no I/O; imgpu and cv2 run alternately, so that on a shared machine
+both see the same load). vips is timed as a command (`vips resize`, `vips
 thumbnail`) on a PNG-free .v file, so its times include vips's start-up and its .v read/write:
 they are an end-to-end bound, not a kernel time (stated in each row).
 
@@ -29,6 +30,20 @@ def photo(w, h):
     im = cv2.resize(src, (w, h), interpolation=cv2.INTER_CUBIC).astype(np.int16)
     rng = np.random.default_rng(1)
     return np.clip(im + rng.integers(-2, 3, im.shape), 0, 255).astype(np.uint8)
+
+
+def med_pair(fa, fb, n):
+    """Medians of fa and fb run alternately (a, b, a, b, ...): on a shared machine both see
+    the same load."""
+    fa()
+    fb()
+    ta, tb = [], []
+    for _ in range(n):
+        for fn, ts in ((fa, ta), (fb, tb)):
+            t = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t)
+    return statistics.median(ta) * 1e3, statistics.median(tb) * 1e3
 
 
 def med(fn, n):
@@ -58,8 +73,8 @@ def main():
     for name, (sw, sh), (dw, dh) in [("4K->1080p", (3840, 2160), (1920, 1080)), ("1080p->4K", (1920, 1080), (3840, 2160))]:
         src = photo(sw, sh)
         for f in ("bilinear", "bicubic", "area"):
-            t_i = med(lambda: imgpu.resize(src, size=(dw, dh), filter=f, device="cpu"), a.n)
-            t_c = med(lambda: cv2.resize(src, (dw, dh), interpolation=inter[f]), a.n)
+            t_i, t_c = med_pair(lambda: imgpu.resize(src, size=(dw, dh), filter=f, device="cpu"),
+                                lambda: cv2.resize(src, (dw, dh), interpolation=inter[f]), a.n)
             t_a = med(lambda: imgpu.resize(src, size=(dw, dh), filter=f, antialias=True, device="cpu"), a.n)
             t_p = float("nan")
             if Image is not None:

@@ -327,6 +327,7 @@ typedef struct fast {
     int vpil32;       /* V_PIL at 8 bits: the vertical sums fit int32 */
     int xl, xr;       /* output columns [xl, xr) read their taps from xo[dx] + k * cn */
     int dfull;        /* V_BOX: columns [0, dfull) are whole boxes */
+    int box;          /* V_BOX: rows summed first (box_row), the ring holds one source-wide row */
     int32_t *xo;      /* [dw] the first tap's sample index */
     int32_t *xs;      /* [dw * kx] each tap's sample index (xi * cn) */
     int32_t *cx;      /* [dw] V_BOX: each column's taps of weight 1 */
@@ -371,27 +372,30 @@ RSZ_INLINE void h_row_k(const fast *f, const unsigned char *srow, void *hout, co
         for (int dx = d0; dx < d1; dx++) {
             const int32_t *tw = wi + (size_t)dx * kx, *ts = xs + (size_t)dx * kx;
             const float *tf = wf + (size_t)dx * kx;
-            const int32_t b = xo[dx];
-#define SMP(k) ((int32_t)(d16 ? s16[(reg ? b + (k) * cn : ts[k]) + c] : s8[(reg ? b + (k) * cn : ts[k]) + c]))
+            /* regular: the taps are p[k * cn + c] from the first one's sample */
+            const uint8_t *p8 = s8 + xo[dx];
+            const uint16_t *p16 = s16 + xo[dx];
+            int32_t *ho = hi + (size_t)dx * cn;
+            float *fo = hf + (size_t)dx * cn;
+#define SMP(k) ((int32_t)(d16 ? (reg ? p16[(k) * cn + c] : s16[ts[k] + c]) : (reg ? p8[(k) * cn + c] : s8[ts[k] + c])))
             for (int c = 0; c < cn; c++) {
-                const size_t o = (size_t)dx * cn + c;
                 if (hmode == H_INT) {
                     int32_t acc = 0;
                     for (int k = 0; k < kx; k++)
                         acc += SMP(k) * tw[k];
-                    hi[o] = acc;
+                    ho[c] = acc;
                 } else if (hmode == H_FLOAT) {
                     float acc = 0.f;
                     for (int k = 0; k < kx; k++) {
                         const float p = (float)SMP(k) * tf[k];
                         acc = acc + p;
                     }
-                    hf[o] = acc;
+                    fo[c] = acc;
                 } else if (hmode == H_PIL32) { /* 8 bits, the sums bounded (fast_setup) */
                     int32_t acc = 1 << (IMGPU_RSZ_PIL_BITS - 1);
                     for (int k = 0; k < kx; k++)
                         acc += SMP(k) * tw[k];
-                    hi[o] = acc < 0 ? 0 : clamp_i32(acc >> IMGPU_RSZ_PIL_BITS, 255);
+                    ho[c] = acc < 0 ? 0 : clamp_i32(acc >> IMGPU_RSZ_PIL_BITS, 255);
                 } else {
                     long long acc = 0;
                     for (int k = 0; k < kx; k++)
@@ -399,7 +403,7 @@ RSZ_INLINE void h_row_k(const fast *f, const unsigned char *srow, void *hout, co
                     long long v = imgpu_rsz_pil_round(acc);
                     if (!d16)
                         v = v < 0 ? 0 : v > 255 ? 255 : v;
-                    hi[o] = (int32_t)v;
+                    ho[c] = (int32_t)v;
                 }
             }
 #undef SMP
@@ -604,18 +608,145 @@ RSZ_INLINE void v_row(const fast *f, int y, const int32_t *const *rp, int32_t *r
     }
 }
 
+/* V_BOX (INTER_AREA by whole factors) in the other order: the box's source rows summed first
+ * (whole rows, contiguous), then each column's kx sums. The same integer sum of the same
+ * samples (box weights are 0 or 1; the table builder bounds the sum within int32), so the same
+ * result as h_rows + v_sample, with the wide loop vectorised. kxc: the taps when constant. */
+RSZ_INLINE void box_row_k(const fast *f, int y, int32_t *restrict a, unsigned char *drow, const int d16, const int cn,
+                          const int kxc)
+{
+    const imgpu_resize_tab *t = f->t;
+    const int kx = kxc ? kxc : t->kx, ky = t->ky, n = t->sw * cn, W = f->W;
+    const int32_t *yi = imgpu_rsz_i(t, t->o_yi) + (size_t)y * ky, *ywi = imgpu_rsz_i(t, t->o_ywi) + (size_t)y * ky;
+    int32_t cy = 0;
+    for (int k = 0; k < ky; k++) {
+        const unsigned char *row = f->in->data + (size_t)yi[k] * f->in->stride;
+        const uint8_t *restrict s8 = row;
+        const uint16_t *restrict s16 = (const uint16_t *)(const void *)row;
+        if (!ywi[k])
+            continue; /* a row past the image: weight 0 */
+        if (cy == 0) {
+            if (d16)
+                for (int i = 0; i < n; i++)
+                    a[i] = s16[i];
+            else
+                for (int i = 0; i < n; i++)
+                    a[i] = s8[i];
+        } else if (d16)
+            for (int i = 0; i < n; i++)
+                a[i] += s16[i];
+        else
+            for (int i = 0; i < n; i++)
+                a[i] += s8[i];
+        cy++;
+    }
+    uint8_t *restrict o8 = drow;
+    uint16_t *restrict o16 = (uint16_t *)(void *)drow;
+    const int32_t maxv = d16 ? 65535 : 255;
+    const int dfull = f->dfull;
+    if (cy * kx == t->box_area) { /* whole boxes */
+        if (t->box_round2) {
+            for (int dx = 0; dx < dfull; dx++)
+                for (int c = 0; c < cn; c++) {
+                    int32_t sum = 0;
+                    for (int k = 0; k < kx; k++)
+                        sum += a[(dx * kx + k) * cn + c];
+                    const int32_t v = clamp_i32((sum + 2) >> 2, maxv);
+                    if (d16)
+                        o16[dx * cn + c] = (uint16_t)v;
+                    else
+                        o8[dx * cn + c] = (uint8_t)v;
+                }
+        } else {
+            const float inv = 1.f / (float)t->box_area;
+            for (int dx = 0; dx < dfull; dx++)
+                for (int c = 0; c < cn; c++) {
+                    int32_t sum = 0;
+                    for (int k = 0; k < kx; k++)
+                        sum += a[(dx * kx + k) * cn + c];
+                    const int32_t v = round_even_sat((float)sum * inv, (float)maxv);
+                    if (d16)
+                        o16[dx * cn + c] = (uint16_t)v;
+                    else
+                        o8[dx * cn + c] = (uint8_t)v;
+                }
+        }
+    }
+    const int32_t *wi = imgpu_rsz_i(t, t->o_xwi);
+    for (int x = cy * kx == t->box_area ? dfull * cn : 0; x < W; x++) { /* v_sample's rule */
+        const int dx = x / cn, c = x % cn;
+        int32_t sum = 0;
+        for (int k = 0; k < kx; k++)
+            sum += a[f->xs[(size_t)dx * kx + k] + c] * wi[(size_t)dx * kx + k];
+        const int32_t count = f->cx[dx] * cy;
+        int32_t v;
+        if (count == t->box_area)
+            v = t->box_round2 ? clamp_i32((sum + 2) >> 2, maxv)
+                              : round_even_sat((float)sum * (1.f / (float)t->box_area), (float)maxv);
+        else
+            v = round_even_sat((float)sum / (float)count, (float)maxv);
+        if (d16)
+            o16[x] = (uint16_t)v;
+        else
+            o8[x] = (uint8_t)v;
+    }
+}
+
+/* Images with alpha: the premultiplied colour where the taps' alphas differ (alpha_pixel). */
+static void alpha_row(const fast *f, int y, unsigned char *d)
+{
+    const imgpu_resize_tab *t = f->t;
+    for (int dx = 0; dx < t->dw; dx++) {
+        uint32_t col[3];
+        if (alpha_pixel(t, f->in, dx, y, col))
+            for (int c = 0; c < t->cn - 1; c++)
+                put(d, t->depth, dx * t->cn + c, col[c]);
+    }
+}
+
+RSZ_INLINE void box_row(const fast *f, int y, int32_t *a, unsigned char *drow)
+{
+#define BOX_KX(d, cn)                                                                                        \
+    if (f->t->kx == 2)                                                                                       \
+        box_row_k(f, y, a, drow, d, cn, 2);                                                                  \
+    else                                                                                                     \
+        box_row_k(f, y, a, drow, d, cn, 0);                                                                  \
+    return;
+#define BOX_CN(d)                                                                                            \
+    switch (f->t->cn) {                                                                                      \
+    case 1: BOX_KX(d, 1)                                                                                     \
+    case 2: BOX_KX(d, 2)                                                                                     \
+    case 3: BOX_KX(d, 3)                                                                                     \
+    default: BOX_KX(d, 4)                                                                                    \
+    }
+    if (f->t->depth == 16) {
+        BOX_CN(1)
+    } else {
+        BOX_CN(0)
+    }
+#undef BOX_CN
+#undef BOX_KX
+}
+
 RSZ_INLINE void fast_rows_body(void *ctx, int part, int y0, int y1)
 {
     const fast *f = ctx;
     const imgpu_resize_tab *t = f->t;
     const int ky = t->ky, W = f->W;
-    int32_t *ring = f->ring + (size_t)part * f->part_words, *acc = ring + (size_t)ky * W;
+    int32_t *ring = f->ring + (size_t)part * f->part_words, *acc = f->box ? ring : ring + (size_t)ky * W;
     int *tag = f->tag + (size_t)part * ky;
     const int32_t **rp = f->rp + (size_t)part * ky;
     for (int k = 0; k < ky; k++)
         tag[k] = -1;
     const int32_t *yi_all = imgpu_rsz_i(t, t->o_yi);
     for (int y = y0; y < y1; y++) {
+        if (f->box) {
+            unsigned char *d = f->out->data + (size_t)y * f->out->stride;
+            box_row(f, y, ring, d);
+            if (t->alpha_mix)
+                alpha_row(f, y, d);
+            continue;
+        }
         const int32_t *yi = yi_all + (size_t)y * ky;
         for (int k = 0; k < ky; k++) {
             const int r = yi[k], slot = r % ky;
@@ -629,12 +760,7 @@ RSZ_INLINE void fast_rows_body(void *ctx, int part, int y0, int y1)
         unsigned char *d = f->out->data + (size_t)y * f->out->stride;
         v_row(f, y, rp, acc, d);
         if (t->alpha_mix)
-            for (int dx = 0; dx < t->dw; dx++) {
-                uint32_t col[3];
-                if (alpha_pixel(t, f->in, dx, y, col))
-                    for (int c = 0; c < t->cn - 1; c++)
-                        put(d, t->depth, dx * t->cn + c, col[c]);
-            }
+            alpha_row(f, y, d);
     }
 }
 
@@ -716,7 +842,8 @@ static int fast_setup(fast *f, const imgpu_resize_tab *t, const imgpu_image *in,
     f->xo = malloc((size_t)dw * sizeof *f->xo);
     f->xs = malloc((size_t)dw * kx * sizeof *f->xs);
     f->cx = malloc((size_t)dw * sizeof *f->cx);
-    f->part_words = (size_t)(ky + 1) * f->W;
+    f->box = t->vmode == IMGPU_RSZ_V_BOX;
+    f->part_words = f->box ? (size_t)t->sw * cn : (size_t)(ky + 1) * f->W;
     f->ring = malloc((size_t)parts * f->part_words * sizeof(int32_t));
     f->tag = malloc((size_t)parts * ky * sizeof *f->tag);
     f->rp = malloc((size_t)parts * ky * sizeof *f->rp);
