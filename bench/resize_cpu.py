@@ -7,7 +7,7 @@ both see the same load). vips is timed as a command (`vips resize`, `vips
 thumbnail`) on a PNG-free .v file, so its times include vips's start-up and its .v read/write:
 they are an end-to-end bound, not a kernel time (stated in each row).
 
-    PYTHONPATH=build/python /usr/bin/python3 bench/resize_cpu.py [--n 7] [--no-vips]
+    PYTHONPATH=build/python /usr/bin/python3 bench/resize_cpu.py [--n 7] [--no-vips] [--threads N]
 """
 import argparse
 import os
@@ -60,9 +60,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=7)
     ap.add_argument("--no-vips", action="store_true", help="skip the vips commands")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="threads for imgpu (IMGPU_CPU_THREADS) and cv2 (setNumThreads); 0: all cores")
     a = ap.parse_args()
+    if a.threads > 0:  # read by imgpu's first CPU op
+        os.environ["IMGPU_CPU_THREADS"] = str(a.threads)
+        cv2.setNumThreads(a.threads)
     inter = {"bilinear": cv2.INTER_LINEAR, "bicubic": cv2.INTER_CUBIC, "area": cv2.INTER_AREA}
-    print(f"cv2 {cv2.__version__}, cv2 threads {cv2.getNumThreads()}, cores {os.cpu_count()}")
+    print(f"cv2 {cv2.__version__}, cv2 threads {cv2.getNumThreads()}, imgpu threads "
+          f"{os.environ.get('IMGPU_CPU_THREADS', 'all')}, cores {os.cpu_count()}")
     print("| case | filter | imgpu ms | cv2.resize ms | imgpu / cv2 | imgpu --antialias ms | Pillow ms |")
     print("|---|---|---|---|---|---|---|")
     try:

@@ -378,25 +378,33 @@ RSZ_INLINE void h_row_k(const fast *f, const unsigned char *srow, void *hout, co
             int32_t *ho = hi + (size_t)dx * cn;
             float *fo = hf + (size_t)dx * cn;
 #define SMP(k) ((int32_t)(d16 ? (reg ? p16[(k) * cn + c] : s16[ts[k] + c]) : (reg ? p8[(k) * cn + c] : s8[ts[k] + c])))
-            for (int c = 0; c < cn; c++) {
-                if (hmode == H_INT) {
-                    int32_t acc = 0;
-                    for (int k = 0; k < kx; k++)
-                        acc += SMP(k) * tw[k];
-                    ho[c] = acc;
-                } else if (hmode == H_FLOAT) {
-                    float acc = 0.f;
-                    for (int k = 0; k < kx; k++) {
-                        const float p = (float)SMP(k) * tf[k];
-                        acc = acc + p;
+            /* taps outer, channels inner: each channel's sum still adds its taps in order */
+            if (hmode == H_INT || hmode == H_PIL32) {
+                int32_t acc[4];
+                for (int c = 0; c < cn; c++)
+                    acc[c] = hmode == H_PIL32 ? 1 << (IMGPU_RSZ_PIL_BITS - 1) : 0;
+                for (int k = 0; k < kx; k++) {
+                    const int32_t w = tw[k];
+                    for (int c = 0; c < cn; c++)
+                        acc[c] += SMP(k) * w;
+                }
+                for (int c = 0; c < cn; c++) /* H_PIL32: 8 bits, the sums bounded (fast_setup) */
+                    ho[c] = hmode == H_INT ? acc[c] : acc[c] < 0 ? 0 : clamp_i32(acc[c] >> IMGPU_RSZ_PIL_BITS, 255);
+            } else if (hmode == H_FLOAT) {
+                float acc[4];
+                for (int c = 0; c < cn; c++)
+                    acc[c] = 0.f;
+                for (int k = 0; k < kx; k++) {
+                    const float w = tf[k];
+                    for (int c = 0; c < cn; c++) {
+                        const float p = (float)SMP(k) * w;
+                        acc[c] = acc[c] + p;
                     }
-                    fo[c] = acc;
-                } else if (hmode == H_PIL32) { /* 8 bits, the sums bounded (fast_setup) */
-                    int32_t acc = 1 << (IMGPU_RSZ_PIL_BITS - 1);
-                    for (int k = 0; k < kx; k++)
-                        acc += SMP(k) * tw[k];
-                    ho[c] = acc < 0 ? 0 : clamp_i32(acc >> IMGPU_RSZ_PIL_BITS, 255);
-                } else {
+                }
+                for (int c = 0; c < cn; c++)
+                    fo[c] = acc[c];
+            } else {
+                for (int c = 0; c < cn; c++) {
                     long long acc = 0;
                     for (int k = 0; k < kx; k++)
                         acc += (long long)SMP(k) * tw[k];
@@ -618,28 +626,58 @@ RSZ_INLINE void box_row_k(const fast *f, int y, int32_t *restrict a, unsigned ch
     const imgpu_resize_tab *t = f->t;
     const int kx = kxc ? kxc : t->kx, ky = t->ky, n = t->sw * cn, W = f->W;
     const int32_t *yi = imgpu_rsz_i(t, t->o_yi) + (size_t)y * ky, *ywi = imgpu_rsz_i(t, t->o_ywi) + (size_t)y * ky;
+    /* the rows of weight 1 (those past the image weigh 0); at 8 bits with at most 257 rows
+     * the sums fit uint16 (a16), else int32 */
+    const int a16 = !d16 && ky <= 257;
+    uint16_t *restrict b = (uint16_t *)(void *)a;
     int32_t cy = 0;
+    const unsigned char *prev = NULL;
     for (int k = 0; k < ky; k++) {
-        const unsigned char *row = f->in->data + (size_t)yi[k] * f->in->stride;
-        const uint8_t *restrict s8 = row;
-        const uint16_t *restrict s16 = (const uint16_t *)(const void *)row;
         if (!ywi[k])
-            continue; /* a row past the image: weight 0 */
-        if (cy == 0) {
-            if (d16)
+            continue;
+        const unsigned char *row = f->in->data + (size_t)yi[k] * f->in->stride;
+        const uint8_t *restrict s8 = row, *restrict p8 = prev;
+        const uint16_t *restrict s16 = (const uint16_t *)(const void *)row;
+        cy++;
+        if (cy == 1) { /* kept for the next row: the first two are summed in one pass */
+            prev = row;
+            continue;
+        }
+        if (cy == 2) {
+            if (a16)
                 for (int i = 0; i < n; i++)
-                    a[i] = s16[i];
-            else
+                    b[i] = (uint16_t)(p8[i] + s8[i]);
+            else if (d16) {
+                const uint16_t *restrict p16 = (const uint16_t *)(const void *)prev;
                 for (int i = 0; i < n; i++)
-                    a[i] = s8[i];
-        } else if (d16)
+                    a[i] = (int32_t)p16[i] + s16[i];
+            } else
+                for (int i = 0; i < n; i++)
+                    a[i] = (int32_t)p8[i] + s8[i];
+        } else if (a16)
+            for (int i = 0; i < n; i++)
+                b[i] = (uint16_t)(b[i] + s8[i]);
+        else if (d16)
             for (int i = 0; i < n; i++)
                 a[i] += s16[i];
         else
             for (int i = 0; i < n; i++)
                 a[i] += s8[i];
-        cy++;
     }
+    if (cy == 1) { /* one row */
+        const uint8_t *restrict p8 = prev;
+        const uint16_t *restrict p16 = (const uint16_t *)(const void *)prev;
+        if (a16)
+            for (int i = 0; i < n; i++)
+                b[i] = p8[i];
+        else if (d16)
+            for (int i = 0; i < n; i++)
+                a[i] = p16[i];
+        else
+            for (int i = 0; i < n; i++)
+                a[i] = p8[i];
+    }
+#define A(i) (a16 ? (int32_t)b[i] : a[i])
     uint8_t *restrict o8 = drow;
     uint16_t *restrict o16 = (uint16_t *)(void *)drow;
     const int32_t maxv = d16 ? 65535 : 255;
@@ -650,7 +688,7 @@ RSZ_INLINE void box_row_k(const fast *f, int y, int32_t *restrict a, unsigned ch
                 for (int c = 0; c < cn; c++) {
                     int32_t sum = 0;
                     for (int k = 0; k < kx; k++)
-                        sum += a[(dx * kx + k) * cn + c];
+                        sum += A((dx * kx + k) * cn + c);
                     const int32_t v = clamp_i32((sum + 2) >> 2, maxv);
                     if (d16)
                         o16[dx * cn + c] = (uint16_t)v;
@@ -663,7 +701,7 @@ RSZ_INLINE void box_row_k(const fast *f, int y, int32_t *restrict a, unsigned ch
                 for (int c = 0; c < cn; c++) {
                     int32_t sum = 0;
                     for (int k = 0; k < kx; k++)
-                        sum += a[(dx * kx + k) * cn + c];
+                        sum += A((dx * kx + k) * cn + c);
                     const int32_t v = round_even_sat((float)sum * inv, (float)maxv);
                     if (d16)
                         o16[dx * cn + c] = (uint16_t)v;
@@ -677,7 +715,7 @@ RSZ_INLINE void box_row_k(const fast *f, int y, int32_t *restrict a, unsigned ch
         const int dx = x / cn, c = x % cn;
         int32_t sum = 0;
         for (int k = 0; k < kx; k++)
-            sum += a[f->xs[(size_t)dx * kx + k] + c] * wi[(size_t)dx * kx + k];
+            sum += A(f->xs[(size_t)dx * kx + k] + c) * wi[(size_t)dx * kx + k];
         const int32_t count = f->cx[dx] * cy;
         int32_t v;
         if (count == t->box_area)
@@ -690,6 +728,7 @@ RSZ_INLINE void box_row_k(const fast *f, int y, int32_t *restrict a, unsigned ch
         else
             o8[x] = (uint8_t)v;
     }
+#undef A
 }
 
 /* Images with alpha: the premultiplied colour where the taps' alphas differ (alpha_pixel). */
