@@ -316,7 +316,9 @@ static void v_rows(void *ctx, int part, int y0, int y1)
 
 #define RSZ_INLINE static inline __attribute__((always_inline))
 
-enum { H_INT = 0, H_FLOAT, H_PIL32, H_PIL64 };
+/* H_LIN16: H_INT's sums stored as OpenCV's bilinear vector code first reduces them,
+ * sat16(h >> 4), as int16 (v_row's bilinear formula then runs in 16-bit lanes) */
+enum { H_INT = 0, H_FLOAT, H_PIL32, H_PIL64, H_LIN16 };
 
 typedef struct fast {
     const imgpu_resize_tab *t;
@@ -379,7 +381,7 @@ RSZ_INLINE void h_row_k(const fast *f, const unsigned char *srow, void *hout, co
             float *fo = hf + (size_t)dx * cn;
 #define SMP(k) ((int32_t)(d16 ? (reg ? p16[(k) * cn + c] : s16[ts[k] + c]) : (reg ? p8[(k) * cn + c] : s8[ts[k] + c])))
             /* taps outer, channels inner: each channel's sum still adds its taps in order */
-            if (hmode == H_INT || hmode == H_PIL32) {
+            if (hmode == H_INT || hmode == H_PIL32 || hmode == H_LIN16) {
                 int32_t acc[4];
                 for (int c = 0; c < cn; c++)
                     acc[c] = hmode == H_PIL32 ? 1 << (IMGPU_RSZ_PIL_BITS - 1) : 0;
@@ -388,8 +390,12 @@ RSZ_INLINE void h_row_k(const fast *f, const unsigned char *srow, void *hout, co
                     for (int c = 0; c < cn; c++)
                         acc[c] += SMP(k) * w;
                 }
-                for (int c = 0; c < cn; c++) /* H_PIL32: 8 bits, the sums bounded (fast_setup) */
-                    ho[c] = hmode == H_INT ? acc[c] : acc[c] < 0 ? 0 : clamp_i32(acc[c] >> IMGPU_RSZ_PIL_BITS, 255);
+                if (hmode == H_LIN16)
+                    for (int c = 0; c < cn; c++)
+                        ((int16_t *)(void *)hout)[(size_t)dx * cn + c] = sat16(acc[c] >> 4);
+                else /* H_PIL32: 8 bits, the sums bounded (fast_setup) */
+                    for (int c = 0; c < cn; c++)
+                        ho[c] = hmode == H_INT ? acc[c] : acc[c] < 0 ? 0 : clamp_i32(acc[c] >> IMGPU_RSZ_PIL_BITS, 255);
             } else if (hmode == H_FLOAT) {
                 float acc[4];
                 for (int c = 0; c < cn; c++)
@@ -446,6 +452,7 @@ RSZ_INLINE void h_row(const fast *f, const unsigned char *s, void *h)
     case H_INT: H_D(H_INT) break;
     case H_FLOAT: H_D(H_FLOAT) break;
     case H_PIL32: H_CN(H_PIL32, 0) break;
+    case H_LIN16: H_CN(H_LIN16, 0) break;
     default: H_D(H_PIL64) break;
     }
 }
@@ -465,6 +472,17 @@ RSZ_INLINE void v_row(const fast *f, int y, const int32_t *const *rp, int32_t *r
     switch (t->vmode) {
     case IMGPU_RSZ_V_FIX: { /* 8 bits */
         int x0 = 0;
+        if (f->hmode == H_LIN16) { /* the bilinear formula, every product within int16 (fast_setup) */
+            const int16_t *restrict h0 = (const int16_t *)(const void *)rp[0];
+            const int16_t *restrict h1 = (const int16_t *)(const void *)rp[1];
+            const int16_t b0 = (int16_t)ywi[0], b1 = (int16_t)ywi[1];
+            for (int x = 0; x < W; x++) {
+                const int16_t m0 = (int16_t)((h0[x] * b0) >> 16), m1 = (int16_t)((h1[x] * b1) >> 16);
+                const int16_t v = (int16_t)(m0 + m1), r = (int16_t)((v + 2) >> 2);
+                d8[x] = (uint8_t)(r < 0 ? 0 : r > 255 ? 255 : r);
+            }
+            return;
+        }
         if (t->vfix_kind == IMGPU_RSZ_VEC_LINEAR) {
             const int32_t *restrict h0 = rp[0], *restrict h1 = rp[1];
             const int32_t b0 = (int16_t)ywi[0], b1 = (int16_t)ywi[1];
@@ -616,67 +634,13 @@ RSZ_INLINE void v_row(const fast *f, int y, const int32_t *const *rp, int32_t *r
     }
 }
 
-/* V_BOX (INTER_AREA by whole factors) in the other order: the box's source rows summed first
- * (whole rows, contiguous), then each column's kx sums. The same integer sum of the same
- * samples (box weights are 0 or 1; the table builder bounds the sum within int32), so the same
- * result as h_rows + v_sample, with the wide loop vectorised. kxc: the taps when constant. */
-RSZ_INLINE void box_row_k(const fast *f, int y, int32_t *restrict a, unsigned char *drow, const int d16, const int cn,
-                          const int kxc)
+/* box_row_k's second half: each column's kx sums of the summed rows (b: uint16 sums, else
+ * a: int32), rounded as v_sample does. */
+RSZ_INLINE void box_cols(const fast *f, const uint16_t *restrict b, const int32_t *restrict a, int32_t cy,
+                         unsigned char *drow, const int d16, const int cn, const int kx, const int a16)
 {
     const imgpu_resize_tab *t = f->t;
-    const int kx = kxc ? kxc : t->kx, ky = t->ky, n = t->sw * cn, W = f->W;
-    const int32_t *yi = imgpu_rsz_i(t, t->o_yi) + (size_t)y * ky, *ywi = imgpu_rsz_i(t, t->o_ywi) + (size_t)y * ky;
-    /* the rows of weight 1 (those past the image weigh 0); at 8 bits with at most 257 rows
-     * the sums fit uint16 (a16), else int32 */
-    const int a16 = !d16 && ky <= 257;
-    uint16_t *restrict b = (uint16_t *)(void *)a;
-    int32_t cy = 0;
-    const unsigned char *prev = NULL;
-    for (int k = 0; k < ky; k++) {
-        if (!ywi[k])
-            continue;
-        const unsigned char *row = f->in->data + (size_t)yi[k] * f->in->stride;
-        const uint8_t *restrict s8 = row, *restrict p8 = prev;
-        const uint16_t *restrict s16 = (const uint16_t *)(const void *)row;
-        cy++;
-        if (cy == 1) { /* kept for the next row: the first two are summed in one pass */
-            prev = row;
-            continue;
-        }
-        if (cy == 2) {
-            if (a16)
-                for (int i = 0; i < n; i++)
-                    b[i] = (uint16_t)(p8[i] + s8[i]);
-            else if (d16) {
-                const uint16_t *restrict p16 = (const uint16_t *)(const void *)prev;
-                for (int i = 0; i < n; i++)
-                    a[i] = (int32_t)p16[i] + s16[i];
-            } else
-                for (int i = 0; i < n; i++)
-                    a[i] = (int32_t)p8[i] + s8[i];
-        } else if (a16)
-            for (int i = 0; i < n; i++)
-                b[i] = (uint16_t)(b[i] + s8[i]);
-        else if (d16)
-            for (int i = 0; i < n; i++)
-                a[i] += s16[i];
-        else
-            for (int i = 0; i < n; i++)
-                a[i] += s8[i];
-    }
-    if (cy == 1) { /* one row */
-        const uint8_t *restrict p8 = prev;
-        const uint16_t *restrict p16 = (const uint16_t *)(const void *)prev;
-        if (a16)
-            for (int i = 0; i < n; i++)
-                b[i] = p8[i];
-        else if (d16)
-            for (int i = 0; i < n; i++)
-                a[i] = p16[i];
-        else
-            for (int i = 0; i < n; i++)
-                a[i] = p8[i];
-    }
+    const int W = f->W;
 #define A(i) (a16 ? (int32_t)b[i] : a[i])
     uint8_t *restrict o8 = drow;
     uint16_t *restrict o16 = (uint16_t *)(void *)drow;
@@ -729,6 +693,73 @@ RSZ_INLINE void box_row_k(const fast *f, int y, int32_t *restrict a, unsigned ch
             o8[x] = (uint8_t)v;
     }
 #undef A
+}
+
+/* V_BOX (INTER_AREA by whole factors) in the other order: the box's source rows summed first
+ * (whole rows, contiguous), then each column's kx sums. The same integer sum of the same
+ * samples (box weights are 0 or 1; the table builder bounds the sum within int32), so the same
+ * result as h_rows + v_sample, with the wide loop vectorised. kxc: the taps when constant. */
+RSZ_INLINE void box_row_k(const fast *f, int y, int32_t *restrict a, unsigned char *drow, const int d16, const int cn,
+                          const int kxc)
+{
+    const imgpu_resize_tab *t = f->t;
+    const int kx = kxc ? kxc : t->kx, ky = t->ky, n = t->sw * cn;
+    const int32_t *yi = imgpu_rsz_i(t, t->o_yi) + (size_t)y * ky, *ywi = imgpu_rsz_i(t, t->o_ywi) + (size_t)y * ky;
+    /* the rows of weight 1 (those past the image weigh 0); at 8 bits with at most 257 rows
+     * the sums fit uint16 (a16), else int32 */
+    const int a16 = !d16 && ky <= 257;
+    uint16_t *restrict b = (uint16_t *)(void *)a;
+    int32_t cy = 0;
+    const unsigned char *prev = NULL;
+    for (int k = 0; k < ky; k++) {
+        if (!ywi[k])
+            continue;
+        const unsigned char *row = f->in->data + (size_t)yi[k] * f->in->stride;
+        const uint8_t *restrict s8 = row, *restrict p8 = prev;
+        const uint16_t *restrict s16 = (const uint16_t *)(const void *)row;
+        cy++;
+        if (cy == 1) { /* kept for the next row: the first two are summed in one pass */
+            prev = row;
+            continue;
+        }
+        if (cy == 2) {
+            if (a16)
+                for (int i = 0; i < n; i++)
+                    b[i] = (uint16_t)(p8[i] + s8[i]);
+            else if (d16) {
+                const uint16_t *restrict p16 = (const uint16_t *)(const void *)prev;
+                for (int i = 0; i < n; i++)
+                    a[i] = (int32_t)p16[i] + s16[i];
+            } else
+                for (int i = 0; i < n; i++)
+                    a[i] = (int32_t)p8[i] + s8[i];
+        } else if (a16)
+            for (int i = 0; i < n; i++)
+                b[i] = (uint16_t)(b[i] + s8[i]);
+        else if (d16)
+            for (int i = 0; i < n; i++)
+                a[i] += s16[i];
+        else
+            for (int i = 0; i < n; i++)
+                a[i] += s8[i];
+    }
+    if (cy == 1) { /* one row */
+        const uint8_t *restrict p8 = prev;
+        const uint16_t *restrict p16 = (const uint16_t *)(const void *)prev;
+        if (a16)
+            for (int i = 0; i < n; i++)
+                b[i] = p8[i];
+        else if (d16)
+            for (int i = 0; i < n; i++)
+                a[i] = p16[i];
+        else
+            for (int i = 0; i < n; i++)
+                a[i] = p8[i];
+    }
+    if (a16)
+        box_cols(f, b, NULL, cy, drow, d16, cn, kx, 1);
+    else
+        box_cols(f, NULL, a, cy, drow, d16, cn, kx, 0);
 }
 
 /* Images with alpha: the premultiplied colour where the taps' alphas differ (alpha_pixel). */
@@ -878,6 +909,17 @@ static int fast_setup(fast *f, const imgpu_resize_tab *t, const imgpu_image *in,
     f->hmode = t->pil ? (t->depth == 8 && pil_fits32(imgpu_rsz_i(t, t->o_xwi), dw, kx) ? H_PIL32 : H_PIL64)
              : t->hfloat ? H_FLOAT : H_INT;
     f->vpil32 = t->pil && t->depth == 8 && pil_fits32(imgpu_rsz_i(t, t->o_ywi), t->dh, ky);
+    /* bilinear at 8 bits: with |b| <= 2^14 (OpenCV's weights are at most 2048), |h * b >> 16|
+     * <= 2^13 and the sum and the + 2 stay within int16, where sat16 changes nothing */
+    if (f->hmode == H_INT && t->vmode == IMGPU_RSZ_V_FIX && t->vfix_kind == IMGPU_RSZ_VEC_LINEAR &&
+        t->vec_end == f->W && ky == 2) {
+        const int32_t *ywi = imgpu_rsz_i(t, t->o_ywi);
+        int ok = 1;
+        for (size_t i = 0; i < (size_t)t->dh * 2; i++)
+            ok &= (int16_t)ywi[i] >= -16384 && (int16_t)ywi[i] <= 16384;
+        if (ok)
+            f->hmode = H_LIN16;
+    }
     f->xo = malloc((size_t)dw * sizeof *f->xo);
     f->xs = malloc((size_t)dw * kx * sizeof *f->xs);
     f->cx = malloc((size_t)dw * sizeof *f->cx);
