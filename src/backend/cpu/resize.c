@@ -647,13 +647,13 @@ RSZ_INLINE void box_cols(const fast *f, const uint16_t *restrict b, const int32_
     const int32_t maxv = d16 ? 65535 : 255;
     const int dfull = f->dfull;
     if (cy * kx == t->box_area) { /* whole boxes */
-        if (t->box_round2) {
+        if (t->box_round2) { /* 2x2: (sum + 2) >> 2 of 4 samples needs no clamp */
             for (int dx = 0; dx < dfull; dx++)
                 for (int c = 0; c < cn; c++) {
                     int32_t sum = 0;
                     for (int k = 0; k < kx; k++)
                         sum += A((dx * kx + k) * cn + c);
-                    const int32_t v = clamp_i32((sum + 2) >> 2, maxv);
+                    const int32_t v = (sum + 2) >> 2;
                     if (d16)
                         o16[dx * cn + c] = (uint16_t)v;
                     else
