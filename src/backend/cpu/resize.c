@@ -425,37 +425,52 @@ RSZ_INLINE void h_row_k(const fast *f, const unsigned char *srow, void *hout, co
     }
 }
 
+/* The specialisations (each an inlined copy of h_row_k, twice with the AVX2 build): those the
+ * common cases run, and one generic copy for the rest: 1..4 channels; 2 and 4 taps at 8 bits
+ * (bilinear, bicubic; area's tables, lanczos and 16 bits take the generic tap loop). */
 #define H_KX(hm, d, cn)                                                                                      \
     switch (f->t->kx) {                                                                                      \
     case 2: h_row_k(f, s, h, hm, d, cn, 2); return;                                                          \
     case 4: h_row_k(f, s, h, hm, d, cn, 4); return;                                                          \
-    case 8: h_row_k(f, s, h, hm, d, cn, 8); return;                                                          \
     default: h_row_k(f, s, h, hm, d, cn, 0); return;                                                         \
     }
-#define H_CN(hm, d)                                                                                          \
+#define H_KX2(hm, d, cn) h_row_k(f, s, h, hm, d, cn, 2); return;
+#define H_KXANY(hm, d, cn) h_row_k(f, s, h, hm, d, cn, 0); return;
+#define H_CN(hm, d, KX)                                                                                      \
     switch (f->t->cn) {                                                                                      \
-    case 1: H_KX(hm, d, 1)                                                                                   \
-    case 2: H_KX(hm, d, 2)                                                                                   \
-    case 3: H_KX(hm, d, 3)                                                                                   \
-    default: H_KX(hm, d, 4)                                                                                  \
-    }
-#define H_D(hm)                                                                                              \
-    if (f->t->depth == 16) {                                                                                 \
-        H_CN(hm, 1)                                                                                          \
-    } else {                                                                                                 \
-        H_CN(hm, 0)                                                                                          \
+    case 1: KX(hm, d, 1)                                                                                     \
+    case 2: KX(hm, d, 2)                                                                                     \
+    case 3: KX(hm, d, 3)                                                                                     \
+    default: KX(hm, d, 4)                                                                                    \
     }
 
 RSZ_INLINE void h_row(const fast *f, const unsigned char *s, void *h)
 {
+    const int d16 = f->t->depth == 16;
     switch (f->hmode) {
-    case H_INT: H_D(H_INT) break;
-    case H_FLOAT: H_D(H_FLOAT) break;
-    case H_PIL32: H_CN(H_PIL32, 0) break;
-    case H_LIN16: H_CN(H_LIN16, 0) break;
-    default: H_D(H_PIL64) break;
+    case H_INT: /* bilinear (beyond H_LIN16's bound), bicubic, lanczos: 8 bits */
+        if (d16)
+            break;
+        H_CN(H_INT, 0, H_KX)
+    case H_FLOAT: /* 16 bits; area's tables at 8 */
+        if (d16) {
+            H_CN(H_FLOAT, 1, H_KXANY)
+        }
+        H_CN(H_FLOAT, 0, H_KXANY)
+    case H_PIL32: H_CN(H_PIL32, 0, H_KXANY)
+    case H_LIN16: H_CN(H_LIN16, 0, H_KX2)
+    default: break;
     }
+    /* H_PIL64 (and anything else): generic */
+    if (d16)
+        h_row_k(f, s, h, f->hmode == H_INT ? H_INT : H_PIL64, 1, f->t->cn, 0);
+    else
+        h_row_k(f, s, h, H_PIL64, 0, f->t->cn, 0);
 }
+#undef H_KX
+#undef H_KX2
+#undef H_KXANY
+#undef H_CN
 
 /* The vertical pass of output row y over the ring rows rp[k] (v_sample's arithmetic for
  * every x of the row); acc: a scratch row of W words. */
@@ -840,7 +855,17 @@ static void fast_rows(void *ctx, int part, int y0, int y1) { fast_rows_body(ctx,
  * compiler's own vectorisation of the loops above with 8 lanes and 32-bit multiplies and
  * min/max (SSE2 has neither), no intrinsics. Integer lanes give the same integers, and float
  * lanes the same IEEE operations (AVX2 brings no fused multiply-add, and contraction is off). */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RSZ_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define RSZ_SANITIZED 1
+#endif
+/* (not in sanitizer builds: the plain build has the same loops, and the second copy doubles
+ * their compile time; valgrind's runs of the release build check the AVX2 one) */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(RSZ_SANITIZED)
 #define RSZ_HAVE_AVX2 1
 __attribute__((target("avx2"))) static void fast_rows_avx2(void *ctx, int part, int y0, int y1)
 {
