@@ -327,6 +327,8 @@ typedef struct fast {
     int W;            /* samples of an output row: dw * cn */
     int hmode;        /* H_* */
     int vpil32;       /* V_PIL at 8 bits: the vertical sums fit int32 */
+    int lin16_nosat;  /* H_LIN16: every column's weights are >= 0 and sum to <= 2048, so
+                       * h >> 4 <= 255 * 2048 / 16 < 32767 (sat16 is the identity) */
     int xl, xr;       /* output columns [xl, xr) read their taps from xo[dx] + k * cn */
     int dfull;        /* V_BOX: columns [0, dfull) are whole boxes */
     int box;          /* V_BOX: rows summed first (box_row), the ring holds one source-wide row */
@@ -355,11 +357,11 @@ RSZ_INLINE int32_t clamp_i32(int32_t v, int32_t hi) { return v < 0 ? 0 : v > hi 
 
 /* One source row through the horizontal pass (h_rows' arithmetic); kxc: the taps when
  * constant (0: t->kx). */
-RSZ_INLINE void h_row_k(const fast *f, const unsigned char *srow, void *hout, const int hmode, const int d16,
-                        const int cn, const int kxc)
+RSZ_INLINE void h_span_k(const fast *f, const unsigned char *srow, void *hout, const int hmode, const int d16,
+                         const int cn, const int kxc, const int d0, const int d1, const int reg)
 {
     const imgpu_resize_tab *t = f->t;
-    const int kx = kxc ? kxc : t->kx, dw = t->dw;
+    const int kx = kxc ? kxc : t->kx;
     const uint8_t *restrict s8 = srow;
     const uint16_t *restrict s16 = (const uint16_t *)(const void *)srow;
     const int32_t *restrict wi = imgpu_rsz_i(t, t->o_xwi);
@@ -367,10 +369,7 @@ RSZ_INLINE void h_row_k(const fast *f, const unsigned char *srow, void *hout, co
     const int32_t *restrict xs = f->xs, *restrict xo = f->xo;
     int32_t *restrict hi = hout;
     float *restrict hf = hout;
-    for (int pass = 0; pass < 3; pass++) {
-        const int d0 = pass == 0 ? 0 : pass == 1 ? f->xl : f->xr;
-        const int d1 = pass == 0 ? f->xl : pass == 1 ? f->xr : dw;
-        const int reg = pass == 1;
+    {
         for (int dx = d0; dx < d1; dx++) {
             const int32_t *tw = wi + (size_t)dx * kx, *ts = xs + (size_t)dx * kx;
             const float *tf = wf + (size_t)dx * kx;
@@ -390,9 +389,10 @@ RSZ_INLINE void h_row_k(const fast *f, const unsigned char *srow, void *hout, co
                     for (int c = 0; c < cn; c++)
                         acc[c] += SMP(k) * w;
                 }
-                if (hmode == H_LIN16)
+                if (hmode == H_LIN16) /* sat16 changes nothing where lin16_nosat (fast_setup) */
                     for (int c = 0; c < cn; c++)
-                        ((int16_t *)(void *)hout)[(size_t)dx * cn + c] = sat16(acc[c] >> 4);
+                        ((int16_t *)(void *)hout)[(size_t)dx * cn + c] =
+                            f->lin16_nosat ? (int16_t)(acc[c] >> 4) : sat16(acc[c] >> 4);
                 else /* H_PIL32: 8 bits, the sums bounded (fast_setup) */
                     for (int c = 0; c < cn; c++)
                         ho[c] = hmode == H_INT ? acc[c] : acc[c] < 0 ? 0 : clamp_i32(acc[c] >> IMGPU_RSZ_PIL_BITS, 255);
@@ -423,6 +423,16 @@ RSZ_INLINE void h_row_k(const fast *f, const unsigned char *srow, void *hout, co
 #undef SMP
         }
     }
+}
+
+/* One source row: the columns before xl and from xr through their indices, [xl, xr) through
+ * one offset each (separate loops, so that neither tests which it is per column). */
+RSZ_INLINE void h_row_k(const fast *f, const unsigned char *srow, void *hout, const int hmode, const int d16,
+                        const int cn, const int kxc)
+{
+    h_span_k(f, srow, hout, hmode, d16, cn, kxc, 0, f->xl, 0);
+    h_span_k(f, srow, hout, hmode, d16, cn, kxc, f->xl, f->xr, 1);
+    h_span_k(f, srow, hout, hmode, d16, cn, kxc, f->xr, f->t->dw, 0);
 }
 
 /* The specialisations (each an inlined copy of h_row_k, twice with the AVX2 build): those the
@@ -942,8 +952,20 @@ static int fast_setup(fast *f, const imgpu_resize_tab *t, const imgpu_image *in,
         int ok = 1;
         for (size_t i = 0; i < (size_t)t->dh * 2; i++)
             ok &= (int16_t)ywi[i] >= -16384 && (int16_t)ywi[i] <= 16384;
-        if (ok)
+        if (ok) {
             f->hmode = H_LIN16;
+            const int32_t *xw = imgpu_rsz_i(t, t->o_xwi);
+            int nosat = 1;
+            for (int dx = 0; dx < dw && nosat; dx++) {
+                int32_t sum = 0;
+                for (int k = 0; k < kx; k++) {
+                    nosat &= xw[(size_t)dx * kx + k] >= 0;
+                    sum += xw[(size_t)dx * kx + k];
+                }
+                nosat &= sum <= 2048;
+            }
+            f->lin16_nosat = nosat;
+        }
     }
     f->xo = malloc((size_t)dw * sizeof *f->xo);
     f->xs = malloc((size_t)dw * kx * sizeof *f->xs);
