@@ -46,7 +46,10 @@
  *    is M / A with A = sum_r wy_r sum_k wx_k a, M = the same over premul(c, a) (float weights:
  *    the fixed-point ones / 2048, box taps 1), clamped to 0..max, floor(v + 0.5); where A = 0
  *    or the alphas are equal, the straight value above. Nearest copies pixels.
- */
+ *
+ * Two implementations of these rules, bit for bit equal: the per-sample code first below
+ * (h_rows, v_sample: the reference, obviously the rules) and the row engine after it (the
+ * default; its comment says how it stays equal). */
 #include "cpu.h"
 #include "error.h"
 #include "image.h"
@@ -304,15 +307,17 @@ static void v_rows(void *ctx, int part, int y0, int y1)
  * organises it: each part of the output rows keeps a ring of ky horizontal-pass rows (source
  * row r in slot r % ky: a row's taps are at most ky consecutive source rows, so they never
  * share a slot), computes a source row once when a tap first needs it, and runs the vertical
- * pass a whole row at a time. The loops are specialised for 1..4 channels and 2, 4 or 8 taps
+ * pass a whole row at a time. The loops are specialised for 1..4 channels and 2 or 4 taps
  * (the compiler unrolls them), read consecutive taps from one offset where the tables allow
  * it, and the vertical loops have no branch per sample, so the compiler vectorises them.
- * Exactness: integer sums are the same integers (the int32 Pillow sums are used only where a
- * bound computed from the weights shows that no partial sum leaves int32); float sums add the
- * same products in the same order; a tap of weight 0 adds exactly 0 whichever pixel it reads;
- * rounding half to even is round_even_sat below. imgpu__cpu_resize_mode(1) runs the
- * per-sample code above instead (tests/unit/test_cpu_resize.c compares the two). */
-
+ * Area and bilinear by whole factors (V_BOX) sum the box's rows first (box_row), and 8-bit
+ * bilinear keeps its rows as OpenCV's vector code reduces them (H_LIN16).
+ * Exactness: integer sums are the same integers (the int32 Pillow sums and the int16 bilinear
+ * steps are used only where a bound computed from the weights shows that nothing overflows or
+ * saturates); float sums add the same products in the same order; a tap of weight 0 adds
+ * exactly 0 whichever pixel it reads; rounding half to even is round_even_sat below.
+ * imgpu__cpu_resize_mode(1) runs the per-sample code above instead (tests/unit/
+ * test_cpu_resize.c compares the two, and the AVX2 build with the plain one). */
 
 #define RSZ_INLINE static inline __attribute__((always_inline))
 
