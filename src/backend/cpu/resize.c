@@ -487,6 +487,26 @@ RSZ_INLINE void h_row(const fast *f, const unsigned char *s, void *h)
 #undef H_KXANY
 #undef H_CN
 
+/* acc[x] += h[x] * w over a row: separate functions so that restrict on their parameters tells
+ * the compiler that the ring row and the accumulator do not overlap (it vectorises them). */
+RSZ_INLINE void axpy_u32(uint32_t *restrict acc, const int32_t *restrict h, uint32_t w, int x0, int n)
+{
+    for (int x = x0; x < n; x++)
+        acc[x] += (uint32_t)h[x] * w;
+}
+RSZ_INLINE void axpy_i32(int32_t *restrict acc, const int32_t *restrict h, int32_t w, int n)
+{
+    for (int x = 0; x < n; x++)
+        acc[x] += h[x] * w;
+}
+RSZ_INLINE void axpy_f32(float *restrict acc, const float *restrict h, float w, int n)
+{
+    for (int x = 0; x < n; x++) {
+        const float p = w * h[x];
+        acc[x] = acc[x] + p;
+    }
+}
+
 /* The vertical pass of output row y over the ring rows rp[k] (v_sample's arithmetic for
  * every x of the row); acc: a scratch row of W words. */
 RSZ_INLINE void v_row(const fast *f, int y, const int32_t *const *rp, int32_t *restrict acc, unsigned char *drow)
@@ -547,12 +567,8 @@ RSZ_INLINE void v_row(const fast *f, int y, const int32_t *const *rp, int32_t *r
         uint32_t *restrict u = (uint32_t *)acc;
         for (int x = x0; x < W; x++)
             u[x] = 1u << 21;
-        for (int k = 0; k < ky; k++) {
-            const int32_t *restrict h = rp[k];
-            const uint32_t w = (uint32_t)ywi[k];
-            for (int x = x0; x < W; x++)
-                u[x] += (uint32_t)h[x] * w;
-        }
+        for (int k = 0; k < ky; k++)
+            axpy_u32(u, rp[k], (uint32_t)ywi[k], x0, W);
         for (int x = x0; x < W; x++) {
             /* (int32_t) of a uint32 is modulo 2^32 and >> of a negative int is arithmetic in
              * GCC and clang (documented implementation-defined behaviour): imgpu__asr22 */
@@ -571,14 +587,8 @@ RSZ_INLINE void v_row(const fast *f, int y, const int32_t *const *rp, int32_t *r
                 a[x] = 0.f + p;
             }
         }
-        for (int k = 1; k < ky; k++) {
-            const float *restrict h = (const float *)(const void *)rp[k];
-            const float w = ywf[k];
-            for (int x = 0; x < W; x++) {
-                const float p = w * h[x];
-                a[x] = a[x] + p;
-            }
-        }
+        for (int k = 1; k < ky; k++)
+            axpy_f32(a, (const float *)(const void *)rp[k], ywf[k], W);
         if (is16)
             for (int x = 0; x < W; x++)
                 d16[x] = (uint16_t)round_even_sat(a[x], 65535.f);
@@ -591,12 +601,8 @@ RSZ_INLINE void v_row(const fast *f, int y, const int32_t *const *rp, int32_t *r
         if (f->vpil32) { /* 8 bits, the sums bounded (fast_setup) */
             for (int x = 0; x < W; x++)
                 acc[x] = 1 << (IMGPU_RSZ_PIL_BITS - 1);
-            for (int k = 0; k < ky; k++) {
-                const int32_t *restrict h = rp[k];
-                const int32_t w = ywi[k];
-                for (int x = 0; x < W; x++)
-                    acc[x] += h[x] * w;
-            }
+            for (int k = 0; k < ky; k++)
+                axpy_i32(acc, rp[k], ywi[k], W);
             for (int x = 0; x < W; x++)
                 d8[x] = (uint8_t)(acc[x] < 0 ? 0 : clamp_i32(acc[x] >> IMGPU_RSZ_PIL_BITS, 255));
             return;
