@@ -50,6 +50,7 @@ for t in test_cpu_color test_cpu_equalize test_cpu_clahe; do
 done
 # the CPU backend's threads (src/cpu/parallel.c): every one joined, every part buffer freed
 [ -x "$build/tests/test_cpu_threads" ] && check "test_cpu_threads --quick" 0 "$build/tests/test_cpu_threads" --quick
+[ -x "$build/tests/test_cpu_resize" ] && check "test_cpu_resize --quick" 0 "$build/tests/test_cpu_resize" --quick
 for t in decode ops cli exif exif_write jpeg webp tiff bmp manifest utf8; do
     # git keeps no empty folder: a target with no failing input yet has no fuzz/regress/<t>
     dirs=()
