@@ -10,10 +10,14 @@
 #include <string.h>
 
 #define LOOK 10   /* bits of the lookup table: most codes of a photo are shorter */
+#define PAIR 12   /* bits of the AC tables' two-code lookup */
 
 typedef struct {
     int defined;
     uint16_t look[1 << LOOK];   /* (length << 8) | symbol for codes of <= LOOK bits; 0: longer */
+    uint16_t pair[1 << PAIR];   /* AC tables: two codes and their extra bits where both fit in PAIR
+                                 * bits (the first not an EOB), else the first alone; as fast[]:
+                                 * (coefficients << 5) | bits; 0: look it up */
     uint16_t fast[1 << LOOK];   /* a code and its extra bits together, where they fit in LOOK bits:
                                  * (coefficients it advances << 5) | bits (DC: 1 | bits); 0: look
                                  * it up */
@@ -65,6 +69,18 @@ static int build(htab *t, const unsigned char *counts, const unsigned char *vals
         code <<= 1;
     }
     t->maxcode[17] = 0x7FFFFFFF;   /* sentinel: the search stops at 17 (a bad code) */
+    for (int i = 0; !dc && i < 1 << PAIR; i++) {   /* the serial chain of lookups, halved */
+        const unsigned e1 = t->fast[i >> (PAIR - LOOK)];
+        const int b1 = (int)(e1 & 31), a1 = (int)(e1 >> 5);
+        if (!e1 || a1 >= 64 || b1 >= PAIR) {
+            t->pair[i] = (uint16_t)(b1 <= PAIR ? e1 : 0);
+            continue;
+        }
+        const unsigned rest = ((unsigned)i << b1) & ((1u << PAIR) - 1);
+        const unsigned e2 = t->fast[rest >> (PAIR - LOOK)];
+        const int b2 = (int)(e2 & 31);
+        t->pair[i] = (uint16_t)(e2 && b1 + b2 <= PAIR ? (unsigned)(a1 + (int)(e2 >> 5)) << 5 | (unsigned)(b1 + b2) : e1);
+    }
     t->defined = 1;
     return 0;
 }
@@ -304,6 +320,13 @@ int imgpu__jpeg_scan_check(const unsigned char *b, size_t n)
                     for (int k = 1; k < 64;) {
                         if (r.bits < 32)
                             fill(&r);
+                        /* two codes at once while the first cannot end the block (k + 16 <= 63) */
+                        const unsigned p2 = k <= 47 ? ta->pair[r.acc >> (64 - PAIR)] : 0;
+                        if (p2) {
+                            skip(&r, (int)(p2 & 31));
+                            k += (int)(p2 >> 5);
+                            continue;
+                        }
                         const unsigned e = ta->fast[r.acc >> (64 - LOOK)];
                         if (e) {   /* the common case: code and extra bits within LOOK bits */
                             skip(&r, (int)(e & 31));
