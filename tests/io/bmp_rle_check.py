@@ -26,6 +26,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import bmp_rle  # noqa: E402
+import cli_common as cc  # noqa: E402
 
 try:
     import numpy as np
@@ -34,14 +35,8 @@ except Exception as e:  # noqa: BLE001
     print(f"skip: needs numpy and PIL ({e})")
     sys.exit(77)
 
-FAILED = []
-
-
-def check(cond, what, detail=""):
-    if not cond:
-        FAILED.append(what)
-        print(f"FAIL: {what}" + (f"\n      {detail}" if detail else ""), flush=True)
-    return cond
+K = cc.Checker("bmp_rle_check")
+check = K.check
 
 
 def run(argv):
@@ -219,8 +214,8 @@ def main():
           err)
     check(dt < 5, f"a 4000x4000 image of deltas loads quickly ({dt:.2f} s)")
 
-    if FAILED:
-        print(f"bmp_rle_check: {len(FAILED)} failed; files kept in {tmp}")
+    if K.failures:
+        print(f"bmp_rle_check: {K.failures} failed; files kept in {tmp}")
         return 1
     shutil.rmtree(tmp, ignore_errors=True)
     print(f"bmp_rle_check: all passed ({len(cases)} decodes, {len(bad)} refusals)")

@@ -28,6 +28,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import cli_common as cc  # noqa: E402
+
 try:
     import numpy as np
     from PIL import Image, ImageCms
@@ -35,14 +38,8 @@ except Exception as e:  # noqa: BLE001
     print(f"skip: needs numpy and PIL with ImageCms ({e})")
     sys.exit(77)
 
-FAILED = []
-
-
-def check(cond, what, detail=""):
-    if not cond:
-        FAILED.append(what)
-        print(f"FAIL: {what}" + (f"\n      {detail}" if detail else ""), flush=True)
-    return cond
+K = cc.Checker("cmyk_check")
+check = K.check
 
 
 def run(argv, **kw):
@@ -241,8 +238,8 @@ def main():
     check("cannot be used" in err or "built without lcms2" in err,
           "damaged profile: a notice says the profile cannot be used", err)
 
-    if FAILED:
-        print(f"cmyk_check: {len(FAILED)} failed; files kept in {tmp}")
+    if K.failures:
+        print(f"cmyk_check: {K.failures} failed; files kept in {tmp}")
         return 1
     shutil.rmtree(tmp, ignore_errors=True)
     print("cmyk_check: all passed")

@@ -23,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import cli_common as cc  # noqa: E402
+
 try:
     import numpy as np
     from PIL import Image
@@ -30,14 +33,8 @@ except Exception as e:  # noqa: BLE001
     print(f"skip: needs numpy and PIL ({e})")
     sys.exit(77)
 
-FAILED = []
-
-
-def check(cond, what, detail=""):
-    if not cond:
-        FAILED.append(what)
-        print(f"FAIL: {what}" + (f"\n      {detail}" if detail else ""), flush=True)
-    return cond
+K = cc.Checker("tiff_pages_check")
+check = K.check
 
 
 def run(argv, stdin=None):
@@ -181,8 +178,8 @@ def main():
     check(rc == 1 and open(out, "rb").read() == b"keep me", "a broken page 2: the old output kept",
           err)
 
-    if FAILED:
-        print(f"tiff_pages_check: {len(FAILED)} failed; files kept in {tmp}")
+    if K.failures:
+        print(f"tiff_pages_check: {K.failures} failed; files kept in {tmp}")
         return 1
     shutil.rmtree(tmp, ignore_errors=True)
     print("tiff_pages_check: all passed")
