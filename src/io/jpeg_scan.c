@@ -21,7 +21,7 @@ typedef struct {
     uint16_t fast[1 << LOOK];   /* a code and its extra bits together, where they fit in LOOK bits:
                                  * (coefficients it advances << 5) | bits (DC: 1 | bits); 0: look
                                  * it up */
-    int32_t maxcode[18];        /* the largest code of each length, -1 where none (C.2, F.2.2.3) */
+    int32_t maxcode[17];        /* the largest code of each length, -1 where none (C.2, F.2.2.3) */
     int32_t valptr[17];         /* index in val[] of the first code of each length, minus its code */
     uint8_t val[256];
 } htab;
@@ -68,12 +68,11 @@ static int build(htab *t, const unsigned char *counts, const unsigned char *vals
             return -1;
         code <<= 1;
     }
-    t->maxcode[17] = 0x7FFFFFFF;   /* sentinel: the search stops at 17 (a bad code) */
     for (int i = 0; !dc && i < 1 << PAIR; i++) {   /* the serial chain of lookups, halved */
         const unsigned e1 = t->fast[i >> (PAIR - LOOK)];
         const int b1 = (int)(e1 & 31), a1 = (int)(e1 >> 5);
-        if (!e1 || a1 >= 64 || b1 >= PAIR) {
-            t->pair[i] = (uint16_t)(b1 <= PAIR ? e1 : 0);
+        if (!e1 || a1 >= 64) {   /* none in LOOK bits, or an EOB: the first code alone */
+            t->pair[i] = (uint16_t)e1;
             continue;
         }
         const unsigned rest = ((unsigned)i << b1) & ((1u << PAIR) - 1);
