@@ -2384,7 +2384,9 @@ static PyObject *py_batch(PyObject *self, PyObject *args)
 }
 
 /* _batch_plan(argv): the plan of _batch(argv), nothing run (batch.h's imgpu_batch_plan): its
- * summary ("done": the files to write) with "todo": [(in, out), ...]. */
+ * summary ("done": the files to write) with "todo": [(in, out), ...] and "jpegs_before": for
+ * each todo, how many JPEG inputs (by name) come before it (the last entry: all of them), which
+ * _batch_stage takes to cut the plan into shares that decode as the whole run would. */
 static PyObject *py_batch_plan(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -2404,34 +2406,60 @@ static PyObject *py_batch_plan(PyObject *self, PyObject *args)
         pthread_mutex_unlock(&s_batch_lock);
         Py_END_ALLOW_THREADS
         PyObject *todo = B.F.oom ? NULL : PyList_New((Py_ssize_t)B.n);
-        for (size_t i = 0; todo && i < B.n; i++) {
-            PyObject *t = Py_BuildValue("(NN)", PyUnicode_DecodeFSDefault(B.rows[i].s[0]),
-                                        PyUnicode_DecodeFSDefault(B.rows[i].s[1]));
-            if (!t)
-                Py_CLEAR(todo);
-            else
-                PyList_SET_ITEM(todo, (Py_ssize_t)i, t);
+        PyObject *before = todo ? PyList_New((Py_ssize_t)B.n + 1) : NULL;
+        size_t nj = 0;
+        int ok = todo && before;
+        for (size_t i = 0; ok && i <= B.n; i++) {
+            PyObject *k = PyLong_FromSize_t(nj), *t = NULL;
+            if (!k) {
+                ok = 0;
+                break;
+            }
+            PyList_SET_ITEM(before, (Py_ssize_t)i, k);
+            if (i == B.n)
+                break;
+            nj += imgpu_format_from_path(B.rows[i].s[0]) == IMGPU_FORMAT_JPEG;
+            if (!(t = Py_BuildValue("(NN)", PyUnicode_DecodeFSDefault(B.rows[i].s[0]),
+                                    PyUnicode_DecodeFSDefault(B.rows[i].s[1])))) {
+                ok = 0;
+                break;
+            }
+            PyList_SET_ITEM(todo, (Py_ssize_t)i, t);
         }
-        if (todo || B.F.oom)
-            result = batch_result(rc, &sum, &B.F, "todo", todo);
+        if (ok) {
+            result = batch_result(rc, &sum, &B.F, "todo", todo);   /* takes todo */
+            todo = NULL;
+            if (result && PyDict_SetItemString(result, "jpegs_before", before) < 0)
+                Py_CLEAR(result);
+        } else if (B.F.oom)
+            result = batch_result(rc, &sum, &B.F, "todo", NULL);
+        Py_XDECREF(todo);
+        Py_XDECREF(before);
         rows_free(&B);
     }
     batch_argv_free(keep, argv, n);
     return result;
 }
 
-/* _batch_stage(argv, pairs, tag): a worker's share (batch.h's imgpu_batch_stage): argv's
- * options, the files [(in, out), ...]; the summary with "staged": [(in, out, staged, settings,
- * in_size, in_mtime_ns, out_size, out_mtime_ns), ...], the records _batch_commit takes. */
+/* _batch_stage(argv, pairs, tag, plan_ntodo=0, jpegs_before=0): a worker's share (batch.h's
+ * imgpu_batch_stage_part): argv's options, the files [(in, out), ...], cut from a plan of
+ * plan_ntodo files with jpegs_before JPEGs before them (_batch_plan's); the summary with
+ * "staged": [(in, out, staged, settings, in_size, in_mtime_ns, out_size, out_mtime_ns), ...],
+ * the records _batch_commit takes. */
 static PyObject *py_batch_stage(PyObject *self, PyObject *args)
 {
     (void)self;
     PyObject *list, *pairs, *tag_obj, **keep = NULL, *result = NULL, **pkeep = NULL, *tagb = NULL;
     char **argv = NULL;
     const char **pv = NULL;
-    Py_ssize_t n = 0, np = 0, got = 0;
-    if (!PyArg_ParseTuple(args, "O!O!O:_batch_stage", &PyList_Type, &list, &PyList_Type, &pairs, &tag_obj))
+    Py_ssize_t n = 0, np = 0, got = 0, plan_ntodo = 0, jpegs_before = 0;
+    if (!PyArg_ParseTuple(args, "O!O!O|nn:_batch_stage", &PyList_Type, &list, &PyList_Type, &pairs, &tag_obj,
+                          &plan_ntodo, &jpegs_before))
         return NULL;
+    if (plan_ntodo < 0 || jpegs_before < 0 || jpegs_before > plan_ntodo) {
+        PyErr_SetString(PyExc_ValueError, "_batch_stage: plan_ntodo and jpegs_before are counts, jpegs_before <= plan_ntodo");
+        return NULL;
+    }
     if (batch_argv(list, &keep, &argv, &n) < 0 || !PyUnicode_FSConverter(tag_obj, &tagb))
         goto done;
     np = PyList_GET_SIZE(pairs);
@@ -2461,7 +2489,8 @@ static PyObject *py_batch_stage(PyObject *self, PyObject *args)
         int rc;
         Py_BEGIN_ALLOW_THREADS
         pthread_mutex_lock(&s_batch_lock);
-        rc = imgpu_batch_stage((int)n + 1, argv, pv, (size_t)np, tag, on_staged, on_fail_rows, &B, &sum);
+        rc = imgpu_batch_stage_part((int)n + 1, argv, pv, (size_t)np, (size_t)plan_ntodo, (size_t)jpegs_before, tag,
+                                    on_staged, on_fail_rows, &B, &sum);
         pthread_mutex_unlock(&s_batch_lock);
         Py_END_ALLOW_THREADS
         PyObject *staged = B.F.oom ? NULL : PyList_New((Py_ssize_t)B.n);

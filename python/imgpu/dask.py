@@ -198,14 +198,16 @@ def _worker_info():
 _fallback_lock = _threading.Lock()
 
 
-def _stage(argv, pairs, tag):
-    """One task, on a worker: the files staged (imgpu_batch_stage); its summary and records."""
+def _stage(argv, pairs, tag, plan_ntodo=0, jpegs_before=0):
+    """One task, on a worker: the files staged (imgpu_batch_stage_part); its summary and records.
+    plan_ntodo and jpegs_before place the task in the plan, so that on a GPU each JPEG gets the
+    decoder the whole run gives it (the same bytes as `imgpu batch`, however the plan is cut)."""
     try:
         p = _get_worker().plugins.get(PLUGIN_NAME)
     except ValueError:   # not on a worker (a synchronous scheduler): one batch at a time here too
         p = None
     with (p.lock if p is not None else _fallback_lock):
-        return _imgpu._batch_stage(argv, pairs, tag)
+        return _imgpu._batch_stage(argv, pairs, tag, plan_ntodo, jpegs_before)
 
 
 def _options(argv):
@@ -251,6 +253,7 @@ def batch_argv(client, argv, *, task_size=None, worker_gpu="auto"):
     outdir = _value(argv, "--output", "-o")
     plan = _imgpu._batch_plan(argv)   # ValueError for a usage error, as imgpu.batch
     todo = plan.pop("todo")
+    before = plan.pop("jpegs_before")
     failed = plan["failed"]
     summary = {"done": 0, "skipped": plan["skipped"], "failed": failed, "stale": plan["stale"]}
     if "--dry-run" in _options(argv):
@@ -274,8 +277,12 @@ def batch_argv(client, argv, *, task_size=None, worker_gpu="auto"):
     chunks = _split(todo, count)
     # argv (its inputs too: a command line may name thousands of files) goes to each worker once
     [argv_f] = client.scatter([argv], broadcast=True, hash=False)
-    futures = [client.submit(_stage, argv_f, chunk, tag, key="imgpu-batch-%s-%d" % (tag[11:], k), pure=False)
-               for k, chunk in enumerate(chunks)]
+    starts = [0]
+    for chunk in chunks[:-1]:
+        starts.append(starts[-1] + len(chunk))
+    futures = [client.submit(_stage, argv_f, chunk, tag, len(todo), before[at],
+                             key="imgpu-batch-%s-%d" % (tag[11:], k), pure=False)
+               for k, (chunk, at) in enumerate(zip(chunks, starts))]
     of = {f.key: chunk for f, chunk in zip(futures, chunks)}
     try:
         for fut in _as_completed(futures):

@@ -460,6 +460,13 @@ int imgpu_batch_stage(int argc, char **argv, const char *const *pairs, size_t np
                       imgpu_batch_staged_fn on_staged, imgpu_batch_fail_fn on_fail, void *ctx,
                       imgpu_batch_summary *sum)
 {
+    return imgpu_batch_stage_part(argc, argv, pairs, npairs, 0, 0, tag, on_staged, on_fail, ctx, sum);
+}
+
+int imgpu_batch_stage_part(int argc, char **argv, const char *const *pairs, size_t npairs, size_t plan_ntodo,
+                           size_t jpegs_before, const char *tag, imgpu_batch_staged_fn on_staged,
+                           imgpu_batch_fail_fn on_fail, void *ctx, imgpu_batch_summary *sum)
+{
     size_t tl = tag ? strlen(tag) : 0;
     int tag_ok = tl >= 1 && tl <= 40;
     for (size_t i = 0; tag_ok && i < tl; i++)
@@ -470,7 +477,8 @@ int imgpu_batch_stage(int argc, char **argv, const char *const *pairs, size_t np
             *sum = (imgpu_batch_summary){0, 0, 0, 0, 1};
         return EXIT_USAGE;
     }
-    batch_split sp = {.pairs = pairs, .npairs = npairs, .tag = tag, .on_staged = on_staged, .ctx = ctx};
+    batch_split sp = {.pairs = pairs, .npairs = npairs, .tag = tag, .on_staged = on_staged, .ctx = ctx,
+                      .plan_ntodo = plan_ntodo, .plan_jpegs_before = plan_ntodo ? jpegs_before : 0};
     pthread_mutex_init(&sp.lock, NULL);
     imgpu__batch_set_fail_hook(on_fail, ctx);
     int rc = batch_run(argc, argv, 1, sum, &sp);

@@ -65,6 +65,14 @@ int imgpu_batch_plan(int argc, char **argv, imgpu_batch_todo_fn on_todo, imgpu_b
 int imgpu_batch_stage(int argc, char **argv, const char *const *pairs, size_t npairs, const char *tag,
                       imgpu_batch_staged_fn on_staged, imgpu_batch_fail_fn on_fail, void *ctx,
                       imgpu_batch_summary *sum);
+/* imgpu_batch_stage for a share cut from a plan of plan_ntodo files, with jpegs_before JPEG
+ * inputs (by name: imgpu_format_from_path) before pairs[0] in the plan's order. A GPU run then
+ * gives each JPEG the decoder the plan's whole run gives it (its first JPEGs go to libjpeg-turbo
+ * while nvJPEG sets up, and `auto` keeps a small plan on the CPU), so the shares' outputs equal
+ * the whole run's byte for byte however the plan is cut. plan_ntodo 0: the share alone. */
+int imgpu_batch_stage_part(int argc, char **argv, const char *const *pairs, size_t npairs, size_t plan_ntodo,
+                           size_t jpegs_before, const char *tag, imgpu_batch_staged_fn on_staged,
+                           imgpu_batch_fail_fn on_fail, void *ctx, imgpu_batch_summary *sum);
 /* The client's half: each staged output's line appended to OUTDIR's manifest, then the output
  * renamed into place (and its folder synced). A record that cannot be put in place (its staged
  * file gone or changed, the manifest refused, the rename failed) goes to on_fail with the

@@ -118,6 +118,10 @@ typedef struct batch_split {
     imgpu_batch_staged_fn on_staged; /* stage: each output staged */
     void *ctx;
     pthread_mutex_t lock;            /* on_staged one at a time */
+    /* stage: where the share sits in its plan (0, 0: the share is the whole list): the plan's
+     * file count and its JPEG inputs before pairs[0], so that which decoder takes each JPEG
+     * follows the whole run's rule (batch_run.c: imgpu__batch_auto_cpu, jpeg_split) */
+    size_t plan_ntodo, plan_jpegs_before;
 } batch_split;
 
 enum { STAGE_PENDING, STAGE_DECIDED, STAGE_ABORT };

@@ -355,7 +355,9 @@ int imgpu__batch_auto_cpu(batch *B)
     for (int i = 0; i < o->nops; i++)
         if (imgpu_op_desc_of(o->ops[i].kind)->heavy && imgpu_op_desc_of(o->ops[i].kind)->heavy(&o->ops[i]))
             cheap = 0;
-    B->auto_cpu = o->device == IMGPU_DEVICE_AUTO && !o->ndevices && cheap && (long)B->ntodo <= 2 * B->jpeg_first_n;
+    /* a staged share of a plan (imgpu.dask) decides as the plan's whole run would */
+    const size_t ntodo = B->split && B->split->plan_ntodo ? B->split->plan_ntodo : B->ntodo;
+    B->auto_cpu = o->device == IMGPU_DEVICE_AUTO && !o->ndevices && cheap && (long)ntodo <= 2 * B->jpeg_first_n;
     return B->auto_cpu;
 }
 
@@ -367,10 +369,16 @@ static void jpeg_split(batch *B)
     B->njpeg = 0;
     if (!imgpu_session_jpeg_built_in() || B->o->device == IMGPU_DEVICE_CPU || B->o->stage_copy || B->auto_cpu)
         return;
+    /* a staged share counts the plan's JPEGs before it: the plan's first JPEGs, whichever share
+     * holds them, are libjpeg-turbo's, as in the whole run (the same bytes however it is cut) */
+    size_t j = B->split ? B->split->plan_jpegs_before : 0;
     for (size_t i = 0; i < B->ntodo; i++)
-        if (imgpu_format_from_path(B->todo[i]->in) == IMGPU_FORMAT_JPEG &&
-            (long)B->njpeg++ == B->jpeg_first_n)
-            B->nvjpeg_from = i;
+        if (imgpu_format_from_path(B->todo[i]->in) == IMGPU_FORMAT_JPEG) {
+            B->njpeg++;
+            if (B->nvjpeg_from == B->ntodo && (long)j >= B->jpeg_first_n)
+                B->nvjpeg_from = i;
+            j++;
+        }
 }
 
 int imgpu__batch_run_pipeline(batch *B, int planned)
