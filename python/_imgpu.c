@@ -1991,8 +1991,19 @@ done:
     return result;
 }
 
-/* encode_batch of CUDA arrays: JPEG on nvJPEG where it takes the image, else (other formats,
- * 16-bit, alpha) a download and the CPU encoder. Items one after another on the context. */
+/* encode_batch of CUDA arrays: JPEG on nvJPEG where it takes the image, several in flight
+ * (imgpu_context_encode_jpeg_batch), else (other formats, 16-bit, alpha) a download and the CPU
+ * encoder. The first item that fails raises, as one encode's failure would. */
+static char *dup_error(void)
+{
+    const char *m = imgpu_error_message();
+    const size_t n = strlen(m ? m : "") + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, m ? m : "", n);
+    return d;
+}
+
 static PyObject *encode_batch_device(PyObject *seq, imgpu_context *given, imgpu_format f, imgpu_run_options *run)
 {
     const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
@@ -2000,52 +2011,88 @@ static PyObject *encode_batch_device(PyObject *seq, imgpu_context *given, imgpu_
     void *priv = ctx ? imgpu_context_cuda_stream(ctx) : NULL;
     if (!priv)
         return PyErr_Format(s_Error, "encode_batch: CUDA not available (%s)", imgpu_error_message());
-    PyObject *result = PyList_New(n);
+    const size_t m = n > 0 ? (size_t)n : 1;
+    dev_in *d = calloc(m, sizeof *d);
+    const imgpu_device_image **ims = calloc(m, sizeof *ims);
+    void **streams = calloc(m, sizeof *streams);
+    unsigned char **bufs = calloc(m, sizeof *bufs);
+    size_t *lens = calloc(m, sizeof *lens);
+    int *status = calloc(m, sizeof *status);
+    char **errs = calloc(m, sizeof *errs);
+    PyObject *result = NULL;
+    Py_ssize_t got = 0;
+    if (!d || !ims || !streams || !bufs || !lens || !status || !errs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (; got < n; got++) {
+        if (dev_get(&d[got], PySequence_Fast_GET_ITEM(seq, got), "encode_batch", priv) < 0)
+            goto done;
+        if (d[got].im.device < 0)
+            imgpu_context_cuda_device(ctx, &d[got].im.device);
+        ims[got] = &d[got].im;
+        streams[got] = d[got].have_wait ? d[got].wait_stream : priv;
+        status[got] = 1;
+    }
     const int sub = run->save.subsampling == IMGPU_SUBSAMPLING_444 ? 444
                   : run->save.subsampling == IMGPU_SUBSAMPLING_422 ? 422 : 420;
     const int q = run->save.quality ? run->save.quality : 92;
-    for (Py_ssize_t i = 0; result && i < n; i++) {
-        dev_in d;
-        if (dev_get(&d, PySequence_Fast_GET_ITEM(seq, i), "encode_batch", priv) < 0) {
-            Py_CLEAR(result);
-            break;
+    int brc = 0;
+    Py_BEGIN_ALLOW_THREADS
+    if (f == IMGPU_FORMAT_JPEG && n > 0)
+        brc = imgpu_context_encode_jpeg_batch(ctx, (int)n, ims, q, sub, run->save.optimize, run->save.progressive,
+                                              priv, streams, bufs, lens, status, errs);
+    for (Py_ssize_t i = 0; brc == 0 && i < n; i++) {
+        if (status[i] != 1)
+            continue;
+        /* the CPU encoder on a host copy */
+        imgpu_image *h = NULL;
+        int rc = imgpu_context_download(ctx, ims[i], streams[i], &h);
+        if (rc == 0) {
+            imgpu_image *conv;
+            const imgpu_image *im = apply_depth(run, h, &conv);
+            rc = im ? imgpu_image_encode(im, f, &run->save, &bufs[i], &lens[i]) : -1;
+            imgpu_image_free(conv);
         }
-        if (d.im.device < 0)
-            imgpu_context_cuda_device(ctx, &d.im.device);
-        void *order = d.have_wait ? d.wait_stream : priv;
-        unsigned char *buf = NULL;
-        size_t blen = 0;
-        int rc = 1;
-        Py_BEGIN_ALLOW_THREADS
-        if (f == IMGPU_FORMAT_JPEG && !(run->out_depth == 8 && d.im.depth == 16))
-            rc = imgpu_context_encode_jpeg(ctx, &d.im, q, sub, run->save.optimize, run->save.progressive, order, &buf,
-                                           &blen);
-        if (rc == 1) {   /* the CPU encoder on a host copy */
-            imgpu_image *h = NULL;
-            rc = imgpu_context_download(ctx, &d.im, order, &h);
-            if (rc == 0) {
-                imgpu_image *conv;
-                const imgpu_image *im = apply_depth(run, h, &conv);
-                rc = im ? imgpu_image_encode(im, f, &run->save, &buf, &blen) : -1;
-                imgpu_image_free(conv);
-            }
-            imgpu_image_free(h);
+        imgpu_image_free(h);
+        status[i] = rc < 0 ? -1 : 0;
+        if (rc < 0)
+            errs[i] = dup_error();
+    }
+    Py_END_ALLOW_THREADS
+    if (brc < 0) {
+        PyErr_Format(s_Error, "encode_batch: %s", imgpu_error_message());
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (status[i] != 0) {
+            PyErr_Format(s_Error, "encode_batch: item %zd: %s", i, errs[i] ? errs[i] : "out of memory");
+            goto done;
         }
-        Py_END_ALLOW_THREADS
-        dev_in_release(&d);
-        if (rc < 0) {
-            PyErr_Format(s_Error, "encode_batch: item %zd: %s", i, imgpu_error_message());
-            Py_CLEAR(result);
-            break;
-        }
-        PyObject *b = PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)blen);
-        free(buf);
+    if (!(result = PyList_New(n)))
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *b = PyBytes_FromStringAndSize((const char *)bufs[i], (Py_ssize_t)lens[i]);
         if (!b) {
             Py_CLEAR(result);
             break;
         }
         PyList_SET_ITEM(result, i, b);
     }
+done:
+    for (Py_ssize_t i = 0; i < got; i++)
+        dev_in_release(&d[i]);
+    for (Py_ssize_t i = 0; bufs && errs && i < n; i++) {
+        free(bufs[i]);
+        free(errs[i]);
+    }
+    free(d);
+    free(ims);
+    free(streams);
+    free(bufs);
+    free(lens);
+    free(status);
+    free(errs);
     return result;
 }
 

@@ -200,6 +200,17 @@ int imgpu_context_decode_batch(imgpu_context *ctx, int n, const unsigned char *c
  * build has no nvJPEG: the caller encodes on the CPU); -1 with a message. */
 int imgpu_context_encode_jpeg(imgpu_context *ctx, const imgpu_device_image *in, int quality, int subsampling,
                               int optimize, int progressive, void *stream, unsigned char **buf, size_t *len);
+/* Encodes n device images as imgpu_context_encode_jpeg does, several at once: while the SMs
+ * encode the next images, the host fetches the bytes of the one before. Item i runs after the
+ * work enqueued on streams[i] (or on `stream` for all, when streams is NULL). status[i]: 0 with
+ * buf[i] (malloc'ed, len[i] bytes); 1 when nvJPEG cannot encode it this way (not 8-bit gray or
+ * RGB, or this build has no nvJPEG: the caller encodes it on the CPU); -1 with its message in
+ * errors[i] (malloc'ed; the caller frees it). A failed item does not fail the others. Returns
+ * 0, or -1 with a message when nothing could be done (no GPU; then every status is -1 or 1). */
+int imgpu_context_encode_jpeg_batch(imgpu_context *ctx, int n, const imgpu_device_image *const *in, int quality,
+                                    int subsampling, int optimize, int progressive, void *stream,
+                                    void *const *streams, unsigned char **buf, size_t *len, int *status,
+                                    char **errors);
 
 #ifdef __cplusplus
 }

@@ -809,6 +809,88 @@ fail:
     return fail_rc(rc);
 }
 
+int imgpu_context_encode_jpeg_batch(imgpu_context *ctx, int n, const imgpu_device_image *const *in, int quality,
+                                    int subsampling, int optimize, int progressive, void *stream,
+                                    void *const *streams, unsigned char **buf, size_t *len, int *status,
+                                    char **errors)
+{
+    for (int i = 0; i < n; i++) {
+        buf[i] = NULL;
+        len[i] = 0;
+        status[i] = 1;
+        errors[i] = NULL;
+    }
+    if (n < 0 || (n > 0 && !in))
+        return imgpu_error("imgpu_context_encode_jpeg_batch: no images");
+#ifdef IMGPU_HAVE_NVJPEG
+    if (n == 0)
+        return 0;
+    pthread_mutex_t *lock;
+    int prev, rc = 0;
+    devstate *st = enter(ctx, &lock, &prev);
+    if (!st)
+        return -1;
+    if (!st->jpeg && !(st->jpeg = imgpu_cuda_jpeg_new())) {
+        leave(lock, prev, st);
+        imgpu_error_clear();
+        return 0;   /* every status 1: the CPU's */
+    }
+    imgpu_cuda_jpeg_src *src = calloc((size_t)n, sizeof *src);
+    if (!src) {
+        leave(lock, prev, st);
+        return imgpu_error("out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        const imgpu_device_image *d = in[i];
+        /* src[i].c 0 (calloc): not nvJPEG's, status 1 */
+        if (!d || !d->data || d->depth != 8 || (d->channels != 1 && d->channels != 3) || d->width < 1 ||
+            d->height < 1 || d->stride < (size_t)d->width * d->channels)
+            continue;
+        if (d->device != st->device) {
+            imgpu_error("an image on CUDA device %d, but this context runs on device %d", d->device, st->device);
+            status[i] = -1;
+            const char *m = imgpu_error_message();
+            const size_t ml = strlen(m) + 1;
+            if ((errors[i] = malloc(ml)))
+                memcpy(errors[i], m, ml);
+            continue;
+        }
+        src[i] = (imgpu_cuda_jpeg_src){d->data, d->stride, d->width, d->height, d->channels,
+                                       (cudaStream_t)(streams ? streams[i] : stream)};
+    }
+    const imgpu_cuda_jpeg_params p = {quality, subsampling, optimize, progressive};
+    int *st2 = malloc((size_t)n * sizeof *st2);
+    if (!st2) {
+        free(src);
+        leave(lock, prev, st);
+        return imgpu_error("out of memory");
+    }
+    char **err2 = calloc((size_t)n, sizeof *err2);
+    if (!err2) {
+        free(st2);
+        free(src);
+        leave(lock, prev, st);
+        return imgpu_error("out of memory");
+    }
+    rc = imgpu_cuda_jpeg_encode_many(st->jpeg, n, src, &p, buf, len, st2, err2);
+    for (int i = 0; i < n; i++)
+        if (status[i] != -1) {   /* the device check's refusals keep their message */
+            status[i] = st2[i];
+            errors[i] = err2[i];
+        } else
+            free(err2[i]);
+    free(err2);
+    free(st2);
+    free(src);
+    leave(lock, prev, st);
+    (void)rc;   /* a device failure: the items not done carry its message */
+    return 0;
+#else
+    (void)ctx, (void)quality, (void)subsampling, (void)optimize, (void)progressive, (void)stream, (void)streams;
+    return 0;   /* every status 1: no nvJPEG in this build */
+#endif
+}
+
 int imgpu_context_encode_jpeg(imgpu_context *ctx, const imgpu_device_image *in, int quality, int subsampling,
                               int optimize, int progressive, void *stream, unsigned char **buf, size_t *len)
 {

@@ -87,6 +87,22 @@ int imgpu_context_encode_jpeg(imgpu_context *ctx, const imgpu_device_image *in, 
     return 1;
 }
 
+int imgpu_context_encode_jpeg_batch(imgpu_context *ctx, int n, const imgpu_device_image *const *in, int quality,
+                                    int subsampling, int optimize, int progressive, void *stream,
+                                    void *const *streams, unsigned char **buf, size_t *len, int *status,
+                                    char **errors)
+{
+    (void)ctx, (void)in, (void)quality, (void)subsampling, (void)optimize, (void)progressive, (void)stream;
+    (void)streams;
+    for (int i = 0; i < n; i++) {
+        buf[i] = NULL;
+        len[i] = 0;
+        status[i] = 1;
+        errors[i] = NULL;
+    }
+    return imgpu_error(NOT_BUILT);
+}
+
 int imgpu_context_histogram_device(imgpu_context *ctx, const imgpu_device_image *in, void *stream,
                                    imgpu_histogram_full *out)
 {

@@ -229,6 +229,34 @@ def test_decode_batch_on_the_gpu_with_a_corrupt_jpeg():
     assert imgpu.decode(enc[1]).shape == LAYOUTS["rgb8"].shape
 
 
+def test_encode_batch_with_several_in_flight_equals_one_at_a_time():
+    """encode_batch of CUDA arrays keeps several JPEG encodes in flight (one nvJPEG encoder per
+    slot, 4 slots): a batch longer than the slots, mixing RGB and gray (nvJPEG's), RGBA and
+    16-bit (the CPU encoder's), sizes, and views with padded rows (a pitch wider than the row),
+    gives each item the bytes it gets alone; the CPU items equal imgpu.encode's of the same
+    pixels, and the GPU items decode to their pixels within JPEG's loss."""
+    big = LAYOUTS["rgb8"]
+    gray = LAYOUTS["gray8"]
+    wide = cuda(np.pad(big, ((0, 0), (0, 11), (0, 0)), constant_values=3))
+    items = [cuda(big), cuda(gray), cuda(LAYOUTS["rgba8"]), wide[:, :big.shape[1]], cuda(big[::-1]),
+             cuda(LAYOUTS["rgb16"]), cuda(gray[5:]), cuda(np.rot90(big).copy()), cuda(big[:31, :17]),
+             cuda(gray), cuda(big)]
+    hosts = [host(x) for x in items]
+    batch = imgpu.encode_batch(items, "jpg", quality=90)
+    alone = [imgpu.encode_batch([x], "jpg", quality=90)[0] for x in items]
+    assert len(batch) == len(items)
+    for i, (b, a, h) in enumerate(zip(batch, alone, hosts)):
+        assert b == a, i
+        if h.ndim == 3 and h.shape[2] == 4 or h.dtype == np.uint16:
+            assert b == imgpu.encode(h, "jpg", quality=90), i
+        else:
+            d = imgpu.decode(b)
+            assert d.shape == h.shape, i
+            assert np.abs(d.astype(int) - h.astype(int)).mean() < 4, i
+    # a strided view (padded rows) encodes as its contiguous copy
+    assert batch[3] == batch[0]
+
+
 def test_histogram_of_a_cuda_array_equals_the_cpu_count(layout):
     """imgpu.histogram on a CUDA tensor is counted on its GPU (no host copy of the pixels) and
     equals the CPU backend's count of the same pixels, plane for plane (luma included); a

@@ -113,6 +113,24 @@ typedef struct imgpu_cuda_jpeg_params {
 int imgpu_cuda_jpeg_encode(imgpu_cuda_jpeg *j, const unsigned char *d, int w, int h, int c,
                            const imgpu_cuda_jpeg_params *p, cudaStream_t stream, unsigned char **out,
                            size_t *len);
+/* One image of imgpu_cuda_jpeg_encode_many: 8 bits, c 1 or 3 channels, rows `pitch` bytes
+ * apart, ready after the work already on `after`. */
+typedef struct imgpu_cuda_jpeg_src {
+    const unsigned char *d;
+    size_t pitch;
+    int w, h, c;
+    cudaStream_t after;
+} imgpu_cuda_jpeg_src;
+/* Encodes n images, IMGPU_JPEG_ENC_SLOTS at a time, each slot an encoder state on a stream of
+ * its own: the SMs encode the next images while the host fetches the bitstream of the one
+ * before. status[i]: 0 with out[i] (malloc'ed, len[i] bytes); 1 when nvJPEG cannot encode it
+ * this way (the caller encodes it on the CPU); -1 with its message in errors[i] (malloc'ed;
+ * NULL when out of memory). Returns 0, or IMGPU_CUDA_STICKY / -1 when the device failed (the
+ * items not done then carry that error). */
+#define IMGPU_JPEG_ENC_SLOTS 4
+int imgpu_cuda_jpeg_encode_many(imgpu_cuda_jpeg *j, int n, const imgpu_cuda_jpeg_src *src,
+                                const imgpu_cuda_jpeg_params *p, unsigned char **out, size_t *len, int *status,
+                                char **errors);
 #endif
 
 #ifdef __cplusplus

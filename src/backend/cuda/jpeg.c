@@ -196,6 +196,14 @@ struct imgpu_cuda_jpeg {
     unsigned char *pool[IMGPU_JPEG_BATCH];
     size_t pool_bytes;            /* each pool buffer's size */
     size_t held;
+    struct enc_slot {             /* imgpu_cuda_jpeg_encode_many's, made on its first call */
+        nvjpegEncoderState_t st;
+        nvjpegEncoderParams_t params;
+        cudaStream_t s;
+        cudaEvent_t ev;           /* the point of the item's `after` stream it waits for */
+        int item;                 /* the item in flight on it; -1: free */
+    } eslot[IMGPU_JPEG_ENC_SLOTS];
+    int eslots;                   /* how many are made */
 };
 
 static const char *status_name(nvjpegStatus_t s)
@@ -239,12 +247,31 @@ static int nv_fail(nvjpegStatus_t st, const char *what, cudaStream_t stream)
         }                                                     \
     } while (0)
 
+/* An encoder slot of imgpu_cuda_jpeg_encode_many, freed (its NULL members skipped). */
+static void enc_slot_free(struct enc_slot *e)
+{
+    if (e->s)
+        cudaStreamSynchronize(e->s);
+    if (e->params)
+        nvjpegEncoderParamsDestroy(e->params);
+    if (e->st)
+        nvjpegEncoderStateDestroy(e->st);
+    if (e->ev)
+        cudaEventDestroy(e->ev);
+    if (e->s)
+        cudaStreamDestroy(e->s);
+    memset(e, 0, sizeof *e);
+    e->item = -1;
+}
+
 void imgpu_cuda_jpeg_free(imgpu_cuda_jpeg *j)
 {
     if (!j)
         return;
     if (j->stream)
         cudaStreamSynchronize(j->stream);
+    for (int k = 0; k < j->eslots; k++)
+        enc_slot_free(&j->eslot[k]);
     for (int k = 0; k < IMGPU_JPEG_BATCH; k++)
         cudaFree(j->pool[k]);
     if (j->params)
@@ -480,6 +507,167 @@ int imgpu_cuda_jpeg_encode(imgpu_cuda_jpeg *j, const unsigned char *d, int w, in
     return 0;
 fail:
     return rc;
+}
+
+/* ---- several encodes in flight ------------------------------------------------------------ */
+
+static int enc_slots_make(imgpu_cuda_jpeg *j)
+{
+    int rc = 0;
+    for (; j->eslots < IMGPU_JPEG_ENC_SLOTS; j->eslots++) {
+        struct enc_slot *e = &j->eslot[j->eslots];
+        memset(e, 0, sizeof *e);
+        e->item = -1;
+        IMGPU_CUDA_TRY(cudaStreamCreateWithFlags(&e->s, cudaStreamNonBlocking));
+        IMGPU_CUDA_TRY(cudaEventCreateWithFlags(&e->ev, cudaEventDisableTiming));
+        NV_TRY(nvjpegEncoderStateCreate(j->sw, &e->st, e->s));
+        NV_TRY(nvjpegEncoderParamsCreate(j->sw, &e->params, e->s));
+    }
+    return 0;
+fail:
+    enc_slot_free(&j->eslot[j->eslots]);   /* the half-made one; the next call tries again */
+    return rc;
+}
+
+/* The settings on a slot's parameters: 0, or 1 when nvJPEG does not take them. */
+static int enc_params(nvjpegEncoderParams_t params, const imgpu_cuda_jpeg_params *p, int gray, cudaStream_t s)
+{
+    const nvjpegChromaSubsampling_t css = gray ? NVJPEG_CSS_GRAY
+                                        : p->subsampling == 444 ? NVJPEG_CSS_444
+                                        : p->subsampling == 422 ? NVJPEG_CSS_422 : NVJPEG_CSS_420;
+    return nvjpegEncoderParamsSetQuality(params, p->quality, s) != NVJPEG_STATUS_SUCCESS ||
+           nvjpegEncoderParamsSetSamplingFactors(params, css, s) != NVJPEG_STATUS_SUCCESS ||
+           nvjpegEncoderParamsSetOptimizedHuffman(params, p->optimize ? 1 : 0, s) != NVJPEG_STATUS_SUCCESS ||
+           nvjpegEncoderParamsSetEncoding(params, p->progressive ? NVJPEG_ENCODING_PROGRESSIVE_DCT_HUFFMAN
+                                                                 : NVJPEG_ENCODING_BASELINE_DCT, s) != NVJPEG_STATUS_SUCCESS;
+}
+
+static void item_fail(char **errors, int i, int *status)
+{
+    status[i] = -1;
+    if (errors) {
+        const char *m = imgpu_error_message();
+        if (!m || !*m)
+            m = "nvJPEG encode failed";
+        const size_t n = strlen(m) + 1;
+        if ((errors[i] = malloc(n)))
+            memcpy(errors[i], m, n);
+    }
+}
+
+/* The bitstream of the item in flight on slot e: 0, or the device's error code (the item failed). */
+static int enc_fetch(imgpu_cuda_jpeg *j, struct enc_slot *e, unsigned char **out, size_t *len, int *status,
+                     char **errors)
+{
+    const int i = e->item;
+    e->item = -1;
+    size_t n = 0;
+    cudaError_t ce = cudaStreamSynchronize(e->s);
+    nvjpegStatus_t st = ce == cudaSuccess ? nvjpegEncodeRetrieveBitstream(j->sw, e->st, NULL, &n, e->s)
+                                          : NVJPEG_STATUS_EXECUTION_FAILED;
+    unsigned char *buf = NULL;
+    if (st == NVJPEG_STATUS_SUCCESS && !(buf = malloc(n ? n : 1))) {
+        imgpu_error("out of memory");
+        item_fail(errors, i, status);
+        return 0;
+    }
+    if (st == NVJPEG_STATUS_SUCCESS)
+        st = nvjpegEncodeRetrieveBitstream(j->sw, e->st, buf, &n, e->s);
+    if (st == NVJPEG_STATUS_SUCCESS && cudaStreamSynchronize(e->s) != cudaSuccess)
+        st = NVJPEG_STATUS_EXECUTION_FAILED;
+    if (st != NVJPEG_STATUS_SUCCESS) {
+        free(buf);
+        const int rc = nv_fail(st, "nvjpegEncodeRetrieveBitstream", e->s);
+        item_fail(errors, i, status);
+        return rc == IMGPU_CUDA_STICKY || ce != cudaSuccess ? rc : 0;
+    }
+    out[i] = buf;
+    len[i] = n;
+    status[i] = 0;
+    return 0;
+}
+
+int imgpu_cuda_jpeg_encode_many(imgpu_cuda_jpeg *j, int n, const imgpu_cuda_jpeg_src *src,
+                                const imgpu_cuda_jpeg_params *p, unsigned char **out, size_t *len, int *status,
+                                char **errors)
+{
+    int rc = 0, k = 0, set[2] = {0, 0}, takes[2] = {1, 1}, i = 0;
+    for (i = 0; i < n; i++) {
+        out[i] = NULL;
+        len[i] = 0;
+        status[i] = 1;
+        if (errors)
+            errors[i] = NULL;
+    }
+    i = 0;
+    if ((rc = enc_slots_make(j)) != 0)
+        goto dead;
+    for (; i < n; i++) {
+        const imgpu_cuda_jpeg_src *s = &src[i];
+        if (s->c != 1 && s->c != 3)
+            continue;   /* status 1: the CPU's */
+        struct enc_slot *e = &j->eslot[k];
+        k = (k + 1) % j->eslots;
+        if (e->item >= 0 && (rc = enc_fetch(j, e, out, len, status, errors)) != 0)
+            goto dead;
+        /* a slot's parameters follow the image's kind (gray or colour); set once a kind a slot */
+        const int g = s->c == 1;
+        if (!(set[g] & (1 << (e - j->eslot)))) {
+            /* the slot's previous item is fetched: its stream is idle, the parameters free */
+            if (enc_params(e->params, p, g, e->s)) {
+                takes[g] = 0;
+                continue;
+            }
+            set[g] |= 1 << (e - j->eslot);
+            set[!g] &= ~(1 << (e - j->eslot));
+        }
+        if (!takes[g])
+            continue;
+        IMGPU_CUDA_TRY(cudaEventRecord(e->ev, s->after));
+        IMGPU_CUDA_TRY(cudaStreamWaitEvent(e->s, e->ev, 0));
+        nvjpegImage_t im;
+        memset(&im, 0, sizeof im);
+        im.channel[0] = (unsigned char *)s->d;
+        im.pitch[0] = s->pitch;
+        nvjpegStatus_t st = g ? nvjpegEncodeYUV(j->sw, e->st, e->params, &im, NVJPEG_CSS_GRAY, s->w, s->h, e->s)
+                              : nvjpegEncodeImage(j->sw, e->st, e->params, &im, NVJPEG_INPUT_RGBI, s->w, s->h, e->s);
+        if (st == NVJPEG_STATUS_JPEG_NOT_SUPPORTED || st == NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED ||
+            st == NVJPEG_STATUS_INVALID_PARAMETER) {
+            IMGPU_CUDA_TRY(cudaStreamSynchronize(e->s));
+            continue;   /* status 1 */
+        }
+        if (st != NVJPEG_STATUS_SUCCESS) {
+            rc = nv_fail(st, "nvjpegEncodeImage", e->s);
+            item_fail(errors, i, status);
+            if (rc == IMGPU_CUDA_STICKY)
+                goto dead;
+            rc = 0;
+            continue;
+        }
+        e->item = i;
+    }
+    /* the ones still in flight, oldest first */
+    for (int m = 0; m < j->eslots; m++) {
+        struct enc_slot *e = &j->eslot[(k + m) % j->eslots];
+        if (e->item >= 0 && (rc = enc_fetch(j, e, out, len, status, errors)) != 0)
+            goto dead;
+    }
+    return 0;
+fail:
+dead:
+    /* the device failed: the items in flight and those not reached carry its error (those
+     * that are not nvJPEG's keep status 1), and the slots are left idle */
+    for (int m = 0; m < j->eslots; m++) {
+        struct enc_slot *e = &j->eslot[m];
+        cudaStreamSynchronize(e->s);
+        if (e->item >= 0 && status[e->item] != -1)
+            item_fail(errors, e->item, status);
+        e->item = -1;
+    }
+    for (; i < n; i++)
+        if (status[i] == 1 && (src[i].c == 1 || src[i].c == 3))
+            item_fail(errors, i, status);
+    return rc ? rc : -1;
 }
 
 #else
