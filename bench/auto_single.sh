@@ -2,7 +2,7 @@
 # bench/auto_single.sh IMGPU [RUNS] [PY] — issue 17's single-image target on the GPU machine:
 # `imgpu` with the default `--device auto` against `--device cpu` and `--device cuda`, wall time
 # of whole commands (median of RUNS, default 5; the three devices interleaved run by run, after
-# one warm-up of each, so drift and the page cache treat them alike), for 1080p / 4K / 8K photos (assets/astronaut.png
+# one warm-up of each, so drift and the page cache treat them alike; the order turns run by run), for 1080p / 4K / 8K photos (assets/astronaut.png
 # scaled up by cv2) as PNG and as q92 JPEG, equalize / CLAHE / rotate 30 bicubic, each written
 # to the input's format. Target: auto within 5% of the faster of the other two. Also OpenCV's
 # Python one-liner (imread, YCrCb equalizeHist on Y, imwrite q92) on the 4K JPEG.
@@ -35,8 +35,12 @@ for size in 1080p 4k 8k; do
       declare -A m=() runs=()
       one() { t "$IMG" "${args[@]:0:1}" "$D/$size.$fmt" "$D/o.$fmt" "${args[@]:1}" --device "$1"; }
       for dev in auto cpu cuda; do one $dev > /dev/null; done   # warm-up
+      # the order turns run by run (auto cpu cuda, cpu cuda auto, cuda auto cpu, ...): each device
+      # follows each other alike, so none always starts while a --device cuda process before it
+      # is still tearing its context down
+      order=(auto cpu cuda)
       for r in $(seq "$RUNS"); do
-        for dev in auto cpu cuda; do runs[$dev]+="$(one $dev) "; done
+        for k in 0 1 2; do dev=${order[$(( (r + k) % 3 ))]}; runs[$dev]+="$(one $dev) "; done
       done
       for dev in auto cpu cuda; do m[$dev]=$(echo ${runs[$dev]} | tr ' ' '\n' | med); done
       best=$(awk "BEGIN{print (${m[cpu]} < ${m[cuda]}) ? ${m[cpu]} : ${m[cuda]}}")

@@ -324,7 +324,13 @@ def main():
     ap.add_argument("--cases", default="", help="cpu: only cases whose name contains one of these (comma list)")
     ap.add_argument("--cpu-time", action="store_true",
                     help="cpu: one thread each, thread CPU time (run with IMGPU_CPU_THREADS=1)")
+    ap.add_argument("--tune-allocator", action="store_true",
+                    help="call imgpu.tune_allocator() first, as a service moving batches of large images would")
     a = ap.parse_args()
+    if a.tune_allocator:
+        import imgpu
+        imgpu.tune_allocator()
+        print("imgpu.tune_allocator(): glibc malloc set as `imgpu batch` sets it", flush=True)
     sizes = [tuple(int(v) for v in s.split("x")) for s in a.sizes.split(",")]
     cases = [c for c in a.cases.split(",") if c]
     for part in a.only.split(","):

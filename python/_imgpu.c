@@ -2073,6 +2073,8 @@ static PyObject *encode_batch_device(PyObject *seq, imgpu_context *given, imgpu_
         goto done;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *b = PyBytes_FromStringAndSize((const char *)bufs[i], (Py_ssize_t)lens[i]);
+        free(bufs[i]);   /* now: the next item's bytes take its memory, already paged in */
+        bufs[i] = NULL;
         if (!b) {
             Py_CLEAR(result);
             break;

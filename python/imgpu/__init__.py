@@ -28,7 +28,18 @@ from . import _imgpu
 from ._imgpu import Array, Error, read, info, write, encode, decode_batch, encode_batch, __version__, built_with_cuda
 
 __all__ = ["Array", "Error", "Context", "Op", "read", "info", "write", "encode", "decode", "decode_batch",
-           "encode_batch", "op", "apply", "batch", "ops", "__version__", "built_with_cuda"]
+           "encode_batch", "op", "apply", "batch", "ops", "tune_allocator", "__version__", "built_with_cuda"]
+
+
+def tune_allocator():
+    """Sets this process's malloc (glibc) as `imgpu batch` sets its own: one arena, buffers up
+    to 32 MB from the heap, and freed memory kept for reuse rather than given back. A service
+    that decodes and encodes batches of large images (decode_batch, encode_batch: megabytes of
+    bytes a call) then reuses pages already mapped instead of faulting every page of every
+    result in again (bench/encode_slots.py measures it; bench/RESULTS.md). The heap keeps its peak, so call it in processes whose working
+    set is bounded (a worker, a service), not in one that holds memory for others. It changes
+    the whole process, so imgpu never calls it on import. No effect but on glibc."""
+    _imgpu._tune_allocator()
 
 # the Context of the innermost `with imgpu.Context(...)` on this thread / task
 _current = _contextvars.ContextVar("imgpu_current_context", default=None)

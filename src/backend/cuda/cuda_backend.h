@@ -127,7 +127,7 @@ typedef struct imgpu_cuda_jpeg_src {
  * this way (the caller encodes it on the CPU); -1 with its message in errors[i] (malloc'ed;
  * NULL when out of memory). Returns 0, or IMGPU_CUDA_STICKY / -1 when the device failed (the
  * items not done then carry that error). */
-#define IMGPU_JPEG_ENC_SLOTS 4
+#define IMGPU_JPEG_ENC_SLOTS 8
 int imgpu_cuda_jpeg_encode_many(imgpu_cuda_jpeg *j, int n, const imgpu_cuda_jpeg_src *src,
                                 const imgpu_cuda_jpeg_params *p, unsigned char **out, size_t *len, int *status,
                                 char **errors);

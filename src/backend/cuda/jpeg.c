@@ -202,6 +202,9 @@ struct imgpu_cuda_jpeg {
         cudaStream_t s;
         cudaEvent_t ev;           /* the point of the item's `after` stream it waits for */
         int item;                 /* the item in flight on it; -1: free */
+        unsigned char *host;      /* pinned: the bitstream's copy lands here (a DMA, no page
+                                   * faults), then into the item's own buffer */
+        size_t host_bytes;
     } eslot[IMGPU_JPEG_ENC_SLOTS];
     int eslots;                   /* how many are made */
 };
@@ -260,6 +263,8 @@ static void enc_slot_free(struct enc_slot *e)
         cudaEventDestroy(e->ev);
     if (e->s)
         cudaStreamDestroy(e->s);
+    if (e->host)
+        cudaFreeHost(e->host);
     memset(e, 0, sizeof *e);
     e->item = -1;
 }
@@ -511,10 +516,18 @@ fail:
 
 /* ---- several encodes in flight ------------------------------------------------------------ */
 
+/* IMGPU_JPEG_ENC_SLOTS=N (1..IMGPU_JPEG_ENC_SLOTS) uses fewer slots: bench/encode_slots.py */
+static int enc_slots_want(void)
+{
+    const char *v = getenv("IMGPU_JPEG_ENC_SLOTS");
+    const int n = v && *v ? atoi(v) : 4;
+    return n >= 1 && n <= IMGPU_JPEG_ENC_SLOTS ? n : 4;
+}
+
 static int enc_slots_make(imgpu_cuda_jpeg *j)
 {
     int rc = 0;
-    for (; j->eslots < IMGPU_JPEG_ENC_SLOTS; j->eslots++) {
+    for (const int want = enc_slots_want(); j->eslots < want; j->eslots++) {
         struct enc_slot *e = &j->eslot[j->eslots];
         memset(e, 0, sizeof *e);
         e->item = -1;
@@ -566,15 +579,33 @@ static int enc_fetch(imgpu_cuda_jpeg *j, struct enc_slot *e, unsigned char **out
     nvjpegStatus_t st = ce == cudaSuccess ? nvjpegEncodeRetrieveBitstream(j->sw, e->st, NULL, &n, e->s)
                                           : NVJPEG_STATUS_EXECUTION_FAILED;
     unsigned char *buf = NULL;
+    /* the copy out goes to the slot's pinned buffer (grown by a quarter more than asked, kept):
+     * into fresh pageable memory the driver's copy faults every page in, ~3x the encode's time
+     * for 4K photos held 64 at a time (bench/encode_slots.py) */
+    if (st == NVJPEG_STATUS_SUCCESS && n > e->host_bytes) {
+        if (e->host)
+            cudaFreeHost(e->host);
+        e->host = NULL;
+        e->host_bytes = 0;
+        const size_t want = n + n / 4 + 4096;
+        if (cudaMallocHost((void **)&e->host, want) != cudaSuccess) {
+            e->host = NULL;
+            cudaGetLastError();
+        } else
+            e->host_bytes = want;
+    }
     if (st == NVJPEG_STATUS_SUCCESS && !(buf = malloc(n ? n : 1))) {
         imgpu_error("out of memory");
         item_fail(errors, i, status);
         return 0;
     }
+    unsigned char *dst = e->host && n <= e->host_bytes ? e->host : buf;
     if (st == NVJPEG_STATUS_SUCCESS)
-        st = nvjpegEncodeRetrieveBitstream(j->sw, e->st, buf, &n, e->s);
+        st = nvjpegEncodeRetrieveBitstream(j->sw, e->st, dst, &n, e->s);
     if (st == NVJPEG_STATUS_SUCCESS && cudaStreamSynchronize(e->s) != cudaSuccess)
         st = NVJPEG_STATUS_EXECUTION_FAILED;
+    if (st == NVJPEG_STATUS_SUCCESS && dst != buf)
+        memcpy(buf, dst, n);
     if (st != NVJPEG_STATUS_SUCCESS) {
         free(buf);
         const int rc = nv_fail(st, "nvjpegEncodeRetrieveBitstream", e->s);
