@@ -10,7 +10,8 @@
 # PATH's if it imports cv2, else /usr/bin/python3). Rows: imgpu --device cuda (when nvidia-smi
 # sees a GPU), imgpu --device cpu, the OpenCV loop, vipsthumbnail. vips: the PATH's
 # vipsthumbnail, else the Debian packages of .gpuvips/ (bench/fetch_vips.sh), unpacked into
-# /tmp/gpuvips; a library they still lack is named and the row skipped.
+# /tmp/gpuvips (with .gpu's codecs from /tmp/gpu-prefix); a library they still lack is named
+# and the row skipped (RESIZE_BATCH_VIPS=carried: use them even where vips is installed).
 # Inputs: bench/jpeg_inputs.py make (one process a core, ~60 ms a file on one core) into
 # $RESIZE_BATCH_DIR (default /tmp/imgpu-resize-batch)/in, kept for the next call.
 set -u
@@ -41,18 +42,24 @@ echo "imgpu: $BIN ($(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)); python
 
 # vips: the PATH's, else the carried Debian packages
 VT=$(command -v vipsthumbnail || true)
+[ "${RESIZE_BATCH_VIPS:-}" = carried ] && VT=""   # the carried packages even where vips is installed
 if [ -z "$VT" ] && ls "$ROOT"/.gpuvips/*.deb >/dev/null 2>&1; then
   mkdir -p /tmp/gpuvips
   for f in "$ROOT"/.gpuvips/*.deb; do dpkg -x "$f" /tmp/gpuvips; done
-  export LD_LIBRARY_PATH=/tmp/gpuvips/usr/lib/x86_64-linux-gnu:/tmp/gpuvips/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  cp "$ROOT"/.gpuvips/*.so.* /tmp/gpuvips/usr/lib/x86_64-linux-gnu/ 2>/dev/null   # the ICU stub
+  # the codecs come from .gpu's prefix (device-env.sh unpacks it into /tmp/gpu-prefix)
+  # only for vips's commands (the ICU stub must not reach cv2 or torch)
+  VLP=/tmp/gpuvips/usr/lib/x86_64-linux-gnu:/tmp/gpuvips/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  case ":$VLP:" in *:/tmp/gpu-prefix/usr/lib/x86_64-linux-gnu:*) ;;
+    *) VLP=$VLP:/tmp/gpu-prefix/usr/lib/x86_64-linux-gnu:/tmp/gpu-prefix/lib/x86_64-linux-gnu ;; esac
   VT=/tmp/gpuvips/usr/bin/vipsthumbnail
-  missing=$(ldd "$VT" 2>&1 | awk '/not found/ {print $1}' | sort -u | tr '\n' ' ')
+  missing=$(LD_LIBRARY_PATH=$VLP ldd "$VT" 2>&1 | awk '/not found/ {print $1}' | sort -u | tr '\n' ' ')
   if [ -n "$missing" ]; then
     echo "resize_batch: the carried vips lacks: $missing(row skipped)"
     VT=""
   fi
 fi
-[ -n "$VT" ] && echo "vips: $VT ($("$VT" --vips-version 2>/dev/null | head -1))"
+[ -n "$VT" ] && echo "vips: $VT ($(LD_LIBRARY_PATH=${VLP:-${LD_LIBRARY_PATH:-}} "$VT" --vips-version 2>/dev/null | head -1))"
 
 med() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 # row NAME OUTDIR CMD...: RUNS runs of CMD (OUTDIR emptied before each, untimed), each checked
@@ -86,7 +93,7 @@ fi
 row "imgpu batch --device cpu" "$W/out_cpu" "$BIN" "${IMG[@]}" --device cpu -o "$W/out_cpu" "$IN"
 row "OpenCV loop, $CORES processes" "$W/out_cv" $PY "$HERE/batch_opencv.py" "$IN" "$W/out_cv" "$CORES" --jpg --op resize
 if [ -n "$VT" ]; then
-  vips_all() { find "$IN" -name '*.jpg' | sort | VIPS_CONCURRENCY=1 xargs -P "$CORES" -n 16 "$VT" -s 1920x1080 -o "$W/out_vips/%s.jpg[Q=92]"; }
+  vips_all() { find "$IN" -name '*.jpg' | sort | LD_LIBRARY_PATH=${VLP:-${LD_LIBRARY_PATH:-}} VIPS_CONCURRENCY=1 xargs -P "$CORES" -n 16 "$VT" -s 1920x1080 -o "$W/out_vips/%s.jpg[Q=92]"; }
   row "vipsthumbnail, $CORES processes" "$W/out_vips" vips_all
 else
   echo "| vipsthumbnail | not available here | | |"
