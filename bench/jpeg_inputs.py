@@ -47,9 +47,10 @@ def _make(args):
     if _noise is None:
         _noise = np.random.default_rng(12345).integers(0, 7, im.shape, dtype=np.uint8)
     noise = np.roll(_noise, int(rng.integers(0, im.shape[0])), axis=0)
-    im = cv2.subtract(cv2.add(im, noise), 3)          # +-3 grain, saturated
-    shift = int(rng.integers(-25, 26))
-    im = cv2.add(im, shift) if shift >= 0 else cv2.subtract(im, -shift)
+    im = cv2.subtract(cv2.add(im, noise), (3, 3, 3, 0))   # +-3 grain, saturated
+    shift = int(rng.integers(-25, 26))                  # (a bare number would shift channel 0 only)
+    sc = (abs(shift),) * 3 + (0,)
+    im = cv2.add(im, sc) if shift >= 0 else cv2.subtract(im, sc)
     ok, b = cv2.imencode(".jpg", im, [cv2.IMWRITE_JPEG_QUALITY, 92])
     if not ok:
         raise SystemExit(f"jpeg_inputs: cannot encode {path}")
