@@ -25,6 +25,7 @@ brackets) with antialias (area: against torch's area both times).
 torchvision resizes uint8 CUDA tensors in float32 (cast, interpolate, round, cast back)."""
 import argparse
 import statistics
+import sys
 
 import torch
 import torch.nn.functional as TF
@@ -63,7 +64,7 @@ def main():
     ap.add_argument("--n", type=int, help=argparse.SUPPRESS)  # the old option: ignored
     args = ap.parse_args()
     dev = torch.cuda.current_device()
-    l2 = torch.cuda.get_device_properties(dev).L2_cache_size
+    l2 = getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 60 << 20)
     stream = torch.cuda.current_stream()
     print(f"resize_torch: {torch.cuda.get_device_name()}, L2 {l2 >> 20} MiB, torch {torch.__version__}; RGB uint8; "
           f"throughput time: events around {args.batch} calls / {args.batch}, median of {args.reps}; us per image\n")
@@ -85,7 +86,7 @@ def main():
                     return timed(lambda i: imgpu.resize(hwc[i], size=(dw, dh), filter=f, antialias=aa, device="cuda",
                                                         stream=stream), k, args.reps, args.batch)
                 except Exception as e:  # noqa: BLE001 (report, keep measuring the others)
-                    print(f"imgpu {f}: {e}")
+                    print(f"imgpu {f}: {e}", file=sys.stderr)
                     return float("nan")
 
             def tv(xs, aa):
