@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""batch_opencv.py INDIR OUTDIR [PROCS] [--jpg] [--op equalize|clahe|eqrot] — the peer: a Python/OpenCV loop on every core doing
+"""batch_opencv.py INDIR OUTDIR [PROCS] [--jpg] [--op equalize|clahe|eqrot|resize] — the peer: a Python/OpenCV loop on every core doing
 what `imgpu batch --equalize` does (luminance mode: YCrCb, equalizeHist on Y, back), reading and
 writing PNG with OpenCV's default (zlib level 1, run-length strategy: imgpu's default too), one
-process per core (cv2.setNumThreads(1) in each, so the cores are not oversubscribed). With --jpg:
+process per core (cv2.setNumThreads(1) in each, so the cores are not oversubscribed). --op resize:
+`imgpu batch --resize --fit 1920x1080 --filter area`'s peer, cv2.resize(INTER_AREA) to the largest
+size within 1920x1080 that keeps the aspect ratio (sides rounded), no colour conversion. With --jpg:
 the .jpg files of INDIR to JPEG at quality 92, 4:2:0 (libjpeg-turbo, as imgpu's defaults).
 Prints images/s."""
 import os
@@ -20,12 +22,22 @@ def init():
 JPG = [cv2.IMWRITE_JPEG_QUALITY, 92]  # 4:2:0: libjpeg's default (Debian's cv2 4.6 has no sampling flag)
 
 
-OP = "equalize"   # --op equalize | clahe | eqrot (equalize, then rotate 15 degrees, bilinear, expand)
+OP = "equalize"   # --op equalize | clahe | eqrot (equalize, then rotate 15 degrees, bilinear, expand) | resize
+FIT = (1920, 1080)
+
+
+def fit(w, h):
+    s = min(FIT[0] / w, FIT[1] / h)
+    return max(1, round(w * s)), max(1, round(h * s))
 
 
 def one(args):
     src, dst = args
     im = cv2.imread(src, cv2.IMREAD_UNCHANGED)
+    if OP == "resize":
+        im = cv2.resize(im, fit(im.shape[1], im.shape[0]), interpolation=cv2.INTER_AREA)
+        cv2.imwrite(dst, im, JPG if dst.endswith(".jpg") else [])
+        return
     ycc = cv2.cvtColor(im, cv2.COLOR_BGR2YCrCb)
     if OP == "clahe":   # imgpu's defaults: clip 40, 8x8 tiles, on luma
         ycc[:, :, 0] = cv2.createCLAHE(40.0, (8, 8)).apply(ycc[:, :, 0])

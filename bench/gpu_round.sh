@@ -8,12 +8,32 @@
 #             "at most that + 20 us" target sets the two side by side)
 #   first     bench/first_op.py: the first op after CuPy made the context, step by step
 #   resize    imgpu-bench-resize (kernels vs NPP) and bench/resize_torch.py (vs torchvision)
-# BENCH_PARTS (default all of them) picks; BENCH_N the JPEG count.
+#   tone      imgpu-bench --ops tone: levels, normalize (luminance, per channel), autolevel
+#             through the CUDA run table beside a device copy of the same buffer, 4K and 8K,
+#             gray and RGB, 8 and 16 bits
+#   resize_batch  bench/resize_batch.sh: imgpu batch --resize --fit 1920x1080 over BENCH_N 4K
+#             JPEGs vs an all-core OpenCV loop and vipsthumbnail (.gpuvips, when carried)
+# BENCH_PARTS (default the first five) picks; BENCH_N the JPEG count. Issue 28's round, ~3 min
+# with the build on a fresh machine (one call, carry [".gpu", ".gpuvips"]):
+#   BENCH_PARTS="resize tone resize_batch" bash bench/gpu_round.sh
+# build-gpu is configured and built first when it is missing (as tests/device.sh does).
 set -u
 OUT=${OUT:-/tmp/device-out}
 mkdir -p "$OUT"
 . .gpu/device-env.sh > /dev/null 2>&1
 export LIBRARY_PATH
+t0=$SECONDS
+if [ ! -f build-gpu/build.ninja ]; then
+  GPU_PREFIX=${GPU_PREFIX:-/tmp/gpu-prefix}
+  for d in "$GPU_PREFIX/usr/share/pkgconfig" "$GPU_PREFIX/usr/lib/x86_64-linux-gnu/pkgconfig"; do
+    PKG_CONFIG_PATH=$d${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  done
+  export PKG_CONFIG_PATH
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_PREFIX_PATH="$GPU_PREFIX/usr" -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DIMGPU_PYTHON3="$(command -v python3)" > "$OUT/bench-build.log" 2>&1
+fi
+cmake --build build-gpu >> "$OUT/bench-build.log" 2>&1 || { tail -20 "$OUT/bench-build.log"; echo "gpu_round: build failed"; exit 1; }
+echo "gpu_round: build in $((SECONDS - t0)) s"
 parts=${BENCH_PARTS:-decode python latency first resize}
 n=${BENCH_N:-500}
 for p in $parts; do
@@ -24,8 +44,12 @@ for p in $parts; do
     latency) timeout 120 build-gpu/imgpu-bench --sizes 4k --channels 3 --contents photo --ops equalize,rotate,clahe \
                > "$OUT/latency.log" 2>&1 ;;
     first) PYTHONPATH=build-gpu/python timeout 120 python3 bench/first_op.py > "$OUT/first.log" 2>&1 ;;
-    resize) { timeout 120 build-gpu/imgpu-bench-resize;
-              PYTHONPATH=build-gpu/python timeout 120 python3 bench/resize_torch.py --n 50; } > "$OUT/resize.log" 2>&1 ;;
+    resize) { timeout 90 build-gpu/imgpu-bench-resize; echo;
+              PYTHONPATH=build-gpu/python timeout 120 python3 bench/resize_torch.py; } > "$OUT/resize.log" 2>&1 ;;
+    tone) timeout 90 build-gpu/imgpu-bench --ops tone --sizes 4k,8k --channels 1,3 --contents photo --depths 8,16 \
+            > "$OUT/tone.log" 2>&1 ;;
+    resize_batch) timeout 150 bash bench/resize_batch.sh build-gpu/imgpu "$n" 3 > "$OUT/resize_batch.log" 2>&1 ;;
+    *) echo "gpu_round: unknown part '$p'"; false ;;
   esac
   echo "gpu_round: $p rc $? in $((SECONDS - t0)) s"
 done
