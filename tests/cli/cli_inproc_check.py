@@ -72,9 +72,10 @@ K.check(runner.inproc_runs == 0 and runner.process_runs == 0, "the counts are pr
 
 def manifest_free(text):
     """the batch manifest's records less their checksums and modification times (R SUM, name,
-    output size, output mtime, input size, input mtime, settings)"""
-    return [(f[1], f[2], f[4], f[6:]) if f[0].startswith("R ") else f
-            for f in (line.split("\t") for line in text.decode().splitlines())]
+    output size, output mtime, input size, input mtime, settings), in sorted order (a batch's
+    threads append them as their files finish)"""
+    return sorted((f[1], f[2], f[4], *f[6:]) if f[0].startswith("R ") else tuple(f)
+                  for f in (line.split("\t") for line in text.decode().splitlines()))
 
 
 def untimed(text):
