@@ -68,6 +68,7 @@ runner = C.Runner(binary, timeout=60, first_as_process=False)
 inproc, files_i = run_all(runner.run)
 runner.close()
 K.check(runner.inproc_runs == 0 and runner.process_runs == 0, "the counts are printed and reset on close")
+K.check(runner.exit_status == 0, f"cli_inproc ends with exit 0 at the end of its input (got {runner.exit_status})")
 
 
 def manifest_free(text):

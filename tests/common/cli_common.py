@@ -96,6 +96,7 @@ class Runner:
         self.proc = None
         self.dir = None
         self.inproc_runs = self.process_runs = 0
+        self.exit_status = None
         if self.tool:
             import atexit
             atexit.register(self.close)
@@ -147,9 +148,11 @@ class Runner:
         return Result(args, rc, text("out"), text("err"), timed_out)
 
     def close(self):
+        """ends cli_inproc (end of its input); self.exit_status: its exit status (0: it ended
+        cleanly, under the sanitizers with no leak report; None: never started)"""
         if self.proc:
             self.proc.stdin.close()
-            self.proc.wait()
+            self.exit_status = self.proc.wait()
             self.proc = None
         if self.dir:
             shutil.rmtree(self.dir, ignore_errors=True)
