@@ -41,6 +41,9 @@ set_tests_properties(batch_manifest PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TI
 # COST: the longest GPU test (about 40 s alone on an H100, several times that among the
 # whole suite) starts first under ctest -j, so it is not the tail of the run
 set_tests_properties(batch_gpu PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600 COST 1000)
+if(IMGPU_PYTHON3)   # its ~40 single commands through cli_inproc (tests/cli/cli.cmake): one CUDA start-up
+  set_tests_properties(batch_gpu PROPERTIES ENVIRONMENT "IMGPU_INPROC=$<TARGET_FILE:cli_inproc>")
+endif()
 set_tests_properties(batch_nvjpeg PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300 COST 900)
 set_tests_properties(batch_nvjpeg_orient PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300 COST 500)
 

@@ -43,6 +43,15 @@ def imgpu(*args, env=None):
                      p.stderr.decode(errors="replace"), False)
 
 
+# the single commands (~40) through one cli_inproc where CTest sets IMGPU_INPROC (each op's first
+# an imgpu process of its own): one CUDA start-up for them, not one each (cli_common.Runner)
+RUN = cc.Runner(binary, timeout=600)
+
+
+def single(*args):
+    return RUN.run(args)
+
+
 probe_out = os.path.join(tmp, "probe")
 r = imgpu("batch", "--equalize", "--device", "cuda", "-o", probe_out, os.path.join(assets, "camera.png"))
 if r.rc != 0 and ("no usable GPU" in r.err or "without CUDA support" in r.err):
@@ -144,7 +153,7 @@ for tag, ops, singles, tol in cases:
             cur = os.path.join(src, rel)
             for k, cmd in enumerate(singles):
                 nxt = os.path.join(tmp, f"s_{tag}_{k}_" + rel.replace("/", "_") + ".png")
-                r1 = imgpu(cmd[0], cur, nxt, *cmd[1:], "--device", "cuda", "--quiet")
+                r1 = single(cmd[0], cur, nxt, *cmd[1:], "--device", "cuda", "--quiet")
                 C.check(r1.rc == 0, f"single {tag} {rel}", str(r1))
                 cur = nxt
             C.check(maxdiff(cur, g) == 0, f"{tag}: {rel}: batch --device cuda equals the single command(s)")
@@ -224,21 +233,21 @@ if os.listdir(src16):
     r = imgpu("batch", "--equalize", "--device", "cuda", "-o", out16, src16)
     C.check(r.rc == 0, "16-bit equalize on the GPU stage", str(r))
     for a in os.listdir(src16):
-        single = os.path.join(tmp, "s16_" + a)
-        imgpu("equalize", os.path.join(src16, a), single, "--device", "cuda", "--quiet")
-        C.check(maxdiff(os.path.join(out16, a), single) == 0, f"16-bit {a}: batch equals the single command")
+        s16 = os.path.join(tmp, "s16_" + a)
+        single("equalize", os.path.join(src16, a), s16, "--device", "cuda", "--quiet")
+        C.check(maxdiff(os.path.join(out16, a), s16) == 0, f"16-bit {a}: batch equals the single command")
     for dev in ("cuda", "cpu"):
         r = imgpu("batch", "--rotate", "30", "--filter", "bicubic", "--device", dev, "-o",
                   os.path.join(tmp, "rot16_" + dev), src16)
         C.check(r.rc == 0, f"16-bit rotation, batch --device {dev}", str(r))
     for a in os.listdir(src16):
-        single = os.path.join(tmp, "r16_" + a)
-        imgpu("rotate", os.path.join(src16, a), single, "--angle", "30", "--filter", "bicubic", "--device", "cuda",
-              "--quiet")
+        s16 = os.path.join(tmp, "r16_" + a)
+        single("rotate", os.path.join(src16, a), s16, "--angle", "30", "--filter", "bicubic", "--device", "cuda",
+               "--quiet")
         g = os.path.join(tmp, "rot16_cuda", a)
         C.check(px(g) is not None and px(g).dtype == np.uint16, f"16-bit rotation {a}: the output is 16-bit")
         C.check(maxdiff(g, os.path.join(tmp, "rot16_cpu", a)) == 0, f"16-bit rotation {a}: GPU batch equals CPU batch")
-        C.check(maxdiff(g, single) == 0, f"16-bit rotation {a}: batch equals the single command")
+        C.check(maxdiff(g, s16) == 0, f"16-bit rotation {a}: batch equals the single command")
     # two GPUs: the 16-bit kernels that opt in to 128 KiB of shared memory and run as thread
     # block clusters are set up per device (kernels/per_device.cuh), so GPU 1 must work too
     src16x = os.path.join(tmp, "src16x")  # eight copies of each, so that both GPUs get some
@@ -273,6 +282,7 @@ r = imgpu("batch", "--equalize", "--device", "cuda", "-o", out_bad, src)
 C.check(r.rc == 1 and "g05x.png" in r.err and f"{len(ALL)} done, 0 skipped, 1 failed" in r.err,
         "a corrupt file fails alone on the GPU path", str(r))
 
+RUN.close()
 rc = C.end()
 cc.cleanup(tmp, rc != 0)
 sys.exit(rc)

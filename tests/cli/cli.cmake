@@ -18,6 +18,22 @@
 # Below them: options_help, docs_options, layers, auto_start, meta_cli, cpu_threads_cli, equalize_formula.
 set(_imgpu_cli_dir ${CMAKE_CURRENT_LIST_DIR})
 set(IMGPU_CLI_TMP ${CMAKE_CURRENT_BINARY_DIR}/cli_tmp)
+# cli_inproc (tests/common/cli_inproc.c): the imgpu command line with many commands in one
+#   process, for the .cuda comparison tests (hundreds of commands: one CUDA start-up instead of
+#   one each, through cli_common.Runner where IMGPU_INPROC names it); cli_inproc_check holds it
+#   to imgpu's own processes.
+set(_imgpu_inproc_sources ${IMGPU_CLI_SOURCES})
+list(FILTER _imgpu_inproc_sources EXCLUDE REGEX "/src/cli/main\\.c$")
+add_executable(cli_inproc ${IMGPU_TESTS}/common/cli_inproc.c ${_imgpu_inproc_sources})
+target_link_libraries(cli_inproc PRIVATE imgpu::static)
+target_compile_options(cli_inproc PRIVATE ${IMGPU_C_WARNINGS})
+if(IMGPU_PYTHON3)
+  add_test(NAME cli_inproc_check
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/cli_inproc_check.py $<TARGET_FILE:imgpu>
+                   ${IMGPU_CLI_TMP} ${IMGPU_ASSETS})
+  set_tests_properties(cli_inproc_check PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120
+                       ENVIRONMENT "IMGPU_INPROC=$<TARGET_FILE:cli_inproc>")
+endif()
 
 add_test(NAME cli_usage
          COMMAND bash ${_imgpu_cli_dir}/cli_usage.sh $<TARGET_FILE:imgpu> ${IMGPU_CLI_TMP} ${IMGPU_ASSETS})
@@ -136,32 +152,29 @@ endif()
 # geom_ops (issue 28, op-geom): flip, crop and convert through the CLI and batch against numpy
 #   transliterations of their rules (every depth, layout, edge size), cv2.flip / cv2.transpose
 #   where cv2 is installed; .cuda: the same on the GPU (exits 77 without one).
-# The CUDA variant pays a GPU start-up per command (~1 s each with the suite's other GPU tests
-# beside it): it runs as four entries, each a part of the test functions, side by side, with a
-# longer timeout (test_crop alone ran past 300 s on the H200 beside the whole GPU suite).
-set(_geom_parts "cpu|geom_ops||cli"
-                "cuda|geom_ops.cuda.flip|test_flip,test_flip_cv2,test_convert,test_flip_batch_and_orientation|cli+gpu"
-                "cuda|geom_ops.cuda.crop|test_crop|cli+gpu"
-                "cuda|geom_ops.cuda.refusals|test_crop_refusals|cli+gpu"
-                "cuda|geom_ops.cuda.crop2|test_crop_names,test_crop_inner,test_crop_chain_after_trim|cli+gpu")
-foreach(_part ${_geom_parts})
-  string(REPLACE "|" ";" _f "${_part}")
-  list(GET _f 0 _dev)
-  list(GET _f 1 _tname)
-  list(GET _f 2 _only)
-  list(GET _f 3 _labels)
-  string(REPLACE "+" ";" _labels "${_labels}")
+# The CUDA variant's ~800 commands run through cli_inproc (IMGPU_INPROC; cli_common.Runner): one
+# process, one CUDA start-up, the first command of each name (flip, crop, convert, rotate, batch,
+# info) an imgpu process of its own. (As a process each, ~1 s of GPU start-up apiece beside the
+# suite's other GPU tests, it ran past 300 s on the H200, test_crop alone past 300 s.) An
+# optional 5th argument runs some of the test functions only (comma-separated).
+foreach(_dev cpu cuda)
+  if(_dev STREQUAL "cpu")
+    set(_tname geom_ops)
+    set(_labels cli)
+  else()
+    set(_tname geom_ops.cuda)
+    set(_labels cli gpu)
+  endif()
   if(IMGPU_PYTHON3)
     add_test(NAME ${_tname}
              COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/geom_ops.py $<TARGET_FILE:imgpu> ${IMGPU_CLI_TMP}
-                     ${IMGPU_ASSETS} ${_dev} ${_only})
+                     ${IMGPU_ASSETS} ${_dev})
   else()
     add_test(NAME ${_tname} COMMAND sh -c "echo 'skip: no /usr/bin/python3'; exit 77")
   endif()
+  set_tests_properties(${_tname} PROPERTIES LABELS "${_labels}" SKIP_RETURN_CODE 77 TIMEOUT 300)
   if(_dev STREQUAL "cuda")
-    set_tests_properties(${_tname} PROPERTIES LABELS "${_labels}" SKIP_RETURN_CODE 77 TIMEOUT 900)
-  else()
-    set_tests_properties(${_tname} PROPERTIES LABELS "${_labels}" SKIP_RETURN_CODE 77 TIMEOUT 300)
+    set_tests_properties(${_tname} PROPERTIES ENVIRONMENT "IMGPU_INPROC=$<TARGET_FILE:cli_inproc>")
   endif()
 endforeach()
 # crop_imagemagick (issue 28, op-crop): imgpu crop --gravity/--size and --trim against
@@ -185,13 +198,13 @@ if(IMGPU_PYTHON3)
            COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/tone_formula.py
                    $<TARGET_FILE:imgpu> ${IMGPU_ASSETS} ${CMAKE_CURRENT_BINARY_DIR}/tone cpu)
   set_tests_properties(tone_formula PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 300)
-  # on CUDA, one entry an op (a GPU start-up per command: side by side they fit the timeout)
-  foreach(_op levels gamma normalize autolevel)
-    add_test(NAME tone_formula.cuda.${_op}
-             COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/tone_formula.py
-                     $<TARGET_FILE:imgpu> ${IMGPU_ASSETS} ${CMAKE_CURRENT_BINARY_DIR}/tone_cuda_${_op} cuda ${_op})
-    set_tests_properties(tone_formula.cuda.${_op} PROPERTIES LABELS "unit;gpu" SKIP_RETURN_CODE 77 TIMEOUT 300)
-  endforeach()
+  # on CUDA, the 302 commands through cli_inproc (one process, one CUDA start-up; each op's
+  # first command an imgpu process of its own): a process each ran past 300 s on the H200
+  add_test(NAME tone_formula.cuda
+           COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/tone_formula.py
+                   $<TARGET_FILE:imgpu> ${IMGPU_ASSETS} ${CMAKE_CURRENT_BINARY_DIR}/tone_cuda cuda)
+  set_tests_properties(tone_formula.cuda PROPERTIES LABELS "unit;gpu" SKIP_RETURN_CODE 77 TIMEOUT 300
+                       ENVIRONMENT "IMGPU_INPROC=$<TARGET_FILE:cli_inproc>")
   add_test(NAME tone_imagemagick
            COMMAND ${IMGPU_PYTHON3} ${_imgpu_cli_dir}/tone_formula.py --imagemagick
                    /usr/bin/convert-im6.q16 ${CMAKE_CURRENT_BINARY_DIR}/tone_im)

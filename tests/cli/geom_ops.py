@@ -5,7 +5,8 @@ cv2.flip / cv2.transpose on a photo where cv2 is installed.
 
     geom_ops.py IMGPU TMP_ROOT ASSETS [cpu|cuda [TEST,...]]
 
-The cuda run exits 77 (skipped) when imgpu says there is no usable GPU. Images travel as PNG
+The cuda run exits 77 (skipped) when imgpu says there is no usable GPU; with IMGPU_INPROC (the
+.cuda test) its commands run through cli_inproc, one process (cli_common.Runner). Images travel as PNG
 written and read here (a small codec: every filter type on reading), so 16-bit gray+alpha
 needs no third-party reader."""
 import json
@@ -94,8 +95,13 @@ def png_read(path):
     return arr.reshape(h, w, c)
 
 
+# the .cuda variant (IMGPU_INPROC set): every command after the first of its name in one
+# cli_inproc process, so CUDA starts once, not ~800 times (cli_common.Runner)
+RUNNER = C.Runner(binary)
+
+
 def imgpu(*args):
-    return C.run(binary, [str(a) for a in args])
+    return RUNNER.run(args)
 
 
 def skip_if_no_gpu(r):
@@ -491,6 +497,7 @@ K.check(not unknown, "the tests asked for exist", " ".join(sorted(unknown)))
 for t in TESTS:
     if ONLY is None or t.__name__ in ONLY:
         t()
+RUNNER.close()
 rc = K.end()
 C.cleanup(tmp, rc != 0)
 sys.exit(rc)

@@ -23,6 +23,9 @@ import subprocess
 import sys
 import zlib
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import cli_common  # noqa: E402
+
 try:
     import cv2
     import numpy as np
@@ -320,7 +323,10 @@ def channels_of(img):
 # ---- the two forms --------------------------------------------------------------------------
 
 def run_imgpu(imgpu, work, dev, ops):
+    """every case through `imgpu OP`; the .cuda variants (IMGPU_INPROC set) run all but each
+    op's first command in one cli_inproc process (cli_common.Runner: one CUDA start-up)"""
     fails = runs = 0
+    runner = cli_common.Runner(imgpu, timeout=120)
     for name, img in images(ASSETS).items():
         d = depth_of(img)
         src = os.path.join(work, f"{name}.png")
@@ -328,19 +334,21 @@ def run_imgpu(imgpu, work, dev, ops):
         for op in ops:
             for i, args in enumerate(CASES[op][d]):
                 dst = os.path.join(work, f"{name}.{op}{i}.png")
-                p = subprocess.run([imgpu, op, src, dst, *args, "--device", dev, "--quiet"], capture_output=True,
-                                   text=True)
-                if p.returncode and dev == "cuda" and re.search(NO_GPU, p.stderr):
-                    print("SKIP:", p.stderr.strip())
+                if os.path.exists(dst):
+                    os.remove(dst)   # no earlier run's output may pass for this one's
+                p = runner.run([op, src, dst, *args, "--device", dev, "--quiet"])
+                if p.rc and dev == "cuda" and re.search(NO_GPU, p.err):
+                    print("SKIP:", p.err.strip())
                     sys.exit(77)
-                got = png_read(dst, channels_of(img)) if p.returncode == 0 else None
+                got = png_read(dst, channels_of(img)) if p.rc == 0 else None
                 want = REFS[op](img, d, args)
                 ok = got is not None and got.shape == want.shape and np.array_equal(got, want)
                 runs += 1
                 if not ok:
                     nd = int((got != want).sum()) if got is not None and got.shape == want.shape else -1
-                    print(f"FAIL {name} {op} {' '.join(args)}: {nd} samples differ {p.stderr.strip()}")
+                    print(f"FAIL {name} {op} {' '.join(args)}: {nd} samples differ (rc {p.rc}) {p.err.strip()}")
                 fails += not ok
+    runner.close()
     print(f"{runs} runs, {fails} failure(s)")
     return fails
 

@@ -8,6 +8,7 @@ under TMP_ROOT (in the build tree) and removes it at the end unless a check fail
 IMGPU_KEEP_TMP is set.
 """
 import os
+import select
 import shutil
 import struct
 import subprocess
@@ -76,6 +77,89 @@ def run(binary, args, cwd=None, timeout=TIMEOUT, env=None):
     except subprocess.TimeoutExpired as e:
         return Result(list(args), None, (e.stdout or b"").decode("utf-8", "replace"),
                       (e.stderr or b"").decode("utf-8", "replace"), True)
+
+
+class Runner:
+    """imgpu commands for a script that runs hundreds of them. Where IMGPU_INPROC names the
+    test tool cli_inproc (tests/common/cli_inproc.c: src/cli/main.c's main in a loop), every
+    command after the first of its name (the op or command, argv[0]) runs in that one process,
+    so CUDA's start-up (0.3 s to seconds under a parallel GPU suite) is paid once, not per
+    command; the first of each name runs as an `imgpu` process of its own (the CLI's whole path
+    stays covered). Without IMGPU_INPROC: every command a process, as run() (the CPU
+    variants). run(args) returns a Result; a command past TIMEOUT is a timed-out Result and
+    the next command starts a new cli_inproc."""
+
+    def __init__(self, binary, timeout=TIMEOUT, first_as_process=True):
+        self.binary, self.timeout, self.first_as_process = binary, timeout, first_as_process
+        self.tool = os.environ.get("IMGPU_INPROC") or None
+        self.seen = set()
+        self.proc = None
+        self.dir = None
+        self.inproc_runs = self.process_runs = 0
+        self.exit_status = None
+        if self.tool:
+            import atexit
+            atexit.register(self.close)
+
+    def _start(self):
+        if self.dir is None:
+            self.dir = tempfile.mkdtemp(prefix="cli_inproc.")
+        self.proc = subprocess.Popen([self.tool, self.dir], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def _stop(self):
+        if self.proc:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    def run(self, args, process=False):
+        args = [str(a) for a in args]
+        first = not args or args[0] not in self.seen
+        if args:
+            self.seen.add(args[0])
+        if not self.tool or process or (first and self.first_as_process) or any("\n" in a for a in args):
+            self.process_runs += 1
+            return run(self.binary, args, timeout=self.timeout)
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        self.inproc_runs += 1
+        ready = []
+        req = (f"{len(args)}\n" + "".join(a + "\n" for a in args)).encode()
+        try:
+            self.proc.stdin.write(req)
+            self.proc.stdin.flush()
+            ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
+            line = self.proc.stdout.readline() if ready else b""
+        except OSError:
+            line = b""
+        timed_out = not ready
+        if not line.strip():
+            self._stop()   # it hung or died: the Result says so, the next command starts anew
+            rc = None
+        else:
+            rc = int(line)
+
+        def text(name):
+            try:
+                with open(os.path.join(self.dir, name), "rb") as f:
+                    return f.read().decode("utf-8", "replace")
+            except OSError:
+                return ""
+        return Result(args, rc, text("out"), text("err"), timed_out)
+
+    def close(self):
+        """ends cli_inproc (end of its input); self.exit_status: its exit status (0: it ended
+        cleanly, under the sanitizers with no leak report; None: never started)"""
+        if self.proc:
+            self.proc.stdin.close()
+            self.exit_status = self.proc.wait()
+            self.proc = None
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+        if self.tool and self.process_runs + self.inproc_runs:
+            print(f"imgpu: {self.process_runs} commands as processes, {self.inproc_runs} in one cli_inproc process")
+            self.process_runs = self.inproc_runs = 0
 
 
 def run_argv(argv, stdin=None, timeout=120):

@@ -138,11 +138,25 @@ class NoGPU(Exception):
     pass
 
 
+_RUNNERS = {}
+
+
 def run_imgpu(imgpu, args, device):
     """Run `imgpu ARGS --device DEVICE`; raise NoGPU when DEVICE is cuda and imgpu says that no
     usable GPU is there, RuntimeError on any other failure."""
     cmd = [imgpu] + list(args) + ["--device", device]
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    if os.environ.get("IMGPU_INPROC"):
+        # the .cuda variants: hundreds of commands through one cli_inproc (cli_common.Runner)
+        import cli_common
+        if imgpu not in _RUNNERS:
+            _RUNNERS[imgpu] = cli_common.Runner(imgpu, timeout=120)
+        r = _RUNNERS[imgpu]
+        res = r.run(cmd[1:])
+        p = subprocess.CompletedProcess(cmd, -1 if res.rc is None else res.rc, res.out, res.err)
+        if res.rc is None:
+            p.stderr += f" (cli_inproc: {'timed out' if res.timed_out else 'died'})"
+    else:
+        p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         msg = (p.stdout + p.stderr).strip()
         if device == "cuda" and p.returncode == 1 and any(s in msg for s in NO_GPU):

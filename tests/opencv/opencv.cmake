@@ -22,6 +22,11 @@
 # ASan+UBSan pass leaves them out (ctest -LE oracle-only); the release pass runs them.
 set(_imgpu_opencv_dir ${CMAKE_CURRENT_LIST_DIR})
 
+# The .cuda variants run their `imgpu` commands (400 for resize, 200 for pil.resize: a size and
+# filter each) through the test tool cli_inproc (IMGPU_INPROC; tests/common/cli_inproc.c,
+# cli_common.Runner): src/cli/main.c's main in one process, so CUDA starts once instead of once
+# a command (~1 s each beside the suite's other GPU tests: 260 s on the H200); the first
+# command of each name runs as an imgpu process of its own. The cpu variants: a process each.
 # each device its own work folder: the cpu and cuda runs of one check write the same synthetic
 # inputs, and a run beside the other read a file the other was writing ('file is empty')
 foreach(_check equalize rotate resize)
@@ -43,6 +48,9 @@ foreach(_check equalize rotate resize)
                COMMAND ${IMGPU_SH} -c "echo 'SKIP: /usr/bin/python3 with cv2 and numpy not found (apt-get install python3-opencv python3-numpy)'; exit 77")
     endif()
     set_tests_properties(${_tname} PROPERTIES LABELS "${_labels}" SKIP_RETURN_CODE 77 TIMEOUT 300)
+    if(_dev STREQUAL "cuda")   # the commands through one cli_inproc: one CUDA start-up (below)
+      set_tests_properties(${_tname} PROPERTIES ENVIRONMENT "IMGPU_INPROC=$<TARGET_FILE:cli_inproc>")
+    endif()
   endforeach()
 endforeach()
 
@@ -73,6 +81,9 @@ foreach(_dev cpu cuda)
     add_test(NAME ${_tname} COMMAND ${IMGPU_SH} -c "echo 'SKIP: /usr/bin/python3 with cv2 not found'; exit 77")
   endif()
   set_tests_properties(${_tname} PROPERTIES LABELS "${_labels}" SKIP_RETURN_CODE 77 TIMEOUT 300)
+  if(_dev STREQUAL "cuda")
+    set_tests_properties(${_tname} PROPERTIES ENVIRONMENT "IMGPU_INPROC=$<TARGET_FILE:cli_inproc>")
+  endif()
 endforeach()
 
 # The CPU backend without the CLI: test_cpu_driver runs one op on a raw file.
