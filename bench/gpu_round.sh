@@ -7,6 +7,8 @@
 #   latency   imgpu-bench's single-op CUDA-event latency of the same ops at 4K (issue 27's
 #             "at most that + 20 us" target sets the two side by side)
 #   first     bench/first_op.py: the first op after CuPy made the context, step by step
+#   oplat     bench/op_latency.py: one synchronized op on a 4K tensor taken apart (protocols,
+#             enqueue, sync, torch / CuPy / imgpu.Array inputs, stream=, out=, torchvision)
 #   resize    imgpu-bench-resize (kernels vs NPP) and bench/resize_torch.py (vs torchvision)
 # BENCH_PARTS (default all of them) picks; BENCH_N the JPEG count.
 set -u
@@ -14,7 +16,7 @@ OUT=${OUT:-/tmp/device-out}
 mkdir -p "$OUT"
 . .gpu/device-env.sh > /dev/null 2>&1
 export LIBRARY_PATH
-parts=${BENCH_PARTS:-decode python latency first resize}
+parts=${BENCH_PARTS:-decode python latency oplat first resize}
 n=${BENCH_N:-500}
 for p in $parts; do
   t0=$SECONDS
@@ -23,6 +25,7 @@ for p in $parts; do
     python) PYTHONPATH=build-gpu/python timeout 300 python3 bench/python_bench.py --n "$n" > "$OUT/python.log" 2>&1 ;;
     latency) timeout 120 build-gpu/imgpu-bench --sizes 4k --channels 3 --contents photo --ops equalize,rotate,clahe \
                > "$OUT/latency.log" 2>&1 ;;
+    oplat) PYTHONPATH=build-gpu/python timeout 120 python3 bench/op_latency.py > "$OUT/oplat.log" 2>&1 ;;
     first) PYTHONPATH=build-gpu/python timeout 120 python3 bench/first_op.py > "$OUT/first.log" 2>&1 ;;
     resize) { timeout 120 build-gpu/imgpu-bench-resize;
               PYTHONPATH=build-gpu/python timeout 120 python3 bench/resize_torch.py --n 50; } > "$OUT/resize.log" 2>&1 ;;
