@@ -71,8 +71,9 @@ void imgpu__device_state_free(void *state)
  * memory of a freed result is reused by the next call. The device's default pool (what
  * cudaMallocAsync takes) keeps nothing across a synchronization (its release threshold is 0):
  * every result allocated after a cudaDeviceSynchronize / cudaStreamSynchronize /
- * cudaEventSynchronize maps fresh physical memory, and the synchronization unmaps it, some
- * 100 us a 4K image on each side (issue 27's per-call latency). This pool keeps up to
+ * cudaEventSynchronize maps fresh physical memory (24 MB for a 4K RGB image), and the
+ * synchronization unmaps it again: a call and a sync a loop paid both (issue 27's per-call
+ * latency; bench/op_latency.py takes a synchronized call apart). This pool keeps up to
  * min(1 GiB, an eighth of the device) of freed memory; the rest goes back at each
  * synchronization as before, and an allocation that fails trims the pool and tries again
  * (dev_alloc). NULL (the default pool) where pools cannot be made. */
@@ -119,8 +120,8 @@ static cudaError_t dev_alloc(devstate *st, void **p, size_t bytes)
 }
 
 /* ---- events, reused -------------------------------------------------------------------------
- * cudaEventCreate / cudaEventDestroy cost a few microseconds each, and every device call made
- * two. An event freed by its holder (imgpu_device_event_free: nobody can query or wait on it
+ * cudaEventCreate / cudaEventDestroy are driver calls with host time of their own, and every
+ * device call made two of each (its `done` and, from Python, the result's `ready`). An event freed by its holder (imgpu_device_event_free: nobody can query or wait on it
  * any more; a stream already made to wait on it keeps the point it was recorded at) goes back
  * to its device's pool here and is recorded afresh by a later call on that device. */
 #define EVENT_POOL_DEVICES 64
