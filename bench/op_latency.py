@@ -16,6 +16,9 @@ Parts (each row one thing timed, the rest of its loop untimed):
               r.sync     imgpu.<op>(t) then r.synchronize() (an event wait, not a device sync)
               stream=    imgpu.<op>(t, stream=torch.cuda.current_stream()) + sync
               cupy       imgpu.<op>(c) on a CuPy array of the same pixels + sync
+              dlpack     imgpu.<op>(d), d a wrapper that shows t through __dlpack__ and
+                         __dlpack_device__ only (torch's DLPack export, ordered after torch's
+                         current stream, instead of its __cuda_array_interface__) + sync
               Array      imgpu.<op>(a) on an imgpu.Array (the module's own result: no protocol) + sync
               out=       imgpu.<op>(t, out=o) into a preallocated tensor (waits inside) + sync
               out=,str=  the same with stream= given (no wait inside) + sync
@@ -75,6 +78,19 @@ def timed(fn, n, before=None, after=None, warm=20):
         ts.append((t1 - t0) / 1e3)
     ts.sort()
     return statistics.median(ts), ts[min(len(ts) - 1, int(len(ts) * 0.9))]
+
+
+class DLPackOnly:
+    """A tensor seen through DLPack only (imgpu takes __cuda_array_interface__ first)."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack__(self, **kw):
+        return self.t.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
 
 
 class Table:
@@ -179,6 +195,7 @@ def main():
         T.add("%s torch, stream=current + sync" % name, lambda: op(t, stream=cur), n, after=then_sync)
         if c is not None:
             T.add("%s cupy + sync" % name, lambda: op(c), n, after=then_sync)
+        T.add("%s torch via DLPack only + sync" % name, lambda: op(DLPackOnly(t)), n, after=then_sync)
         T.add("%s imgpu.Array + sync" % name, lambda: op(a), n, after=then_sync)
         T.add("%s torch, out= + sync" % name, lambda: op(t, out=out), n, after=then_sync)
         T.add("%s torch, out=, stream=current + sync" % name, lambda: op(t, out=out, stream=cur), n,
