@@ -7,13 +7,15 @@
 #   latency   imgpu-bench's single-op CUDA-event latency of the same ops at 4K (issue 27's
 #             "at most that + 20 us" target sets the two side by side)
 #   first     bench/first_op.py: the first op after CuPy made the context, step by step
+#   oplat     bench/op_latency.py: one synchronized op on a 4K tensor taken apart (protocols,
+#             enqueue, sync, torch / CuPy / imgpu.Array inputs, stream=, out=, torchvision)
 #   resize    imgpu-bench-resize (kernels vs NPP) and bench/resize_torch.py (vs torchvision)
 #   tone      imgpu-bench --ops tone: levels, normalize (luminance, per channel), autolevel
 #             through the CUDA run table beside a device copy of the same buffer, 4K and 8K,
 #             gray and RGB, 8 and 16 bits
 #   resize_batch  bench/resize_batch.sh: imgpu batch --resize --fit 1920x1080 over BENCH_N 4K
 #             JPEGs vs an all-core OpenCV loop and vipsthumbnail (.gpuvips, when carried)
-# BENCH_PARTS (default the first five) picks; BENCH_N the JPEG count. Issue 28's round, ~3 min
+# BENCH_PARTS (default the first six) picks; BENCH_N the JPEG count. Issue 28's round, ~3 min
 # with the build on a fresh machine (one call, carry [".gpu", ".gpuvips"]):
 #   BENCH_PARTS="resize tone resize_batch" bash bench/gpu_round.sh
 # build-gpu is configured and built first when it is missing (as tests/device.sh does).
@@ -34,7 +36,7 @@ if [ ! -f build-gpu/build.ninja ]; then
 fi
 cmake --build build-gpu >> "$OUT/bench-build.log" 2>&1 || { tail -20 "$OUT/bench-build.log"; echo "gpu_round: build failed"; exit 1; }
 echo "gpu_round: build in $((SECONDS - t0)) s"
-parts=${BENCH_PARTS:-decode python latency first resize}
+parts=${BENCH_PARTS:-decode python latency oplat first resize}
 n=${BENCH_N:-500}
 for p in $parts; do
   t0=$SECONDS
@@ -43,6 +45,7 @@ for p in $parts; do
     python) PYTHONPATH=build-gpu/python timeout 300 python3 bench/python_bench.py --n "$n" > "$OUT/python.log" 2>&1 ;;
     latency) timeout 120 build-gpu/imgpu-bench --sizes 4k --channels 3 --contents photo --ops equalize,rotate,clahe \
                > "$OUT/latency.log" 2>&1 ;;
+    oplat) PYTHONPATH=build-gpu/python timeout 120 python3 bench/op_latency.py > "$OUT/oplat.log" 2>&1 ;;
     first) PYTHONPATH=build-gpu/python timeout 120 python3 bench/first_op.py > "$OUT/first.log" 2>&1 ;;
     resize) { timeout 90 build-gpu/imgpu-bench-resize; echo;
               PYTHONPATH=build-gpu/python timeout 120 python3 bench/resize_torch.py; } > "$OUT/resize.log" 2>&1 ;;

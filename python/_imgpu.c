@@ -1290,17 +1290,22 @@ static PyObject *run_ops(PyObject *array, PyObject *ops_list, PyObject *device, 
         return PyErr_Format(PyExc_ValueError, "histogram runs alone (no other ops, no out=)");
     if (check_device(dev, ctx) < 0)
         return NULL;
-    const int cuda = is_cuda_array(array);
-    if (cuda < 0)
+    cuda_probe pr;   /* what the array is: each protocol attribute read once (_imgpu_device.h) */
+    if (probe_array(&pr, array) < 0)
         return NULL;
+    const int cuda = pr.kind != PROBE_HOST;
     if (cuda && !histogram) {   /* on the array's GPU, without a copy (_imgpu_device.h) */
-        if (dev == IMGPU_DEVICE_CPU)
-            return PyErr_Format(PyExc_ValueError, "device='cpu' with a CUDA array (copy it to the host first)");
-        return run_ops_device(array, ops, n, ctx, ctx ? device : NULL, out, stream);
+        PyObject *r = dev == IMGPU_DEVICE_CPU
+                          ? PyErr_Format(PyExc_ValueError, "device='cpu' with a CUDA array (copy it to the host first)")
+                          : run_ops_device(array, &pr, ops, n, ctx, ctx ? device : NULL, out, stream);
+        probe_release(&pr);
+        return r;
     }
 
-    if (cuda && dev == IMGPU_DEVICE_CPU)
+    if (cuda && dev == IMGPU_DEVICE_CPU) {
+        probe_release(&pr);
         return PyErr_Format(PyExc_ValueError, "device='cpu' with a CUDA array (copy it to the host first)");
+    }
     in_view in;
     PyObject *result = NULL;
 
@@ -1309,7 +1314,9 @@ static PyObject *run_ops(PyObject *array, PyObject *ops_list, PyObject *device, 
         int rc;
         memset(&h, 0, sizeof h);
         if (cuda) {   /* counted on the array's GPU; only the counts come back */
-            if (histogram_device(array, ctx, stream, &h) < 0)
+            rc = histogram_device(array, &pr, ctx, stream, &h);
+            probe_release(&pr);
+            if (rc < 0)
                 return NULL;
         } else {
             if (in_get(&in, array, "input") < 0)

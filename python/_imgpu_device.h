@@ -46,29 +46,111 @@ static imgpu_context *device_context(imgpu_context *given)
     return c;
 }
 
+/* ---- probing an array: one look-up of each protocol attribute a call ---------------------------
+ * torch computes __cuda_array_interface__ in Python each time it is read (a dict, a tuple, the
+ * data pointer: microseconds), and PyObject_HasAttrString reads it to answer: the attribute is
+ * read once a call, the dict kept for the import (cuda_probe), instead of once to ask, once to
+ * choose and once to use. imgpu.Array is recognized by its type and read directly. */
+
+static PyObject *s_str_cai, *s_str_dlpack_device;
+
+/* o.<name> as a new reference, or NULL with no exception where it has none (any error while
+ * getting it counts as none, as PyObject_HasAttrString answers). */
+static PyObject *attr_or_null(PyObject *o, PyObject **name, const char *text)
+{
+    if (!*name && !(*name = PyUnicode_InternFromString(text))) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *v = PyObject_GetAttr(o, *name);
+    if (!v)
+        PyErr_Clear();
+    return v;
+}
+
+/* __dlpack_device__() as (*type, *id): 0 (type kDLCPU, id -1 where there is none), -1 with the
+ * exception the call raised. */
+static int dlpack_device_of(PyObject *o, int *type, int *id)
+{
+    *type = kDLCPU;
+    *id = -1;
+    PyObject *m = attr_or_null(o, &s_str_dlpack_device, "__dlpack_device__");
+    if (!m)
+        return 0;
+    PyObject *r = PyObject_CallNoArgs(m);
+    Py_DECREF(m);
+    if (!r)
+        return -1;
+    long t = -1, n = -1;
+    if (PyTuple_Check(r) && PyTuple_GET_SIZE(r) >= 1)
+        t = PyLong_AsLong(PyTuple_GET_ITEM(r, 0));
+    if (!PyErr_Occurred() && PyTuple_Check(r) && PyTuple_GET_SIZE(r) >= 2)
+        n = PyLong_AsLong(PyTuple_GET_ITEM(r, 1));
+    Py_DECREF(r);
+    if (PyErr_Occurred())
+        return -1;
+    *type = (int)t;
+    *id = n >= 0 && n <= INT_MAX ? (int)n : -1;
+    return 0;
+}
+
 /* The CUDA device a DLPack array lives on (__dlpack_device__), or -1 when it does not say. */
 static int array_cuda_device(PyObject *array)
 {
-    PyObject *r = PyObject_HasAttrString(array, "__dlpack_device__")
-                      ? PyObject_CallMethod(array, "__dlpack_device__", NULL) : NULL;
-    int id = -1;
-    if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2) {
-        const long t = PyLong_AsLong(PyTuple_GET_ITEM(r, 0)), n = PyLong_AsLong(PyTuple_GET_ITEM(r, 1));
-        if ((t == 2 || t == 13) && n >= 0 && n < MAX_ORDINALS)   /* kDLCUDA, kDLCUDAManaged */
-            id = (int)n;
+    int t, n;
+    if (dlpack_device_of(array, &t, &n) < 0) {
+        PyErr_Clear();
+        return -1;
     }
-    Py_XDECREF(r);
-    PyErr_Clear();
-    return id;
+    return (t == kDLCUDA || t == kDLCUDAManaged) && n >= 0 && n < MAX_ORDINALS ? n : -1;
+}
+
+typedef struct cuda_probe {
+    int kind;          /* PROBE_HOST, PROBE_ARRAY (an imgpu.Array), PROBE_CAI, PROBE_DLPACK (on CUDA) */
+    PyObject *cai;     /* PROBE_CAI: the __cuda_array_interface__ dict read (a new reference) */
+    int device;        /* the array's CUDA device; -1: not known (CAI: asked of __dlpack_device__ later) */
+} cuda_probe;
+enum { PROBE_HOST, PROBE_ARRAY, PROBE_CAI, PROBE_DLPACK };
+
+static PyTypeObject ArrayType;
+static int array_device_of(PyObject *o);   /* an imgpu.Array's device (below) */
+
+static void probe_release(cuda_probe *p) { Py_CLEAR(p->cai); }
+
+/* What o is: 0 (p filled: PROBE_HOST for anything not a CUDA array), or -1 with an exception. */
+static int probe_array(cuda_probe *p, PyObject *o)
+{
+    p->kind = PROBE_HOST;
+    p->cai = NULL;
+    p->device = -1;
+    if (Py_IS_TYPE(o, &ArrayType)) {
+        p->kind = PROBE_ARRAY;
+        p->device = array_device_of(o);
+        return 0;
+    }
+    if ((p->cai = attr_or_null(o, &s_str_cai, "__cuda_array_interface__")) != NULL) {
+        p->kind = PROBE_CAI;
+        return 0;
+    }
+    if (PyObject_CheckBuffer(o) || !PyObject_HasAttrString(o, "__dlpack__"))
+        return 0;
+    int type, id;
+    if (dlpack_device_of(o, &type, &id) < 0)
+        return -1;
+    if (type == kDLCUDA || type == kDLCUDAManaged) {
+        p->kind = PROBE_DLPACK;
+        p->device = id >= 0 && id < MAX_ORDINALS ? id : -1;
+    }
+    return 0;
 }
 
 /* The context a call on a CUDA array runs on: the one given, else the one of the array's own
  * device (the default context when that is the default device). NULL with an exception. */
-static imgpu_context *context_for_array(PyObject *array, imgpu_context *given)
+static imgpu_context *context_for_array(PyObject *array, const cuda_probe *pr, imgpu_context *given)
 {
     if (given)
         return given;
-    const int id = array_cuda_device(array);
+    const int id = pr->kind == PROBE_CAI ? array_cuda_device(array) : pr->device;
     imgpu_context *d = device_context(NULL);
     if (id < 0 || !d)
         return d;
@@ -182,14 +264,11 @@ static void dev_in_release(dev_in *d) { Py_CLEAR(d->keep); }
 /* 1 when o is a CUDA array (CAI, or DLPack on a CUDA device), 0 not, -1 error. */
 static int is_cuda_array(PyObject *o)
 {
-    if (PyObject_HasAttrString(o, "__cuda_array_interface__"))
-        return 1;
-    if (PyObject_CheckBuffer(o) || !PyObject_HasAttrString(o, "__dlpack__"))
-        return 0;
-    int type;
-    if (dlpack_device_type(o, &type) < 0)
+    cuda_probe p;
+    if (probe_array(&p, o) < 0)
         return -1;
-    return type == kDLCUDA || type == kDLCUDAManaged;
+    probe_release(&p);
+    return p.kind != PROBE_HOST;
 }
 
 /* The device image over a tensor's memory: interleaved rows of any stride, or TypeError. */
@@ -224,11 +303,9 @@ static int dev_describe(dev_in *d, const char *what, void *data, int ndim, const
     return 0;
 }
 
-static int dev_from_cai(dev_in *d, PyObject *o, const char *what)
+/* From the __cuda_array_interface__ dict ai (read by probe_array; not consumed). */
+static int dev_from_cai(dev_in *d, PyObject *o, PyObject *ai, const char *what)
 {
-    PyObject *ai = PyObject_GetAttrString(o, "__cuda_array_interface__");
-    if (!ai)
-        return -1;
     int rc = -1;
     PyObject *shape = PyDict_Check(ai) ? PyDict_GetItemString(ai, "shape") : NULL;
     PyObject *typestr = PyDict_Check(ai) ? PyDict_GetItemString(ai, "typestr") : NULL;
@@ -279,7 +356,6 @@ static int dev_from_cai(dev_in *d, PyObject *o, const char *what)
     d->keep = Py_NewRef(o);
     rc = 0;
 done:
-    Py_DECREF(ai);
     return rc;
 }
 
@@ -312,14 +388,29 @@ static int dev_from_dlpack(dev_in *d, PyObject *o, const char *what, void *for_s
                         isz, x->device.device_id);
 }
 
-/* Any CUDA array as a device image. for_stream: the stream a DLPack producer is to order for. */
-static int dev_get(dev_in *d, PyObject *o, const char *what, void *for_stream)
+static int dev_from_array(dev_in *d, PyObject *o);   /* an imgpu.Array (below) */
+
+/* A CUDA array probed as pr (probe_array) as a device image. for_stream: the stream a DLPack
+ * producer is to order for. */
+static int dev_get_probed(dev_in *d, PyObject *o, const cuda_probe *pr, const char *what, void *for_stream)
 {
     memset(d, 0, sizeof *d);
-    int rc = PyObject_HasAttrString(o, "__cuda_array_interface__") ? dev_from_cai(d, o, what)
-                                                                     : dev_from_dlpack(d, o, what, for_stream);
+    int rc = pr->kind == PROBE_ARRAY ? dev_from_array(d, o)
+           : pr->kind == PROBE_CAI   ? dev_from_cai(d, o, pr->cai, what)
+                                     : dev_from_dlpack(d, o, what, for_stream);
     if (rc < 0)
         dev_in_release(d);
+    return rc;
+}
+
+/* Any CUDA array as a device image. */
+static int dev_get(dev_in *d, PyObject *o, const char *what, void *for_stream)
+{
+    cuda_probe pr;
+    if (probe_array(&pr, o) < 0)
+        return -1;
+    const int rc = dev_get_probed(d, o, &pr, what, for_stream);
+    probe_release(&pr);
     return rc;
 }
 
@@ -338,7 +429,26 @@ typedef struct ArrayObject {
     Py_ssize_t exports;          /* live DLPack capsules */
 } ArrayObject;
 
-static PyTypeObject ArrayType;
+static int array_device_of(PyObject *o) { return ((ArrayObject *)o)->im->device; }
+
+/* An imgpu.Array read in place, as its __cuda_array_interface__ describes it (the stream that
+ * wrote it waited for while that work may be pending), but without the getter: reading that
+ * marks the array as handed to a reader of unknown stream, whose memory is then freed only
+ * after a device-wide synchronization. Here the reader is known: the call keeps the array
+ * alive (pending_add) until its work is done. */
+static int dev_from_array(dev_in *d, PyObject *o)
+{
+    const ArrayObject *a = (const ArrayObject *)o;
+    d->im = *a->im;
+    d->im.owns = 0;
+    d->im.internal = NULL;
+    if (a->ready && a->im->internal) {
+        d->wait_stream = a->im->internal;
+        d->have_wait = 1;
+    }
+    d->keep = Py_NewRef(o);
+    return 0;
+}
 
 static PyObject *array_new(imgpu_device_image *im, imgpu_device_event *ready, PyObject *ctx_obj)
 {
@@ -642,14 +752,14 @@ static PyTypeObject ArrayType = {
 /* ---- running on device arrays --------------------------------------------------------------------- */
 
 /* ops on a CUDA array: an imgpu.Array, or `out` (a CUDA array written in place). */
-static PyObject *run_ops_device(PyObject *array, const imgpu_op *ops, int n, imgpu_context *given, PyObject *ctx_obj,
-                                PyObject *out, PyObject *stream_obj)
+static PyObject *run_ops_device(PyObject *array, const cuda_probe *pr, const imgpu_op *ops, int n,
+                                imgpu_context *given, PyObject *ctx_obj, PyObject *out, PyObject *stream_obj)
 {
     void *stream;
     int given_stream;
     if (parse_stream(stream_obj, &stream, &given_stream) < 0)
         return NULL;
-    imgpu_context *ctx = context_for_array(array, given);
+    imgpu_context *ctx = context_for_array(array, pr, given);
     if (!ctx)
         return PyErr_Occurred() ? NULL : raise_imgpu("cannot create a context");
     pending_reap(0);
@@ -665,7 +775,7 @@ static PyObject *run_ops_device(PyObject *array, const imgpu_op *ops, int n, img
         return PyErr_Format(s_Error, "input: a CUDA array, but CUDA not available (%s)", imgpu_error_message());
     dev_in in, ov;
     memset(&ov, 0, sizeof ov);
-    if (dev_get(&in, array, "input", given_stream ? stream : priv) < 0)
+    if (dev_get_probed(&in, array, pr, "input", given_stream ? stream : priv) < 0)
         return NULL;
     if (in.im.device < 0)
         in.im.device = dev;   /* CAI says no device: the current one */
@@ -727,13 +837,14 @@ static PyObject *run_ops_device(PyObject *array, const imgpu_op *ops, int n, img
 
 /* histogram() of a CUDA array: counted on its GPU (imgpu_context_histogram_device), after the
  * work on stream= (else the array's producer's, else ours); *h is complete on return. */
-static int histogram_device(PyObject *array, imgpu_context *given, PyObject *stream_obj, imgpu_histogram_full *h)
+static int histogram_device(PyObject *array, const cuda_probe *pr, imgpu_context *given, PyObject *stream_obj,
+                            imgpu_histogram_full *h)
 {
     void *stream;
     int given_stream;
     if (parse_stream(stream_obj, &stream, &given_stream) < 0)
         return -1;
-    imgpu_context *ctx = context_for_array(array, given);
+    imgpu_context *ctx = context_for_array(array, pr, given);
     if (!ctx) {
         if (!PyErr_Occurred())
             raise_imgpu("cannot create a context");
@@ -751,7 +862,7 @@ static int histogram_device(PyObject *array, imgpu_context *given, PyObject *str
         return -1;
     }
     dev_in in;
-    if (dev_get(&in, array, "input", given_stream ? stream : priv) < 0)
+    if (dev_get_probed(&in, array, pr, "input", given_stream ? stream : priv) < 0)
         return -1;
     if (in.im.device < 0)
         in.im.device = dev;

@@ -1,7 +1,8 @@
 /* device_image.c — images in device memory (include/imgpu/imgpu.h): a context's private stream
  * and buffers (a CUDA session of its own, pipeline.c), runs from one device buffer into another
  * with the caller's stream ordered before and after through events, stream-ordered result
- * memory (cudaMallocAsync on the private stream; freed after the streams its readers used),
+ * memory (from the context's own pool on the private stream; freed after the streams its
+ * readers used; events reused through a pool),
  * copies to and from the host, and batched JPEG decode / encode on nvJPEG (jpeg.c). */
 #include "cuda/cuda_util.h"
 #include "cuda/scratch_ops.h"
@@ -21,6 +22,7 @@
 
 struct imgpu_device_event {
     cudaEvent_t e;
+    int device;   /* the device current when it was made: its pool (event_put) */
 };
 
 typedef struct devstate {
@@ -28,6 +30,7 @@ typedef struct devstate {
     imgpu_cuda_session *s;
     cudaStream_t stream;              /* the session's: the context's private stream */
     cudaEvent_t ev_in;                /* reused: the point in the caller's stream to wait for */
+    cudaMemPool_t pool;               /* results' memory (NULL: the device's default pool) */
     unsigned char *d_in, *d_out;      /* gathered inputs / outputs of other layouts */
     size_t in_bytes, out_bytes;
     imgpu__cuda_scratch hist;         /* histogram counters (imgpu_context_histogram_device) */
@@ -57,9 +60,111 @@ void imgpu__device_state_free(void *state)
     imgpu__cuda_scratch_free(&st->hist, &st->hist_held);
     if (st->ev_in)
         cudaEventDestroy(st->ev_in);
+    if (st->pool)
+        cudaMemPoolDestroy(st->pool);   /* results still alive keep it until they are freed */
     imgpu_cuda_session_free(st->s);
     cudaSetDevice(prev);
     free(st);
+}
+
+/* The results' memory pool of a context on `device` (current): one of its own, so that the
+ * memory of a freed result is reused by the next call. The device's default pool (what
+ * cudaMallocAsync takes) keeps nothing across a synchronization (its release threshold is 0):
+ * every result allocated after a cudaDeviceSynchronize / cudaStreamSynchronize /
+ * cudaEventSynchronize maps fresh physical memory (24 MB for a 4K RGB image), and the
+ * synchronization unmaps it again: a call and a sync a loop paid both (issue 27's per-call
+ * latency; bench/op_latency.py takes a synchronized call apart). This pool keeps up to
+ * min(1 GiB, an eighth of the device) of freed memory; the rest goes back at each
+ * synchronization as before, and an allocation that fails trims the pool and tries again
+ * (dev_alloc). NULL (the default pool) where pools cannot be made. */
+static cudaMemPool_t make_pool(int device)
+{
+    int supported = 0;
+    if (cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) != cudaSuccess || !supported) {
+        cudaGetLastError();
+        return NULL;
+    }
+    struct cudaMemPoolProps p;
+    memset(&p, 0, sizeof p);
+    p.allocType = cudaMemAllocationTypePinned;
+    p.handleTypes = cudaMemHandleTypeNone;
+    p.location.type = cudaMemLocationTypeDevice;
+    p.location.id = device;
+    cudaMemPool_t pool = NULL;
+    if (cudaMemPoolCreate(&pool, &p) != cudaSuccess) {
+        cudaGetLastError();
+        return NULL;
+    }
+    size_t free_b = 0, total_b = 0;
+    uint64_t keep = (uint64_t)1 << 30;
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && total_b / 8 < keep)
+        keep = total_b / 8;
+    cudaGetLastError();
+    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    cudaGetLastError();
+    return pool;
+}
+
+/* Stream-ordered memory for a result, on the context's stream, from its pool. */
+static cudaError_t dev_alloc(devstate *st, void **p, size_t bytes)
+{
+    if (!st->pool)
+        return cudaMallocAsync(p, bytes, st->stream);
+    cudaError_t r = cudaMallocFromPoolAsync(p, bytes, st->pool, st->stream);
+    if (r == cudaErrorMemoryAllocation) {   /* what the pool keeps may be what is missing */
+        cudaGetLastError();
+        cudaMemPoolTrimTo(st->pool, 0);
+        r = cudaMallocFromPoolAsync(p, bytes, st->pool, st->stream);
+    }
+    return r;
+}
+
+/* ---- events, reused -------------------------------------------------------------------------
+ * cudaEventCreate / cudaEventDestroy are driver calls with host time of their own, and every
+ * device call made two of each (its `done` and, from Python, the result's `ready`). An event freed by its holder (imgpu_device_event_free: nobody can query or wait on it
+ * any more; a stream already made to wait on it keeps the point it was recorded at) goes back
+ * to its device's pool here and is recorded afresh by a later call on that device. */
+#define EVENT_POOL_DEVICES 64
+#define EVENT_POOL_KEEP 64
+
+static cudaEvent_t s_ev_pool[EVENT_POOL_DEVICES][EVENT_POOL_KEEP];
+static int s_ev_count[EVENT_POOL_DEVICES];
+static pthread_mutex_t s_ev_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* An event of the current device (*device), from the pool or new. */
+static cudaError_t event_get(cudaEvent_t *e, int *device)
+{
+    int dev = -1;
+    cudaError_t r = cudaGetDevice(&dev);
+    if (r != cudaSuccess)
+        return r;
+    *device = dev;
+    if (dev >= 0 && dev < EVENT_POOL_DEVICES) {
+        pthread_mutex_lock(&s_ev_lock);
+        if (s_ev_count[dev] > 0) {
+            *e = s_ev_pool[dev][--s_ev_count[dev]];
+            pthread_mutex_unlock(&s_ev_lock);
+            return cudaSuccess;
+        }
+        pthread_mutex_unlock(&s_ev_lock);
+    }
+    return cudaEventCreateWithFlags(e, cudaEventDisableTiming);
+}
+
+static void event_put(cudaEvent_t e, int device)
+{
+    if (!e)
+        return;
+    if (device >= 0 && device < EVENT_POOL_DEVICES) {
+        pthread_mutex_lock(&s_ev_lock);
+        if (s_ev_count[device] < EVENT_POOL_KEEP) {
+            s_ev_pool[device][s_ev_count[device]++] = e;
+            pthread_mutex_unlock(&s_ev_lock);
+            return;
+        }
+        pthread_mutex_unlock(&s_ev_lock);
+    }
+    cudaEventDestroy(e);
 }
 
 /* The context's state, created on first use, its lock held (release with leave()); the
@@ -91,6 +196,7 @@ static devstate *enter(imgpu_context *ctx, pthread_mutex_t **lock, int *prev)
             goto fail;
         st->stream = imgpu_cuda_session_stream(st->s);
         IMGPU_CUDA_TRY(cudaEventCreateWithFlags(&st->ev_in, cudaEventDisableTiming));
+        st->pool = make_pool(st->device);
         *slot = st;
         return st;
     fail:
@@ -189,12 +295,13 @@ void imgpu_device_image_free(imgpu_device_image *im, void *const *streams, int n
             cudaDeviceSynchronize();
         } else {
             for (int i = 0; i < nstreams; i++) {
-                cudaEvent_t e;
-                if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess)
-                    continue;
+                cudaEvent_t e = NULL;
+                int dev = -1;
+                if (streams[i] == (void *)own || event_get(&e, &dev) != cudaSuccess)
+                    continue;   /* (its own stream: the free below is ordered after it anyway) */
                 if (cudaEventRecord(e, (cudaStream_t)streams[i]) == cudaSuccess)
                     cudaStreamWaitEvent(own, e, 0);
-                cudaEventDestroy(e);
+                event_put(e, dev);   /* the wait keeps the point recorded: the event is free again */
             }
         }
         cudaFreeAsync(im->data, own);
@@ -226,16 +333,17 @@ int imgpu_device_event_order(const imgpu_device_event *e, void *stream)
     return r == cudaSuccess ? 0 : fail_rc(imgpu__cuda_fail(r, "cudaStreamWaitEvent"));
 }
 
-imgpu_device_event *imgpu_device_event_record(void *stream)
+/* An event (from the pool) recorded on `stream`; NULL with a message. */
+static imgpu_device_event *event_record(cudaStream_t stream)
 {
     imgpu_device_event *e = calloc(1, sizeof *e);
     if (!e) {
         imgpu_error("out of memory");
         return NULL;
     }
-    cudaError_t r = cudaEventCreateWithFlags(&e->e, cudaEventDisableTiming);
-    if (r == cudaSuccess && (r = cudaEventRecord(e->e, (cudaStream_t)stream)) != cudaSuccess)
-        cudaEventDestroy(e->e);
+    cudaError_t r = event_get(&e->e, &e->device);
+    if (r == cudaSuccess && (r = cudaEventRecord(e->e, stream)) != cudaSuccess)
+        cudaEventDestroy(e->e);   /* (not back to the pool: it may be what failed) */
     if (r != cudaSuccess) {
         imgpu__cuda_fail(r, "cudaEventRecord");
         free(e);
@@ -244,20 +352,25 @@ imgpu_device_event *imgpu_device_event_record(void *stream)
     return e;
 }
 
+imgpu_device_event *imgpu_device_event_record(void *stream) { return event_record((cudaStream_t)stream); }
+
 void imgpu_device_event_free(imgpu_device_event *e)
 {
     if (!e)
         return;
-    cudaEventDestroy(e->e);
+    event_put(e->e, e->device);
     free(e);
 }
 
 /* ---- ordering against the caller's stream -------------------------------------------------------- */
 
-/* The private stream waits for what the caller enqueued on cs so far. */
+/* The private stream waits for what the caller enqueued on cs so far (nothing to do when cs is
+ * the private stream itself: its own order). */
 static int wait_caller(devstate *st, cudaStream_t cs)
 {
     int rc = 0;
+    if (cs == st->stream)
+        return 0;
     IMGPU_CUDA_TRY(cudaEventRecord(st->ev_in, cs));
     IMGPU_CUDA_TRY(cudaStreamWaitEvent(st->stream, st->ev_in, 0));
     return 0;
@@ -265,16 +378,18 @@ fail:
     return rc;
 }
 
-/* cs waits for the private stream's work so far; *done (may be NULL) marks it. */
+/* cs waits for the private stream's work so far; *done (may be NULL) marks it. Nothing to
+ * record when cs is the private stream and no one asks for *done. */
 static int signal_caller(devstate *st, cudaStream_t cs, imgpu_device_event **done)
 {
     int rc = 0;
-    imgpu_device_event *e = calloc(1, sizeof *e);
+    if (cs == st->stream && !done)
+        return 0;
+    imgpu_device_event *e = event_record(st->stream);
     if (!e)
-        return imgpu_error("out of memory");
-    IMGPU_CUDA_TRY(cudaEventCreateWithFlags(&e->e, cudaEventDisableTiming));
-    IMGPU_CUDA_TRY(cudaEventRecord(e->e, st->stream));
-    IMGPU_CUDA_TRY(cudaStreamWaitEvent(cs, e->e, 0));
+        return -1;
+    if (cs != st->stream)
+        IMGPU_CUDA_TRY(cudaStreamWaitEvent(cs, e->e, 0));
     if (done)
         *done = e;
     else
@@ -365,7 +480,7 @@ static int run_common(imgpu_context *ctx, const imgpu_device_image *in, const im
             goto fail;
         dst = direct ? into->data : st->d_out;
     } else {
-        IMGPU_CUDA_TRY(cudaMallocAsync(&mem, obytes ? obytes : 1, st->stream));
+        IMGPU_CUDA_TRY(dev_alloc(st, &mem, obytes ? obytes : 1));
         dst = mem;
     }
     if ((rc = imgpu_cuda_session_run_device(st->s, src, in->width, in->height, in->channels, b, ops, n, dst)) != 0)
@@ -428,7 +543,7 @@ int imgpu_context_upload(imgpu_context *ctx, const imgpu_image *in, void *stream
     const size_t row = (size_t)in->width * in->channels * (in->depth / 8);
     if ((rc = wait_caller(st, (cudaStream_t)stream)) != 0)
         goto fail;
-    IMGPU_CUDA_TRY(cudaMallocAsync(&mem, row * in->height, st->stream));
+    IMGPU_CUDA_TRY(dev_alloc(st, &mem, row * in->height));
     /* from pageable memory the copy has taken the host rows when it returns */
     IMGPU_CUDA_TRY(cudaMemcpy2DAsync(mem, row, in->data, in->stride, row, in->height, cudaMemcpyHostToDevice,
                                      st->stream));
@@ -623,7 +738,7 @@ static int cpu_item(devstate *st, const unsigned char *data, size_t len, int aut
         return 0;
     }
     const size_t row = (size_t)im->width * im->channels * (im->depth / 8);
-    IMGPU_CUDA_TRY(cudaMallocAsync(&mem, row * im->height, st->stream));
+    IMGPU_CUDA_TRY(dev_alloc(st, &mem, row * im->height));
     IMGPU_CUDA_TRY(cudaMemcpy2DAsync(mem, row, im->data, im->stride, row, im->height, cudaMemcpyHostToDevice,
                                      st->stream));
     if (!(out[i] = owned(st, mem, im->width, im->height, im->channels, im->depth))) {
@@ -768,7 +883,7 @@ int imgpu_context_decode_batch(imgpu_context *ctx, int n, const unsigned char *c
                 }
                 void *mem = NULL;
                 const size_t bytes = (size_t)w[j] * h[j] * ch[j];
-                IMGPU_CUDA_TRY(cudaMallocAsync(&mem, bytes, st->stream));
+                IMGPU_CUDA_TRY(dev_alloc(st, &mem, bytes));
                 IMGPU_CUDA_TRY(cudaMemcpyAsync(mem, d_img[j], bytes, cudaMemcpyDeviceToDevice, st->stream));
                 if (!(out[it] = owned(st, mem, w[j], h[j], ch[j], 8))) {
                     cudaFreeAsync(mem, st->stream);

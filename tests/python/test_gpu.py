@@ -199,6 +199,66 @@ def test_stream_order_with_a_producer_on_a_side_stream():
     assert np.array_equal(res.cpu().numpy(), want)
 
 
+class CountingCai:
+    """A torch tensor seen through a __cuda_array_interface__ that counts its reads (torch's own
+    is a Python property that builds the dict on each read)."""
+
+    def __init__(self, t):
+        self.t, self.reads = t, 0
+
+    @property
+    def __cuda_array_interface__(self):
+        self.reads += 1
+        return self.t.__cuda_array_interface__
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+
+def test_one_call_reads_the_cuda_array_interface_once():
+    """Each protocol attribute is read once a call: the op, out=, and histogram."""
+    a = LAYOUTS["rgb8"]
+    want = imgpu.equalize(a, device="cpu")
+    x = CountingCai(cuda(a))
+    r = imgpu.equalize(x)
+    assert x.reads == 1
+    assert np.array_equal(host(r), want)
+    o = CountingCai(torch.empty(a.shape, dtype=torch.uint8, device="cuda"))
+    assert imgpu.equalize(x, out=o) is o
+    assert x.reads == 2 and o.reads == 1
+    assert np.array_equal(o.t.cpu().numpy(), want)
+    assert np.array_equal(imgpu.histogram(x), imgpu.histogram(a, device="cpu"))
+    assert x.reads == 3
+
+
+def test_imgpu_arrays_as_inputs_wait_for_the_work_that_writes_them():
+    """An imgpu.Array (a result) as the input of the next call, on the same context, on another
+    context (whose stream must wait for the first one's), with stream= and into out=: each the
+    bytes of the same op on the first result's host copy. The first result is a long chain on a
+    4K image, so that a second call not ordered after it would read it half written."""
+    small = LAYOUTS["rgb8"]
+    big = np.ascontiguousarray(np.tile(small, (-(-2160 // small.shape[0]), -(-3840 // small.shape[1]), 1))[:2160, :3840])
+    t = cuda(big)
+    chain = ["clahe"] * 6 + [imgpu.op("rotate", angle=13)]
+    c1, c2 = imgpu.Context("cuda"), imgpu.Context("cuda")
+    for ctx in (c1, None, c2):   # the same context; the default one; another one
+        first = imgpu.apply(t, chain, device=c1)
+        nxt = imgpu.equalize(first, device=ctx)
+        want = imgpu.equalize(host(first), device="cpu")
+        assert np.array_equal(host(nxt), want), "context %s" % ctx
+    s = torch.cuda.Stream()
+    first = imgpu.apply(t, chain, device=c1)
+    with torch.cuda.stream(s):
+        nxt = imgpu.equalize(first, stream=s, device=c2)
+        res = torch.from_dlpack(nxt.__dlpack__(stream=s.cuda_stream)).clone()
+    s.synchronize()
+    assert np.array_equal(res.cpu().numpy(), imgpu.equalize(host(first), device="cpu"))
+    first = imgpu.apply(t, chain, device=c1)
+    out = torch.empty(first.shape, dtype=torch.uint8, device="cuda")
+    assert imgpu.equalize(first, out=out, device=c2) is out
+    assert np.array_equal(out.cpu().numpy(), imgpu.equalize(host(first), device="cpu"))
+
+
 def test_tensor_with_an_offset_or_strides():
     a = LAYOUTS["rgb16"]
     big = cuda(np.pad(a, ((3, 5), (7, 2), (0, 0))))

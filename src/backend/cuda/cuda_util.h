@@ -46,6 +46,13 @@ typedef struct imgpu__cuda_tex {
     int w, h, channels;
     int gather;               /* 1: the array allows tex2Dgather (cudaArrayTextureGather) */
     unsigned char bg[4];
+    /* views replaced while kernels enqueued before may still sample them (a new source
+     * address for the in-place views, a new background): destroyed once `done` completes */
+    struct {
+        cudaTextureObject_t linear, point;
+        cudaEvent_t done; /* made once per slot, recorded at each retirement */
+        int live;
+    } retired[4];
 } imgpu__cuda_tex;
 
 /* 1 when textures can sample a packed w x channels image at d_src in place (pitched linear

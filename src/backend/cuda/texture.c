@@ -25,10 +25,63 @@ static void destroy_views(imgpu__cuda_tex *t)
     t->surf = 0;
 }
 
+/* Destroys the retired views whose kernels are done (all of them, waiting, with wait). */
+static void reap_retired(imgpu__cuda_tex *t, int wait)
+{
+    for (size_t i = 0; i < sizeof t->retired / sizeof t->retired[0]; i++) {
+        if (!t->retired[i].live)
+            continue;
+        cudaError_t e = wait ? cudaEventSynchronize(t->retired[i].done) : cudaEventQuery(t->retired[i].done);
+        if (e == cudaErrorNotReady) {
+            cudaGetLastError();
+            continue;
+        }
+        /* done, or the device failed (then nothing samples them any more either) */
+        cudaDestroyTextureObject(t->retired[i].linear);
+        cudaDestroyTextureObject(t->retired[i].point);
+        t->retired[i].live = 0;
+    }
+}
+
+/* Replaces the views without waiting for the kernels enqueued on s that sample them (the old
+ * way: cudaStreamSynchronize, a host wait for all earlier work, on every call whose source
+ * address changed): they are destroyed once the work enqueued so far is done. With every slot
+ * still busy, the oldest is waited for. 0, or a CUDA failure (rc). */
+static int retire_views(imgpu__cuda_tex *t, cudaStream_t s)
+{
+    int rc = 0;
+    const size_t n = sizeof t->retired / sizeof t->retired[0];
+    if (!t->linear && !t->point)
+        return 0;
+    reap_retired(t, 0);
+    size_t k = 0;
+    while (k < n && t->retired[k].live)
+        k++;
+    if (k == n) {
+        IMGPU_CUDA_TRY(cudaStreamSynchronize(s)); /* every slot busy: all of them are done after this */
+        reap_retired(t, 1);
+        k = 0;
+    }
+    if (!t->retired[k].done)
+        IMGPU_CUDA_TRY(cudaEventCreateWithFlags(&t->retired[k].done, cudaEventDisableTiming));
+    IMGPU_CUDA_TRY(cudaEventRecord(t->retired[k].done, s));
+    t->retired[k].linear = t->linear;
+    t->retired[k].point = t->point;
+    t->retired[k].live = 1;
+    t->linear = t->point = 0;
+    return 0;
+fail:
+    return rc;
+}
+
 void imgpu__cuda_tex_destroy(imgpu__cuda_tex *t, size_t *held)
 {
     if (!t)
         return;
+    reap_retired(t, 1);
+    for (size_t i = 0; i < sizeof t->retired / sizeof t->retired[0]; i++)
+        if (t->retired[i].done)
+            cudaEventDestroy(t->retired[i].done);
     destroy_views(t);
     if (t->array) {
         cudaFreeArray(t->array);
@@ -124,11 +177,18 @@ int imgpu__cuda_tex_load(imgpu__cuda_tex *t, const unsigned char *d_src, int w, 
     const int in_place = !gather && imgpu__cuda_tex_pitched_ok(d_src, w, h, channels);
     const int size_changed = (t->array || t->pitched) &&
                              (t->w != w || t->h != h || t->channels != channels || in_place != !t->array ||
-                              (in_place && t->pitched != d_src) || (gather && !t->gather));
-    if (size_changed || ((t->array || t->pitched) && memcmp(t->bg, tbg, 4) != 0))
+                              (gather && !t->gather));
+    if (size_changed) {
         IMGPU_CUDA_TRY(cudaStreamSynchronize(s)); /* earlier kernels may still sample them */
-    if (size_changed)
         imgpu__cuda_tex_destroy(t, held);
+    } else if (in_place && t->pitched && t->pitched != d_src) {
+        /* the same shape at another address (an op on another tensor): new views over it, the
+         * old ones destroyed when the kernels before are done (no host wait) */
+        if ((rc = retire_views(t, s)) != 0)
+            goto fail;
+        t->pitched = d_src;
+        memcpy(t->bg, tbg, 4);
+    }
     if (in_place && !t->pitched) {
         t->pitched = d_src;
         t->w = w;
@@ -160,7 +220,8 @@ int imgpu__cuda_tex_load(imgpu__cuda_tex *t, const unsigned char *d_src, int w, 
         t->channels = channels;
         memcpy(t->bg, tbg, 4);
     } else if (memcmp(t->bg, tbg, 4) != 0) {
-        destroy_views(t);
+        if ((rc = retire_views(t, s)) != 0) /* the border colour is part of the view */
+            goto fail;
         memcpy(t->bg, tbg, 4);
     }
     if (!t->linear) {
