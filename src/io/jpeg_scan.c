@@ -10,14 +10,12 @@
 #include <string.h>
 
 #define LOOK 10   /* bits of the lookup table: most codes of a photo are shorter */
-#define PAIR 12   /* bits of the AC tables' two-code lookup */
+#define PAIR 12   /* bits of the reference walk's two-code lookup (walk_ref) */
+#define MB 12     /* bits of the scan's many-code lookups (mtab) */
 
 typedef struct {
     int defined;
     uint16_t look[1 << LOOK];   /* (length << 8) | symbol for codes of <= LOOK bits; 0: longer */
-    uint16_t pair[1 << PAIR];   /* AC tables: two codes and their extra bits where both fit in PAIR
-                                 * bits (the first not an EOB), else the first alone; as fast[]:
-                                 * (coefficients << 5) | bits; 0: look it up */
     uint16_t fast[1 << LOOK];   /* a code and its extra bits together, where they fit in LOOK bits:
                                  * (coefficients it advances << 5) | bits (DC: 1 | bits); 0: look
                                  * it up */
@@ -67,18 +65,6 @@ static int build(htab *t, const unsigned char *counts, const unsigned char *vals
         if (code >= (1 << len))   /* the codes overflow the length, or one is all ones (libjpeg) */
             return -1;
         code <<= 1;
-    }
-    for (int i = 0; !dc && i < 1 << PAIR; i++) {   /* the serial chain of lookups, halved */
-        const unsigned e1 = t->fast[i >> (PAIR - LOOK)];
-        const int b1 = (int)(e1 & 31), a1 = (int)(e1 >> 5);
-        if (!e1 || a1 >= 64) {   /* none in LOOK bits, or an EOB: the first code alone */
-            t->pair[i] = (uint16_t)e1;
-            continue;
-        }
-        const unsigned rest = ((unsigned)i << b1) & ((1u << PAIR) - 1);
-        const unsigned e2 = t->fast[rest >> (PAIR - LOOK)];
-        const int b2 = (int)(e2 & 31);
-        t->pair[i] = (uint16_t)(e2 && b1 + b2 <= PAIR ? (unsigned)(a1 + (int)(e2 >> 5)) << 5 | (unsigned)(b1 + b2) : e1);
     }
     t->defined = 1;
     return 0;
@@ -182,6 +168,200 @@ static int next_marker(const unsigned char *b, size_t n, size_t *pos)
         *pos = i + 2;
         return b[i + 1];
     }
+}
+
+/* The code at the top of the 16-bit window w, as decode() reads it: its length, its symbol in
+ * *sym; 0 where no code matches. */
+static int code_at(const htab *t, unsigned w, int *sym)
+{
+    const unsigned e = t->look[w >> (16 - LOOK)];
+    if (e) {
+        *sym = (int)(e & 0xFF);
+        return (int)(e >> 8);
+    }
+    for (int len = LOOK + 1; len <= 16; len++) {
+        const int32_t code = (int32_t)(w >> (16 - len));
+        if (code <= t->maxcode[len]) {
+            *sym = t->val[t->valptr[len] + code];
+            return len;
+        }
+    }
+    return 0;
+}
+
+/* A many-code table over MB bits: as many whole codes, each with its extra bits, as the MB bits
+ * hold, read as the walk reads them one at a time. Of a block's start (dc given: its DC code,
+ * then AC codes): (the coefficient the block is at after them, 64 once it ended) << 4 | bits;
+ * 0: none fits. Of AC codes (dc NULL): pre << 10 | (coefficients they advance, 63 once the block
+ * surely ended) << 4 | bits, where pre is what all but the last advance: the codes are the walk's
+ * own only while k + pre < 64 (none but the last ends the block); pre 63: none fits. */
+static void build_many(uint16_t *m, const htab *dc, const htab *ac)
+{
+    for (unsigned i = 0; i < 1u << MB; i++) {
+        int pos = 0, tot = 0, pre = 0, used = 0;
+        while (pos < MB) {
+            const unsigned w = ((i << pos) & ((1u << MB) - 1)) << (16 - MB);
+            const int first = dc && !used;
+            int sym, len = code_at(first ? dc : ac, w, &sym);
+            const int size = first ? sym : sym & 15, run = sym >> 4;
+            if (!len || len + size > MB - pos)
+                break;   /* no code, or its code or extra bits reach past the MB bits */
+            pre = tot;
+            tot += first ? 1 : size ? run + 1 : run == 15 ? 16 : 64;
+            pos += len + size;
+            used++;
+            if (tot >= (dc ? 64 : 63))
+                break;   /* the block ended (AC: k >= 1 before the first) */
+        }
+        if (dc)
+            m[i] = (uint16_t)(used ? (tot > 64 ? 64 : tot) << 4 | pos : 0);
+        else
+            m[i] = (uint16_t)(used ? pre << 10 | (tot > 63 ? 63 : tot) << 4 | pos : 63 << 10);
+    }
+}
+
+/* The AC table's two-code lookup of walk_ref (the walk before the many-code tables) */
+static void build_pair(uint16_t *pair, const htab *t)
+{
+    for (int i = 0; i < 1 << PAIR; i++) {
+        const unsigned e1 = t->fast[i >> (PAIR - LOOK)];
+        const int b1 = (int)(e1 & 31), a1 = (int)(e1 >> 5);
+        if (!e1 || a1 >= 64) {   /* none in LOOK bits, or an EOB: the first code alone */
+            pair[i] = (uint16_t)e1;
+            continue;
+        }
+        const unsigned rest = ((unsigned)i << b1) & ((1u << PAIR) - 1);
+        const unsigned e2 = t->fast[rest >> (PAIR - LOOK)];
+        const int b2 = (int)(e2 & 31);
+        pair[i] = (uint16_t)(e2 && b1 + b2 <= PAIR ? (unsigned)(a1 + (int)(e2 >> 5)) << 5 | (unsigned)(b1 + b2) : e1);
+    }
+}
+
+/* The scan's components as the walks read them */
+typedef struct {
+    int ns, nblk[4];
+    const htab *dc[4], *ac[4];
+    const uint16_t *st[4], *am[4];   /* many-code tables: a block's start, its AC codes */
+    const uint16_t *pair[4];         /* walk_ref's */
+} scan;
+
+/* One AC code read alone: the coefficients it advances, or -1 for a code no entry matches */
+static inline int ac_one(bitrd *r, const htab *ta)
+{
+    const unsigned e = ta->fast[r->acc >> (64 - LOOK)];
+    if (e) {
+        skip(r, (int)(e & 31));
+        return (int)(e >> 5);
+    }
+    const int t = decode(r, ta);
+    if (t < 0)
+        return -1;
+    const int run0 = t >> 4, size = t & 15;
+    skip(r, size);
+    return size ? run0 + 1 : run0 == 15 ? 16 : 64;
+}
+
+/* Walks run MCUs from r: -1 when each is inside the data, else the verdict. Each lookup takes
+ * as many codes as its table entry holds (most blocks of a photo in one to three). */
+static int walk_many(bitrd *r, const scan *S, long long run)
+{
+    for (long long m = 0; m < run; m++) {
+        for (int s = 0; s < S->ns; s++) {
+            const uint16_t *st = S->st[s], *am = S->am[s];
+            const htab *ta = S->ac[s];
+            for (int blk = 0; blk < S->nblk[s]; blk++) {
+                if (r->bits < 32)   /* a code and its extra bits: at most 16 + 15 */
+                    fill(r);
+                unsigned e = st[r->acc >> (64 - MB)];
+                int k;
+                if (e) {
+                    skip(r, (int)(e & 15));
+                    k = (int)(e >> 4);
+                } else {
+                    const int t = decode(r, S->dc[s]);   /* DC: a size, then that many bits */
+                    if (t < 0)
+                        return IMGPU_SCAN_IRREGULAR;
+                    skip(r, t);
+                    k = 1;
+                }
+                while (k < 64) {
+                    if (r->bits < 32)
+                        fill(r);
+                    e = am[r->acc >> (64 - MB)];
+                    if (k + (int)(e >> 10) < 64) {
+                        skip(r, (int)(e & 15));
+                        k += (int)(e >> 4 & 63);
+                        continue;
+                    }
+                    const int a = ac_one(r, ta);
+                    if (a < 0)
+                        return IMGPU_SCAN_IRREGULAR;
+                    k += a;
+                }
+            }
+        }
+        if (overran(r))
+            return IMGPU_SCAN_BAD;   /* the MCU needed bits past the data: short */
+    }
+    return -1;
+}
+
+/* The same walk as the commit before the many-code tables made it (pair tables, a fill before
+ * each lookup): the same codes, so the same verdicts, but also the same bytes read ahead of the
+ * last code, which decide whether FF FF .. FF 00 there counts as inside the data (irregular).
+ * walk_many reads ahead by other amounts; an interval with such bytes in it or just after it is
+ * walked again here for that flag. */
+static int walk_ref(bitrd *r, const scan *S, long long run)
+{
+    for (long long m = 0; m < run; m++) {
+        for (int s = 0; s < S->ns; s++) {
+            const htab *ta = S->ac[s];
+            for (int blk = 0; blk < S->nblk[s]; blk++) {
+                if (r->bits < 32)
+                    fill(r);
+                const unsigned ed = S->dc[s]->fast[r->acc >> (64 - LOOK)];
+                if (ed) {
+                    skip(r, (int)(ed & 31));
+                } else {
+                    const int t = decode(r, S->dc[s]);
+                    if (t < 0)
+                        return IMGPU_SCAN_IRREGULAR;
+                    skip(r, t);
+                }
+                for (int k = 1; k < 64;) {
+                    if (r->bits < 32)
+                        fill(r);
+                    /* two codes at once while the first cannot end the block (k + 16 <= 63) */
+                    const unsigned p2 = k <= 47 ? S->pair[s][r->acc >> (64 - PAIR)] : 0;
+                    if (p2) {
+                        skip(r, (int)(p2 & 31));
+                        k += (int)(p2 >> 5);
+                        continue;
+                    }
+                    const int a = ac_one(r, ta);
+                    if (a < 0)
+                        return IMGPU_SCAN_IRREGULAR;
+                    k += a;
+                }
+            }
+        }
+        if (overran(r))
+            return IMGPU_SCAN_BAD;
+    }
+    return -1;
+}
+
+/* FF FF where walk_ref could have read it and walk_many not: met by walk_many, or within the
+ * 8 bytes of data (16 raw bytes at most) past its read position that walk_ref may read beyond it */
+static int ffff_near(const bitrd *r)
+{
+    if (r->irregular)
+        return 1;
+    const size_t e = r->n - r->pos > 17 ? r->pos + 17 : r->n;
+    for (size_t j = r->pos; j + 1 < e; j++)
+        if (r->b[j] == 0xFF && r->b[j + 1] == 0xFF)
+            return 1;
+    return 0;
 }
 
 int imgpu__jpeg_scan_check(const unsigned char *b, size_t n)
@@ -293,57 +473,60 @@ int imgpu__jpeg_scan_check(const unsigned char *b, size_t n)
     const long long my = ns == 1 ? (h + 7) / 8 : (h + 8 * vmax - 1) / (8 * vmax);
     const long long mcus = mx * my;
 
-    bitrd r = { b, n, i + 2 + L, 0, 0, 0, 0, 0 };
+    /* the many-code tables, one for each distinct table (pair) of the scan */
+    uint16_t st[4][1 << MB], am[4][1 << MB], pair[4][1 << PAIR];
+    const htab *amt[4];
+    scan S = { ns, {0}, {0}, {0}, {0}, {0}, {0} };
+    int nst = 0, nam = 0, paired = 0;
+    for (int s = 0; s < ns; s++) {
+        S.nblk[s] = nblk[s];
+        S.dc[s] = sdc[s];
+        S.ac[s] = sac[s];
+        int u = 0;
+        while (u < s && (sdc[u] != sdc[s] || sac[u] != sac[s]))
+            u++;
+        if (u < s) {
+            S.st[s] = S.st[u];
+        } else {
+            build_many(st[nst], sdc[s], sac[s]);
+            S.st[s] = st[nst++];
+        }
+        for (u = 0; u < s && sac[u] != sac[s];)
+            u++;
+        if (u < s) {
+            S.am[s] = S.am[u];
+            S.pair[s] = S.pair[u];
+        } else {
+            build_many(am[nam], NULL, sac[s]);
+            S.am[s] = am[nam];
+            amt[nam] = sac[s];
+            S.pair[s] = pair[nam++];
+        }
+    }
+
+    size_t start = i + 2 + L;   /* of the interval's data */
+    bitrd r = { b, n, start, 0, 0, 0, 0, 0 };
     long long done = 0;
-    int rst = 0;
+    int rst = 0, irregular = 0;
     while (done < mcus) {
         long long run = ri > 0 ? ri : mcus;
         if (run > mcus - done)
             run = mcus - done;
-        for (long long m = 0; m < run; m++) {
-            for (int s = 0; s < ns; s++) {
-                const htab *ta = sac[s];
-                for (int blk = 0; blk < nblk[s]; blk++) {
-                    if (r.bits < 32)   /* a code and its extra bits: at most 16 + 15 */
-                        fill(&r);
-                    int t;
-                    const unsigned ed = sdc[s]->fast[r.acc >> (64 - LOOK)];
-                    if (ed) {
-                        skip(&r, (int)(ed & 31));
-                    } else {
-                        t = decode(&r, sdc[s]);   /* DC: a size, then that many bits */
-                        if (t < 0)
-                            return IMGPU_SCAN_IRREGULAR;
-                        skip(&r, t);
-                    }
-                    for (int k = 1; k < 64;) {
-                        if (r.bits < 32)
-                            fill(&r);
-                        /* two codes at once while the first cannot end the block (k + 16 <= 63) */
-                        const unsigned p2 = k <= 47 ? ta->pair[r.acc >> (64 - PAIR)] : 0;
-                        if (p2) {
-                            skip(&r, (int)(p2 & 31));
-                            k += (int)(p2 >> 5);
-                            continue;
-                        }
-                        const unsigned e = ta->fast[r.acc >> (64 - LOOK)];
-                        if (e) {   /* the common case: code and extra bits within LOOK bits */
-                            skip(&r, (int)(e & 31));
-                            k += (int)(e >> 5);
-                            continue;
-                        }
-                        t = decode(&r, ta);
-                        if (t < 0)
-                            return IMGPU_SCAN_IRREGULAR;
-                        const int run0 = t >> 4, size = t & 15;
-                        skip(&r, size);
-                        k += size ? run0 + 1 : run0 == 15 ? 16 : 64;
-                    }
-                }
+        int v = walk_many(&r, &S, run);
+        if (v >= 0)
+            return v;
+        if (ffff_near(&r)) {
+            if (!paired) {
+                for (int u = 0; u < nam; u++)
+                    build_pair(pair[u], amt[u]);
+                paired = 1;
             }
-            if (overran(&r))
-                return IMGPU_SCAN_BAD;   /* the MCU needed bits past the data: short */
+            r = (bitrd){ b, n, start, 0, 0, 0, 0, 0 };
+            v = walk_ref(&r, &S, run);
+            if (v >= 0)
+                return v;
         }
+        irregular |= r.irregular;
         done += run;
         /* the end of an interval, or of the scan: its marker comes next */
         size_t p = r.pos;
@@ -352,9 +535,10 @@ int imgpu__jpeg_scan_check(const unsigned char *b, size_t n)
             if (mk != 0xD0 + (rst & 7))
                 return IMGPU_SCAN_BAD;   /* a restart marker missing or out of order */
             rst++;
-            r = (bitrd){ b, n, p, 0, 0, 0, 0, r.irregular };
+            start = p;
+            r = (bitrd){ b, n, p, 0, 0, 0, 0, 0 };
         } else {
-            return mk != 0xD9 ? IMGPU_SCAN_OTHER : r.irregular ? IMGPU_SCAN_IRREGULAR : IMGPU_SCAN_WHOLE;
+            return mk != 0xD9 ? IMGPU_SCAN_OTHER : irregular ? IMGPU_SCAN_IRREGULAR : IMGPU_SCAN_WHOLE;
         }
     }
     return IMGPU_SCAN_OTHER;
