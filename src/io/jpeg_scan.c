@@ -11,7 +11,10 @@
 
 #define LOOK 10   /* bits of the lookup table: most codes of a photo are shorter */
 #define PAIR 12   /* bits of the reference walk's two-code lookup (walk_ref) */
-#define MB 12     /* bits of the scan's many-code lookups (mtab) */
+#ifndef MB
+#define MB 12
+#endif
+#define MB_     /* bits of the scan's many-code lookups (mtab) */
 
 typedef struct {
     int defined;
@@ -74,6 +77,7 @@ static int build(htab *t, const unsigned char *counts, const unsigned char *vals
  * bytes at once where none of them is 0xFF (no stuffing, no marker). */
 static inline void fill(bitrd *r)
 {
+    r->acc &= r->bits ? ~0ull << (64 - r->bits) : 0;   /* walk_many's refill leaves bits below */
     if (!r->at_marker && r->pos + 8 <= r->n) {
         uint64_t w;
         memcpy(&w, r->b + r->pos, 8);
@@ -213,10 +217,9 @@ static void build_many(uint16_t *m, const htab *dc, const htab *ac)
             if (tot >= (dc ? 64 : 63))
                 break;   /* the block ended (AC: k >= 1 before the first) */
         }
-        if (dc)
-            m[i] = (uint16_t)(used ? (tot > 64 ? 64 : tot) << 4 | pos : 0);
-        else
-            m[i] = (uint16_t)(used ? pre << 10 | (tot > 63 ? 63 : tot) << 4 | pos : 63 << 10);
+        if (dc)   /* the walk is at coefficient 1 at the start: the DC code's advance not counted */
+            tot--, pre = 0;
+        m[i] = (uint16_t)(used ? pre << 10 | (tot > 63 ? 63 : tot) << 4 | pos : 63 << 10);
     }
 }
 
@@ -261,49 +264,91 @@ static inline int ac_one(bitrd *r, const htab *ta)
     return size ? run0 + 1 : run0 == 15 ? 16 : 64;
 }
 
+/* The first 0xFF at or after the reader's position (its end where none): the bytes before it are
+ * data as they are, read eight at a time */
+static size_t clean_end(const bitrd *r)
+{
+    const unsigned char *f = r->pos < r->n ? memchr(r->b + r->pos, 0xFF, r->n - r->pos) : NULL;
+    return f ? (size_t)(f - r->b) : r->n;
+}
+
 /* Walks run MCUs from r: -1 when each is inside the data, else the verdict. Each lookup takes
- * as many codes as its table entry holds (most blocks of a photo in one to three). */
+ * as many codes as its table entry holds (most blocks of a photo in one to four). Where a block
+ * ends is known only after its last lookup, so each lookup reads both tables that may come next
+ * (the block's AC codes, the next block's start) and keeps one: no branch at a block's end. */
 static int walk_many(bitrd *r, const scan *S, long long run)
 {
-    for (long long m = 0; m < run; m++) {
-        for (int s = 0; s < S->ns; s++) {
-            const uint16_t *st = S->st[s], *am = S->am[s];
-            const htab *ta = S->ac[s];
-            for (int blk = 0; blk < S->nblk[s]; blk++) {
-                if (r->bits < 32)   /* a code and its extra bits: at most 16 + 15 */
-                    fill(r);
-                unsigned e = st[r->acc >> (64 - MB)];
-                int k;
-                if (e) {
-                    skip(r, (int)(e & 15));
-                    k = (int)(e >> 4);
-                } else {
-                    const int t = decode(r, S->dc[s]);   /* DC: a size, then that many bits */
-                    if (t < 0)
-                        return IMGPU_SCAN_IRREGULAR;
-                    skip(r, t);
-                    k = 1;
-                }
-                while (k < 64) {
-                    if (r->bits < 32)
-                        fill(r);
-                    e = am[r->acc >> (64 - MB)];
-                    if (k + (int)(e >> 10) < 64) {
-                        skip(r, (int)(e & 15));
-                        k += (int)(e >> 4 & 63);
-                        continue;
-                    }
-                    const int a = ac_one(r, ta);
-                    if (a < 0)
-                        return IMGPU_SCAN_IRREGULAR;
-                    k += a;
-                }
-            }
+    const uint16_t *tst[14], *tam[14];   /* a slot's tables, slot c at c, c + nb, c + 2 nb */
+    const htab *tdc[10], *tac[10];
+    int nb = 0;
+    for (int s = 0; s < S->ns; s++)
+        for (int blk = 0; blk < S->nblk[s]; blk++, nb++) {
+            tdc[nb] = S->dc[s];
+            tac[nb] = S->ac[s];
         }
-        if (overran(r))
-            return IMGPU_SCAN_BAD;   /* the MCU needed bits past the data: short */
+    for (int i = 0; i < 14; i++) {
+        tst[i] = S->st[0];
+        tam[i] = S->am[0];
     }
-    return -1;
+    for (int i = 0, c = 0; i < 14; i++, c = c + 1 == nb ? 0 : c + 1) {
+        int s = 0, q = c;
+        while (q >= S->nblk[s])
+            q -= S->nblk[s++];
+        tst[i] = S->st[s];
+        tam[i] = S->am[s];
+    }
+    size_t ce = clean_end(r);
+    /* the walk is in slot c's block at coefficient k; k >= 64: it ended, slot c + 1's is next.
+     * A, N: the tables of the next lookup in either case; A2, N2: of the one after, once it ends */
+    int c = nb - 1, k = 64;
+    long long left = run + 1;   /* MCUs, and the one before the first */
+    const uint16_t *A = tam[c], *N = tst[c + 1], *A2 = tam[c + 1], *N2 = tst[c + 2];
+    for (;;) {
+        if (r->pos + 8 <= ce) {   /* eight bytes of data: as many whole bytes as acc takes */
+            uint64_t w;
+            memcpy(&w, r->b + r->pos, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            w = __builtin_bswap64(w);
+#endif
+            r->acc |= w >> r->bits;   /* (the bits below the count: the next byte's, as it will load) */
+            r->pos += (size_t)((63 - r->bits) >> 3);
+            r->bits |= 56;
+        } else if (r->bits < 32) {   /* a code and its extra bits: at most 16 + 15 */
+            fill(r);
+            if (r->pos > ce)
+                ce = clean_end(r);
+        }
+        const int end = k >= 64;
+        if (end & (c == nb - 1)) {   /* an MCU is done (or none yet) */
+            if (overran(r))
+                return IMGPU_SCAN_BAD;   /* it needed bits past the data: short */
+            if (--left == 0)
+                return -1;
+        }
+        const unsigned idx = (unsigned)(r->acc >> (64 - MB));
+        const unsigned ea = A[idx], en = N[idx];
+        const unsigned e = end ? en : ea;
+        c = end ? (c + 1 == nb ? 0 : c + 1) : c;
+        A = end ? A2 : A;
+        N = end ? N2 : N;
+        A2 = tam[c + 1];
+        N2 = tst[c + 2];
+        k = end ? 1 : k;
+        if (k + (int)(e >> 10) < 64) {
+            skip(r, (int)(e & 15));
+            k += (int)(e >> 4 & 63);
+        } else if (end) {   /* the DC code alone: a size, then that many bits */
+            const int t = decode(r, tdc[c]);
+            if (t < 0)
+                return IMGPU_SCAN_IRREGULAR;
+            skip(r, t);
+        } else {
+            const int a = ac_one(r, tac[c]);
+            if (a < 0)
+                return IMGPU_SCAN_IRREGULAR;
+            k += a;
+        }
+    }
 }
 
 /* The same walk as the commit before the many-code tables made it (pair tables, a fill before
