@@ -3,7 +3,13 @@
  * The markers are read as ITU-T T.81 lays them out (B.2): DHT tables are built into canonical
  * codes (C.2), the frame and scan headers give the MCU layout (A.2), and the scan is read code by
  * code (F.2.2): per block one DC code and its extra bits, then AC run/size codes until EOB or the
- * 64th coefficient. Nothing else of the decode is done. */
+ * 64th coefficient. Nothing else of the decode is done.
+ *
+ * The walk needs no coefficient, only where each code ends and how far it moves the block, so
+ * one lookup of 12 bits takes as many whole codes (each with its extra bits) as those bits hold:
+ * a block's DC code and its first AC codes, or a run of AC codes (walk_many). Codes too long for
+ * that are read one at a time, as before. A walk is a chain of dependent lookups; fewer, longer
+ * steps make it shorter. */
 #include "jpeg_scan.h"
 
 #include <stdint.h>
@@ -11,10 +17,7 @@
 
 #define LOOK 10   /* bits of the lookup table: most codes of a photo are shorter */
 #define PAIR 12   /* bits of the reference walk's two-code lookup (walk_ref) */
-#ifndef MB
-#define MB 12
-#endif
-#define MB_     /* bits of the scan's many-code lookups (mtab) */
+#define MB 12     /* bits of the many-code lookups (build_many): 12 beat 11 and 13 here */
 
 typedef struct {
     int defined;
@@ -194,11 +197,12 @@ static int code_at(const htab *t, unsigned w, int *sym)
 }
 
 /* A many-code table over MB bits: as many whole codes, each with its extra bits, as the MB bits
- * hold, read as the walk reads them one at a time. Of a block's start (dc given: its DC code,
- * then AC codes): (the coefficient the block is at after them, 64 once it ended) << 4 | bits;
- * 0: none fits. Of AC codes (dc NULL): pre << 10 | (coefficients they advance, 63 once the block
- * surely ended) << 4 | bits, where pre is what all but the last advance: the codes are the walk's
- * own only while k + pre < 64 (none but the last ends the block); pre 63: none fits. */
+ * hold, read as the walk reads them one at a time; of a block's start (dc given: its DC code,
+ * then AC codes) or of AC codes (dc NULL). Entry: pre << 10 | adv << 4 | bits: the codes take
+ * bits bits and move the block's coefficient k by adv (63 once the block surely ended; a block's
+ * start counts from k = 1, the DC code's own step not counted); pre: what all but the last code
+ * advance. The entry is the walk's own only while k + pre < 64 (no code but the last ends the
+ * block), so pre 63 (k >= 1) says: none fits, read one code alone. */
 static void build_many(uint16_t *m, const htab *dc, const htab *ac)
 {
     for (unsigned i = 0; i < 1u << MB; i++) {
@@ -273,9 +277,10 @@ static size_t clean_end(const bitrd *r)
 }
 
 /* Walks run MCUs from r: -1 when each is inside the data, else the verdict. Each lookup takes
- * as many codes as its table entry holds (most blocks of a photo in one to four). Where a block
- * ends is known only after its last lookup, so each lookup reads both tables that may come next
- * (the block's AC codes, the next block's start) and keeps one: no branch at a block's end. */
+ * as many codes as its table entry holds (a block of a 4K q92 photo: 4.6 lookups for 5.5 codes
+ * of 43 bits). Where a block ends is known only after its last lookup, so the next lookup reads
+ * both tables that may come next (the block's AC codes, the next block's start) before it is
+ * known which one it keeps. */
 static int walk_many(bitrd *r, const scan *S, long long run)
 {
     const uint16_t *tst[14], *tam[14];   /* a slot's tables, slot c at c, c + nb, c + 2 nb */
@@ -286,10 +291,6 @@ static int walk_many(bitrd *r, const scan *S, long long run)
             tdc[nb] = S->dc[s];
             tac[nb] = S->ac[s];
         }
-    for (int i = 0; i < 14; i++) {
-        tst[i] = S->st[0];
-        tam[i] = S->am[0];
-    }
     for (int i = 0, c = 0; i < 14; i++, c = c + 1 == nb ? 0 : c + 1) {
         int s = 0, q = c;
         while (q >= S->nblk[s])
