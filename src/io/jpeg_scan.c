@@ -410,7 +410,7 @@ static int ffff_near(const bitrd *r)
     return 0;
 }
 
-int imgpu__jpeg_scan_check(const unsigned char *b, size_t n)
+static int scan_check(const unsigned char *b, size_t n, int ref)
 {
     htab dc[4], ac[4];
     int sof = -1, nc = 0, w = 0, h = 0, ri = 0;
@@ -558,10 +558,10 @@ int imgpu__jpeg_scan_check(const unsigned char *b, size_t n)
         long long run = ri > 0 ? ri : mcus;
         if (run > mcus - done)
             run = mcus - done;
-        int v = walk_many(&r, &S, run);
+        int v = ref ? -1 : walk_many(&r, &S, run);
         if (v >= 0)
             return v;
-        if (ffff_near(&r)) {
+        if (ref || ffff_near(&r)) {
             if (!paired) {
                 for (int u = 0; u < nam; u++)
                     build_pair(pair[u], amt[u]);
@@ -589,3 +589,7 @@ int imgpu__jpeg_scan_check(const unsigned char *b, size_t n)
     }
     return IMGPU_SCAN_OTHER;
 }
+
+int imgpu__jpeg_scan_check(const unsigned char *b, size_t n) { return scan_check(b, n, 0); }
+
+int imgpu__jpeg_scan_check_ref(const unsigned char *b, size_t n) { return scan_check(b, n, 1); }
