@@ -11,7 +11,11 @@
  *     data the standard does not allow (a code no table holds, which libjpeg-turbo's fast path
  *     decodes as 0 silently; 0xFF fill before a stuffed FF 00), no file for a decoder whose
  *     handling of it is unknown;
- *   - progressive and multi-scan files: OTHER (not judged).
+ *   - progressive and multi-scan files: OTHER (not judged);
+ *   - the walk against the reference walk it replaced (imgpu__jpeg_scan_check_ref: one or two
+ *     codes a lookup, each read ahead as before): the same verdict on each file and on
+ *     thousands of altered ones (bytes changed, cuts, RST markers, FF FF 00 inside the data and
+ *     in junk before the EOI, where how far each walk reads ahead decides the irregular flag).
  * Prints the walker's speed on a large photo-like image beside libjpeg-turbo's decode (not a
  * test of speed: bench/ measures that). */
 #include "error.h"
@@ -109,6 +113,64 @@ static size_t sos_data(const unsigned char *b, size_t n)
     return 0;
 }
 
+/* xorshift: the altered files of the differential check */
+static unsigned long long rs = 88172645463325252ull;
+static unsigned rnd(void)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return (unsigned)(rs >> 11);
+}
+
+/* One altered copy of the JPEG b (scan data from s): its length, at most n + 32 */
+static size_t alter(const unsigned char *b, size_t n, size_t s, unsigned char *c)
+{
+    memcpy(c, b, n);
+    const size_t data = n - s;
+    size_t at = s + rnd() % data, m = n;
+    switch (rnd() % 10) {
+    case 0:   /* a byte */
+        c[at] = (unsigned char)rnd();
+        break;
+    case 1:   /* a bit */
+        c[at] ^= (unsigned char)(1u << (rnd() % 8));
+        break;
+    case 2:   /* cut, then an EOI */
+        c[at] = 0xFF;
+        c[at + 1] = 0xD9;
+        m = at + 2;
+        break;
+    case 3:   /* four bytes */
+        for (int q = 0; q < 4; q++)
+            c[s + rnd() % data] = (unsigned char)rnd();
+        break;
+    case 4:   /* an RSTn marker */
+        memmove(c + at + 2, c + at, n - at);
+        c[at] = 0xFF;
+        c[at + 1] = (unsigned char)(0xD0 + rnd() % 8);
+        m = n + 2;
+        break;
+    case 5:   /* a header byte (tables, layout) */
+        c[2 + rnd() % (s - 2)] = (unsigned char)rnd();
+        break;
+    default: {   /* FF FF .. 00 (with bytes before it): in the data, or in junk before the EOI */
+        const size_t pre = rnd() % 9, ff = 2 + rnd() % 3, ins = pre + ff + 1;
+        if (rnd() % 3)
+            at = n - 2 - rnd() % 4;
+        if (at < s)
+            at = s;
+        memmove(c + at + ins, c + at, n - at);
+        for (size_t q = 0; q < pre; q++)
+            c[at + q] = (unsigned char)(1 + rnd() % 254);
+        memset(c + at + pre, 0xFF, ff);
+        c[at + pre + ff] = 0;
+        m = n + ins;
+    }
+    }
+    return m;
+}
+
 static double now(void)
 {
     struct timespec t;
@@ -154,7 +216,7 @@ int main(int argc, char **argv)
         {131, 75, 3, 2, 2, 95, 1, 5, 0}, {64, 48, 3, 2, 2, 60, 0, 1, 0},  {17, 9, 3, 2, 2, 92, 0, 2, 0},
         {1, 1, 3, 2, 2, 92, 0, 0, 0},    {1, 1, 1, 1, 1, 92, 0, 0, 0},    {300, 200, 3, 2, 2, 100, 0, 7, 0},
     };
-    int cuts = 0, cut_bad = 0;
+    int cuts = 0, cut_bad = 0, diff_irregular = 0, diff_n = 0;
     for (size_t li = 0; li < sizeof layouts / sizeof *layouts; li++) {
         const layout *L = &layouts[li];
         size_t n;
@@ -193,6 +255,25 @@ int main(int argc, char **argv)
                        "layout %zu: byte %zu changed: libjpeg-turbo decodes it, the walker refuses", li, at);
         }
         free(cut);
+        /* the walk and the reference walk: the same verdict on each altered file */
+        unsigned char *alt = malloc(n + 32);
+        int same = 1, verdicts[4] = {0};
+        for (int t = 0; t < 1500; t++) {
+            const size_t m = alter(jpg, n, s, alt);
+            unsigned char *exact = malloc(m);   /* exactly m bytes: a read past them is ASan's */
+            memcpy(exact, alt, m);
+            const int v = imgpu__jpeg_scan_check(exact, m), vr = imgpu__jpeg_scan_check_ref(exact, m);
+            if (same && v != vr)
+                CHECKF(0, "layout %zu, altered file %d: walk %d, reference walk %d", li, t, v, vr);
+            same &= v == vr;
+            verdicts[vr & 3]++;
+            free(exact);
+        }
+        CHECKF(same, "layout %zu: the walk and the reference walk agree on 1,500 altered files "
+               "(whole %d, bad %d, other %d, irregular %d)", li, verdicts[0], verdicts[1], verdicts[2], verdicts[3]);
+        diff_irregular += verdicts[IMGPU_SCAN_IRREGULAR];
+        diff_n += 1500;
+        free(alt);
         free(jpg);
         /* progressive: not judged */
         layout P = *L;
@@ -203,6 +284,8 @@ int main(int argc, char **argv)
     }
     printf("cuts: %d, %d of them short (BAD)\n", cuts, cut_bad);
     CHECK(cut_bad > cuts / 2);
+    printf("walk against the reference walk: %d altered files, %d of them irregular\n", diff_n, diff_irregular);
+    CHECK(diff_irregular > 0);   /* the altered files reach the irregular flag */
 
     /* hostile headers: no table, a table that overflows, nothing at all */
     static const unsigned char tiny[] = {0xFF, 0xD8, 0xFF, 0xD9};
