@@ -1,6 +1,6 @@
 /* parallel.h — the CPU backend's one thread helper: a loop over rows cut into contiguous
- * parts, each part run on its own thread (the caller's thread runs the first), all joined
- * before the call returns. Internal to src/cpu/.
+ * parts, run concurrently by a pool of threads kept for the process and by the caller's
+ * thread (which runs the first), all finished before the call returns. Internal to src/cpu/.
  *
  * Bit-identical by construction: every row is still computed by the same code with the same
  * arithmetic; threads only decide who computes it. Callers that reduce (histograms) give each
@@ -51,8 +51,9 @@ int imgpu__cpu_parts(int rows, size_t row_work, size_t part_cost);
 
 /* Run fn over rows 0..rows-1 in `parts` contiguous parts (part p: rows rows*p/parts ..
  * rows*(p+1)/parts - 1), each exactly once, concurrently; returns when all have finished.
- * A thread that cannot be started has its part run on the caller's thread: the result is
- * the same, only slower. parts is clamped to 1..min(rows, IMGPU__CPU_MAX_THREADS). */
+ * Parts no pool thread has taken (none idle, or none could be started) are run on the
+ * caller's thread: the result is the same, only slower. Safe to call from many threads at
+ * once and from inside a part. parts is clamped to 1..min(rows, IMGPU__CPU_MAX_THREADS). */
 void imgpu__cpu_parallel_rows(int rows, int parts, imgpu__cpu_rows_fn fn, void *ctx);
 
 /* imgpu_image_copy (a new tight image, same bytes) with the rows copied on every core: the
