@@ -83,8 +83,8 @@ static void *caller_main(void *arg)
         atomic_fetch_add(errors, 1);
         return NULL;
     }
-    for (int i = 0; i < 50; i++)
-        if (run_job(ROWS - i, 2 + i % 6, i % 5 == 0, j) != 0)
+    for (int i = 0; i < 400; i++) /* mostly tiny jobs: parts finish while others are claimed */
+        if (run_job(i % 4 ? 1 + i % 9 : ROWS - i, 2 + i % 6, i % 50 == 0, j) != 0)
             atomic_fetch_add(errors, 1);
     free(j);
     return NULL;
@@ -95,6 +95,7 @@ int main(void)
     job *j = calloc(1, sizeof *j);
     if (!j)
         return 1;
+    imgpu__cpu_threads_set(PARTS, 0); /* PARTS threads, whatever this machine's cores */
 
     /* the threads are kept: the parts of 40 calls run on at most PARTS threads (first: no call
      * with more parts has grown the pool yet) */

@@ -20,7 +20,10 @@ extern "C" {
 #endif
 
 #define IMGPU__CPU_MAX_THREADS 256
-/* Work units (roughly: samples touched) below which another thread does not pay off. */
+/* Parts a thread when the backend has several: the pool's threads claim them as they come free,
+ * which evens out threads that start late or share their core. */
+#define IMGPU__CPU_PARTS_PER_THREAD 4
+/* Work units (roughly: samples touched) below which another part does not pay off. */
 #define IMGPU__CPU_MIN_PART_WORK ((size_t)1 << 16)
 
 /* IMGPU__CPU_WIDE before a row function: the compiler builds it twice, for x86-64's baseline
@@ -43,7 +46,8 @@ typedef void (*imgpu__cpu_rows_fn)(void *ctx, int part, int y0, int y1);
 int imgpu__cpu_threads(void);
 
 /* How many parts a loop of `rows` rows of `row_work` units each should be cut into:
- * 1..min(threads, rows), 1 for a small job (and 1 when rows <= 1). part_cost is the extra
+ * 1..min(threads * IMGPU__CPU_PARTS_PER_THREAD, rows, IMGPU__CPU_MAX_THREADS) (1 with one thread),
+ * 1 for a small job (and 1 when rows <= 1). part_cost is the extra
  * work each part brings (a private histogram to clear and merge: its bins), so 16-bit
  * histograms of small images are not split into 65536-bin parts. Callers with per-part
  * buffers size them with this and pass the same number to imgpu__cpu_parallel_rows. */
