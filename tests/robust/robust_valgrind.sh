@@ -41,7 +41,7 @@ check() {  # check NAME OK_STATUSES CMD...: start under memcheck; e.g. OK_STATUS
 # slowdown, so for test_io only memcheck's verdict counts (status 1 allowed); every other
 # test must pass as well.
 [ -x "$build/tests/test_io" ] && check test_io "0 1" "$build/tests/test_io"
-for t in test_cpu_rotate test_exif test_orient test_jpeg_meta test_batch_split; do
+for t in test_cpu_rotate test_cpu_pool test_exif test_orient test_jpeg_meta test_batch_split; do
     [ -x "$build/tests/$t" ] && check "$t" 0 "$build/tests/$t"
 done
 # all 2^24 colours take a minute under memcheck: 65536 of them there (test_cpu_color: 2^20)

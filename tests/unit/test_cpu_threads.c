@@ -218,11 +218,13 @@ int main(int argc, char **argv)
     /* The shortcut for small jobs: with it on (the default), a 37x23 image is one part. */
     imgpu__cpu_threads_set(4, 0);
     CHECK(imgpu__cpu_parts(23, 37 * 3, 256) == 1);
-    CHECK(imgpu__cpu_parts(2160, 3840 * 3, 256) == 4);
+    CHECK(imgpu__cpu_parts(2160, 3840 * 3, 256) == 4 * IMGPU__CPU_PARTS_PER_THREAD);
     CHECK(imgpu__cpu_parts(1, 1 << 30, 0) == 1);
     imgpu__cpu_threads_set(4, 1);
-    CHECK(imgpu__cpu_parts(23, 37 * 3, 256) == 4);
+    CHECK(imgpu__cpu_parts(23, 37 * 3, 256) == 4 * IMGPU__CPU_PARTS_PER_THREAD);
     CHECK(imgpu__cpu_parts(3, 1, 0) == 3);
+    imgpu__cpu_threads_set(1, 1); /* one thread: one part, whatever the size */
+    CHECK(imgpu__cpu_parts(2160, 3840 * 3, 256) == 1);
     imgpu__cpu_threads_set(0, 0);
     printf("%d images x 1 + %zu thread counts\n", images, nthreads);
     TEST_MAIN_END();

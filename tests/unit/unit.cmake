@@ -5,6 +5,8 @@
 #                     formulas)
 #   test_cpu_threads  the CPU backend on 1, 2, 3, 4 and 7 threads: byte-identical outputs
 #                     (src/backend/cpu/parallel.h); cli/cpu_threads_cli.sh does the same through the CLI
+#   test_cpu_pool     the CPU backend's thread pool (parallel.c): each part exactly once, from many
+#                     callers, nested, after fork(); threads kept across calls
 #   test_cpu_resize   resize's row engine (src/backend/cpu/resize.c) against its per-sample
 #                     reference code, byte for byte: every filter, --antialias, 1..4 channels,
 #                     8/16 bits, odd sizes, 1 and 3 threads
@@ -45,6 +47,7 @@ imgpu_add_c_test(test_cpu_rotate ${_imgpu_unit_dir}/test_cpu_rotate.c)
 imgpu_add_c_test(test_cpu_color ${_imgpu_unit_dir}/test_cpu_color.c)
 imgpu_add_c_test(test_cpu_clahe ${_imgpu_unit_dir}/test_cpu_clahe.c)
 imgpu_add_c_test(test_cpu_threads ${_imgpu_unit_dir}/test_cpu_threads.c)
+imgpu_add_c_test(test_cpu_pool ${_imgpu_unit_dir}/test_cpu_pool.c)
 imgpu_add_c_test(test_cpu_resize ${_imgpu_unit_dir}/test_cpu_resize.c TIMEOUT 120)
 imgpu_add_c_test(test_plan ${_imgpu_unit_dir}/test_plan.c)
 imgpu_add_c_test(test_auto_rule ${_imgpu_unit_dir}/test_auto_rule.c)

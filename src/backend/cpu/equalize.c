@@ -120,6 +120,21 @@ static void channel_hist_rows(void *ctx, int part, int y0, int y1)
     for (int y = y0; y < y1; y++) {
         const uint8_t *p = imgpu_image_row(in, y) + k;
         int x = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (c == 1) /* gray: eight pixels a load, taken apart by shifts (byte i of v is p[x + i]) */
+            for (; x + 8 <= w; x += 8, p += 8) {
+                uint64_t v;
+                memcpy(&v, p, 8);
+                h4[0][v & 255]++;
+                h4[1][(v >> 8) & 255]++;
+                h4[2][(v >> 16) & 255]++;
+                h4[3][(v >> 24) & 255]++;
+                h4[0][(v >> 32) & 255]++;
+                h4[1][(v >> 40) & 255]++;
+                h4[2][(v >> 48) & 255]++;
+                h4[3][v >> 56]++;
+            }
+#endif
         for (; x + 4 <= w; x += 4, p += 4 * c) {
             h4[0][p[0]]++;
             h4[1][p[c]]++;
@@ -141,10 +156,14 @@ static void channel_map_rows(void *ctx, int part, int y0, int y1)
     const eq_job *j = ctx;
     const imgpu_image *in = j->in;
     const int w = in->width, c = in->channels, k = j->k;
-    const uint8_t *lut = j->lut;
+    /* a private copy, and restrict: no store to the output can change the LUT, so the lookups
+     * need not wait for the stores before them (with j->lut, the gray loop's speed swung 1.4x
+     * with where the LUT happened to lie on the stack) */
+    uint8_t lut[256];
+    memcpy(lut, j->lut, sizeof lut);
     for (int y = y0; y < y1; y++) {
-        const uint8_t *p = imgpu_image_row(in, y) + k;
-        uint8_t *q = imgpu_image_row(j->out, y) + k;
+        const uint8_t *restrict p = imgpu_image_row(in, y) + k;
+        uint8_t *restrict q = imgpu_image_row(j->out, y) + k;
         if (c == 1) { /* gray: the same statement with a constant step, which the compiler unrolls */
             for (int x = 0; x < w; x++)
                 q[x] = lut[p[x]];

@@ -1,6 +1,6 @@
 /* parallel.h — the CPU backend's one thread helper: a loop over rows cut into contiguous
- * parts, each part run on its own thread (the caller's thread runs the first), all joined
- * before the call returns. Internal to src/cpu/.
+ * parts, run concurrently by a pool of threads kept for the process and by the caller's
+ * thread (which runs the first), all finished before the call returns. Internal to src/cpu/.
  *
  * Bit-identical by construction: every row is still computed by the same code with the same
  * arithmetic; threads only decide who computes it. Callers that reduce (histograms) give each
@@ -20,7 +20,10 @@ extern "C" {
 #endif
 
 #define IMGPU__CPU_MAX_THREADS 256
-/* Work units (roughly: samples touched) below which another thread does not pay off. */
+/* Parts a thread when the backend has several: the pool's threads claim them as they come free,
+ * which evens out threads that start late or share their core. */
+#define IMGPU__CPU_PARTS_PER_THREAD 4
+/* Work units (roughly: samples touched) below which another part does not pay off. */
 #define IMGPU__CPU_MIN_PART_WORK ((size_t)1 << 16)
 
 /* IMGPU__CPU_WIDE before a row function: the compiler builds it twice, for x86-64's baseline
@@ -43,7 +46,8 @@ typedef void (*imgpu__cpu_rows_fn)(void *ctx, int part, int y0, int y1);
 int imgpu__cpu_threads(void);
 
 /* How many parts a loop of `rows` rows of `row_work` units each should be cut into:
- * 1..min(threads, rows), 1 for a small job (and 1 when rows <= 1). part_cost is the extra
+ * 1..min(threads * IMGPU__CPU_PARTS_PER_THREAD, rows, IMGPU__CPU_MAX_THREADS) (1 with one thread),
+ * 1 for a small job (and 1 when rows <= 1). part_cost is the extra
  * work each part brings (a private histogram to clear and merge: its bins), so 16-bit
  * histograms of small images are not split into 65536-bin parts. Callers with per-part
  * buffers size them with this and pass the same number to imgpu__cpu_parallel_rows. */
@@ -51,8 +55,9 @@ int imgpu__cpu_parts(int rows, size_t row_work, size_t part_cost);
 
 /* Run fn over rows 0..rows-1 in `parts` contiguous parts (part p: rows rows*p/parts ..
  * rows*(p+1)/parts - 1), each exactly once, concurrently; returns when all have finished.
- * A thread that cannot be started has its part run on the caller's thread: the result is
- * the same, only slower. parts is clamped to 1..min(rows, IMGPU__CPU_MAX_THREADS). */
+ * Parts no pool thread has taken (none idle, or none could be started) are run on the
+ * caller's thread: the result is the same, only slower. Safe to call from many threads at
+ * once and from inside a part. parts is clamped to 1..min(rows, IMGPU__CPU_MAX_THREADS). */
 void imgpu__cpu_parallel_rows(int rows, int parts, imgpu__cpu_rows_fn fn, void *ctx);
 
 /* imgpu_image_copy (a new tight image, same bytes) with the rows copied on every core: the
