@@ -233,7 +233,7 @@ int main(int argc, char **argv)
             cut[s + k] = 0xFF;
             cut[s + k + 1] = 0xD9;
             const int v = imgpu__jpeg_scan_check(cut, s + k + 2), ok = cpu_decodes(cut, s + k + 2);
-            CHECKF(imgpu__jpeg_scan_walk(cut, s + k + 2, 2) == v && imgpu__jpeg_scan_walk(cut, s + k + 2, 1) == v,
+            CHECKF(imgpu__jpeg_scan_walk(cut, s + k + 2, 2) == v,   /* (v: the reference walk's, small files) */
                    "layout %zu: cut at %zu: the many-code walk and the reference walk agree", li, k);
             CHECKF(ok ? v == IMGPU_SCAN_WHOLE : (v == IMGPU_SCAN_BAD || v == IMGPU_SCAN_IRREGULAR),
                    "layout %zu: cut at %zu of %zu: walker %d, libjpeg-turbo %s", li, k, data, v,
@@ -260,7 +260,7 @@ int main(int argc, char **argv)
         /* the walk and the reference walk: the same verdict on each altered file */
         unsigned char *alt = malloc(n + 32);
         int same = 1, verdicts[4] = {0};
-        for (int t = 0; t < 1500; t++) {
+        for (int t = 0; t < 600; t++) {
             const size_t m = alter(jpg, n, s, alt);
             unsigned char *exact = malloc(m);   /* exactly m bytes: a read past them is ASan's */
             memcpy(exact, alt, m);
@@ -271,10 +271,10 @@ int main(int argc, char **argv)
             verdicts[vr & 3]++;
             free(exact);
         }
-        CHECKF(same, "layout %zu: the walk and the reference walk agree on 1,500 altered files "
+        CHECKF(same, "layout %zu: the walk and the reference walk agree on 600 altered files "
                "(whole %d, bad %d, other %d, irregular %d)", li, verdicts[0], verdicts[1], verdicts[2], verdicts[3]);
         diff_irregular += verdicts[IMGPU_SCAN_IRREGULAR];
-        diff_n += 1500;
+        diff_n += 600;
         free(alt);
         free(jpg);
         /* progressive: not judged */
