@@ -31,8 +31,10 @@ enum {
  * stack), and takes time linear in n: it stops at the first MCU that reads past the data. */
 int imgpu__jpeg_scan_check(const unsigned char *b, size_t n);
 
-/* The same verdict by the walk before the many-code lookups (one or two codes a lookup), kept as
- * the reference: tests and the fuzz target hold the two to each other on every input. */
-int imgpu__jpeg_scan_check_ref(const unsigned char *b, size_t n);
+/* The same, by the walk chosen: how 0 as imgpu__jpeg_scan_check (the many-code walk where the
+ * scan holds 128 KiB or more, the reference walk below that), 1 the reference walk (one or two
+ * codes a lookup: the walk before the many-code one, which builds its tables faster), 2 the
+ * many-code walk. The same verdict on every input: tests and the fuzz target hold them to it. */
+int imgpu__jpeg_scan_walk(const unsigned char *b, size_t n, int how);
 
 #endif

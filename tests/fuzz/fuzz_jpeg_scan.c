@@ -2,7 +2,7 @@
  * which decides whether a JPEG may go to nvJPEG's engines, on any bytes. Checked for every input:
  *   - it reads nothing outside the input (an exact-size buffer under ASan) and returns one of
  *     its four verdicts, the same on a second call (no hidden state), and the same as the
- *     reference walk it replaced (imgpu__jpeg_scan_check_ref);
+ *     reference walk (imgpu__jpeg_scan_walk: the many-code walk and the one it replaced);
  *   - it agrees with libjpeg-turbo, the reference, where that matters: a file imgpu's CPU load
  *     decodes (libjpeg-turbo without a warning, small limits) is never called BAD (short or
  *     broken), so that no good file is refused by the GPU path's rule; and a WHOLE file that the
@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const int v = imgpu__jpeg_scan_check(b, size);
     if (v < IMGPU_SCAN_WHOLE || v > IMGPU_SCAN_IRREGULAR || imgpu__jpeg_scan_check(b, size) != v)
         abort();
-    if (imgpu__jpeg_scan_check_ref(b, size) != v)
+    if (imgpu__jpeg_scan_walk(b, size, 1) != v || imgpu__jpeg_scan_walk(b, size, 2) != v)
         abort();   /* the many-code walk and the reference walk disagree */
     if (v == IMGPU_SCAN_BAD && cpu_decodes(b, size))
         abort();   /* libjpeg-turbo decodes it without a word, the walker calls it broken */

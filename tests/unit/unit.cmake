@@ -37,7 +37,7 @@
 #   test_jpeg_scan    the baseline scan walker that keeps a JPEG cut short from nvJPEG's engines
 #                     (src/io/jpeg_scan.c, issue 25) against libjpeg-turbo's verdict on thousands
 #                     of cut and altered scans, and against the walk it replaced (issue 27's
-#                     faster walk) on 18,000 altered files; its fuzz target is fuzz_jpeg_scan
+#                     faster walk) on 7,200 altered files and every cut; its fuzz target is fuzz_jpeg_scan
 #   test_pages        multi-page TIFF output (imgpu_pages_*, each page's own metadata) and
 #                     imgpu_image_load_pages (issue 30: --pages all)
 set(_imgpu_unit_dir ${CMAKE_CURRENT_LIST_DIR})
