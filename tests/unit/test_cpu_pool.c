@@ -1,19 +1,21 @@
 /* test_cpu_pool.c — imgpu__cpu_parallel_rows's contract (src/backend/cpu/parallel.h) on its
  * thread pool: every row of every part is run exactly once with part p's bounds, from many
- * caller threads at once, from inside a part (nested), and in a child after fork(); and the
- * threads are kept: 40 calls of 4 parts run on at most 4 distinct threads (a thread started per
- * part and call gives about 120). */
+ * caller threads at once, from inside a part (nested), and in a child after fork(); 4 calls at
+ * once get 4 threads each, all running together; and the threads are kept: 40 calls of 4
+ * parts run on at most 4 distinct threads (a thread started per part and call gives about 120). */
 #define _GNU_SOURCE
 #include "cpu/parallel.h"
 #include "test_util.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ROWS 1000
@@ -75,6 +77,36 @@ static int run_job(int rows, int parts, int nested, job *j)
     return errors;
 }
 
+/* Concurrency: CALLERS threads each run a job of PARTS parts at once; every part waits (up to
+ * 30 s: valgrind on a loaded machine is slow to start them) until all CALLERS x PARTS parts are
+ * running together, as they did with a thread per part (batch's decode threads each run their
+ * ops on their share of the cores at once). */
+#define CALLERS 4
+static atomic_int s_running, s_all_met;
+
+static void together_fn(void *ctx, int part, int y0, int y1)
+{
+    (void)ctx, (void)part, (void)y0, (void)y1;
+    atomic_fetch_add(&s_running, 1);
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        if (atomic_load(&s_running) >= CALLERS * PARTS) {
+            atomic_fetch_add(&s_all_met, 1);
+            return;
+        }
+        sched_yield(); /* under valgrind, one thread runs at a time: let the others start */
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while (t.tv_sec - t0.tv_sec < 30);
+}
+
+static void *together_main(void *arg)
+{
+    (void)arg;
+    imgpu__cpu_parallel_rows(PARTS, PARTS, together_fn, NULL);
+    return NULL;
+}
+
 static void *caller_main(void *arg)
 {
     atomic_int *errors = arg;
@@ -131,6 +163,17 @@ int main(void)
         pthread_join(th[t], NULL);
     CHECK(started == 6);
     CHECKF(atomic_load(&errors) == 0, "%d concurrent calls went wrong", atomic_load(&errors));
+
+    /* CALLERS calls at once get PARTS threads each, all running together */
+    pthread_t tt[CALLERS];
+    int tstarted = 0;
+    for (int t = 0; t < CALLERS; t++)
+        tstarted += pthread_create(&tt[tstarted], NULL, together_main, NULL) == 0;
+    for (int t = 0; t < tstarted; t++)
+        pthread_join(tt[t], NULL);
+    CHECK(tstarted == CALLERS);
+    CHECKF(atomic_load(&s_all_met) == CALLERS * PARTS, "%d of %d parts ran all together", atomic_load(&s_all_met),
+           CALLERS * PARTS);
 
     /* fork after the pool has threads: the child's calls still finish, exactly once */
     fflush(NULL);

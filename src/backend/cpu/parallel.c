@@ -13,8 +13,9 @@
  * a part that itself calls imgpu__cpu_parallel_rows, workers that could not be started): it
  * only waits for parts already running. Parts outnumber threads (IMGPU__CPU_PARTS_PER_THREAD to
  * one, parallel.h), so a thread that starts late or shares its core holds the rest up by one
- * small part at most. Workers are started as calls need them (one fewer than the caller's
- * imgpu__cpu_threads(), or than its parts), block every signal, poll for about 20 us before
+ * small part at most. Workers are started as calls need them (each call wants one fewer than
+ * its caller's imgpu__cpu_threads(), or than its parts; the pool grows to what the calls in
+ * flight want together, as a thread per part did), block every signal, poll for about 20 us before
  * they sleep (an op's next pass usually comes sooner), and are stopped and joined when the
  * library is unloaded or the process exits (valgrind-clean). After fork() the child has no
  * workers: the pool starts again empty there.
@@ -120,6 +121,7 @@ static pool_job *s_queue; /* jobs in flight, oldest first (s_mu; peeked at witho
 static pthread_t s_worker[IMGPU__CPU_MAX_THREADS];
 static int s_nworkers;   /* started and not yet stopped (s_mu) */
 static int s_idle;       /* of them, asleep on s_work (s_mu) */
+static int s_want;       /* helpers the calls in flight asked for, summed (s_mu) */
 static atomic_int s_stop; /* set at unload / exit: workers return */
 static pthread_once_t s_pool_once = PTHREAD_ONCE_INIT;
 
@@ -226,6 +228,7 @@ static void fork_child(void)
     s_queue = NULL;
     s_nworkers = 0;
     s_idle = 0;
+    s_want = 0;
     pthread_cond_init(&s_work, NULL);
     pthread_cond_init(&s_done, NULL);
     pthread_mutex_unlock(&s_mu);
@@ -266,8 +269,11 @@ void imgpu__cpu_parallel_rows(int rows, int parts, imgpu__cpu_rows_fn fn, void *
     int helpers = imgpu__cpu_threads();
     helpers = (helpers < parts ? helpers : parts) - 1;
     pthread_mutex_lock(&s_mu);
-    if (s_nworkers < helpers)
-        pool_grow(helpers);
+    /* as many workers as the calls in flight want together: batch's decode threads each run
+     * their ops on their share of the cores (imgpu_cpu_threads_cap), at once */
+    s_want += helpers;
+    if (s_nworkers < s_want)
+        pool_grow(s_want < IMGPU__CPU_MAX_THREADS - 1 ? s_want : IMGPU__CPU_MAX_THREADS - 1);
     pool_job **q = &s_queue;
     while (*q)
         q = &(*q)->link;
@@ -284,6 +290,7 @@ void imgpu__cpu_parallel_rows(int rows, int parts, imgpu__cpu_rows_fn fn, void *
     } while ((p = atomic_fetch_add(&j.next, 1)) < parts);
     pthread_mutex_lock(&s_mu);
     unqueue(&j);
+    s_want -= helpers;
     pthread_mutex_unlock(&s_mu);
     for (int i = 0; i < POOL_SPINS && atomic_load_explicit(&j.left, memory_order_acquire) > 0; i++)
         cpu_relax();
