@@ -199,6 +199,20 @@ IMGPU__CPU_WIDE static void luma_hist_rows(void *ctx, int part, int y0, int y1)
                 for (int x = 0; x < n; x++)
                     ys[x] = imgpu__rgb_to_y(p[c * x], p[c * x + 1], p[c * x + 2]);
             int x = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            for (; x + 8 <= n; x += 8) { /* eight Y a load, as the gray histogram */
+                uint64_t v;
+                memcpy(&v, ys + x, 8);
+                h4[0][v & 255]++;
+                h4[1][(v >> 8) & 255]++;
+                h4[2][(v >> 16) & 255]++;
+                h4[3][(v >> 24) & 255]++;
+                h4[0][(v >> 32) & 255]++;
+                h4[1][(v >> 40) & 255]++;
+                h4[2][(v >> 48) & 255]++;
+                h4[3][v >> 56]++;
+            }
+#endif
             for (; x + 4 <= n; x += 4) {
                 h4[0][ys[x]]++;
                 h4[1][ys[x + 1]]++;
@@ -223,7 +237,8 @@ static inline __attribute__((always_inline)) void luma_map_rgb(const uint8_t *re
 {
     for (int x = 0; x < w; x++) {
         const int r = p[3 * x], g = p[3 * x + 1], b = p[3 * x + 2];
-        const int yy = imgpu__descale14(IMGPU_R2Y * r + IMGPU_G2Y * g + IMGPU_B2Y * b); /* 0..255 */
+        /* imgpu__descale14 of a non-negative sum, without its bias for negative ones: 0..255 */
+        const int yy = (IMGPU_R2Y * r + IMGPU_G2Y * g + IMGPU_B2Y * b + (1 << 13)) >> 14;
         uint8_t o[3];
         imgpu__ycc_replace_y(r, b, yy, lut[yy], o);
         q[3 * x] = o[0];
