@@ -3,7 +3,9 @@
  * definition, shapes (1xN, Nx1, odd width 451 with padded rows), alpha pass-through, luminance
  * versus per-channel, the "equalization raises contrast" invariant, and luminance mode on every
  * one of the 2^24 colours (one 4096x4096 image; --quick: 65536 of them, for valgrind) against
- * the plain per-pixel conversions of cpu/ycc.h, which the mapping loop replaces by tables.
+ * the plain per-pixel conversions of cpu/ycc.h, which the mapping loop replaces by tables, and
+ * ycc.h's clamp and luminance statements against OpenCV's formulas written out plainly, on every
+ * input they can take.
  * Bit-exactness against cv2 itself is tests/opencv/cpu_opencv_equalize.py. */
 #include "cpu/cpu.h"
 #include "cpu/ycc.h"
@@ -433,6 +435,58 @@ static void every_colour(int quick)
     imgpu_image_free(in);
 }
 
+/* ycc.h's per-pixel statements against their definitions written out here the plain way (the
+ * nested saturations and the "+ (128 << 14)" of OpenCV's formulas, floor division by 2^14 in
+ * 64 bits), on every input each can take:
+ *   - imgpu__sat_u8 on every int of -2^24..2^24 (the products here stay under 2^23);
+ *   - imgpu__ycc_replace_y(r, b, Y, y2) on every colour (quick: 65536) with y2 = 0 and 255.
+ *     Both sides have the shape sat(y2 + t) per channel, t a function of the colour alone with
+ *     |t| <= 180: y2 = 0 shows t when t >= 0 and y2 = 255 when t <= 0, so equal outputs at
+ *     these two mean equal t, and so equal outputs for every y2 in 0..255. */
+static int plain_sat(long v)
+{
+    return v < 0 ? 0 : v > 255 ? 255 : (int)v;
+}
+
+static long plain_descale14(long x) /* round half up, floor for negatives */
+{
+    const long s = x + (1L << 13);
+    return s >= 0 ? s / 16384 : -((-s + 16383) / 16384);
+}
+
+static void plain_replace_y(int r, int g, int b, int y2, uint8_t q[3])
+{
+    const long yy = plain_descale14(4899L * r + 9617L * g + 1868L * b);
+    const int cr = plain_sat(plain_descale14((r - yy) * 11682L + (128L << 14)));
+    const int cb = plain_sat(plain_descale14((b - yy) * 9241L + (128L << 14)));
+    q[0] = (uint8_t)plain_sat(y2 + plain_descale14(22987L * (cr - 128)));
+    q[1] = (uint8_t)plain_sat(y2 + plain_descale14(-11698L * (cr - 128) - 5636L * (cb - 128)));
+    q[2] = (uint8_t)plain_sat(y2 + plain_descale14(29049L * (cb - 128)));
+}
+
+static void ycc_statements(int quick)
+{
+    long bad_sat = 0;
+    for (long v = -(1L << 24); v <= (1L << 24); v++)
+        bad_sat += imgpu__sat_u8((int)v) != plain_sat(v);
+    CHECKF(bad_sat == 0, "imgpu__sat_u8: %ld of 2^25 + 1 ints differ", bad_sat);
+    const uint32_t n = quick ? 1u << 16 : 1u << 24;
+    long bad = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        /* quick: R and B every value, G a spread of them */
+        const int r = (int)(quick ? i >> 8 : i >> 16), b = (int)(i & 255);
+        const int g = (int)(quick ? (r * 7 + b * 13) & 255 : (i >> 8) & 255);
+        const int yy = imgpu__descale14(IMGPU_R2Y * r + IMGPU_G2Y * g + IMGPU_B2Y * b);
+        for (int y2 = 0; y2 <= 255; y2 += 255) {
+            uint8_t got[3], want[3];
+            imgpu__ycc_replace_y(r, b, yy, y2, got);
+            plain_replace_y(r, g, b, y2, want);
+            bad += memcmp(got, want, 3) != 0;
+        }
+    }
+    CHECKF(bad == 0, "imgpu__ycc_replace_y: %ld of %u colours x 2 differ from the plain formulas", bad, n);
+}
+
 int main(int argc, char **argv)
 {
     const int quick = argc > 1 && !strcmp(argv[1], "--quick");
@@ -442,5 +496,6 @@ int main(int argc, char **argv)
     raises_contrast();
     errors();
     every_colour(quick);
+    ycc_statements(quick);
     TEST_MAIN_END();
 }
