@@ -10,6 +10,8 @@
 #   test_cpu_resize   resize's row engine (src/backend/cpu/resize.c) against its per-sample
 #                     reference code, byte for byte: every filter, --antialias, 1..4 channels,
 #                     8/16 bits, odd sizes, 1 and 3 threads
+#   test_image_pages  pixel buffers of 4 MiB and more carry the transparent-huge-page hint, as
+#                     numpy's arrays do (src/core/image.c)
 #   test_plan         the pipeline plan
 #   test_auto_rule    `auto`'s start rule and run-time rule held to each other (issue 30)
 #   test_op_table     the op table (src/op/op_table.h): names, kinds, each parameter's default
@@ -49,6 +51,7 @@ imgpu_add_c_test(test_cpu_clahe ${_imgpu_unit_dir}/test_cpu_clahe.c)
 imgpu_add_c_test(test_cpu_threads ${_imgpu_unit_dir}/test_cpu_threads.c)
 imgpu_add_c_test(test_cpu_pool ${_imgpu_unit_dir}/test_cpu_pool.c)
 imgpu_add_c_test(test_cpu_resize ${_imgpu_unit_dir}/test_cpu_resize.c TIMEOUT 120)
+imgpu_add_c_test(test_image_pages ${_imgpu_unit_dir}/test_image_pages.c)
 imgpu_add_c_test(test_plan ${_imgpu_unit_dir}/test_plan.c)
 imgpu_add_c_test(test_auto_rule ${_imgpu_unit_dir}/test_auto_rule.c)
 imgpu_add_c_test(test_op_table ${_imgpu_unit_dir}/test_op_table.c)
