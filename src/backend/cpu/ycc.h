@@ -69,7 +69,8 @@ static inline void imgpu__ycbcr_to_rgb(uint8_t y, uint8_t cb, uint8_t cr, uint8_
  * The same values as those two functions, with Cr - 128 and Cb - 128 computed directly:
  * descale14(x + (128 << 14)) = descale14(x) + 128 (the added term is a whole multiple of 2^14,
  * so neither the rounding nor the floor changes), and sat_u8(v + 128) - 128 = v clamped to
- * -128..127. test_cpu_equalize checks it against them on every colour and replacement Y. */
+ * -128..127. test_cpu_equalize checks it against OpenCV's formulas written out plainly, on
+ * every colour and (through Y' = 0 and 255) every replacement Y. */
 static inline void imgpu__ycc_replace_y(int r, int b, int yy, int y2, uint8_t q[3])
 {
     int dcr = imgpu__descale14((r - yy) * IMGPU_Y2CR), dcb = imgpu__descale14((b - yy) * IMGPU_Y2CB);
