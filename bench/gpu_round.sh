@@ -13,9 +13,12 @@
 #   tone      imgpu-bench --ops tone: levels, normalize (luminance, per channel), autolevel
 #             through the CUDA run table beside a device copy of the same buffer, 4K and 8K,
 #             gray and RGB, 8 and 16 bits
+#   chain     bench/chain_profile.py --n N (128): issue 27's decode -> equalize -> encode chain
+#             taken apart (each stage alone, the two side by side, the chain and variants: 2 decode
+#             threads, equalize on the encode thread), per-thread CPU, GIL probe, NVML (~60 s)
 #   resize_batch  bench/resize_batch.sh: imgpu batch --resize --fit 1920x1080 over BENCH_N 4K
 #             JPEGs vs an all-core OpenCV loop and vipsthumbnail (.gpuvips, when carried)
-# BENCH_PARTS (default the first six) picks; BENCH_N the JPEG count. Issue 28's round, ~3 min
+# BENCH_PARTS (default the first six) picks; BENCH_N the JPEG count (BENCH_CHAIN_N for chain). Issue 28's round, ~3 min
 # with the build on a fresh machine (one call, carry [".gpu", ".gpuvips"]):
 #   BENCH_PARTS="resize tone resize_batch" bash bench/gpu_round.sh
 # build-gpu is configured and built first when it is missing (as tests/device.sh does).
@@ -51,6 +54,8 @@ for p in $parts; do
               PYTHONPATH=build-gpu/python timeout 120 python3 bench/resize_torch.py; } > "$OUT/resize.log" 2>&1 ;;
     tone) timeout 90 build-gpu/imgpu-bench --ops tone --sizes 4k,8k --channels 1,3 --contents photo --depths 8,16 \
             > "$OUT/tone.log" 2>&1 ;;
+    chain) PYTHONPATH=build-gpu/python timeout 150 python3 bench/chain_profile.py --n "${BENCH_CHAIN_N:-128}" \
+             > "$OUT/chain.log" 2>&1 ;;
     resize_batch) timeout 150 bash bench/resize_batch.sh build-gpu/imgpu "$n" 3 > "$OUT/resize_batch.log" 2>&1 ;;
     *) echo "gpu_round: unknown part '$p'"; false ;;
   esac
