@@ -26,7 +26,8 @@ Columns of each row:
   cores       process CPU (getrusage, as os.times but in us: every thread, those that ended
               included) / wall
   gil         mean lateness (ms) of a 2 ms sleep in a probe thread: the time a thread that wants
-              the GIL waits for it (~0.05-0.1 ms is the timer alone; ~1 ms and up: the GIL is busy)
+              the GIL waits for it (~0.05-0.1 ms is the timer alone; ~1 ms and up: the GIL is busy;
+              with every core busy it also counts the wait for a core)
   gpu jpg     NVML's GPU-busy and JPEG-engine-busy %, averaged over ~100 ms samples of the window
               (NVML's own sampling is 1/6-1 s: a rough figure; '-' where NVML or the JPEG counter
               is missing; GPU index 0)
@@ -298,6 +299,11 @@ def header():
 
 # ---- the work ------------------------------------------------------------------------------------
 
+def arrays_of(imgpu, items):
+    """decode_batch's list without its imgpu.Error items (the chain's count check then fails)."""
+    return [a for a in items if isinstance(a, imgpu.Array)]
+
+
 def chunks(seq, c):
     return [seq[i:i + c] for i in range(0, len(seq), c)]
 
@@ -311,7 +317,7 @@ def dec_alone(imgpu, jpegs, ctx, chunk, reps):
         for _ in range(reps):
             for part in chunks(jpegs, chunk):
                 last = acct.timed("dec", imgpu.decode_batch, part, device=ctx)
-        for x in last:
+        for x in arrays_of(imgpu, last):
             acct.timed("sync", x.synchronize)
 
     with Window() as w:
@@ -357,7 +363,7 @@ def chain(imgpu, jpegs, dctxs, ectxs, chunk=64, eq_on_enc=False, reps=1, qdepth=
                     if part is None:
                         break
                     arrays = acct.timed("dec", imgpu.decode_batch, part, device=ctx)
-                    arrays = [a for a in arrays if isinstance(a, imgpu.Array)]
+                    arrays = arrays_of(imgpu, arrays)
                     if not eq_on_enc:
                         arrays = acct.timed("eq", lambda: [imgpu.equalize(a, device=ctx) for a in arrays])
                     acct.timed("put", q.put, arrays)
@@ -406,7 +412,7 @@ def both(imgpu, jpegs, arrays, dctx, ectx, secs, eq, chunk=64):
             while time.perf_counter() < stop_at():
                 part = dparts[k % len(dparts)]
                 k += 1
-                last = acct.timed("dec", imgpu.decode_batch, part, device=dctx)
+                last = arrays_of(imgpu, acct.timed("dec", imgpu.decode_batch, part, device=dctx))
                 if eq:
                     last = acct.timed("eq", lambda: [imgpu.equalize(a, device=dctx) for a in last])
                 n += len(part)
@@ -482,14 +488,14 @@ def main():
     t0 = time.perf_counter()
     d1, d2, e1, e2 = ctx0, imgpu.Context("cuda"), imgpu.Context("cuda"), imgpu.Context("cuda")
     for c in (d1, d2, e1, e2):
-        warm = imgpu.decode_batch(jpegs[:8], device=c)
+        warm = arrays_of(imgpu, imgpu.decode_batch(jpegs[:8], device=c))
         imgpu.encode_batch([imgpu.equalize(a, device=c) for a in warm], "jpg", quality=92, device=c)
     print("warm-up: CUDA + nvJPEG set-up, decode + equalize + encode of 8 on each of 4 contexts, apart: %.2f s"
           % (time.perf_counter() - t0), flush=True)
     t0 = time.perf_counter()
     arrays = []
     for part in chunks(jpegs, 64):
-        arrays += [imgpu.equalize(a, device=e1) for a in imgpu.decode_batch(part, device=e1)]
+        arrays += [imgpu.equalize(a, device=e1) for a in arrays_of(imgpu, imgpu.decode_batch(part, device=e1))]
     for a in arrays:
         a.synchronize()
     print("pre-decoded + equalized %d arrays for the encode rows in %.2f s" % (len(arrays), time.perf_counter() - t0))
