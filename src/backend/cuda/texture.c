@@ -229,7 +229,8 @@ int imgpu__cuda_tex_load(imgpu__cuda_tex *t, const unsigned char *d_src, int w, 
             goto fail;
         if ((rc = make_texture(t, cudaFilterModePoint, &t->point)) != 0)
             goto fail;
-        if (channels == 3) {
+        if (channels == 3 && !t->surf) { /* the array's surface: kept while the array is (a new
+                                           * background retires only the texture views) */
             struct cudaResourceDesc res;
             memset(&res, 0, sizeof res);
             res.resType = cudaResourceTypeArray;
