@@ -22,3 +22,6 @@ imgpu_add_c_test(test_gpu_crop ${_imgpu_gpu_dir}/test_gpu_crop.c GPU TIMEOUT 600
 imgpu_add_c_test(test_gpu_resize ${_imgpu_gpu_dir}/test_gpu_resize.c GPU TIMEOUT 600)
 imgpu_add_c_test(test_gpu_tone ${_imgpu_gpu_dir}/test_gpu_tone.c GPU TIMEOUT 600)
 imgpu_add_c_test(test_gpu_norm ${_imgpu_gpu_dir}/test_gpu_norm.c GPU TIMEOUT 600)
+# test_gpu_tex_views: a new background on an RGB rotation source keeps the surface object over the
+#   same array (d7abdc2: a new one was made and the old one leaked)
+imgpu_add_c_test(test_gpu_tex_views ${_imgpu_gpu_dir}/test_gpu_tex_views.c GPU TIMEOUT 60)
