@@ -8,16 +8,7 @@ build=${1:-build-gpu}; n=${2:-200}
 d=${BENCH_DIR:-/tmp/dprof}
 here=$(cd "$(dirname "$0")" && pwd)
 cuda=${CUDA_HOME:-/usr/local/cuda}
-mkdir -p "$d"
-python3 - "$n" "$d" <<PYEOF
-import os, sys
-sys.path.insert(0, "$here")
-import python_bench as pb
-n, d = int(sys.argv[1]), sys.argv[2]
-if len([f for f in os.listdir(d) if f.endswith(".jpg")]) < n:
-    for i, b in enumerate(pb.make_jpegs(n)):
-        open(os.path.join(d, "%04d.jpg" % i), "wb").write(b)
-PYEOF
+PYTHONPATH="$here" python3 -c 'import sys, python_bench; python_bench.write_jpegs(int(sys.argv[1]), sys.argv[2])' "$n" "$d"
 cc -O2 -std=c17 -D_POSIX_C_SOURCE=200809L "$here/decode_profile.c" "$here/../src/io/jpeg_scan.c" -I"$build/include" -I"$here/../src/io" -I"$cuda/include" \
    -L"$build/lib" -limgpu -L"$cuda/lib64" -lnvjpeg -lcudart -Wl,-rpath,"$(cd "$build/lib" && pwd)" \
    -Wl,-rpath,"$cuda/lib64" -Wl,-rpath-link,${GPU_PREFIX:-/tmp/gpu-prefix}/usr/lib/x86_64-linux-gnu -L${GPU_PREFIX:-/tmp/gpu-prefix}/usr/lib/x86_64-linux-gnu -o "$d/decode_profile"

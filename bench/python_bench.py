@@ -57,6 +57,16 @@ def make_jpegs(n):
     return out
 
 
+def write_jpegs(n, d):
+    """make_jpegs(n) written as d/0000.jpg ... once (kept when d already holds n JPEGs): the
+    inputs of bench/walk_bench.sh and bench/decode_profile.sh."""
+    os.makedirs(d, exist_ok=True)
+    if len([f for f in os.listdir(d) if f.endswith(".jpg")]) < n:
+        for i, b in enumerate(make_jpegs(n)):
+            with open(os.path.join(d, "%04d.jpg" % i), "wb") as f:
+                f.write(b)
+
+
 def row(name, value, unit, note=""):
     print("%-58s %12.1f %s %s" % (name, value, unit, note), flush=True)
 

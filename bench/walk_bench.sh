@@ -6,14 +6,5 @@ set -eu
 build=${1:-build}; n=${2:-12}
 d=${BENCH_DIR:-/tmp/walkbench}
 here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$d"
-/usr/bin/python3 - "$n" "$d" <<PYEOF
-import os, sys
-sys.path.insert(0, "$here")
-import python_bench as pb
-n, d = int(sys.argv[1]), sys.argv[2]
-if len([f for f in os.listdir(d) if f.endswith(".jpg")]) < n:
-    for i, b in enumerate(pb.make_jpegs(n)):
-        open(os.path.join(d, "%04d.jpg" % i), "wb").write(b)
-PYEOF
+PYTHONPATH="$here" /usr/bin/python3 -c 'import sys, python_bench; python_bench.write_jpegs(int(sys.argv[1]), sys.argv[2])' "$n" "$d"
 "$build/imgpu-bench-walk" -r "${REPS:-9}" $(ls "$d"/*.jpg | head -n "$n")
