@@ -462,6 +462,19 @@ fail:
     return rc;
 }
 
+/* The settings on an encoder's parameters: 0, or 1 when nvJPEG does not take them. */
+static int enc_params(nvjpegEncoderParams_t params, const imgpu_cuda_jpeg_params *p, int gray, cudaStream_t s)
+{
+    const nvjpegChromaSubsampling_t css = gray ? NVJPEG_CSS_GRAY
+                                        : p->subsampling == 444 ? NVJPEG_CSS_444
+                                        : p->subsampling == 422 ? NVJPEG_CSS_422 : NVJPEG_CSS_420;
+    return nvjpegEncoderParamsSetQuality(params, p->quality, s) != NVJPEG_STATUS_SUCCESS ||
+           nvjpegEncoderParamsSetSamplingFactors(params, css, s) != NVJPEG_STATUS_SUCCESS ||
+           nvjpegEncoderParamsSetOptimizedHuffman(params, p->optimize ? 1 : 0, s) != NVJPEG_STATUS_SUCCESS ||
+           nvjpegEncoderParamsSetEncoding(params, p->progressive ? NVJPEG_ENCODING_PROGRESSIVE_DCT_HUFFMAN
+                                                                 : NVJPEG_ENCODING_BASELINE_DCT, s) != NVJPEG_STATUS_SUCCESS;
+}
+
 int imgpu_cuda_jpeg_encode(imgpu_cuda_jpeg *j, const unsigned char *d, int w, int h, int c,
                            const imgpu_cuda_jpeg_params *p, cudaStream_t stream, unsigned char **out,
                            size_t *len)
@@ -471,17 +484,8 @@ int imgpu_cuda_jpeg_encode(imgpu_cuda_jpeg *j, const unsigned char *d, int w, in
     *len = 0;
     if (c != 1 && c != 3)
         return 1;
-    nvjpegChromaSubsampling_t css = c == 1 ? NVJPEG_CSS_GRAY
-                                   : p->subsampling == 444 ? NVJPEG_CSS_444
-                                   : p->subsampling == 422 ? NVJPEG_CSS_422 : NVJPEG_CSS_420;
-    /* settings nvJPEG does not take make the caller encode on the CPU */
-    if (nvjpegEncoderParamsSetQuality(j->params, p->quality, stream) != NVJPEG_STATUS_SUCCESS ||
-        nvjpegEncoderParamsSetSamplingFactors(j->params, css, stream) != NVJPEG_STATUS_SUCCESS ||
-        nvjpegEncoderParamsSetOptimizedHuffman(j->params, p->optimize ? 1 : 0, stream) != NVJPEG_STATUS_SUCCESS ||
-        nvjpegEncoderParamsSetEncoding(j->params, p->progressive ? NVJPEG_ENCODING_PROGRESSIVE_DCT_HUFFMAN
-                                                                 : NVJPEG_ENCODING_BASELINE_DCT,
-                                       stream) != NVJPEG_STATUS_SUCCESS)
-        return 1;
+    if (enc_params(j->params, p, c == 1, stream))
+        return 1;   /* settings nvJPEG does not take: the caller encodes on the CPU */
     nvjpegImage_t src = dest_of((unsigned char *)d, w, c);
     nvjpegStatus_t st = c == 3 ? nvjpegEncodeImage(j->sw, j->enc, j->params, &src, NVJPEG_INPUT_RGBI, w, h, stream)
                                : nvjpegEncodeYUV(j->sw, j->enc, j->params, &src, NVJPEG_CSS_GRAY, w, h, stream);
@@ -540,19 +544,6 @@ static int enc_slots_make(imgpu_cuda_jpeg *j)
 fail:
     enc_slot_free(&j->eslot[j->eslots]);   /* the half-made one; the next call tries again */
     return rc;
-}
-
-/* The settings on a slot's parameters: 0, or 1 when nvJPEG does not take them. */
-static int enc_params(nvjpegEncoderParams_t params, const imgpu_cuda_jpeg_params *p, int gray, cudaStream_t s)
-{
-    const nvjpegChromaSubsampling_t css = gray ? NVJPEG_CSS_GRAY
-                                        : p->subsampling == 444 ? NVJPEG_CSS_444
-                                        : p->subsampling == 422 ? NVJPEG_CSS_422 : NVJPEG_CSS_420;
-    return nvjpegEncoderParamsSetQuality(params, p->quality, s) != NVJPEG_STATUS_SUCCESS ||
-           nvjpegEncoderParamsSetSamplingFactors(params, css, s) != NVJPEG_STATUS_SUCCESS ||
-           nvjpegEncoderParamsSetOptimizedHuffman(params, p->optimize ? 1 : 0, s) != NVJPEG_STATUS_SUCCESS ||
-           nvjpegEncoderParamsSetEncoding(params, p->progressive ? NVJPEG_ENCODING_PROGRESSIVE_DCT_HUFFMAN
-                                                                 : NVJPEG_ENCODING_BASELINE_DCT, s) != NVJPEG_STATUS_SUCCESS;
 }
 
 static void item_fail(char **errors, int i, int *status)
