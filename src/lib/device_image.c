@@ -964,10 +964,7 @@ int imgpu_context_encode_jpeg_batch(imgpu_context *ctx, int n, const imgpu_devic
         if (d->device != st->device) {
             imgpu_error("an image on CUDA device %d, but this context runs on device %d", d->device, st->device);
             status[i] = -1;
-            const char *m = imgpu_error_message();
-            const size_t ml = strlen(m) + 1;
-            if ((errors[i] = malloc(ml)))
-                memcpy(errors[i], m, ml);
+            errors[i] = dup_message(imgpu_error_message());
             continue;
         }
         src[i] = (imgpu_cuda_jpeg_src){d->data, d->stride, d->width, d->height, d->channels,
