@@ -74,32 +74,51 @@ RZ_HD void rz_wr(void *img, int depth, size_t i, uint32_t v)
 RZ_HD uint32_t rz_sat(long long v, long long maxv) { return (uint32_t)(v < 0 ? 0 : v > maxv ? maxv : v); }
 RZ_HD int32_t rz_sat16(int32_t v) { return v < -32768 ? -32768 : v > 32767 ? 32767 : v; }
 
-/* The horizontal pass's value of channel c of output column dx on the source row starting at
- * sample `row` (int32, or a float's bits). */
-RZ_HD int32_t rz_h_sample(const imgpu_resize_tab &t, const void *in, size_t row, int dx, int c)
+/* The horizontal pass's values of every channel of output column dx on the source row
+ * starting at sample `row` (int32, or a float's bits) into v[0..cn): each channel's sum in tap
+ * order, as the CPU's; a tap's index and weight are read once for all channels. */
+RZ_HD void rz_h_px_row(const imgpu_resize_tab &t, const void *in, size_t row, int dx, int32_t *v)
 {
     const int kx = t.kx, cn = t.cn;
     const int32_t *xi = t.block + t.o_xi + (size_t)dx * kx, *xwi = t.block + t.o_xwi + (size_t)dx * kx;
     if (t.pil) {
-        long long acc = 0;
-        for (int k = 0; k < kx; k++)
-            acc += (long long)rz_rd(in, t.depth, row + (size_t)xi[k] * cn + c) * xwi[k];
-        long long v = imgpu_rsz_pil_round(acc);
-        if (t.depth == 8)
-            v = v < 0 ? 0 : v > 255 ? 255 : v;
-        return (int32_t)v;
+        long long acc[4] = {0, 0, 0, 0};
+        for (int k = 0; k < kx; k++) {
+            const size_t b = row + (size_t)xi[k] * cn;
+            const long long w = xwi[k];
+            for (int c = 0; c < cn; c++)
+                acc[c] += (long long)rz_rd(in, t.depth, b + c) * w;
+        }
+        for (int c = 0; c < cn; c++) {
+            long long u = imgpu_rsz_pil_round(acc[c]);
+            if (t.depth == 8)
+                u = u < 0 ? 0 : u > 255 ? 255 : u;
+            v[c] = (int32_t)u;
+        }
+        return;
     }
     if (t.hfloat) {
         const float *xwf = (const float *)(t.block + t.o_xwf) + (size_t)dx * kx;
-        float acc = 0.f;
-        for (int k = 0; k < kx; k++)
-            acc = rz_add(acc, rz_mul(rz_u2f(rz_rd(in, t.depth, row + (size_t)xi[k] * cn + c)), xwf[k]));
-        return rz_fbits(acc);
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+        for (int k = 0; k < kx; k++) {
+            const size_t b = row + (size_t)xi[k] * cn;
+            const float w = xwf[k];
+            for (int c = 0; c < cn; c++)
+                acc[c] = rz_add(acc[c], rz_mul(rz_u2f(rz_rd(in, t.depth, b + c)), w));
+        }
+        for (int c = 0; c < cn; c++)
+            v[c] = rz_fbits(acc[c]);
+        return;
     }
-    uint32_t acc = 0; /* int32 arithmetic, wrapping as the CPU's */
-    for (int k = 0; k < kx; k++)
-        acc += rz_rd(in, t.depth, row + (size_t)xi[k] * cn + c) * (uint32_t)xwi[k];
-    return (int32_t)acc;
+    uint32_t acc[4] = {0, 0, 0, 0}; /* int32 arithmetic, wrapping as the CPU's */
+    for (int k = 0; k < kx; k++) {
+        const size_t b = row + (size_t)xi[k] * cn;
+        const uint32_t w = (uint32_t)xwi[k];
+        for (int c = 0; c < cn; c++)
+            acc[c] += rz_rd(in, t.depth, b + c) * w;
+    }
+    for (int c = 0; c < cn; c++)
+        v[c] = (int32_t)acc[c];
 }
 
 /* The vertical pass's value of sample x = dx * cn + c of output row dy: tap k reads the
@@ -227,8 +246,10 @@ RZ_HD void rz_h_px(const imgpu_resize_tab &t, const void *in, int32_t *h, int r,
 {
     const int cn = t.cn;
     const size_t row = (size_t)t.block[t.o_hrow + r] * t.sw * cn, o = ((size_t)r * t.dw + dx) * cn;
+    int32_t v[4];
+    rz_h_px_row(t, in, row, dx, v);
     for (int c = 0; c < cn; c++)
-        h[o + c] = rz_h_sample(t, in, row, dx, c);
+        h[o + c] = v[c];
 }
 
 RZ_HD void rz_v_px(const imgpu_resize_tab &t, const void *in, const int32_t *h, void *out, int dx, int dy)
@@ -258,8 +279,10 @@ RZ_HD void rz_tile_h(const imgpu_resize_tab &t, const void *in, int32_t *sm, int
         return;
     for (int j = ty; j < t.tile_span && lo + j < t.nh; j += RZ_BY) {
         const size_t row = (size_t)t.block[t.o_hrow + lo + j] * t.sw * cn;
+        int32_t v[4];
+        rz_h_px_row(t, in, row, dx, v);
         for (int c = 0; c < cn; c++)
-            sm[((size_t)j * RZ_TX + tx) * cn + c] = rz_h_sample(t, in, row, dx, c);
+            sm[((size_t)j * RZ_TX + tx) * cn + c] = v[c];
     }
 }
 
