@@ -4,7 +4,10 @@
  * (Pillow's) beside nppiResize_8u_C3R_Ctx with NPPI_INTER_LINEAR, _CUBIC, _SUPER (area: NPP's
  * supersampling, which only shrinks: refused when enlarging) and _LANCZOS.
  * imgpu: the tables built and uploaded once (as a session does per image size), then
- * imgpu_launch_resize (horizontal + vertical pass) per image; NPP: one call per image.
+ * imgpu_launch_resize (the kernels alone) per image; "imgpu session": the whole op through the
+ * CUDA backend's run table, imgpu_cuda_session_run_device per image (the plan, the cached tables'
+ * check, the launch: what a batch or the Python module pays), events on the session's stream;
+ * NPP: one call per image.
  * Timing (../shared/GPU.md's throughput time, as imgpu bench): K input and K output buffers,
  * together more than 4x the L2, rotated so that no image is hot in L2; CUDA events around 40
  * back-to-back calls / 40, the median of 15 such batches, per image in microseconds, after a
@@ -27,6 +30,8 @@
 
 #include "kernels.h"
 #include "op/resize_tab.h"
+#include "op.h"
+#include "backend/cuda/cuda_backend.h"
 
 #define CK(x)                                                                                   \
     do {                                                                                        \
@@ -129,6 +134,32 @@ static double time_imgpu(Case &c, int f, int aa, int *status)
     return us;
 }
 
+/* The same resize as a session runs it (the run table, resize.c's cached tables): per image,
+ * imgpu_cuda_session_run_device from in[i] to out[i], timed on the session's stream. */
+static double time_session(Case &c, int f, int *status)
+{
+    imgpu_op op = imgpu_op_resize(c.dw, c.dh, (imgpu_resize_filter)f);
+    imgpu_cuda_session *s = imgpu_cuda_session_new();
+    if (!s) {
+        *status = -1;
+        return NAN;
+    }
+    /* one run creates the session's stream */
+    if ((*status = imgpu_cuda_session_run_device(s, c.in[0], c.sw, c.sh, 3, 1, &op, 1, c.out[0])) != 0) {
+        imgpu_cuda_session_free(s);
+        return NAN;
+    }
+    Case cs = c;
+    cs.s = imgpu_cuda_session_stream(s);
+    const double us = time_us(cs, [&](int i) {
+        return imgpu_cuda_session_run_device(s, c.in[i], c.sw, c.sh, 3, 1, &op, 1, c.out[i]);
+    }, status);
+    c.idx = cs.idx;
+    CK(cudaStreamSynchronize(cs.s));
+    imgpu_cuda_session_free(s);
+    return us;
+}
+
 static void cell(char *buf, size_t n, double us, int status, const char *why)
 {
     if (isnan(us))
@@ -179,12 +210,12 @@ int main(int argc, char **argv)
         snprintf(cname, sizeof cname, "%dx%d->%dx%d", c.sw, c.sh, c.dw, c.dh);
         if (z == 0) {
             if (csv)
-                printf("case,filter,imgpu_us,imgpu_antialias_us,npp_us,imgpu_over_npp,floor_us\n");
+                printf("case,filter,imgpu_us,imgpu_antialias_us,imgpu_session_us,npp_us,imgpu_over_npp,floor_us\n");
             else
                 printf("imgpu-bench-resize: %s, L2 %d MiB; RGB 8-bit; throughput time: events around 40 back-to-back "
                        "calls / 40, median of 15, K in+out buffers > 4x L2; floor = (in + out bytes) / D2D copy "
-                       "bandwidth\n\n| case | filter | imgpu us | imgpu --antialias us | NPP nppiResize us | imgpu / NPP "
-                       "| floor us |\n|---|---|---:|---:|---:|---:|---:|\n",
+                       "bandwidth\n\n| case | filter | imgpu us | imgpu --antialias us | imgpu session us | NPP nppiResize us "
+                       "| imgpu / NPP | floor us |\n|---|---|---:|---:|---:|---:|---:|---:|\n",
                        prop.name, prop.l2CacheSize >> 20);
         }
         if (!csv)
@@ -192,8 +223,8 @@ int main(int argc, char **argv)
         const int filters[] = {IMGPU_RESIZE_BILINEAR, IMGPU_RESIZE_BICUBIC, IMGPU_RESIZE_AREA, IMGPU_RESIZE_LANCZOS};
         for (int fi = 0; fi < 4; fi++) {
             const int f = filters[fi];
-            int s0, s1, s2 = 0;
-            const double t0 = time_imgpu(c, f, 0, &s0), t1 = time_imgpu(c, f, 1, &s1);
+            int s0, s1, s2 = 0, s3;
+            const double t0 = time_imgpu(c, f, 0, &s0), t1 = time_imgpu(c, f, 1, &s1), t3 = time_session(c, f, &s3);
             double tn = NAN;
             const char *why = NULL;
 #ifdef IMGPU_HAVE_NPP
@@ -215,16 +246,17 @@ int main(int argc, char **argv)
             why = "built without NPP";
             s2 = 1;
 #endif
-            char a[64], b[64], n[64], r[32];
+            char a[64], b[64], n[64], r[32], se[64];
             cell(a, sizeof a, t0, s0, NULL);
             cell(b, sizeof b, t1, s1, NULL);
+            cell(se, sizeof se, t3, s3, NULL);
             cell(n, sizeof n, tn, s2, why);
             if (isnan(t0) || isnan(tn))
                 snprintf(r, sizeof r, "-");
             else
                 snprintf(r, sizeof r, "%.2f", t0 / tn);
-            printf(csv ? "%s,%s,%s,%s,%s,%s,%.1f\n" : "| %s | %s | %s | %s | %s | %s | %.1f |\n", cname, fname[f], a, b,
-                   n, r, floor_us);
+            printf(csv ? "%s,%s,%s,%s,%s,%s,%s,%.1f\n" : "| %s | %s | %s | %s | %s | %s | %s | %.1f |\n", cname, fname[f], a,
+                   b, se, n, r, floor_us);
             fflush(stdout);
         }
         for (int i = 0; i < c.k; i++) {

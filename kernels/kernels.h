@@ -250,10 +250,13 @@ cudaError_t imgpu_launch_crop_trim_box(const void *d_in, int w, int h, int chann
 /* ---- resize (resize.cu) ---------------------------------------------------------------- */
 /* One resize from d_in (sw x sh) to d_out (dw x dh) by the tables t (src/op/resize_tab.h),
  * whose `block` points at a device copy of the host's block; d_h: nh * dw * cn words of
- * intermediate (the horizontal pass), unused by nearest. A copy (method COPY) is the caller's. */
+ * intermediate (the horizontal pass), unused by nearest and where imgpu_resize_fused(t) (one
+ * fused kernel, the horizontal pass in shared memory): NULL may be passed then. A copy (method
+ * COPY) is the caller's. Only launches: no allocation, copy or synchronization. */
 struct imgpu_resize_tab;
 cudaError_t imgpu_launch_resize(const struct imgpu_resize_tab *t, const void *d_in, void *d_h, void *d_out,
                                 cudaStream_t st);
+int imgpu_resize_fused(const struct imgpu_resize_tab *t);
 /* ---- op-norm (issue 28): normalize.cu ---------------------------------------------------- */
 /* ImageMagick's intensity quantum of each pixel of a packed RGB(A) image (channels 3 or 4,
  * depth 8 or 16), ClampToQuantum((0.212656 R + 0.715158 G) + 0.072186 B) over the quanta (257 v

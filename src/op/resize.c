@@ -441,7 +441,8 @@ int imgpu_resize_tab_build(int sw, int sh, int cn, int depth, const imgpu_resize
         ks_y = 1;
     t->kx = ks_x, t->ky = ks_y;
     const double nx = (double)dw * ks_x, ny = (double)dh * ks_y;
-    const double words = 3 * nx + 4 * ny + sh;
+    const double tiles = ((double)dh + IMGPU_RSZ_TILE_H - 1) / IMGPU_RSZ_TILE_H;
+    const double words = 3 * nx + 4 * ny + sh + floor(tiles);
     if (words > (double)INT_MAX / 2)
         return imgpu_error("resize: %dx%d to %dx%d needs tables too large", sw, sh, dw, dh);
     t->o_xi = 0;
@@ -452,6 +453,7 @@ int imgpu_resize_tab_build(int sw, int sh, int cn, int depth, const imgpu_resize
     t->o_ywf = (int)(3 * nx + 2 * ny);
     t->o_yc = (int)(3 * nx + 3 * ny);
     t->o_hrow = (int)(3 * nx + 4 * ny);
+    t->o_tile = (int)(3 * nx + 4 * ny + sh);
     t->block_words = (int)words;
     t->block = calloc((size_t)words + 1, sizeof(int32_t));
     if (!t->block)
@@ -530,6 +532,19 @@ int imgpu_resize_tab_build(int sw, int sh, int cn, int depth, const imgpu_resize
         yc[i] = lo;
     }
     free(used);
+    /* each band's first row and the widest band (the GPU's fused kernel) */
+    int32_t *tile = B + t->o_tile;
+    const int ky = t->ky;
+    for (long b = 0; b * IMGPU_RSZ_TILE_H < dh; b++) {
+        const long e = (b + 1) * IMGPU_RSZ_TILE_H, i0 = b * IMGPU_RSZ_TILE_H * ky, i1 = (e < dh ? e : dh) * ky;
+        int mn = yc[i0], mx = yc[i0];
+        for (long i = i0 + 1; i < i1; i++) {
+            mn = yc[i] < mn ? yc[i] : mn;
+            mx = yc[i] > mx ? yc[i] : mx;
+        }
+        tile[b] = mn;
+        t->tile_span = mx - mn + 1 > t->tile_span ? mx - mn + 1 : t->tile_span;
+    }
     return 0;
 }
 

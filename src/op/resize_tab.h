@@ -54,9 +54,15 @@ typedef struct imgpu_resize_tab {
     int o_hrow;            /* int32 [nh]: the source rows, ascending */
     int o_xwi, o_ywi;      /* int32 [dw*kx], [dh*ky]: integer weights (fixed point, box 0/1) */
     int o_xwf, o_ywf;      /* float [dw*kx], [dh*ky]: float weights (the float passes, alpha) */
+    int o_tile;            /* int32 [ceil(dh / IMGPU_RSZ_TILE_H)] (separable): the least yc of
+                            * each band of IMGPU_RSZ_TILE_H output rows (the GPU's fused kernel) */
+    int tile_span;         /* the most rows of hrow a band's taps span, first to last (separable) */
     int32_t *block;
     int block_words;
 } imgpu_resize_tab;
+
+/* Output rows of a band of the GPU's fused kernel (kernels/resize_body.cuh). */
+#define IMGPU_RSZ_TILE_H 16
 
 /* V_PIL's rounding: floor((2^21 + acc) / 2^22), without shifting a negative number. */
 #define IMGPU_RSZ_PIL_BITS 22

@@ -20,6 +20,16 @@ imgpu_add_c_test(test_gpu_geom ${_imgpu_gpu_dir}/test_gpu_geom.c GPU TIMEOUT 600
 #   chains after --trim) on CUDA == the CPU, bit for bit
 imgpu_add_c_test(test_gpu_crop ${_imgpu_gpu_dir}/test_gpu_crop.c GPU TIMEOUT 600)
 imgpu_add_c_test(test_gpu_resize ${_imgpu_gpu_dir}/test_gpu_resize.c GPU TIMEOUT 600)
+# test_resize_emu: resize's kernel bodies (kernels/resize_body.cuh) run on the host in their grids
+#   (fused tiles, two passes, nearest) against the CPU, bit for bit. Needs nvcc, no GPU: label unit.
+if(IMGPU_HAVE_CUDA)
+  add_executable(test_resize_emu ${_imgpu_gpu_dir}/test_resize_emu.cu)
+  target_link_libraries(test_resize_emu PRIVATE imgpu_core)
+  target_include_directories(test_resize_emu PRIVATE ${IMGPU_TESTS}/common ${PROJECT_SOURCE_DIR}/kernels)
+  set_target_properties(test_resize_emu PROPERTIES CUDA_STANDARD 17)
+  add_test(NAME test_resize_emu COMMAND test_resize_emu)
+  set_tests_properties(test_resize_emu PROPERTIES LABELS unit TIMEOUT 300)
+endif()
 imgpu_add_c_test(test_gpu_tone ${_imgpu_gpu_dir}/test_gpu_tone.c GPU TIMEOUT 600)
 imgpu_add_c_test(test_gpu_norm ${_imgpu_gpu_dir}/test_gpu_norm.c GPU TIMEOUT 600)
 # test_gpu_tex_views: a new background on an RGB rotation source keeps the surface object over the

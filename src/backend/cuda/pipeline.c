@@ -47,6 +47,7 @@ struct imgpu_cuda_session {
     int src_w, src_h, src_c;         /* shape of d_src */
     int src_b, res_b;                /* bytes per sample of d_src and of the result: 1 or 2 */
     imgpu__cuda_scratch scratch;     /* the ops' histograms and LUTs (scratch_ops.h) */
+    imgpu__cuda_resize_cache rsz;    /* resize's tables of the last size (resize.c) */
     const unsigned char *d_result;   /* the last run's result (d_src, d_buf[0] or d_buf[1]) */
     int res_w, res_h, res_c;
 };
@@ -156,6 +157,7 @@ static void session_release(ctx *c)
     cudaFree(c->d_lut);
     cudaFreeHost(c->h_pinned);
     imgpu__cuda_scratch_free(&c->scratch, &c->held);
+    imgpu__cuda_resize_cache_free(&c->rsz, &c->held);
     cudaStreamDestroy(c->stream);
     memset(c, 0, sizeof *c);
 }
@@ -297,7 +299,7 @@ static int run_ops(ctx *c, const imgpu_op *ops, int n)
         return rc;
     const unsigned char *src = c->d_src;
     s = (shape){c->src_w, c->src_h, c->src_c, c->src_b};
-    imgpu__cuda_op_env env = {c->stream, &c->scratch, &c->held, &c->tex, c->d_fused, &c->parity, NULL};
+    imgpu__cuda_op_env env = {c->stream, &c->scratch, &c->held, &c->tex, c->d_fused, &c->parity, NULL, &c->rsz};
     for (int i = 0; i < n; i++) {
         shape o = op_output(s, &ops[i]);
         const shape planned = o;
@@ -555,7 +557,7 @@ int imgpu_cuda_session_run_device(imgpu_cuda_session *s, const unsigned char *d_
     }
     const unsigned char *src = d_in;
     /* sized in advance: no result smaller than its plan (env.result NULL: crop --trim refuses) */
-    imgpu__cuda_op_env env = {s->stream, &s->scratch, &s->held, &s->tex, s->d_fused, &s->parity, NULL};
+    imgpu__cuda_op_env env = {s->stream, &s->scratch, &s->held, &s->tex, s->d_fused, &s->parity, NULL, &s->rsz};
     for (int i = 0; i < n; i++) {
         shape o = op_output(sh, &ops[i]);
         unsigned char *dst = i == n - 1 ? d_out : s->d_buf[i & 1];

@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include "op.h"
+#include "op/resize_tab.h"
 #include "cuda_util.h"
 
 typedef struct imgpu__cuda_scratch {
@@ -37,6 +38,20 @@ int imgpu__cuda_equalize_full(imgpu__cuda_scratch *s, size_t *held, cudaStream_t
 int imgpu__cuda_histogram_full(imgpu__cuda_scratch *s, size_t *held, cudaStream_t st, const void *d_in, int w, int h,
                                int c, int depth, const uint32_t **d_counts, int *planes);
 
+/* resize's tables on the device, kept by a session for the next image (resize.c): built and
+ * uploaded again only when the source shape, the output geometry or the filter changes, so a
+ * batch of same-sized images builds and uploads them once. `t` is the host header of the
+ * uploaded tables (t.block: NULL; the device copy is d_block). */
+typedef struct imgpu__cuda_resize_cache {
+    int valid;
+    int sw, sh, cn, depth, dw, dh, filter, antialias;
+    double inv_x, inv_y;
+    imgpu_resize_tab t;
+    int32_t *d_block;
+    size_t d_bytes;
+} imgpu__cuda_resize_cache;
+void imgpu__cuda_resize_cache_free(imgpu__cuda_resize_cache *rc, size_t *held);
+
 /* ---- the run table (ops_table.c) ---------------------------------------------------------- */
 
 /* An image as it flows through a chain: w x h x c samples of b bytes (1, or 2 at 16 bits). */
@@ -55,6 +70,7 @@ typedef struct imgpu__cuda_op_env {
     imgpu__cuda_shape *result; /* a data-sized op (op_table.h data_sized: crop --trim) writes its
                                 * result's shape here, at most the out shape it was given; NULL:
                                 * the caller cannot take a smaller result (device images) */
+    imgpu__cuda_resize_cache *rsz; /* resize's tables kept across images; NULL: none kept */
 } imgpu__cuda_op_env;
 
 typedef struct imgpu__cuda_op {

@@ -1,0 +1,314 @@
+/* resize_body.cuh — what one thread of resize's kernels computes (kernels/resize.cu launches
+ * them), as __host__ __device__ functions so that tests/gpu/test_resize_emu.cu can run the very
+ * same code on the host, grid and block by grid and block, against the CPU reference on a
+ * machine without a GPU. On the device every float step is an _rn intrinsic (no fma
+ * contraction, IEEE rounding as on the CPU); on the host the same operations, one rounding each
+ * (rz_* below). The tables are src/op/resize_tab.h's; no coefficient is computed here.
+ *
+ * Two ways to run a separable resize:
+ *  - fused (rz_tile_h then rz_tile_v, one block per tile of RZ_TX x RZ_TY output pixels): the
+ *    block computes the horizontal pass of the source rows its tile reads (the table's per-tile
+ *    first row, tile_span rows) into shared memory, then the vertical pass from there. No
+ *    intermediate image goes through device memory; the values are those of the two-pass way
+ *    (the same function of the same inputs), so the result is the same bit for bit.
+ *  - two passes (rz_h_px over the rows hrow[], rz_v_px), through an intermediate of nh rows,
+ *    where a tile's rows would not fit shared memory (shrinking by large factors). */
+#ifndef IMGPU_RESIZE_BODY_CUH
+#define IMGPU_RESIZE_BODY_CUH
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "op/resize_tab.h"
+#ifdef __CUDA_ARCH__
+#include "premul.cuh"
+#endif
+
+#define RZ_HD __host__ __device__ __forceinline__
+#define RZ_TX 32              /* output pixels of a tile across (blockDim.x) */
+#define RZ_TY IMGPU_RSZ_TILE_H /* output rows of a tile */
+#define RZ_BY 8               /* blockDim.y of the fused kernel */
+#define RZ_SMEM_MAX (48 * 1024)
+
+/* ---- one rounding per step, on both sides ------------------------------------------------ */
+#ifdef __CUDA_ARCH__
+RZ_HD float rz_add(float a, float b) { return __fadd_rn(a, b); }
+RZ_HD float rz_mul(float a, float b) { return __fmul_rn(a, b); }
+RZ_HD float rz_div(float a, float b) { return __fdiv_rn(a, b); }
+RZ_HD float rz_u2f(uint32_t v) { return __uint2float_rn(v); }
+RZ_HD float rz_i2f(int32_t v) { return __int2float_rn(v); }
+RZ_HD int rz_f2i(float v) { return __float2int_rn(v); }
+RZ_HD int32_t rz_fbits(float v) { return __float_as_int(v); }
+RZ_HD float rz_bitsf(int32_t v) { return __int_as_float(v); }
+RZ_HD float rz_premul(float c, float a) { return imgpu__premul(c, a); }
+RZ_HD float rz_unpremul(float m, float a, float maxv) { return imgpu__unpremul(m, a, maxv); }
+#else
+RZ_HD float rz_add(float a, float b) { volatile float r = a + b; return r; }
+RZ_HD float rz_mul(float a, float b) { volatile float r = a * b; return r; }
+RZ_HD float rz_div(float a, float b) { volatile float r = a / b; return r; }
+RZ_HD float rz_u2f(uint32_t v) { return (float)v; }
+RZ_HD float rz_i2f(int32_t v) { return (float)v; }
+RZ_HD int rz_f2i(float v) { return (int)nearbyintf(v); } /* half to even, as __float2int_rn */
+RZ_HD int32_t rz_fbits(float v) { int32_t r; memcpy(&r, &v, 4); return r; }
+RZ_HD float rz_bitsf(int32_t v) { float r; memcpy(&r, &v, 4); return r; }
+RZ_HD float rz_premul(float c, float a) { return rz_mul(c, a); }
+RZ_HD float rz_unpremul(float m, float a, float maxv)
+{
+    const float v = rz_div(m, a);
+    return v < 0.0f ? 0.0f : (v > maxv ? maxv : v);
+}
+#endif
+
+RZ_HD uint32_t rz_rd(const void *img, int depth, size_t i)
+{
+    return depth == 16 ? ((const uint16_t *)img)[i] : ((const uint8_t *)img)[i];
+}
+RZ_HD void rz_wr(void *img, int depth, size_t i, uint32_t v)
+{
+    if (depth == 16)
+        ((uint16_t *)img)[i] = (uint16_t)v;
+    else
+        ((uint8_t *)img)[i] = (uint8_t)v;
+}
+RZ_HD uint32_t rz_sat(long long v, long long maxv) { return (uint32_t)(v < 0 ? 0 : v > maxv ? maxv : v); }
+RZ_HD int32_t rz_sat16(int32_t v) { return v < -32768 ? -32768 : v > 32767 ? 32767 : v; }
+
+/* The horizontal pass's values of every channel of output column dx on the source row
+ * starting at sample `row` (int32, or a float's bits) into v[0..cn): each channel's sum in tap
+ * order, as the CPU's; a tap's index and weight are read once for all channels. */
+RZ_HD void rz_h_px_row(const imgpu_resize_tab &t, const void *in, size_t row, int dx, int32_t *v)
+{
+    const int kx = t.kx, cn = t.cn;
+    const int32_t *xi = t.block + t.o_xi + (size_t)dx * kx, *xwi = t.block + t.o_xwi + (size_t)dx * kx;
+    if (t.pil) {
+        long long acc[4] = {0, 0, 0, 0};
+        for (int k = 0; k < kx; k++) {
+            const size_t b = row + (size_t)xi[k] * cn;
+            const long long w = xwi[k];
+            for (int c = 0; c < cn; c++)
+                acc[c] += (long long)rz_rd(in, t.depth, b + c) * w;
+        }
+        for (int c = 0; c < cn; c++) {
+            long long u = imgpu_rsz_pil_round(acc[c]);
+            if (t.depth == 8)
+                u = u < 0 ? 0 : u > 255 ? 255 : u;
+            v[c] = (int32_t)u;
+        }
+        return;
+    }
+    if (t.hfloat) {
+        const float *xwf = (const float *)(t.block + t.o_xwf) + (size_t)dx * kx;
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+        for (int k = 0; k < kx; k++) {
+            const size_t b = row + (size_t)xi[k] * cn;
+            const float w = xwf[k];
+            for (int c = 0; c < cn; c++)
+                acc[c] = rz_add(acc[c], rz_mul(rz_u2f(rz_rd(in, t.depth, b + c)), w));
+        }
+        for (int c = 0; c < cn; c++)
+            v[c] = rz_fbits(acc[c]);
+        return;
+    }
+    uint32_t acc[4] = {0, 0, 0, 0}; /* int32 arithmetic, wrapping as the CPU's */
+    for (int k = 0; k < kx; k++) {
+        const size_t b = row + (size_t)xi[k] * cn;
+        const uint32_t w = (uint32_t)xwi[k];
+        for (int c = 0; c < cn; c++)
+            acc[c] += rz_rd(in, t.depth, b + c) * w;
+    }
+    for (int c = 0; c < cn; c++)
+        v[c] = (int32_t)acc[c];
+}
+
+/* The vertical pass's value of sample x = dx * cn + c of output row dy: tap k reads the
+ * horizontal pass's row yc[k] at h[(yc[k] - lo) * stride + xl] (two passes: lo 0, stride
+ * dw * cn, xl = x; fused: the tile's first row, its shared-memory stride and column). */
+RZ_HD uint32_t rz_v_sample(const imgpu_resize_tab &t, const int32_t *h, int lo, int stride, int dy, int dx, int x,
+                           int xl)
+{
+    const int ky = t.ky;
+    const int32_t *yc = t.block + t.o_yc + (size_t)dy * ky, *ywi = t.block + t.o_ywi + (size_t)dy * ky;
+    const long long maxv = t.depth == 16 ? 65535 : 255;
+#define RZ_H(k) (h[(size_t)(yc[k] - lo) * stride + xl])
+    if (t.vmode == IMGPU_RSZ_V_FIX) {
+        if (x < t.vec_end && t.vfix_kind == IMGPU_RSZ_VEC_LINEAR) {
+            const int32_t a = rz_sat16(RZ_H(0) >> 4), b = rz_sat16(RZ_H(1) >> 4);
+            const int32_t v = rz_sat16(((a * (int32_t)(int16_t)ywi[0]) >> 16) + ((b * (int32_t)(int16_t)ywi[1]) >> 16));
+            return rz_sat((v + 2) >> 2, 255);
+        }
+        if (x < t.vec_end && t.vfix_kind == IMGPU_RSZ_VEC_CUBIC) {
+            const float sc = 1.f / (2048 * 2048);
+            float f = rz_mul(rz_i2f(RZ_H(3)), rz_mul(rz_i2f(ywi[3]), sc));
+            for (int k = 2; k >= 0; k--)
+                f = rz_add(rz_mul(rz_i2f(RZ_H(k)), rz_mul(rz_i2f(ywi[k]), sc)), f);
+            return rz_sat(rz_f2i(f), 255);
+        }
+        uint32_t acc = 0; /* wrapping, as the CPU's */
+        for (int k = 0; k < ky; k++)
+            acc += (uint32_t)RZ_H(k) * (uint32_t)ywi[k];
+        acc += 1u << 21;
+        return rz_sat((acc & 0x80000000u) ? -(long long)((~acc) >> 22) - 1 : (long long)(acc >> 22), 255);
+    }
+    if (t.vmode == IMGPU_RSZ_V_FLOAT) {
+        const float *ywf = (const float *)(t.block + t.o_ywf) + (size_t)dy * ky;
+        float acc = 0.f;
+        for (int k = 0; k < ky; k++)
+            acc = rz_add(acc, rz_mul(ywf[k], rz_bitsf(RZ_H(k))));
+        return rz_sat(rz_f2i(acc), maxv);
+    }
+    if (t.vmode == IMGPU_RSZ_V_PIL) {
+        long long acc = 0;
+        for (int k = 0; k < ky; k++)
+            acc += (long long)RZ_H(k) * ywi[k];
+        return rz_sat(imgpu_rsz_pil_round(acc), maxv);
+    }
+    uint32_t sum = 0; /* V_BOX: int32, wrapping */
+    int32_t cy = 0, cx = 0;
+    for (int k = 0; k < ky; k++) {
+        sum += (uint32_t)RZ_H(k) * (uint32_t)ywi[k];
+        cy += ywi[k];
+    }
+#undef RZ_H
+    const int32_t *xwi = t.block + t.o_xwi + (size_t)dx * t.kx;
+    for (int k = 0; k < t.kx; k++)
+        cx += xwi[k];
+    const int32_t count = cx * cy, s = (int32_t)sum;
+    if (count == t.box_area) {
+        if (t.box_round2)
+            return rz_sat((s + 2) >> 2, maxv);
+        return rz_sat(rz_f2i(rz_mul(rz_i2f(s), rz_div(1.f, rz_i2f(t.box_area)))), maxv);
+    }
+    return rz_sat(rz_f2i(rz_div(rz_i2f(s), rz_i2f(count))), maxv);
+}
+
+/* premultiplied colour of a pixel with alpha; 0: keep the straight value */
+RZ_HD int rz_alpha_pixel(const imgpu_resize_tab &t, const void *in, int dx, int dy, uint32_t *col)
+{
+    const int cn = t.cn, ac = cn - 1, kx = t.kx, ky = t.ky, depth = t.depth;
+    const int32_t *xi = t.block + t.o_xi + (size_t)dx * kx, *yi = t.block + t.o_yi + (size_t)dy * ky;
+    const int fix = t.vmode == IMGPU_RSZ_V_FIX;
+    const float *xwf = (const float *)(t.block + t.o_xwf) + (size_t)dx * kx;
+    const float *ywf = (const float *)(t.block + t.o_ywf) + (size_t)dy * ky;
+    const int32_t *xwi = t.block + t.o_xwi + (size_t)dx * kx, *ywi = t.block + t.o_ywi + (size_t)dy * ky;
+    const float maxv = depth == 16 ? 65535.f : 255.f;
+    float A = 0.f, M[3] = {0.f, 0.f, 0.f};
+    int first = -1, same = 1;
+    for (int r = 0; r < ky; r++) {
+        const float wy = fix ? rz_div(rz_i2f(ywi[r]), 2048.f) : ywf[r];
+        const size_t row = (size_t)yi[r] * t.sw * cn;
+        float ra = 0.f, rm[3] = {0.f, 0.f, 0.f};
+        for (int k = 0; k < kx; k++) {
+            const float wx = fix ? rz_div(rz_i2f(xwi[k]), 2048.f) : xwf[k];
+            const size_t base = row + (size_t)xi[k] * cn;
+            const uint32_t a = rz_rd(in, depth, base + ac);
+            if (wx != 0.f && wy != 0.f) {
+                if (first < 0)
+                    first = (int)a;
+                else if ((int)a != first)
+                    same = 0;
+            }
+            const float af = rz_u2f(a);
+            ra = rz_add(ra, rz_mul(wx, af));
+            for (int c = 0; c < ac; c++)
+                rm[c] = rz_add(rm[c], rz_mul(wx, rz_premul(rz_u2f(rz_rd(in, depth, base + c)), af)));
+        }
+        A = rz_add(A, rz_mul(wy, ra));
+        for (int c = 0; c < ac; c++)
+            M[c] = rz_add(M[c], rz_mul(wy, rm[c]));
+    }
+    if (same || !(A > 0.f))
+        return 0;
+    for (int c = 0; c < ac; c++)
+        col[c] = (uint32_t)floorf(rz_add(rz_unpremul(M[c], A, maxv), 0.5f));
+    return 1;
+}
+
+/* Every channel of output pixel (dx, dy) from the vertical pass's taps (rz_v_sample's lo,
+ * stride; xl0 the pixel's first sample there), then the premultiplied colour. */
+RZ_HD void rz_out_px(const imgpu_resize_tab &t, const void *in, const int32_t *h, int lo, int stride, int xl0,
+                     void *out, int dx, int dy)
+{
+    const int cn = t.cn;
+    const size_t o = ((size_t)dy * t.dw + dx) * cn;
+    for (int c = 0; c < cn; c++)
+        rz_wr(out, t.depth, o + c, rz_v_sample(t, h, lo, stride, dy, dx, dx * cn + c, xl0 + c));
+    uint32_t col[3];
+    if (t.alpha_mix && rz_alpha_pixel(t, in, dx, dy, col))
+        for (int c = 0; c < cn - 1; c++)
+            rz_wr(out, t.depth, o + c, col[c]);
+}
+
+/* ---- two passes -------------------------------------------------------------------------- */
+
+/* every channel of column dx of the intermediate's row r (source row hrow[r]) */
+RZ_HD void rz_h_px(const imgpu_resize_tab &t, const void *in, int32_t *h, int r, int dx)
+{
+    const int cn = t.cn;
+    const size_t row = (size_t)t.block[t.o_hrow + r] * t.sw * cn, o = ((size_t)r * t.dw + dx) * cn;
+    int32_t v[4];
+    rz_h_px_row(t, in, row, dx, v);
+    for (int c = 0; c < cn; c++)
+        h[o + c] = v[c];
+}
+
+RZ_HD void rz_v_px(const imgpu_resize_tab &t, const void *in, const int32_t *h, void *out, int dx, int dy)
+{
+    rz_out_px(t, in, h, 0, t.dw * t.cn, dx * t.cn, out, dx, dy);
+}
+
+/* ---- fused ------------------------------------------------------------------------------- */
+
+/* Shared memory of a fused block: tile_span rows of RZ_TX pixels of cn int32; 0 when the
+ * fused way cannot run this resize (then two passes). */
+static inline size_t rz_fused_smem(const imgpu_resize_tab *t)
+{
+    if (t->method != IMGPU_RSZ_SEPARABLE || t->tile_span <= 0)
+        return 0;
+    const size_t b = (size_t)t->tile_span * RZ_TX * t->cn * 4;
+    const long long tiles_y = ((long long)t->dh + RZ_TY - 1) / RZ_TY;
+    return b <= RZ_SMEM_MAX && tiles_y <= 65535 ? b : 0;
+}
+
+/* Phase 1 of block (bx, by), thread (tx, ty): the horizontal pass of the tile's source rows
+ * into sm (row j: the intermediate's row tile_lo + j). */
+RZ_HD void rz_tile_h(const imgpu_resize_tab &t, const void *in, int32_t *sm, int bx, int by, int tx, int ty)
+{
+    const int dx = bx * RZ_TX + tx, lo = t.block[t.o_tile + by], cn = t.cn;
+    if (dx >= t.dw)
+        return;
+    for (int j = ty; j < t.tile_span && lo + j < t.nh; j += RZ_BY) {
+        const size_t row = (size_t)t.block[t.o_hrow + lo + j] * t.sw * cn;
+        int32_t v[4];
+        rz_h_px_row(t, in, row, dx, v);
+        for (int c = 0; c < cn; c++)
+            sm[((size_t)j * RZ_TX + tx) * cn + c] = v[c];
+    }
+}
+
+/* Phase 2 (after the block's barrier): the tile's output pixels of column tx. */
+RZ_HD void rz_tile_v(const imgpu_resize_tab &t, const void *in, const int32_t *sm, void *out, int bx, int by, int tx,
+                     int ty)
+{
+    const int dx = bx * RZ_TX + tx, lo = t.block[t.o_tile + by], cn = t.cn;
+    if (dx >= t.dw)
+        return;
+    for (int oy = ty; oy < RZ_TY; oy += RZ_BY) {
+        const int dy = by * RZ_TY + oy;
+        if (dy >= t.dh)
+            return;
+        rz_out_px(t, in, sm, lo, RZ_TX * cn, tx * cn, out, dx, dy);
+    }
+}
+
+/* ---- nearest ------------------------------------------------------------------------------ */
+RZ_HD void rz_nearest_px(const imgpu_resize_tab &t, const uint8_t *in, uint8_t *out, int dx, int dy)
+{
+    const int bpp = t.cn * (t.depth == 16 ? 2 : 1);
+    const uint8_t *s = in + ((size_t)t.block[t.o_yi + dy] * t.sw + t.block[t.o_xi + dx]) * bpp;
+    uint8_t *d = out + ((size_t)dy * t.dw + dx) * bpp;
+    for (int b = 0; b < bpp; b++)
+        d[b] = s[b];
+}
+
+#endif

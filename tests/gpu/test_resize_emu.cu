@@ -1,0 +1,161 @@
+/* test_resize_emu.cu — resize's GPU kernels run on the host: the thread bodies of
+ * kernels/resize_body.cuh (the same functions kernels/resize.cu launches) called block by block
+ * and thread by thread in the kernels' grids, phase 1 of every thread of a block before its
+ * phase 2 (the barrier), against the CPU reference, bit for bit. Every way the kernels can go:
+ * the fused tiles (shared memory: a band's rows), the two passes through the intermediate
+ * (forced here as well, and the only way where a band's rows exceed shared memory: shrinking by
+ * 10), nearest; every filter, --antialias, 8 and 16 bits, 1 to 4 channels (alpha: the
+ * premultiplied colour), up and down, odd sizes, 1xN, Nx1, whole factors (area's box, bilinear
+ * by 1/2). It needs no GPU (no CUDA call is made), so CI without one checks the tiling and the
+ * indices of the kernels; tests/gpu/test_gpu_resize.c checks the device itself. Built only with
+ * the CUDA backend (nvcc compiles the bodies); label unit. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+#include "image.h"
+#include "ops.h"
+#include "error.h"
+#include "resize_body.cuh"
+#include "test_util.h"
+
+static uint32_t rnd(uint32_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+static imgpu_image *make(int w, int h, int c, int depth, int smooth, uint32_t seed)
+{
+    imgpu_image *im = imgpu_image_new(w, h, c, depth);
+    const unsigned maxv = depth == 16 ? 65535u : 255u;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            for (int k = 0; k < c; k++) {
+                unsigned v = smooth ? (unsigned)((uint64_t)maxv * (unsigned)(x * 37 / (w + 1) + y * 53 / (h + 1) + k * 5) / 100u)
+                                    : rnd(&seed) & maxv;
+                if ((c == 2 || c == 4) && k == c - 1)
+                    v = ((x / 3 + y / 2) % 4 == 0) ? 0 : ((x + y) % 5 == 0 ? maxv / 2 : maxv);
+                imgpu_sample_put(im->data + (size_t)y * im->stride, depth, (size_t)x * c + k, v > maxv ? maxv : v);
+            }
+    return im;
+}
+
+/* way 0: as imgpu_launch_resize chooses; 1: two passes even where fused could run */
+static int emulate(const imgpu_resize_tab &t, const uint8_t *in, uint8_t *out, int way, int *fused)
+{
+    *fused = 0;
+    if (t.method == IMGPU_RSZ_NEAREST) {
+        for (int dy = 0; dy < t.dh; dy++)
+            for (int dx = 0; dx < t.dw; dx++)
+                rz_nearest_px(t, in, out, dx, dy);
+        return 0;
+    }
+    const size_t smem = rz_fused_smem(&t);
+    if (smem && way == 0) {
+        *fused = 1;
+        std::vector<int32_t> sm(smem / 4);
+        const int gx = (t.dw + RZ_TX - 1) / RZ_TX, gy = (t.dh + RZ_TY - 1) / RZ_TY;
+        for (int by = 0; by < gy; by++)
+            for (int bx = 0; bx < gx; bx++) {
+                for (size_t i = 0; i < sm.size(); i++) /* poison: a read of a row phase 1 did not fill */
+                    sm[i] = (int32_t)0x5a5a5a5a;
+                for (int ty = 0; ty < RZ_BY; ty++)
+                    for (int tx = 0; tx < RZ_TX; tx++)
+                        rz_tile_h(t, in, sm.data(), bx, by, tx, ty);
+                for (int ty = 0; ty < RZ_BY; ty++)
+                    for (int tx = 0; tx < RZ_TX; tx++)
+                        rz_tile_v(t, in, sm.data(), out, bx, by, tx, ty);
+            }
+        return 0;
+    }
+    std::vector<int32_t> h((size_t)t.nh * t.dw * t.cn + 1);
+    for (int r = 0; r < t.nh; r++)
+        for (int dx = 0; dx < t.dw; dx++)
+            rz_h_px(t, in, h.data(), r, dx);
+    for (int dy = 0; dy < t.dh; dy++)
+        for (int dx = 0; dx < t.dw; dx++)
+            rz_v_px(t, in, h.data(), out, dx, dy);
+    return 0;
+}
+
+static int n_fused, n_two;
+
+static void check(const imgpu_image *im, const imgpu_op &op, const char *what)
+{
+    imgpu_image *ref = imgpu_pipeline_run(im, &op, 1, IMGPU_DEVICE_CPU, NULL);
+    CHECKF(ref != NULL, "CPU reference failed on %s: %s", what, imgpu_error_message());
+    if (!ref)
+        return;
+    imgpu_resize_tab t;
+    const int rc = imgpu_resize_tab_build(im->width, im->height, im->channels, im->depth, &op.u.resize, &t);
+    CHECKF(rc == 0, "tables of %s", what);
+    if (rc == 0 && t.method != IMGPU_RSZ_COPY) {
+        const int b = im->depth == 16 ? 2 : 1;
+        const size_t rowb = (size_t)im->width * im->channels * b, orow = (size_t)t.dw * t.cn * b;
+        std::vector<uint8_t> in((size_t)im->height * rowb + 64);
+        for (int y = 0; y < im->height; y++)
+            memcpy(&in[(size_t)y * rowb], im->data + (size_t)y * im->stride, rowb);
+        CHECKF(t.dw == ref->width && t.dh == ref->height, "%s: size", what);
+        for (int way = 0; way < 2; way++) {
+            std::vector<uint8_t> out((size_t)t.dh * orow, 0xa5);
+            int fused = 0;
+            emulate(t, in.data(), out.data(), way, &fused);
+            if (way == 0) { /* the way the launcher takes */
+                n_fused += fused;
+                n_two += !fused && t.method == IMGPU_RSZ_SEPARABLE;
+            }
+            size_t nd = 0;
+            for (int y = 0; y < t.dh && t.dw == ref->width && t.dh == ref->height; y++)
+                nd += memcmp(&out[(size_t)y * orow], ref->data + (size_t)y * ref->stride, orow) != 0;
+            CHECKF(nd == 0, "%s (%s): %zu rows differ from the CPU", what, fused ? "fused" : "two passes", nd);
+        }
+    }
+    imgpu_resize_tab_free(&t);
+    imgpu_image_free(ref);
+}
+
+int main(void)
+{
+    static const int src[][2] = {{1, 1}, {1, 37}, {41, 1}, {2, 2}, {5, 7}, {97, 61}, {160, 96}, {12, 330}}; /* the last: scales only */
+    static const int dst[][2] = {{1, 1}, {1, 9}, {13, 1}, {32, 24}, {50, 31}, {100, 60}, {233, 151}};
+    static const double scales[] = {0.5, 1.0 / 3, 2.0, 1.7, 0.37, 0.1};
+    static const char *fname[] = {"nearest", "bilinear", "bicubic", "area", "lanczos"};
+    uint32_t seed = 11;
+    char what[160];
+    for (size_t s = 0; s < sizeof src / sizeof src[0]; s++)
+        for (int depth = 8; depth <= 16; depth += 8)
+            for (int c = 1; c <= 4; c++) {
+                const int smooth = (int)(s + c) % 2;
+                imgpu_image *im = make(src[s][0], src[s][1], c, depth, smooth, seed++);
+                for (int f = 0; f <= IMGPU_RESIZE_LANCZOS; f++)
+                    for (int aa = 0; aa < (f == IMGPU_RESIZE_NEAREST ? 1 : 2); aa++) {
+                        for (size_t d = 0; d < sizeof dst / sizeof dst[0]; d++) {
+                            if ((d + s + (size_t)c + (size_t)aa) % 3 || s + 1 == sizeof src / sizeof src[0])
+                                continue; /* a third of the matrix: every pair still occurs */
+                            imgpu_op op = imgpu_op_resize(dst[d][0], dst[d][1], (imgpu_resize_filter)f);
+                            op.u.resize.antialias = aa;
+                            snprintf(what, sizeof what, "%s%s %dx%d -> %dx%d c%d d%d", fname[f], aa ? " antialias" : "",
+                                     src[s][0], src[s][1], dst[d][0], dst[d][1], c, depth);
+                            check(im, op, what);
+                        }
+                        for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
+                            imgpu_op op = imgpu_op_resize(0, 0, (imgpu_resize_filter)f);
+                            op.u.resize.antialias = aa;
+                            op.u.resize.scale = scales[k];
+                            snprintf(what, sizeof what, "%s%s %dx%d scale %g c%d d%d", fname[f], aa ? " antialias" : "",
+                                     src[s][0], src[s][1], scales[k], c, depth);
+                            check(im, op, what);
+                        }
+                    }
+                imgpu_image_free(im);
+            }
+    /* the launcher takes both ways over this matrix */
+    CHECKF(n_fused > 0 && n_two > 0, "fused %d, two passes %d", n_fused, n_two);
+    printf("launcher's way: fused %d, two passes %d\n", n_fused, n_two);
+    TEST_MAIN_END();
+}
