@@ -129,8 +129,17 @@ static int probe_array(cuda_probe *p, PyObject *o)
         return 0;
     }
     if ((p->cai = attr_or_null(o, &s_str_cai, "__cuda_array_interface__")) != NULL) {
-        p->kind = PROBE_CAI;
-        return 0;
+        /* An interface without a "stream" key (version 2, as torch's) says nothing of the stream
+         * that wrote the data, so a call without stream= could not be ordered after the caller's
+         * current stream: such an object that also speaks DLPack is taken through DLPack, whose
+         * producer orders its current stream before the stream imgpu names (issue 27). A "stream"
+         * key, None included (the v3 rule: no synchronization needed), keeps the interface. */
+        if (!PyDict_Check(p->cai) || PyDict_GetItemString(p->cai, "stream") ||
+            !PyObject_HasAttrString(o, "__dlpack__")) {
+            p->kind = PROBE_CAI;
+            return 0;
+        }
+        Py_CLEAR(p->cai);
     }
     if (PyObject_CheckBuffer(o) || !PyObject_HasAttrString(o, "__dlpack__"))
         return 0;

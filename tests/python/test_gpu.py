@@ -199,6 +199,28 @@ def test_stream_order_with_a_producer_on_a_side_stream():
     assert np.array_equal(res.cpu().numpy(), want)
 
 
+def test_without_stream_the_op_waits_for_torchs_current_stream():
+    """No stream= inside `with torch.cuda.stream(s)`: the op runs after what the caller enqueued
+    on s, its current stream (torch's __cuda_array_interface__ carries no stream, so the tensor
+    is taken through DLPack, whose producer orders s first), and the result is waited for when
+    torch imports it."""
+    a = LAYOUTS["rgb8"]
+    want = imgpu.equalize(a)
+    s = torch.cuda.Stream()
+    big = torch.zeros((4096, 4096), device="cuda")
+    t = torch.zeros(a.shape, dtype=torch.uint8, device="cuda")
+    src = torch.from_numpy(a).cuda()
+    torch.cuda.synchronize()
+    with torch.cuda.stream(s):
+        for _ in range(20):            # keep s busy so a race would show
+            big = big @ big.T * 0
+        t.copy_(src)
+        r = imgpu.equalize(t)
+        res = torch.from_dlpack(r).clone()
+    s.synchronize()
+    assert np.array_equal(res.cpu().numpy(), want)
+
+
 class CountingCai:
     """A torch tensor seen through a __cuda_array_interface__ that counts its reads (torch's own
     is a Python property that builds the dict on each read)."""
