@@ -199,14 +199,35 @@ def test_stream_order_with_a_producer_on_a_side_stream():
     assert np.array_equal(res.cpu().numpy(), want)
 
 
-def test_without_stream_the_op_waits_for_torchs_current_stream():
-    """No stream= inside `with torch.cuda.stream(s)`: the op runs after what the caller enqueued
-    on s, its current stream (torch's __cuda_array_interface__ carries no stream, so the tensor
-    is taken through DLPack, whose producer orders s first), and the result is waited for when
-    torch imports it."""
+class CaiV2WithDlpack:
+    """A CUDA array that is not a torch tensor, with a version-2 interface (no stream key) and
+    DLPack: imgpu knows no current stream of its producer and takes it through DLPack, whose
+    __dlpack__(stream=) orders the producer's current stream first (here torch's)."""
+
+    def __init__(self, t):
+        self.t = t
+        ai = dict(t.__cuda_array_interface__)
+        ai.pop("stream", None)
+        ai["version"] = 2
+        self.__cuda_array_interface__ = ai
+
+    def __dlpack__(self, stream=None):
+        return self.t.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+
+@pytest.mark.parametrize("where", ["side stream", "default stream", "not torch, DLPack"])
+def test_without_stream_the_op_waits_for_the_callers_current_stream(where):
+    """No stream=: the op runs after what the caller enqueued on torch's current stream (a side
+    stream inside `with torch.cuda.stream(s)`, or the default one). torch's
+    __cuda_array_interface__ carries no stream: imgpu asks torch for its current stream; another
+    producer with such an interface is taken through DLPack. The result is waited for when torch
+    imports it. The producer's stream is kept busy first, so a missing wait would read zeros."""
     a = LAYOUTS["rgb8"]
     want = imgpu.equalize(a)
-    s = torch.cuda.Stream()
+    s = torch.cuda.Stream() if where == "side stream" else torch.cuda.current_stream()
     big = torch.zeros((4096, 4096), device="cuda")
     t = torch.zeros(a.shape, dtype=torch.uint8, device="cuda")
     src = torch.from_numpy(a).cuda()
@@ -215,7 +236,7 @@ def test_without_stream_the_op_waits_for_torchs_current_stream():
         for _ in range(20):            # keep s busy so a race would show
             big = big @ big.T * 0
         t.copy_(src)
-        r = imgpu.equalize(t)
+        r = imgpu.equalize(CaiV2WithDlpack(t) if where == "not torch, DLPack" else t)
         res = torch.from_dlpack(r).clone()
     s.synchronize()
     assert np.array_equal(res.cpu().numpy(), want)
