@@ -98,6 +98,12 @@ def main():
           file=sys.stderr)
     ops = a.ops.split(",")
     ncores = cores()
+    # On a GPU the first 4 x --jobs JPEGs of a plan are libjpeg-turbo's (docs/gpu.md's set-up
+    # rule): imgpu.batch runs with every core and each worker with its share, so the count is
+    # fixed here for both (the client's, the workers' inherit it), the one of a whole-machine run,
+    # and their bytes can be compared.
+    os.environ.setdefault("IMGPU_NVJPEG_CPU_FIRST", str(4 * ncores))
+    print("IMGPU_NVJPEG_CPU_FIRST=%s" % os.environ["IMGPU_NVJPEG_CPU_FIRST"], file=sys.stderr)
     rows, fig = [], {"n": a.n, "size": a.size, "ops": ops, "device": a.device, "cores": ncores,
                      "gpus": imgpu.dask._visible_gpus(), "batch": [], "dask": {}}
 
