@@ -2689,6 +2689,8 @@ PyMODINIT_FUNC PyInit__imgpu(void)
         return NULL;
     if (!s_pyops && pyops_build() < 0)
         return NULL;
+    /* a process that imports imgpu runs batch after batch: each GPU's nvJPEG set-up is kept */
+    imgpu_batch_keep_state(1);
     PyObject *m = PyModule_Create(&s_module);
     if (!m)
         return NULL;

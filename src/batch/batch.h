@@ -53,6 +53,10 @@ typedef void (*imgpu_batch_staged_fn)(void *ctx, const imgpu_batch_record *r);
  * were there before the manifest), without running it: on_todo(ctx, in, out) for each file the
  * run would write, in the run's order; failures to on_fail; sum->done counts the files to
  * write. Returns imgpu_batch_run's status. */
+/* Keep each GPU's nvJPEG module (handles, states, decode pool) between batches of this process
+ * (1) instead of setting it up again in each (0, the default: a command runs one batch). The
+ * Python module turns it on: imgpu.batch and imgpu.dask's workers then pay nvJPEG's set-up once. */
+void imgpu_batch_keep_state(int keep);
 int imgpu_batch_plan(int argc, char **argv, imgpu_batch_todo_fn on_todo, imgpu_batch_fail_fn on_fail,
                      void *ctx, imgpu_batch_summary *sum);
 /* A worker's share: argv's options (its inputs are not read, but one must be there, as for the
