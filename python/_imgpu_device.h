@@ -464,6 +464,8 @@ static int dev_get_probed(dev_in *d, PyObject *o, const cuda_probe *pr, const ch
                                      : dev_from_dlpack(d, o, what, for_stream);
     if (rc < 0)
         dev_in_release(d);
+    else if (d->im.device < 0 && pr->device >= 0)
+        d->im.device = pr->device;   /* an interface names no device; the probe found it (torch's) */
     return rc;
 }
 
