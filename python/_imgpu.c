@@ -595,9 +595,19 @@ static PyObject *raise_cuda_unavailable(const char *what)
 
 typedef struct ContextObject {
     PyObject_HEAD
-    imgpu_context *ctx;
+    imgpu_context *ctx;      /* NULL once closed */
     imgpu_device device;
+    /* close() with results still alive (imgpu.Array, which free their memory on the context's
+     * stream): the context is closed to new calls, held here, and destroyed with the last one */
+    imgpu_context *held;
+    Py_ssize_t narrays;
 } ContextObject;
+
+/* The context an array of c's lives on: open, or closed and held for its arrays. */
+static imgpu_context *context_of_arrays(PyObject *c)
+{
+    return c ? ((ContextObject *)c)->ctx ? ((ContextObject *)c)->ctx : ((ContextObject *)c)->held : NULL;
+}
 
 static PyTypeObject ContextType;
 
@@ -727,13 +737,17 @@ static int Context_init(ContextObject *self, PyObject *args, PyObject *kw)
 static void Context_dealloc(ContextObject *self)
 {
     imgpu_context_destroy(self->ctx);
+    imgpu_context_destroy(self->held);   /* (NULL: its arrays hold references, so none is left) */
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static PyObject *Context_close(ContextObject *self, PyObject *unused)
 {
     (void)unused;
-    imgpu_context_destroy(self->ctx);
+    if (self->ctx && self->narrays > 0 && !self->held)
+        self->held = self->ctx;   /* destroyed with its last array (Array_dealloc) */
+    else
+        imgpu_context_destroy(self->ctx);
     self->ctx = NULL;
     Py_RETURN_NONE;
 }

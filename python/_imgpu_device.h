@@ -527,6 +527,8 @@ static PyObject *array_new(imgpu_device_image *im, imgpu_device_event *ready, Py
     a->im = im;
     a->ready = ready;
     a->ctx_obj = Py_XNewRef(ctx_obj);
+    if (ctx_obj)
+        ((ContextObject *)ctx_obj)->narrays++;
     a->nexport = 0;
     a->export_unknown = 0;
     a->exports = 0;
@@ -538,6 +540,13 @@ static void Array_dealloc(ArrayObject *self)
     if (self->im)
         imgpu_device_image_free(self->im, self->export_streams, self->export_unknown ? -1 : self->nexport);
     imgpu_device_event_free(self->ready);
+    if (self->ctx_obj) {
+        ContextObject *c = (ContextObject *)self->ctx_obj;
+        if (--c->narrays == 0 && c->held) {   /* closed while this array lived: now it goes */
+            imgpu_context_destroy(c->held);
+            c->held = NULL;
+        }
+    }
     Py_XDECREF(self->ctx_obj);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -750,7 +759,7 @@ static PyObject *Array_get_ptr(ArrayObject *self, void *unused)
 static PyObject *Array_numpy(ArrayObject *self, PyObject *unused)
 {
     (void)unused;
-    imgpu_context *ctx = device_context(self->ctx_obj ? ((ContextObject *)self->ctx_obj)->ctx : NULL);
+    imgpu_context *ctx = device_context(context_of_arrays(self->ctx_obj));
     imgpu_image *h = NULL;
     int rc;
     if (!ctx)
@@ -949,7 +958,7 @@ static int histogram_device(PyObject *array, const cuda_probe *pr, imgpu_context
 /* imgpu.Array n == 0 copy (for __dlpack__(copy=True)). */
 static PyObject *run_copy(ArrayObject *self)
 {
-    imgpu_context *ctx = device_context(self->ctx_obj ? ((ContextObject *)self->ctx_obj)->ctx : NULL);
+    imgpu_context *ctx = device_context(context_of_arrays(self->ctx_obj));
     imgpu_device_image *res = NULL;
     imgpu_device_event *done = NULL;
     void *priv = ctx ? imgpu_context_cuda_stream(ctx) : NULL;

@@ -380,6 +380,26 @@ def test_histogram_of_a_cuda_array_equals_the_cpu_count(layout):
         imgpu.histogram(cuda(a), device="cpu")
 
 
+def test_a_result_outlives_its_closed_context():
+    """close() (the end of a `with` block) while a result of the Context is alive: the Context
+    takes no new call, its result stays readable, and the context goes with the last result
+    (its memory is freed on the context's stream: that stream must still be there). Then a call
+    without a Context on the same GPU runs as usual."""
+    a = LAYOUTS["rgb8"]
+    want = imgpu.equalize(a, device="cpu")
+    with imgpu.Context("cuda:0") as c:
+        r = imgpu.equalize(cuda(a))
+        r2 = imgpu.rotate(cuda(a), angle=90)
+    assert c.closed
+    with pytest.raises(ValueError, match="closed"):
+        imgpu.equalize(a, device=c)
+    assert np.array_equal(host(r), want)
+    del r2                                   # one of two results: the context stays
+    r = imgpu.equalize(cuda(a))              # the last result of c freed as r is rebound
+    torch.cuda.synchronize()
+    assert np.array_equal(host(r), want)
+
+
 def test_contexts_on_numbered_devices():
     """Context("cuda:N"): a number past the machine's GPUs is refused with how many there are;
     with two or more GPUs (the 2-GPU machine), a tensor on cuda:1 runs there, with or without a
