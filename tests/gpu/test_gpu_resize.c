@@ -15,23 +15,9 @@
 #include "gpu_util.h"
 #include "image.h"
 #include "ops.h"
+#include "resize_image.h"
 #include "test_util.h"
 
-static imgpu_image *make(int w, int h, int c, int depth, int smooth, uint32_t seed)
-{
-    imgpu_image *im = imgpu_image_new(w, h, c, depth);
-    const unsigned maxv = depth == 16 ? 65535u : 255u;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-            for (int k = 0; k < c; k++) {
-                unsigned v = smooth ? (unsigned)((uint64_t)maxv * (unsigned)(x * 37 / (w + 1) + y * 53 / (h + 1) + k * 5) / 100u)
-                                    : gpu_rand(&seed) & maxv;
-                if ((c == 2 || c == 4) && k == c - 1) /* alpha: holes, edges and ramps */
-                    v = ((x / 3 + y / 2) % 4 == 0) ? 0 : ((x + y) % 5 == 0 ? maxv / 2 : maxv);
-                imgpu_sample_put(im->data + (size_t)y * im->stride, depth, (size_t)x * c + k, v > maxv ? maxv : v);
-            }
-    return im;
-}
 
 static long max_diff(const imgpu_image *a, const imgpu_image *b, size_t *nd)
 {
@@ -88,7 +74,7 @@ int main(void)
                     if (quick && (smooth || src[s][0] * src[s][1] > 97 * 61))
                         continue;
                     const int c = chans[ci];
-                    imgpu_image *im = make(src[s][0], src[s][1], c, depth, smooth, seed++);
+                    imgpu_image *im = resize_test_image(src[s][0], src[s][1], c, depth, smooth, seed++);
                     for (int f = 0; f <= IMGPU_RESIZE_LANCZOS; f++) {
                         for (size_t d = 0; d < sizeof dst / sizeof dst[0]; d++) {
                             if ((d + s + ci + (size_t)smooth) % 2 && d != 0) /* half the matrix: every pair still occurs */

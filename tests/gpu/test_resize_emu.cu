@@ -19,31 +19,8 @@
 #include "ops.h"
 #include "error.h"
 #include "resize_body.cuh"
+#include "resize_image.h"
 #include "test_util.h"
-
-static uint32_t rnd(uint32_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 17;
-    *s ^= *s << 5;
-    return *s;
-}
-
-static imgpu_image *make(int w, int h, int c, int depth, int smooth, uint32_t seed)
-{
-    imgpu_image *im = imgpu_image_new(w, h, c, depth);
-    const unsigned maxv = depth == 16 ? 65535u : 255u;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-            for (int k = 0; k < c; k++) {
-                unsigned v = smooth ? (unsigned)((uint64_t)maxv * (unsigned)(x * 37 / (w + 1) + y * 53 / (h + 1) + k * 5) / 100u)
-                                    : rnd(&seed) & maxv;
-                if ((c == 2 || c == 4) && k == c - 1)
-                    v = ((x / 3 + y / 2) % 4 == 0) ? 0 : ((x + y) % 5 == 0 ? maxv / 2 : maxv);
-                imgpu_sample_put(im->data + (size_t)y * im->stride, depth, (size_t)x * c + k, v > maxv ? maxv : v);
-            }
-    return im;
-}
 
 /* way 0: as imgpu_launch_resize chooses; 1: two passes even where fused could run */
 static int emulate(const imgpu_resize_tab &t, const uint8_t *in, uint8_t *out, int way, int *fused)
@@ -131,7 +108,7 @@ int main(void)
         for (int depth = 8; depth <= 16; depth += 8)
             for (int c = 1; c <= 4; c++) {
                 const int smooth = (int)(s + c) % 2;
-                imgpu_image *im = make(src[s][0], src[s][1], c, depth, smooth, seed++);
+                imgpu_image *im = resize_test_image(src[s][0], src[s][1], c, depth, smooth, seed++);
                 for (int f = 0; f <= IMGPU_RESIZE_LANCZOS; f++)
                     for (int aa = 0; aa < (f == IMGPU_RESIZE_NEAREST ? 1 : 2); aa++) {
                         for (size_t d = 0; d < sizeof dst / sizeof dst[0]; d++) {
