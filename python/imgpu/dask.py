@@ -74,6 +74,46 @@ def task_size(nfiles, workers, jobs):
     return -(-nfiles // n) if n else 1
 
 
+# On a GPU the plan's first JPEGs go to libjpeg-turbo while nvJPEG sets up (docs/gpu.md's set-up
+# rule: 4 per engine thread, or IMGPU_NVJPEG_CPU_FIRST), whichever task holds them, and a 4K one
+# costs a worker about this many times an image through the GPU (H200, 16 threads: ~71 ms on one
+# thread, ~4.4 ms of the worker's time, against ~1.1 ms at the GPU's ~880 images/s); counting it
+# so keeps the first task from holding them all beside its equal share of the rest (2 workers,
+# 500 photos: 128 of them in the first task, which then ran ~0.5 s longer than the second).
+CPU_FIRST_WEIGHT = 4
+
+
+def _cpu_first_count(jobs):
+    """How many of the plan's first JPEGs the workers decode on the CPU on a GPU run."""
+    env = _os.environ.get("IMGPU_NVJPEG_CPU_FIRST", "")
+    return int(env) if env.isdigit() else 4 * max(1, int(jobs))
+
+
+def _split_weighted(items, count, weights):
+    """items cut into count runs of consecutive items (none empty) whose weights add up as
+    evenly as the items allow: each cut at the item boundary nearest its share of the total."""
+    n = len(items)
+    count = max(1, min(int(count), n))
+    cum, t = [], 0
+    for w in weights:
+        t += w
+        cum.append(t)
+    bounds, prev = [0], 0
+    for k in range(1, count):
+        target = t * k / count
+        i = prev
+        while i < n and cum[i] < target:
+            i += 1
+        # cut after item i (its sum reaches the target) or before it, whichever is nearer
+        below = cum[i - 1] if i > 0 else 0
+        cut = i + 1 if i < n and cum[i] - target <= target - below else i
+        cut = min(max(cut, prev + 1), n - (count - k))
+        bounds.append(cut)
+        prev = cut
+    bounds.append(n)
+    return [items[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
 def _split(items, count):
     """items cut into count runs of consecutive items whose lengths differ by one at most."""
     q, r = divmod(len(items), count)
@@ -274,7 +314,19 @@ def batch_argv(client, argv, *, task_size=None, worker_gpu="auto"):
         min((c for c, _ in info.values()), default=1)
     count = -(-len(todo) // int(task_size)) if task_size else task_count(len(todo), workers, jobs)
     tag = "imgpu-dask-" + _uuid.uuid4().hex[:16]
-    chunks = _split(todo, count)
+    # GPU workers (the rule's count as the workers reckon it: --jobs, else their cores) and the
+    # default task size: the plan's CPU-first JPEGs weigh CPU_FIRST_WEIGHT images each
+    first = _cpu_first_count(jobs)
+    gpu_run = device != "cpu" and any(g is not None for _, g in info.values()) and \
+        not (device == "auto" and len(todo) <= 2 * first)
+    if gpu_run and not task_size and count > 1 and before[0] < first:
+        # item k is a JPEG where the count of JPEGs before the next item grows (the last item
+        # weighs 1: one image either way)
+        w = [CPU_FIRST_WEIGHT if k + 1 < len(before) and before[k] < first and before[k + 1] > before[k]
+             else 1 for k in range(len(todo))]
+        chunks = _split_weighted(todo, count, w)
+    else:
+        chunks = _split(todo, count)
     # argv (its inputs too: a command line may name thousands of files) goes to each worker once
     [argv_f] = client.scatter([argv], broadcast=True, hash=False)
     starts = [0]

@@ -228,6 +228,31 @@ def test_task_size_rule():
     assert [x for r in runs for x in r] == list(range(1_000_000))   # in order, each once
 
 
+def test_weighted_split_for_the_cpu_first_jpegs(monkeypatch):
+    """On GPU workers the plan's first JPEGs are libjpeg-turbo's and weigh CPU_FIRST_WEIGHT
+    images each: the cuts balance the weights, each task non-empty, in order, each item once."""
+    d = imgpu.dask
+    w = [d.CPU_FIRST_WEIGHT] * 128 + [1] * 372            # 500 photos, 2 workers of 32 threads
+    runs = d._split_weighted(list(range(500)), 2, w)
+    assert [x for r in runs for x in r] == list(range(500))
+    sums = [sum(w[i] for i in r) for r in runs]
+    assert len(runs) == 2 and abs(sums[0] - sums[1]) <= d.CPU_FIRST_WEIGHT, sums
+    assert len(runs[0]) < 128 < len(runs[1])             # the first task holds fewer files
+    for n, count, ws in [(10, 3, [1] * 10), (5, 5, [100, 1, 1, 1, 1]), (6, 3, [1] * 5 + [100]),
+                         (7, 7, [1] * 7), (1000, 8, [4] * 256 + [1] * 744)]:
+        runs = d._split_weighted(list(range(n)), count, ws)
+        assert len(runs) == count and all(runs) and [x for r in runs for x in r] == list(range(n))
+        sums = [sum(ws[i] for i in r) for r in runs]
+        assert max(sums) - min(sums) <= 2 * max(ws) or max(ws) > sum(ws) / count, (n, count, sums)
+    # uniform weights: sizes one apart at most, as _split's
+    assert sorted(len(r) for r in d._split_weighted(list(range(10)), 3, [1] * 10)) == [3, 3, 4]
+    # the count as the workers reckon it: IMGPU_NVJPEG_CPU_FIRST, else 4 per engine thread
+    monkeypatch.delenv("IMGPU_NVJPEG_CPU_FIRST", raising=False)
+    assert d._cpu_first_count(16) == 64
+    monkeypatch.setenv("IMGPU_NVJPEG_CPU_FIRST", "10")
+    assert d._cpu_first_count(16) == 10
+
+
 def test_worker_gpu_choice(monkeypatch):
     """Which GPU a worker takes (ImgpuWorker's worker_gpu), without a GPU: the rule alone."""
     pick = imgpu.dask._pick_gpu
