@@ -79,7 +79,8 @@ def task_size(nfiles, workers, jobs):
 # costs a worker about this many times an image through the GPU (H200, 16 threads: ~71 ms on one
 # thread, ~4.4 ms of the worker's time, against ~1.1 ms at the GPU's ~880 images/s); counting it
 # so keeps the first task from holding them all beside its equal share of the rest (2 workers,
-# 500 photos: 128 of them in the first task, which then ran ~0.5 s longer than the second).
+# 500 photos: 128 of them in the first task, ~0.57 s of its 16 threads by this estimate, and 2
+# workers on two H200s measured no faster than one).
 CPU_FIRST_WEIGHT = 4
 
 
