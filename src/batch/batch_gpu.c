@@ -315,6 +315,22 @@ void imgpu_batch_keep_state(int keep)
     pthread_mutex_unlock(&s_kept_lock);
 }
 
+int imgpu_batch_release_state(void)
+{
+    pthread_mutex_lock(&s_kept_lock);
+    const int n = s_nkept;
+    for (int i = 0; i < n; i++) {
+        /* on its own GPU: its streams and memory are that device's */
+        if (imgpu_session_use_device(s_kept[i].device) == 0)
+            imgpu_session_jpeg_free(s_kept[i].jm);
+        else
+            imgpu_error_clear();   /* the GPU is gone (a sticky fault): nothing there to free */
+    }
+    s_nkept = 0;
+    pthread_mutex_unlock(&s_kept_lock);
+    return n;
+}
+
 static imgpu_session_jpeg *kept_take(int device)
 {
     imgpu_session_jpeg *jm = NULL;
