@@ -603,6 +603,10 @@ typedef struct ContextObject {
     Py_ssize_t narrays;
 } ContextObject;
 
+/* device= as the Context its results keep alive: the Context given, or NULL for a name (a
+ * "cuda:N" string also yields a context, the module's own for that GPU, which lives on). */
+static PyObject *context_obj(PyObject *device);
+
 /* The context an array of c's lives on: open, or closed and held for its arrays. */
 static imgpu_context *context_of_arrays(PyObject *c)
 {
@@ -708,6 +712,11 @@ static int check_device(imgpu_device d, imgpu_context *ctx)
     return 0;
 }
 
+static PyObject *context_obj(PyObject *device)
+{
+    return device && PyObject_TypeCheck(device, &ContextType) ? device : NULL;
+}
+
 static int Context_init(ContextObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"device", NULL};
@@ -718,6 +727,10 @@ static int Context_init(ContextObject *self, PyObject *args, PyObject *kw)
     int ordinal;
     if (parse_device_name_on(dev, &d, &ordinal) < 0)
         return -1;
+    if (self->held || self->narrays > 0) {   /* its results free their memory on its stream */
+        PyErr_SetString(PyExc_RuntimeError, "imgpu.Context: initialized again while its results are alive");
+        return -1;
+    }
     if (self->ctx)
         imgpu_context_destroy(self->ctx);
     self->ctx = imgpu_context_create_on(d, ordinal);
@@ -1311,7 +1324,7 @@ static PyObject *run_ops(PyObject *array, PyObject *ops_list, PyObject *device, 
     if (cuda && !histogram) {   /* on the array's GPU, without a copy (_imgpu_device.h) */
         PyObject *r = dev == IMGPU_DEVICE_CPU
                           ? PyErr_Format(PyExc_ValueError, "device='cpu' with a CUDA array (copy it to the host first)")
-                          : run_ops_device(array, &pr, ops, n, ctx, ctx ? device : NULL, out, stream);
+                          : run_ops_device(array, &pr, ops, n, ctx, context_obj(device), out, stream);
         probe_release(&pr);
         return r;
     }
@@ -2155,7 +2168,7 @@ static PyObject *py_decode_batch(PyObject *self, PyObject *args, PyObject *kw)
     if (!seq)
         return NULL;
     if (on_gpu) {
-        PyObject *r = decode_batch_device(seq, given, given ? device : NULL, auto_orient);
+        PyObject *r = decode_batch_device(seq, given, context_obj(device), auto_orient);
         Py_DECREF(seq);
         return r;
     }

@@ -452,6 +452,10 @@ def test_contexts_on_numbered_devices():
         with pytest.raises(imgpu.Error, match="device"):
             imgpu.equalize(cuda(a))                      # on cuda:0, but the context is cuda:1
     t = torch.from_numpy(np.ascontiguousarray(a)).to("cuda:1")
+    r = imgpu.equalize(t, device="cuda:1")               # a device name, not a Context: the
+    assert np.array_equal(host(r), want)                 # result keeps no Context object
+    del r
+    assert np.array_equal(host(imgpu.equalize(t, device="cuda:1")), want)
     r = imgpu.equalize(t)                                # no Context: the tensor's own GPU
     assert r.__dlpack_device__() == (2, 1) and np.array_equal(host(r), want)
     assert np.array_equal(imgpu.equalize(a, device="cuda:1"), want)
