@@ -756,10 +756,29 @@ static PyObject *Array_get_ptr(ArrayObject *self, void *unused)
 }
 
 /* numpy(): a host copy (waits for the work). */
+/* The context an imgpu.Array's own work (numpy(), a copy) runs on: its Context's, else that of
+ * the GPU it lives on (the default context when that is the default device). NULL with an
+ * exception or a message. */
+static imgpu_context *array_context(ArrayObject *self)
+{
+    imgpu_context *c = context_of_arrays(self->ctx_obj);
+    if (c)
+        return c;
+    imgpu_context *d = device_context(NULL);
+    const int id = self->im ? self->im->device : -1;
+    int def = -1, rc;
+    if (!d || id < 0)
+        return d;
+    Py_BEGIN_ALLOW_THREADS
+    rc = imgpu_context_cuda_device(d, &def);
+    Py_END_ALLOW_THREADS
+    return rc < 0 || def == id ? d : ordinal_context(id);
+}
+
 static PyObject *Array_numpy(ArrayObject *self, PyObject *unused)
 {
     (void)unused;
-    imgpu_context *ctx = device_context(context_of_arrays(self->ctx_obj));
+    imgpu_context *ctx = array_context(self);
     imgpu_image *h = NULL;
     int rc;
     if (!ctx)
@@ -973,7 +992,7 @@ static int histogram_device(PyObject *array, const cuda_probe *pr, imgpu_context
 /* imgpu.Array n == 0 copy (for __dlpack__(copy=True)). */
 static PyObject *run_copy(ArrayObject *self)
 {
-    imgpu_context *ctx = device_context(context_of_arrays(self->ctx_obj));
+    imgpu_context *ctx = array_context(self);
     imgpu_device_image *res = NULL;
     imgpu_device_event *done = NULL;
     void *priv = ctx ? imgpu_context_cuda_stream(ctx) : NULL;

@@ -457,6 +457,7 @@ def test_contexts_on_numbered_devices():
     del r
     assert np.array_equal(host(imgpu.equalize(t, device="cuda:1")), want)
     r = imgpu.equalize(t)                                # no Context: the tensor's own GPU
+    assert np.array_equal(r.numpy(), want)               # its own download runs there too
     assert r.__dlpack_device__() == (2, 1) and np.array_equal(host(r), want)
     assert np.array_equal(imgpu.equalize(a, device="cuda:1"), want)
     assert np.array_equal(imgpu.histogram(t), imgpu.histogram(a, device="cpu"))
