@@ -87,6 +87,10 @@ int main(int argc, char **argv)
         {45, 31, 0, 0, 0.5}, {50, 40, 17, 13, 0}, {13, 7, 40, 29, 0},  {300, 10, 7, 3, 0},
         {40, 30, 40, 11, 0}, {29, 33, 58, 33, 0}, {17, 16, 16, 15, 0}, {64, 64, 16, 16, 0},
         {3, 2, 200, 150, 0},
+        /* wide rows, so that the vectorised loops (h_pairs, the 16-bit bilinear rows, the
+         * 2x2 box) run whole vectors and a remainder: 2x up (area: weights 1 and 0), 2x
+         * down, bilinear down by a fraction, 3x up */
+        {131, 5, 262, 11, 0}, {263, 10, 131, 5, 0}, {200, 7, 77, 3, 0}, {67, 4, 0, 0, 2.0}, {45, 3, 135, 9, 0},
     };
     const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
     int compared = 0;
