@@ -27,7 +27,9 @@ static unsigned rnd(void)
 }
 
 /* Structure (a gradient), noise, 0/max stripes (overshoot), and alpha that varies
- * (transparent, opaque and partial areas); rows padded by `pad` pixels (a view). */
+ * (transparent, opaque and partial areas) in the middle third of the rows and is one value
+ * in the others (opaque above, a third of max below: rows the row engine skips, and rows
+ * whose taps straddle the bands); rows padded by `pad` pixels (a view). */
 static imgpu_image *make_image(int w, int h, int c, int d, int pad, imgpu_image **owner)
 {
     imgpu_image *big = imgpu_image_new(w + pad, h, c, d);
@@ -46,8 +48,12 @@ static imgpu_image *make_image(int w, int h, int c, int d, int pad, imgpu_image 
                     v = ((x + y) & 1) ? maxv : 0;
                 else
                     v = rnd() % (maxv + 1);
-                if ((c == 2 || c == 4) && k == c - 1) /* alpha */
-                    v = (x % 5 == 0) ? 0 : (y % 3 == 0) ? maxv : rnd() % (maxv + 1);
+                if ((c == 2 || c == 4) && k == c - 1) { /* alpha: opaque rows, varying, one value */
+                    const int band = y * 3 / h;
+                    v = band == 0 ? maxv
+                      : band == 2 ? maxv / 3
+                                  : (x % 5 == 0) ? 0 : (y % 3 == 0) ? maxv : rnd() % (maxv + 1);
+                }
                 imgpu_sample_put(row, d, (size_t)x * c + k, v > maxv ? maxv : v);
             }
     }

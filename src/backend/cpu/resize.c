@@ -245,8 +245,27 @@ static int alpha_pixel(const imgpu_resize_tab *t, const imgpu_image *in, int dx,
     const float *xwf = imgpu_rsz_f(t, t->o_xwf) + (size_t)dx * kx, *ywf = imgpu_rsz_f(t, t->o_ywf) + (size_t)dy * ky;
     const int32_t *xwi = imgpu_rsz_i(t, t->o_xwi) + (size_t)dx * kx, *ywi = imgpu_rsz_i(t, t->o_ywi) + (size_t)dy * ky;
     const float maxv = depth == 16 ? 65535.f : 255.f;
-    float A = 0.f, M[3] = {0.f, 0.f, 0.f};
+    /* first, with integer compares only, whether the taps that weigh share one alpha (every
+     * pixel of an opaque image): then the straight value stands, and the float sums below,
+     * which would be discarded, are skipped */
     int first = -1, same = 1;
+    for (int r = 0; r < ky && same; r++) {
+        const float wy = fix ? (float)ywi[r] / 2048.f : ywf[r];
+        const unsigned char *row = in->data + (size_t)yi[r] * in->stride;
+        for (int k = 0; k < kx && wy != 0.f; k++) {
+            const float wx = fix ? (float)xwi[k] / 2048.f : xwf[k];
+            if (wx == 0.f)
+                continue;
+            const int a = (int)get(row, depth, xi[k] * cn + ac);
+            if (first < 0)
+                first = a;
+            else if (a != first)
+                same = 0;
+        }
+    }
+    if (same)
+        return 0;
+    float A = 0.f, M[3] = {0.f, 0.f, 0.f};
     for (int r = 0; r < ky; r++) {
         const float wy = fix ? (float)ywi[r] / 2048.f : ywf[r];
         const unsigned char *row = in->data + (size_t)yi[r] * in->stride;
@@ -255,12 +274,6 @@ static int alpha_pixel(const imgpu_resize_tab *t, const imgpu_image *in, int dx,
             const float wx = fix ? (float)xwi[k] / 2048.f : xwf[k];
             const int base = xi[k] * cn;
             const uint32_t a = get(row, depth, base + ac);
-            if (wx != 0.f && wy != 0.f) {
-                if (first < 0)
-                    first = (int)a;
-                else if ((int)a != first)
-                    same = 0;
-            }
             const float af = (float)a, pa = wx * af;
             ra = ra + pa;
             for (int c = 0; c < ac; c++) {
@@ -276,7 +289,7 @@ static int alpha_pixel(const imgpu_resize_tab *t, const imgpu_image *in, int dx,
             M[c] = M[c] + qm;
         }
     }
-    if (same || !(A > 0.f))
+    if (!(A > 0.f))
         return 0;
     for (int c = 0; c < ac; c++)
         col[c] = (uint32_t)floorf(imgpu__unpremul(M[c], A, maxv) + 0.5f);
@@ -851,10 +864,36 @@ RSZ_INLINE void box_row_k(const fast *f, int y, int32_t *restrict a, unsigned ch
         box_cols(f, NULL, a, cy, drow, NULL, d16, cn, kx, 0);
 }
 
+/* Whether every alpha of the source rows that output row y reads is one value (an opaque
+ * image): then each pixel's taps, a subset of them, share it, and alpha_pixel would keep every
+ * straight value. */
+static int rows_one_alpha(const fast *f, int y)
+{
+    const imgpu_resize_tab *t = f->t;
+    const int cn = t->cn, ac = cn - 1, n = t->sw;
+    const int32_t *yi = imgpu_rsz_i(t, t->o_yi) + (size_t)y * t->ky;
+    const uint32_t a0 = get(f->in->data + (size_t)yi[0] * f->in->stride, t->depth, ac);
+    uint32_t diff = 0;
+    for (int k = 0; k < t->ky && !diff; k++) {
+        const unsigned char *row = f->in->data + (size_t)yi[k] * f->in->stride;
+        const uint8_t *restrict s8 = row;
+        const uint16_t *restrict s16 = (const uint16_t *)(const void *)row;
+        if (t->depth == 16)
+            for (int x = 0; x < n; x++)
+                diff |= s16[(size_t)x * cn + ac] ^ a0;
+        else
+            for (int x = 0; x < n; x++)
+                diff |= s8[(size_t)x * cn + ac] ^ a0;
+    }
+    return diff == 0;
+}
+
 /* Images with alpha: the premultiplied colour where the taps' alphas differ (alpha_pixel). */
 static void alpha_row(const fast *f, int y, unsigned char *d)
 {
     const imgpu_resize_tab *t = f->t;
+    if (rows_one_alpha(f, y))
+        return;
     for (int dx = 0; dx < t->dw; dx++) {
         uint32_t col[3];
         if (alpha_pixel(t, f->in, dx, y, col))
