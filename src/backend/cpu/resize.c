@@ -334,6 +334,30 @@ static void v_rows(void *ctx, int part, int y0, int y1)
 
 #define RSZ_INLINE static inline __attribute__((always_inline))
 
+/* The row engine is compiled twice, the second time for AVX2 (fast_rows_avx2, below) */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RSZ_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define RSZ_SANITIZED 1
+#endif
+/* (not in sanitizer builds: the plain build has the same loops, and the second copy doubles
+ * their compile time; valgrind's runs of the release build check the AVX2 one) */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(RSZ_SANITIZED)
+#define RSZ_HAVE_AVX2 1
+#endif
+/* 1: the AVX2 copies run (the CPU has AVX2; test mode 3 asks for the plain ones) */
+static int use_avx2(void)
+{
+#ifdef RSZ_HAVE_AVX2
+    return s_mode != 3 && __builtin_cpu_supports("avx2");
+#else
+    return 0;
+#endif
+}
+
 /* H_LIN16: H_INT's sums stored as OpenCV's bilinear vector code first reduces them,
  * sat16(h >> 4), as int16 (v_row's bilinear formula then runs in 16-bit lanes) */
 enum { H_INT = 0, H_FLOAT, H_PIL32, H_PIL64, H_LIN16 };
@@ -355,6 +379,7 @@ typedef struct fast {
     int32_t *cx;      /* [dw] V_BOX: each column's taps of weight 1 */
     int32_t *ps, *pw; /* H_LIN16 at 2 taps (h_pairs), [W] for the samples of [xl, xr): each
                        * one's first tap (xo[dx] + c), and its two weights (pw[2 x], pw[2 x + 1]) */
+    void (*pairs)(const struct fast *, const uint8_t *, int16_t *, int32_t *); /* h_pairs' copy */
     size_t part_words; /* per part: ky ring rows + 1 accumulator row of W words (+ sw * cn
                         * words: h_pairs' pair row) */
     int32_t *ring;     /* parts * part_words */
@@ -453,10 +478,9 @@ RSZ_INLINE void h_span_k(const fast *f, const unsigned char *srow, void *hout, c
  * it cannot). Then the same int32 sum S0 w0 + S1 w1 as h_span_k's, and the same >> 4. A
  * regular column's second tap is in the image (fast_setup), so the last pixel's pairs, whose
  * upper half is 0, are read only as a first tap. */
-RSZ_INLINE void h_pairs(const fast *f, const uint8_t *restrict s8, int16_t *restrict ho, int32_t *restrict pr,
-                        const int cn)
+RSZ_INLINE void h_pairs_body(const fast *f, const uint8_t *restrict s8, int16_t *restrict ho, int32_t *restrict pr)
 {
-    const int n = f->t->sw * cn, x0 = f->xl * cn, x1 = f->xr * cn;
+    const int cn = f->t->cn, n = f->t->sw * cn, x0 = f->xl * cn, x1 = f->xr * cn;
     for (int i = 0; i < n - cn; i++)
         pr[i] = (int32_t)s8[i] | (int32_t)s8[i + cn] << 16;
     for (int i = n - cn > 0 ? n - cn : 0; i < n; i++)
@@ -467,6 +491,15 @@ RSZ_INLINE void h_pairs(const fast *f, const uint8_t *restrict s8, int16_t *rest
         ho[x] = f->lin16_nosat ? (int16_t)(acc >> 4) : sat16(acc >> 4);
     }
 }
+/* Out of line (through fast.pairs), plain and AVX2: inlined into each specialisation of the
+ * row engine, it slowed bicubic's loops by 15 % (code layout). */
+static void h_pairs(const fast *f, const uint8_t *s8, int16_t *ho, int32_t *pr) { h_pairs_body(f, s8, ho, pr); }
+#ifdef RSZ_HAVE_AVX2
+__attribute__((target("avx2"))) static void h_pairs_avx2(const fast *f, const uint8_t *s8, int16_t *ho, int32_t *pr)
+{
+    h_pairs_body(f, s8, ho, pr);
+}
+#endif
 
 /* One source row: the columns before xl and from xr through their indices, [xl, xr) through
  * one offset each (separate loops, so that neither tests which it is per column); pr: the
@@ -476,7 +509,7 @@ RSZ_INLINE void h_row_k(const fast *f, const unsigned char *srow, void *hout, in
 {
     h_span_k(f, srow, hout, hmode, d16, cn, kxc, 0, f->xl, 0);
     if (hmode == H_LIN16 && kxc == 2 && f->ps)
-        h_pairs(f, srow, hout, pr, cn);
+        f->pairs(f, srow, hout, pr);
     else
         h_span_k(f, srow, hout, hmode, d16, cn, kxc, f->xl, f->xr, 1);
     h_span_k(f, srow, hout, hmode, d16, cn, kxc, f->xr, f->t->dw, 0);
@@ -968,18 +1001,7 @@ static void fast_rows(void *ctx, int part, int y0, int y1) { fast_rows_body(ctx,
  * compiler's own vectorisation of the loops above with 8 lanes and 32-bit multiplies and
  * min/max (SSE2 has neither), no intrinsics. Integer lanes give the same integers, and float
  * lanes the same IEEE operations (AVX2 brings no fused multiply-add, and contraction is off). */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RSZ_SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define RSZ_SANITIZED 1
-#endif
-/* (not in sanitizer builds: the plain build has the same loops, and the second copy doubles
- * their compile time; valgrind's runs of the release build check the AVX2 one) */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(RSZ_SANITIZED)
-#define RSZ_HAVE_AVX2 1
+#ifdef RSZ_HAVE_AVX2
 __attribute__((target("avx2"))) static void fast_rows_avx2(void *ctx, int part, int y0, int y1)
 {
     fast_rows_body(ctx, part, y0, y1);
@@ -989,7 +1011,7 @@ __attribute__((target("avx2"))) static void fast_rows_avx2(void *ctx, int part, 
 static imgpu__cpu_rows_fn fast_rows_fn(void)
 {
 #ifdef RSZ_HAVE_AVX2
-    if (s_mode != 3 && __builtin_cpu_supports("avx2"))
+    if (use_avx2())
         return fast_rows_avx2;
 #endif
     return fast_rows;
@@ -1133,6 +1155,11 @@ static int fast_setup(fast *f, const imgpu_resize_tab *t, const imgpu_image *in,
                 f->pw[2 * x] = xwi[(size_t)dx * 2];
                 f->pw[2 * x + 1] = xwi[(size_t)dx * 2 + 1];
             }
+        f->pairs = h_pairs;
+#ifdef RSZ_HAVE_AVX2
+        if (use_avx2())
+            f->pairs = h_pairs_avx2;
+#endif
     }
     if (t->vmode == IMGPU_RSZ_V_BOX) {
         int n = 0;
