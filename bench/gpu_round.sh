@@ -18,6 +18,11 @@
 #             threads, equalize on the encode thread), per-thread CPU, GIL probe, NVML (~60 s)
 #   resize_batch  bench/resize_batch.sh: imgpu batch --resize --fit 1920x1080 over BENCH_N 4K
 #             JPEGs vs an all-core OpenCV loop and vipsthumbnail (.gpuvips, when carried)
+#   dask      bench/dask_bench.py --n BENCH_N --device cuda, 1 worker and one a GPU, 3 runs each,
+#             inputs and outputs in /dev/shm (issue 29; Debian's Dask from .gpu, as tests/device.sh
+#             links it), then the same with IMGPU_NVJPEG_CPU_FIRST=0
+#   auto      bench/auto_single.sh build-gpu/imgpu AUTO_RUNS (31) over AUTO_SIZES (1080p): the
+#             small cases of issue 30's `auto` target, with each case's middle half
 # BENCH_PARTS (default the first six) picks; BENCH_N the JPEG count (BENCH_CHAIN_N for chain). Issue 28's round, ~3 min
 # with the build on a fresh machine (one call, carry [".gpu", ".gpuvips"]):
 #   BENCH_PARTS="resize tone resize_batch" bash bench/gpu_round.sh
@@ -57,6 +62,16 @@ for p in $parts; do
     chain) PYTHONPATH=build-gpu/python timeout 150 python3 bench/chain_profile.py --n "${BENCH_CHAIN_N:-128}" \
              > "$OUT/chain.log" 2>&1 ;;
     resize_batch) timeout 150 bash bench/resize_batch.sh build-gpu/imgpu "$n" 3 > "$OUT/resize_batch.log" 2>&1 ;;
+    dask) dpp=$(sh tests/python/dask_pythonpath.sh "${GPU_PREFIX:-/tmp/gpu-prefix}/usr/lib/python3/dist-packages" \
+                python3 2> "$OUT/dask_path.log")
+          ng=$(nvidia-smi -L 2>/dev/null | wc -l); w=1; [ "$ng" -gt 1 ] && w=1,$ng
+          for first in default 0; do
+            env $([ $first = 0 ] && echo IMGPU_NVJPEG_CPU_FIRST=0) DASK_DISTRIBUTED__DIAGNOSTICS__NVML=False \
+              PYTHONPATH="$dpp:build-gpu/python" timeout 200 python3 bench/dask_bench.py --n "$n" --device cuda \
+              --workers "$w" --repeat 3 --work /dev/shm/dask > "$OUT/dask_first_$first.log" 2>&1
+          done ;;
+    auto) SIZES=${AUTO_SIZES:-1080p} timeout 300 bash bench/auto_single.sh build-gpu/imgpu "${AUTO_RUNS:-31}" \
+            > "$OUT/auto.log" 2>&1 ;;
     *) echo "gpu_round: unknown part '$p'"; false ;;
   esac
   echo "gpu_round: $p rc $? in $((SECONDS - t0)) s"
