@@ -186,9 +186,10 @@ static int probe_array(cuda_probe *p, PyObject *o)
     if ((p->cai = attr_or_null(o, &s_str_cai, "__cuda_array_interface__")) != NULL) {
         /* An interface without a "stream" key (version 2, as torch's) says nothing of the stream
          * that wrote the data, so a call without stream= could not be ordered after the caller's
-         * current stream: such an object that also speaks DLPack is taken through DLPack, whose
-         * producer orders its current stream before the stream imgpu names (issue 27). A "stream"
-         * key, None included (the v3 rule: no synchronization needed), keeps the interface. */
+         * current stream: torch's tensors get their current stream from torch (torch_stream_into);
+         * another such object that also speaks DLPack is taken through DLPack, whose producer
+         * orders its current stream before the stream imgpu names (issue 27). A "stream" key,
+         * None included (the v3 rule: no synchronization needed), keeps the interface. */
         if (!PyDict_Check(p->cai) || PyDict_GetItemString(p->cai, "stream") ||
             torch_stream_into(p, o) || !PyObject_HasAttrString(o, "__dlpack__")) {
             p->kind = PROBE_CAI;
@@ -208,13 +209,10 @@ static int probe_array(cuda_probe *p, PyObject *o)
     return 0;
 }
 
-/* The context a call on a CUDA array runs on: the one given, else the one of the array's own
- * device (the default context when that is the default device). NULL with an exception. */
-static imgpu_context *context_for_array(PyObject *array, const cuda_probe *pr, imgpu_context *given)
+/* The context of CUDA device id: the default context when id is the default device (or not
+ * known, -1), else the module's own for that GPU. NULL with an exception. */
+static imgpu_context *context_on_device(int id)
 {
-    if (given)
-        return given;
-    const int id = pr->kind == PROBE_CAI && pr->device < 0 ? array_cuda_device(array) : pr->device;
     imgpu_context *d = device_context(NULL);
     if (id < 0 || !d)
         return d;
@@ -225,6 +223,15 @@ static imgpu_context *context_for_array(PyObject *array, const cuda_probe *pr, i
     if (rc < 0 || def == id)
         return d;   /* (no GPU: the call reports it) */
     return ordinal_context(id);
+}
+
+/* The context a call on a CUDA array runs on: the one given, else the one of the array's own
+ * device (the default context when that is the default device). NULL with an exception. */
+static imgpu_context *context_for_array(PyObject *array, const cuda_probe *pr, imgpu_context *given)
+{
+    if (given)
+        return given;
+    return context_on_device(pr->kind == PROBE_CAI && pr->device < 0 ? array_cuda_device(array) : pr->device);
 }
 
 /* ---- keeping inputs alive ----------------------------------------------------------------------- */
@@ -755,26 +762,15 @@ static PyObject *Array_get_ptr(ArrayObject *self, void *unused)
     return PyLong_FromVoidPtr(self->im->data);
 }
 
-/* numpy(): a host copy (waits for the work). */
 /* The context an imgpu.Array's own work (numpy(), a copy) runs on: its Context's, else that of
- * the GPU it lives on (the default context when that is the default device). NULL with an
- * exception or a message. */
+ * the GPU it lives on. NULL with an exception or a message. */
 static imgpu_context *array_context(ArrayObject *self)
 {
     imgpu_context *c = context_of_arrays(self->ctx_obj);
-    if (c)
-        return c;
-    imgpu_context *d = device_context(NULL);
-    const int id = self->im ? self->im->device : -1;
-    int def = -1, rc;
-    if (!d || id < 0)
-        return d;
-    Py_BEGIN_ALLOW_THREADS
-    rc = imgpu_context_cuda_device(d, &def);
-    Py_END_ALLOW_THREADS
-    return rc < 0 || def == id ? d : ordinal_context(id);
+    return c ? c : context_on_device(self->im ? self->im->device : -1);
 }
 
+/* numpy(): a host copy (waits for the work). */
 static PyObject *Array_numpy(ArrayObject *self, PyObject *unused)
 {
     (void)unused;
@@ -845,7 +841,6 @@ static PyTypeObject ArrayType = {
 
 /* ---- running on device arrays --------------------------------------------------------------------- */
 
-/* ops on a CUDA array: an imgpu.Array, or `out` (a CUDA array written in place). */
 /* Work enqueued on `stream` from now on waits for what is enqueued on `after` so far (both
  * streams of CUDA device `device`, recorded there whatever the thread's device; CAI's 1, the
  * legacy default stream, as is). 0, or -1 with a message. */
@@ -857,6 +852,7 @@ static int order_after(void *stream, void *after, int device)
     return rc;
 }
 
+/* ops on a CUDA array: an imgpu.Array, or `out` (a CUDA array written in place). */
 static PyObject *run_ops_device(PyObject *array, const cuda_probe *pr, const imgpu_op *ops, int n,
                                 imgpu_context *given, PyObject *ctx_obj, PyObject *out, PyObject *stream_obj)
 {
