@@ -430,8 +430,14 @@ static int decode(imgpu_cuda_jpeg *j, int n, const unsigned char *const *data, c
                 st = nvjpegDecodeBatched(j->hw, j->hw_state[g], bd, bl, dst, j->stream);
             if (st == NVJPEG_STATUS_SUCCESS) {
                 /* the engines' completion is ordered on j->stream (the synchronize below has
-                 * always relied on it): an event recorded after them serves `after` as well */
-                cudaError_t e = ordered ? cudaSuccess : cudaStreamSynchronize(j->stream);
+                 * always relied on it): an event recorded after them serves `after` as well.
+                 * Only the last batch of the call is left running: the RGB batch is waited for
+                 * when a gray one follows (the engines do not order themselves after earlier
+                 * work on the stream, and both batches share the hardware handle) */
+                int gray_next = 0;
+                for (int i = 0; g == 0 && i < n; i++)
+                    gray_next |= route[i] == IMGPU_JPEG_HW && channels[i] == 1;
+                cudaError_t e = ordered && !gray_next ? cudaSuccess : cudaStreamSynchronize(j->stream);
                 if (e != cudaSuccess)
                     return imgpu__cuda_fail(e, "nvjpegDecodeBatched");
                 for (int k = 0; k < m; k++) {
