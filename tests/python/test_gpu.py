@@ -322,7 +322,8 @@ def test_decode_batch_inputs_may_change_once_it_returns():
     with open(asset("rocket.jpg"), "rb") as f:
         jpg = f.read()
     big = imgpu.encode(np.ascontiguousarray(np.tile(imgpu.decode(jpg), (4, 4, 1))), "jpg", quality=92)
-    files = [big, jpg] * 20                                 # 40: two engine batches of 32 and 8
+    gray = imgpu.encode(np.ascontiguousarray(imgpu.decode(jpg)[:, :, 1]), "jpg", quality=90)
+    files = [big, jpg, gray, jpg] * 10                      # 40: RGB and gray engine batches, 32 + 8
     want = [r.numpy() for r in imgpu.decode_batch(list(files), device="cuda")]
     bufs = [bytearray(b) for b in files]
     got = imgpu.decode_batch(bufs, device="cuda")
