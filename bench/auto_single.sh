@@ -19,12 +19,16 @@ for name, (w, h) in {"1080p": (1920, 1080), "4k": (3840, 2160), "8k": (7680, 432
     cv2.imwrite(f"{sys.argv[2]}/{name}.jpg", big, [cv2.IMWRITE_JPEG_QUALITY, 92])
 PYEOF
 med() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+# the spread of a case's runs: "q1-q3" (the middle half), to tell a cost from the machine's noise
+iqr() { sort -n | awk '{a[NR]=$1} END {q1=a[int((NR+3)/4)]; q3=a[int((3*NR+3)/4)]; printf "%s-%s", q1, q3}'; }
 # one run's seconds; a failed run (no GPU for --device cuda) counts as 999, so it never wins
 t() { local s; s=$(date +%s.%N); if "$@" > "$D/last.log" 2>&1; then awk "BEGIN{printf \"%.3f\n\", $(date +%s.%N) - $s}"; else echo 999; fi; }
 echo "$(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); commit $(git -C "$HERE" rev-parse --short HEAD 2>/dev/null); $(date -u +%F)"
 printf "%-6s %-4s %-9s %8s %8s %8s  %s\n" size fmt op auto cpu cuda "auto vs the faster"
 worst=0
-for size in 1080p 4k 8k; do
+# SIZES (default "1080p 4k 8k") picks the sizes: e.g. SIZES=1080p with RUNS=31 for the small cases,
+# whose 3-5 ms differences need many runs
+for size in ${SIZES:-1080p 4k 8k}; do
   for fmt in png jpg; do
     for op in equalize clahe rotate; do
       case $op in
@@ -45,7 +49,8 @@ for size in 1080p 4k 8k; do
       for dev in auto cpu cuda; do m[$dev]=$(echo ${runs[$dev]} | tr ' ' '\n' | med); done
       best=$(awk "BEGIN{print (${m[cpu]} < ${m[cuda]}) ? ${m[cpu]} : ${m[cuda]}}")
       ratio=$(awk "BEGIN{printf \"%.3f\", ${m[auto]} / $best}")
-      printf "%-6s %-4s %-9s %8s %8s %8s  %s\n" $size $fmt $op ${m[auto]} ${m[cpu]} ${m[cuda]} "${ratio}x"
+      printf "%-6s %-4s %-9s %8s %8s %8s  %s  (middle half: auto %s, cpu %s)\n" $size $fmt $op ${m[auto]} ${m[cpu]} \
+        ${m[cuda]} "${ratio}x" "$(echo ${runs[auto]} | tr ' ' '\n' | iqr)" "$(echo ${runs[cpu]} | tr ' ' '\n' | iqr)"
       worst=$(awk "BEGIN{print ($ratio > $worst) ? $ratio : $worst}")
     done
   done

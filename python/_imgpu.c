@@ -603,6 +603,10 @@ typedef struct ContextObject {
     Py_ssize_t narrays;
 } ContextObject;
 
+/* device= as the Context its results keep alive: the Context given, or NULL for a name (a
+ * "cuda:N" string also yields a context, the module's own for that GPU, which lives on). */
+static PyObject *context_obj(PyObject *device);
+
 /* The context an array of c's lives on: open, or closed and held for its arrays. */
 static imgpu_context *context_of_arrays(PyObject *c)
 {
@@ -708,6 +712,11 @@ static int check_device(imgpu_device d, imgpu_context *ctx)
     return 0;
 }
 
+static PyObject *context_obj(PyObject *device)
+{
+    return device && PyObject_TypeCheck(device, &ContextType) ? device : NULL;
+}
+
 static int Context_init(ContextObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"device", NULL};
@@ -718,6 +727,10 @@ static int Context_init(ContextObject *self, PyObject *args, PyObject *kw)
     int ordinal;
     if (parse_device_name_on(dev, &d, &ordinal) < 0)
         return -1;
+    if (self->held || self->narrays > 0) {   /* its results free their memory on its stream */
+        PyErr_SetString(PyExc_RuntimeError, "imgpu.Context: initialized again while its results are alive");
+        return -1;
+    }
     if (self->ctx)
         imgpu_context_destroy(self->ctx);
     self->ctx = imgpu_context_create_on(d, ordinal);
@@ -1311,7 +1324,7 @@ static PyObject *run_ops(PyObject *array, PyObject *ops_list, PyObject *device, 
     if (cuda && !histogram) {   /* on the array's GPU, without a copy (_imgpu_device.h) */
         PyObject *r = dev == IMGPU_DEVICE_CPU
                           ? PyErr_Format(PyExc_ValueError, "device='cpu' with a CUDA array (copy it to the host first)")
-                          : run_ops_device(array, &pr, ops, n, ctx, ctx ? device : NULL, out, stream);
+                          : run_ops_device(array, &pr, ops, n, ctx, context_obj(device), out, stream);
         probe_release(&pr);
         return r;
     }
@@ -2155,7 +2168,7 @@ static PyObject *py_decode_batch(PyObject *self, PyObject *args, PyObject *kw)
     if (!seq)
         return NULL;
     if (on_gpu) {
-        PyObject *r = decode_batch_device(seq, given, given ? device : NULL, auto_orient);
+        PyObject *r = decode_batch_device(seq, given, context_obj(device), auto_orient);
         Py_DECREF(seq);
         return r;
     }
@@ -2676,6 +2689,17 @@ static PyObject *py_tune_allocator(PyObject *self, PyObject *noargs)
     Py_RETURN_NONE;
 }
 
+static PyObject *py_release_batch_state(PyObject *self, PyObject *noargs)
+{
+    (void)self;
+    (void)noargs;
+    int n;
+    Py_BEGIN_ALLOW_THREADS
+    n = imgpu_batch_release_state();
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(n);
+}
+
 static PyObject *py_set_quiet(PyObject *self, PyObject *arg)
 {
     (void)self;
@@ -2706,6 +2730,11 @@ static PyMethodDef s_methods[] = {
      "_batch_stage(argv, [(in, out)], tag): the files run, outputs staged, no manifest."},
     {"_batch_commit", py_batch_commit, METH_VARARGS,
      "_batch_commit(outdir, records): staged outputs recorded in the manifest and put in place."},
+    {"release_batch_state", py_release_batch_state, METH_NOARGS,
+     "release_batch_state() -> int\n\nFrees the GPU state imgpu.batch keeps between batches in this process "
+     "(each GPU's nvJPEG handles, decoder states and 32 decode buffers of the largest image: 0.8 GB a GPU for "
+     "4K RGB) and returns how many sets it freed. The next batch on a GPU sets nvJPEG up again (~1 s) and keeps "
+     "its state again."},
     {"_tune_allocator", py_tune_allocator, METH_NOARGS,
      "_tune_allocator(): the process's allocator set as the batch command sets it (batch.h)."},
     {"_set_quiet", py_set_quiet, METH_O, "_set_quiet(flag): silence imgpu's notices on stderr."},

@@ -756,10 +756,29 @@ static PyObject *Array_get_ptr(ArrayObject *self, void *unused)
 }
 
 /* numpy(): a host copy (waits for the work). */
+/* The context an imgpu.Array's own work (numpy(), a copy) runs on: its Context's, else that of
+ * the GPU it lives on (the default context when that is the default device). NULL with an
+ * exception or a message. */
+static imgpu_context *array_context(ArrayObject *self)
+{
+    imgpu_context *c = context_of_arrays(self->ctx_obj);
+    if (c)
+        return c;
+    imgpu_context *d = device_context(NULL);
+    const int id = self->im ? self->im->device : -1;
+    int def = -1, rc;
+    if (!d || id < 0)
+        return d;
+    Py_BEGIN_ALLOW_THREADS
+    rc = imgpu_context_cuda_device(d, &def);
+    Py_END_ALLOW_THREADS
+    return rc < 0 || def == id ? d : ordinal_context(id);
+}
+
 static PyObject *Array_numpy(ArrayObject *self, PyObject *unused)
 {
     (void)unused;
-    imgpu_context *ctx = device_context(context_of_arrays(self->ctx_obj));
+    imgpu_context *ctx = array_context(self);
     imgpu_image *h = NULL;
     int rc;
     if (!ctx)
@@ -827,6 +846,17 @@ static PyTypeObject ArrayType = {
 /* ---- running on device arrays --------------------------------------------------------------------- */
 
 /* ops on a CUDA array: an imgpu.Array, or `out` (a CUDA array written in place). */
+/* Work enqueued on `stream` from now on waits for what is enqueued on `after` so far (both
+ * streams of CUDA device `device`, recorded there whatever the thread's device; CAI's 1, the
+ * legacy default stream, as is). 0, or -1 with a message. */
+static int order_after(void *stream, void *after, int device)
+{
+    imgpu_device_event *e = imgpu_device_event_record_on(device, after);
+    const int rc = e ? imgpu_device_event_order(e, stream) : -1;
+    imgpu_device_event_free(e);
+    return rc;
+}
+
 static PyObject *run_ops_device(PyObject *array, const cuda_probe *pr, const imgpu_op *ops, int n,
                                 imgpu_context *given, PyObject *ctx_obj, PyObject *out, PyObject *stream_obj)
 {
@@ -856,14 +886,10 @@ static PyObject *run_ops_device(PyObject *array, const cuda_probe *pr, const img
         in.im.device = dev;   /* CAI says no device: the current one */
     /* the stream the work is ordered after: stream=, else a CAI producer's, else ours */
     void *order = given_stream ? stream : in.have_wait ? in.wait_stream : priv;
-    if (given_stream && in.have_wait) {   /* both: ours waits for the CAI producer's too */
-        imgpu_device_event *e = imgpu_device_event_record(in.wait_stream);
-        if (!e || imgpu_device_event_order(e, stream) < 0) {
-            imgpu_device_event_free(e);
-            dev_in_release(&in);
-            return raise_imgpu("cannot order the streams");
-        }
-        imgpu_device_event_free(e);
+    if (given_stream && in.have_wait && in.wait_stream != stream &&   /* both: ours waits for the */
+        order_after(stream, in.wait_stream, in.im.device) < 0) {       /* CAI producer's too */
+        dev_in_release(&in);
+        return raise_imgpu("cannot order the streams");
     }
     if (in.have_wait && (intptr_t)order == 1)
         order = NULL;   /* CAI's 1: the legacy default stream */
@@ -877,6 +903,14 @@ static PyObject *run_ops_device(PyObject *array, const cuda_probe *pr, const img
         }
         if (ov.im.device < 0)
             ov.im.device = dev;
+        /* out='s producer (a torch tensor: torch's current stream) finishes with it first: the
+         * private stream, where the op runs, waits for it (the caller's streams are left alone) */
+        if (ov.have_wait && ov.wait_stream != order && ov.wait_stream != priv &&
+            order_after(priv, ov.wait_stream, ov.im.device) < 0) {
+            dev_in_release(&in);
+            dev_in_release(&ov);
+            return raise_imgpu("cannot order the streams");
+        }
         Py_BEGIN_ALLOW_THREADS
         rc = imgpu_context_run_device_into(ctx, &in.im, ops, n, order, &ov.im, &done);
         if (rc == 0 && !given_stream)
@@ -958,7 +992,7 @@ static int histogram_device(PyObject *array, const cuda_probe *pr, imgpu_context
 /* imgpu.Array n == 0 copy (for __dlpack__(copy=True)). */
 static PyObject *run_copy(ArrayObject *self)
 {
-    imgpu_context *ctx = device_context(context_of_arrays(self->ctx_obj));
+    imgpu_context *ctx = array_context(self);
     imgpu_device_image *res = NULL;
     imgpu_device_event *done = NULL;
     void *priv = ctx ? imgpu_context_cuda_stream(ctx) : NULL;

@@ -158,6 +158,9 @@ int imgpu_device_event_wait(const imgpu_device_event *e);
 int imgpu_device_event_order(const imgpu_device_event *e, void *stream);
 /* An event at the end of the work enqueued on `stream` so far. NULL with a message. */
 imgpu_device_event *imgpu_device_event_record(void *stream);
+/* The same for a stream of CUDA device `device` (its legacy default stream, 1 or NULL, too),
+ * whichever device the calling thread has: it is left as it was. device -1: the thread's. */
+imgpu_device_event *imgpu_device_event_record_on(int device, void *stream);
 void imgpu_device_event_free(imgpu_device_event *e);
 
 /* The CUDA device the context's device work runs on (the process's default device,

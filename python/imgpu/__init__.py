@@ -25,10 +25,12 @@ import ast as _ast
 import os as _os
 
 from . import _imgpu
-from ._imgpu import Array, Error, read, info, write, encode, decode_batch, encode_batch, __version__, built_with_cuda
+from ._imgpu import Array, Error, read, info, write, encode, decode_batch, encode_batch, release_batch_state, \
+    __version__, built_with_cuda
 
 __all__ = ["Array", "Error", "Context", "Op", "read", "info", "write", "encode", "decode", "decode_batch",
-           "encode_batch", "op", "apply", "batch", "ops", "tune_allocator", "__version__", "built_with_cuda"]
+           "encode_batch", "op", "apply", "batch", "release_batch_state", "ops", "tune_allocator", "__version__",
+           "built_with_cuda"]
 
 
 def tune_allocator():

@@ -321,10 +321,10 @@ def batch_argv(client, argv, *, task_size=None, worker_gpu="auto"):
     gpu_run = device != "cpu" and any(g is not None for _, g in info.values()) and \
         not (device == "auto" and len(todo) <= 2 * first)
     if gpu_run and not task_size and count > 1 and before[0] < first:
-        # item k is a JPEG where the count of JPEGs before the next item grows (the last item
-        # weighs 1: one image either way)
-        w = [CPU_FIRST_WEIGHT if k + 1 < len(before) and before[k] < first and before[k + 1] > before[k]
-             else 1 for k in range(len(todo))]
+        # item k is a JPEG where the count of JPEGs before the next item grows (before has one
+        # entry more than todo: the plan's count after its last item)
+        w = [CPU_FIRST_WEIGHT if before[k] < first and before[k + 1] > before[k] else 1
+             for k in range(len(todo))]
         chunks = _split_weighted(todo, count, w)
     else:
         chunks = _split(todo, count)

@@ -57,6 +57,9 @@ typedef void (*imgpu_batch_staged_fn)(void *ctx, const imgpu_batch_record *r);
  * (1) instead of setting it up again in each (0, the default: a command runs one batch). The
  * Python module turns it on: imgpu.batch and imgpu.dask's workers then pay nvJPEG's set-up once. */
 void imgpu_batch_keep_state(int keep);
+/* Frees the modules kept so far (their decode buffers: 32 of the largest image a GPU worker, 0.8 GB for 4K RGB) and
+ * returns how many; a later batch sets nvJPEG up again, and keeps its modules if still asked to. */
+int imgpu_batch_release_state(void);
 int imgpu_batch_plan(int argc, char **argv, imgpu_batch_todo_fn on_todo, imgpu_batch_fail_fn on_fail,
                      void *ctx, imgpu_batch_summary *sum);
 /* A worker's share: argv's options (its inputs are not read, but one must be there, as for the

@@ -315,6 +315,34 @@ void imgpu_batch_keep_state(int keep)
     pthread_mutex_unlock(&s_kept_lock);
 }
 
+/* Frees the kept modules, each on its own GPU: on a thread of its own where one starts, so that
+ * the caller's thread keeps its CUDA device (a Python thread's torch would follow it). */
+static void *release_kept(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < s_nkept; i++) {
+        if (imgpu_session_use_device(s_kept[i].device) == 0)
+            imgpu_session_jpeg_free(s_kept[i].jm);
+        else
+            imgpu_error_clear();   /* the GPU is gone (a sticky fault): nothing there to free */
+    }
+    s_nkept = 0;
+    return NULL;
+}
+
+int imgpu_batch_release_state(void)
+{
+    pthread_mutex_lock(&s_kept_lock);
+    const int n = s_nkept;
+    pthread_t t;
+    if (n > 0 && pthread_create(&t, NULL, release_kept, NULL) == 0)
+        pthread_join(t, NULL);
+    else if (n > 0)
+        release_kept(NULL);
+    pthread_mutex_unlock(&s_kept_lock);
+    return n;
+}
+
 static imgpu_session_jpeg *kept_take(int device)
 {
     imgpu_session_jpeg *jm = NULL;
@@ -391,7 +419,7 @@ void *imgpu__batch_gpu_thread(void *arg)
                 pthread_join(js.tid, NULL);
                 js.started = 0;
                 jm = js.jm;
-            } else if (!(jm = imgpu_session_jpeg_new())) {
+            } else if (!(jm = kept_take(w->device)) && !(jm = imgpu_session_jpeg_new())) {
                 snprintf(js.err, sizeof js.err, "%s", imgpu_error_message());
             }
             if (!jm)

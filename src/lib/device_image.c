@@ -354,6 +354,21 @@ static imgpu_device_event *event_record(cudaStream_t stream)
 
 imgpu_device_event *imgpu_device_event_record(void *stream) { return event_record((cudaStream_t)stream); }
 
+imgpu_device_event *imgpu_device_event_record_on(int device, void *stream)
+{
+    int cur = -1;
+    if (device < 0 || cudaGetDevice(&cur) != cudaSuccess || cur == device)
+        return event_record((cudaStream_t)stream);
+    cudaError_t r = cudaSetDevice(device);
+    if (r != cudaSuccess) {
+        imgpu__cuda_fail(r, "cudaSetDevice");
+        return NULL;
+    }
+    imgpu_device_event *e = event_record((cudaStream_t)stream);
+    cudaSetDevice(cur);   /* the caller's device as it was */
+    return e;
+}
+
 void imgpu_device_event_free(imgpu_device_event *e)
 {
     if (!e)

@@ -37,6 +37,11 @@ imgpu_device_event *imgpu_device_event_record(void *stream)
     imgpu_error(NOT_BUILT);
     return NULL;
 }
+imgpu_device_event *imgpu_device_event_record_on(int device, void *stream)
+{
+    (void)device;
+    return imgpu_device_event_record(stream);
+}
 void imgpu_device_event_free(imgpu_device_event *e) { (void)e; }
 
 int imgpu_context_cuda_device(imgpu_context *ctx, int *device)

@@ -395,6 +395,11 @@ def test_batch_equals_cli_batch(tmp_path):
         imgpu.batch([src], tmp_path / "afile", ops=ops)
 
 
+def test_release_batch_state_without_gpu_state():
+    """Nothing kept (a CPU batch keeps no GPU state): release_batch_state() frees nothing."""
+    assert imgpu.release_batch_state() == 0
+
+
 def test_stubs_name_every_public_function():
     """The shipped .pyi covers the module's public names (a name added without a stub fails)."""
     import ast

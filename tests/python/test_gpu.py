@@ -400,6 +400,33 @@ def test_histogram_of_a_cuda_array_equals_the_cpu_count(layout):
         imgpu.histogram(cuda(a), device="cpu")
 
 
+def test_batch_keeps_its_gpu_state_between_batches(tmp_path, monkeypatch):
+    """imgpu.batch on the GPU keeps nvJPEG's state (handles, states, decode pool) for the next
+    batch of the process: a batch's JPEGs decoded by a kept module give the bytes a fresh one
+    gives; release_batch_state() frees what is kept (then 0 is left), and the batch after it
+    sets nvJPEG up again, with the same bytes."""
+    monkeypatch.setenv("IMGPU_NVJPEG_CPU_FIRST", "0")     # every JPEG to nvJPEG, even so few
+    src = tmp_path / "in"
+    src.mkdir()
+    with open(asset("rocket.jpg"), "rb") as f:
+        jpg = f.read()
+    base = imgpu.decode(jpg)
+    for k in range(6):
+        (src / ("p%d.jpg" % k)).write_bytes(imgpu.encode(np.ascontiguousarray(np.roll(base, 7 * k, axis=1)),
+                                                        "jpg", quality=90))
+    imgpu.release_batch_state()                          # what earlier tests kept
+    outs = []
+    for run in range(3):
+        out = tmp_path / ("out%d" % run)
+        s = imgpu.batch([str(src)], str(out), ops=["equalize"], device="cuda")
+        assert s["done"] == 6 and not s["failed"], s
+        outs.append({p.name: p.read_bytes() for p in sorted(out.glob("*.jpg"))})
+        if run == 1:
+            assert imgpu.release_batch_state() >= 1       # run 1 used run 0's module and kept it
+            assert imgpu.release_batch_state() == 0
+    assert len(outs[0]) == 6 and outs[0] == outs[1] == outs[2]
+
+
 def test_a_result_outlives_its_closed_context():
     """close() (the end of a `with` block) while a result of the Context is alive: the Context
     takes no new call, its result stays readable, and the context goes with the last result
@@ -445,7 +472,12 @@ def test_contexts_on_numbered_devices():
         with pytest.raises(imgpu.Error, match="device"):
             imgpu.equalize(cuda(a))                      # on cuda:0, but the context is cuda:1
     t = torch.from_numpy(np.ascontiguousarray(a)).to("cuda:1")
+    r = imgpu.equalize(t, device="cuda:1")               # a device name, not a Context: the
+    assert np.array_equal(host(r), want)                 # result keeps no Context object
+    del r
+    assert np.array_equal(host(imgpu.equalize(t, device="cuda:1")), want)
     r = imgpu.equalize(t)                                # no Context: the tensor's own GPU
+    assert np.array_equal(r.numpy(), want)               # its own download runs there too
     assert r.__dlpack_device__() == (2, 1) and np.array_equal(host(r), want)
     assert np.array_equal(imgpu.equalize(a, device="cuda:1"), want)
     assert np.array_equal(imgpu.histogram(t), imgpu.histogram(a, device="cpu"))

@@ -27,7 +27,9 @@ static unsigned rnd(void)
 }
 
 /* Structure (a gradient), noise, 0/max stripes (overshoot), and alpha that varies
- * (transparent, opaque and partial areas); rows padded by `pad` pixels (a view). */
+ * (transparent, opaque and partial areas) in the middle third of the rows and is one value
+ * in the others (opaque above, a third of max below: rows the row engine skips, and rows
+ * whose taps straddle the bands); rows padded by `pad` pixels (a view). */
 static imgpu_image *make_image(int w, int h, int c, int d, int pad, imgpu_image **owner)
 {
     imgpu_image *big = imgpu_image_new(w + pad, h, c, d);
@@ -46,8 +48,12 @@ static imgpu_image *make_image(int w, int h, int c, int d, int pad, imgpu_image 
                     v = ((x + y) & 1) ? maxv : 0;
                 else
                     v = rnd() % (maxv + 1);
-                if ((c == 2 || c == 4) && k == c - 1) /* alpha */
-                    v = (x % 5 == 0) ? 0 : (y % 3 == 0) ? maxv : rnd() % (maxv + 1);
+                if ((c == 2 || c == 4) && k == c - 1) { /* alpha: opaque rows, varying, one value */
+                    const int band = y * 3 / h;
+                    v = band == 0 ? maxv
+                      : band == 2 ? maxv / 3
+                                  : (x % 5 == 0) ? 0 : (y % 3 == 0) ? maxv : rnd() % (maxv + 1);
+                }
                 imgpu_sample_put(row, d, (size_t)x * c + k, v > maxv ? maxv : v);
             }
     }
@@ -87,6 +93,10 @@ int main(int argc, char **argv)
         {45, 31, 0, 0, 0.5}, {50, 40, 17, 13, 0}, {13, 7, 40, 29, 0},  {300, 10, 7, 3, 0},
         {40, 30, 40, 11, 0}, {29, 33, 58, 33, 0}, {17, 16, 16, 15, 0}, {64, 64, 16, 16, 0},
         {3, 2, 200, 150, 0},
+        /* wide rows, so that the vectorised loops (h_pairs, the 16-bit bilinear rows, the
+         * 2x2 box) run whole vectors and a remainder: 2x up (area: weights 1 and 0), 2x
+         * down, bilinear down by a fraction, 3x up */
+        {131, 5, 262, 11, 0}, {263, 10, 131, 5, 0}, {200, 7, 77, 3, 0}, {67, 4, 0, 0, 2.0}, {45, 3, 135, 9, 0},
     };
     const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
     int compared = 0;

@@ -245,8 +245,27 @@ static int alpha_pixel(const imgpu_resize_tab *t, const imgpu_image *in, int dx,
     const float *xwf = imgpu_rsz_f(t, t->o_xwf) + (size_t)dx * kx, *ywf = imgpu_rsz_f(t, t->o_ywf) + (size_t)dy * ky;
     const int32_t *xwi = imgpu_rsz_i(t, t->o_xwi) + (size_t)dx * kx, *ywi = imgpu_rsz_i(t, t->o_ywi) + (size_t)dy * ky;
     const float maxv = depth == 16 ? 65535.f : 255.f;
-    float A = 0.f, M[3] = {0.f, 0.f, 0.f};
+    /* first, with integer compares only, whether the taps that weigh share one alpha (every
+     * pixel of an opaque image): then the straight value stands, and the float sums below,
+     * which would be discarded, are skipped */
     int first = -1, same = 1;
+    for (int r = 0; r < ky && same; r++) {
+        const float wy = fix ? (float)ywi[r] / 2048.f : ywf[r];
+        const unsigned char *row = in->data + (size_t)yi[r] * in->stride;
+        for (int k = 0; k < kx && wy != 0.f; k++) {
+            const float wx = fix ? (float)xwi[k] / 2048.f : xwf[k];
+            if (wx == 0.f)
+                continue;
+            const int a = (int)get(row, depth, xi[k] * cn + ac);
+            if (first < 0)
+                first = a;
+            else if (a != first)
+                same = 0;
+        }
+    }
+    if (same)
+        return 0;
+    float A = 0.f, M[3] = {0.f, 0.f, 0.f};
     for (int r = 0; r < ky; r++) {
         const float wy = fix ? (float)ywi[r] / 2048.f : ywf[r];
         const unsigned char *row = in->data + (size_t)yi[r] * in->stride;
@@ -255,12 +274,6 @@ static int alpha_pixel(const imgpu_resize_tab *t, const imgpu_image *in, int dx,
             const float wx = fix ? (float)xwi[k] / 2048.f : xwf[k];
             const int base = xi[k] * cn;
             const uint32_t a = get(row, depth, base + ac);
-            if (wx != 0.f && wy != 0.f) {
-                if (first < 0)
-                    first = (int)a;
-                else if ((int)a != first)
-                    same = 0;
-            }
             const float af = (float)a, pa = wx * af;
             ra = ra + pa;
             for (int c = 0; c < ac; c++) {
@@ -276,7 +289,7 @@ static int alpha_pixel(const imgpu_resize_tab *t, const imgpu_image *in, int dx,
             M[c] = M[c] + qm;
         }
     }
-    if (same || !(A > 0.f))
+    if (!(A > 0.f))
         return 0;
     for (int c = 0; c < ac; c++)
         col[c] = (uint32_t)floorf(imgpu__unpremul(M[c], A, maxv) + 0.5f);
@@ -321,6 +334,30 @@ static void v_rows(void *ctx, int part, int y0, int y1)
 
 #define RSZ_INLINE static inline __attribute__((always_inline))
 
+/* The row engine is compiled twice, the second time for AVX2 (fast_rows_avx2, below) */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RSZ_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define RSZ_SANITIZED 1
+#endif
+/* (not in sanitizer builds: the plain build has the same loops, and the second copy doubles
+ * their compile time; valgrind's runs of the release build check the AVX2 one) */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(RSZ_SANITIZED)
+#define RSZ_HAVE_AVX2 1
+#endif
+/* 1: the AVX2 copies run (the CPU has AVX2; test mode 3 asks for the plain ones) */
+static int use_avx2(void)
+{
+#ifdef RSZ_HAVE_AVX2
+    return s_mode != 3 && __builtin_cpu_supports("avx2");
+#else
+    return 0;
+#endif
+}
+
 /* H_LIN16: H_INT's sums stored as OpenCV's bilinear vector code first reduces them,
  * sat16(h >> 4), as int16 (v_row's bilinear formula then runs in 16-bit lanes) */
 enum { H_INT = 0, H_FLOAT, H_PIL32, H_PIL64, H_LIN16 };
@@ -340,7 +377,11 @@ typedef struct fast {
     int32_t *xo;      /* [dw] the first tap's sample index */
     int32_t *xs;      /* [dw * kx] each tap's sample index (xi * cn) */
     int32_t *cx;      /* [dw] V_BOX: each column's taps of weight 1 */
-    size_t part_words; /* per part: ky ring rows + 1 accumulator row of W words */
+    int32_t *ps, *pw; /* H_LIN16 at 2 taps (h_pairs), [W] for the samples of [xl, xr): each
+                       * one's first tap (xo[dx] + c), and its two weights (pw[2 x], pw[2 x + 1]) */
+    void (*pairs)(const struct fast *, const uint8_t *, int16_t *, int32_t *); /* h_pairs' copy */
+    size_t part_words; /* per part: ky ring rows + 1 accumulator row of W words (+ sw * cn
+                        * words: h_pairs' pair row) */
     int32_t *ring;     /* parts * part_words */
     int *tag;          /* parts * ky: the source row in each slot, -1: none */
     const int32_t **rp; /* parts * ky: each tap's ring row */
@@ -430,13 +471,47 @@ RSZ_INLINE void h_span_k(const fast *f, const unsigned char *srow, void *hout, c
     }
 }
 
+/* H_LIN16's regular columns [xl, xr) (2 taps, 8 bits) a sample at a time rather than a
+ * column at a time: each source sample is first paired with the one a pixel to its right,
+ * pr[i] = s[i] | s[i + cn] << 16, so that a sample's two taps are one 32-bit load from a
+ * per-sample offset (ps), which the compiler vectorises (a gather with AVX2; a byte gather
+ * it cannot). Then the same int32 sum S0 w0 + S1 w1 as h_span_k's, and the same >> 4. A
+ * regular column's second tap is in the image (fast_setup), so the last pixel's pairs, whose
+ * upper half is 0, are read only as a first tap. */
+RSZ_INLINE void h_pairs_body(const fast *f, const uint8_t *restrict s8, int16_t *restrict ho, int32_t *restrict pr)
+{
+    const int cn = f->t->cn, n = f->t->sw * cn, x0 = f->xl * cn, x1 = f->xr * cn;
+    for (int i = 0; i < n - cn; i++)
+        pr[i] = (int32_t)s8[i] | (int32_t)s8[i + cn] << 16;
+    for (int i = n - cn > 0 ? n - cn : 0; i < n; i++)
+        pr[i] = s8[i];
+    const int32_t *restrict ps = f->ps, *restrict pw = f->pw;
+    for (int x = x0; x < x1; x++) {
+        const int32_t v = pr[ps[x]], acc = (v & 0xffff) * pw[2 * x] + (v >> 16) * pw[2 * x + 1];
+        ho[x] = f->lin16_nosat ? (int16_t)(acc >> 4) : sat16(acc >> 4);
+    }
+}
+/* Out of line (through fast.pairs), plain and AVX2: inlined into each specialisation of the
+ * row engine, it slowed bicubic's loops by 15 % (code layout). */
+static void h_pairs(const fast *f, const uint8_t *s8, int16_t *ho, int32_t *pr) { h_pairs_body(f, s8, ho, pr); }
+#ifdef RSZ_HAVE_AVX2
+__attribute__((target("avx2"))) static void h_pairs_avx2(const fast *f, const uint8_t *s8, int16_t *ho, int32_t *pr)
+{
+    h_pairs_body(f, s8, ho, pr);
+}
+#endif
+
 /* One source row: the columns before xl and from xr through their indices, [xl, xr) through
- * one offset each (separate loops, so that neither tests which it is per column). */
-RSZ_INLINE void h_row_k(const fast *f, const unsigned char *srow, void *hout, const int hmode, const int d16,
-                        const int cn, const int kxc)
+ * one offset each (separate loops, so that neither tests which it is per column); pr: the
+ * part's scratch row for h_pairs. */
+RSZ_INLINE void h_row_k(const fast *f, const unsigned char *srow, void *hout, int32_t *pr, const int hmode,
+                        const int d16, const int cn, const int kxc)
 {
     h_span_k(f, srow, hout, hmode, d16, cn, kxc, 0, f->xl, 0);
-    h_span_k(f, srow, hout, hmode, d16, cn, kxc, f->xl, f->xr, 1);
+    if (hmode == H_LIN16 && kxc == 2 && f->ps)
+        f->pairs(f, srow, hout, pr);
+    else
+        h_span_k(f, srow, hout, hmode, d16, cn, kxc, f->xl, f->xr, 1);
     h_span_k(f, srow, hout, hmode, d16, cn, kxc, f->xr, f->t->dw, 0);
 }
 
@@ -445,12 +520,12 @@ RSZ_INLINE void h_row_k(const fast *f, const unsigned char *srow, void *hout, co
  * (bilinear, bicubic; area's tables, lanczos and 16 bits take the generic tap loop). */
 #define H_KX(hm, d, cn)                                                                                      \
     switch (f->t->kx) {                                                                                      \
-    case 2: h_row_k(f, s, h, hm, d, cn, 2); return;                                                          \
-    case 4: h_row_k(f, s, h, hm, d, cn, 4); return;                                                          \
-    default: h_row_k(f, s, h, hm, d, cn, 0); return;                                                         \
+    case 2: h_row_k(f, s, h, pr, hm, d, cn, 2); return;                                                      \
+    case 4: h_row_k(f, s, h, pr, hm, d, cn, 4); return;                                                      \
+    default: h_row_k(f, s, h, pr, hm, d, cn, 0); return;                                                     \
     }
-#define H_KX2(hm, d, cn) h_row_k(f, s, h, hm, d, cn, 2); return;
-#define H_KXANY(hm, d, cn) h_row_k(f, s, h, hm, d, cn, 0); return;
+#define H_KX2(hm, d, cn) h_row_k(f, s, h, pr, hm, d, cn, 2); return;
+#define H_KXANY(hm, d, cn) h_row_k(f, s, h, pr, hm, d, cn, 0); return;
 #define H_CN(hm, d, KX)                                                                                      \
     switch (f->t->cn) {                                                                                      \
     case 1: KX(hm, d, 1)                                                                                     \
@@ -459,7 +534,7 @@ RSZ_INLINE void h_row_k(const fast *f, const unsigned char *srow, void *hout, co
     default: KX(hm, d, 4)                                                                                    \
     }
 
-RSZ_INLINE void h_row(const fast *f, const unsigned char *s, void *h)
+RSZ_INLINE void h_row(const fast *f, const unsigned char *s, void *h, int32_t *pr)
 {
     const int d16 = f->t->depth == 16;
     switch (f->hmode) {
@@ -478,9 +553,9 @@ RSZ_INLINE void h_row(const fast *f, const unsigned char *s, void *h)
     }
     /* H_PIL64 (and anything else): generic */
     if (d16)
-        h_row_k(f, s, h, f->hmode == H_INT ? H_INT : H_PIL64, 1, f->t->cn, 0);
+        h_row_k(f, s, h, pr, f->hmode == H_INT ? H_INT : H_PIL64, 1, f->t->cn, 0);
     else
-        h_row_k(f, s, h, H_PIL64, 0, f->t->cn, 0);
+        h_row_k(f, s, h, pr, H_PIL64, 0, f->t->cn, 0);
 }
 #undef H_KX
 #undef H_KX2
@@ -526,10 +601,15 @@ RSZ_INLINE void v_row(const fast *f, int y, const int32_t *const *rp, int32_t *r
             const int16_t *restrict h0 = (const int16_t *)(const void *)rp[0];
             const int16_t *restrict h1 = (const int16_t *)(const void *)rp[1];
             const int16_t b0 = (int16_t)ywi[0], b1 = (int16_t)ywi[1];
+            /* written in int16 steps (|m0 + m1 + 2| <= 2^14 + 2) and the clamp as two int16
+             * statements: GCC then keeps the lanes 16-bit (mulhi, add, shift, min, max, pack)
+             * rather than widening the + 2 and the clamp to int32 (5x slower here) */
             for (int x = 0; x < W; x++) {
                 const int16_t m0 = (int16_t)((h0[x] * b0) >> 16), m1 = (int16_t)((h1[x] * b1) >> 16);
-                const int16_t v = (int16_t)(m0 + m1), r = (int16_t)((v + 2) >> 2);
-                d8[x] = (uint8_t)(r < 0 ? 0 : r > 255 ? 255 : r);
+                int16_t r = (int16_t)((int16_t)(m0 + m1 + 2) >> 2);
+                r = r > 255 ? 255 : r;
+                r = r < 0 ? 0 : r;
+                d8[x] = (uint8_t)r;
             }
             return;
         }
@@ -671,9 +751,10 @@ RSZ_INLINE void v_row(const fast *f, int y, const int32_t *const *rp, int32_t *r
 }
 
 /* box_row_k's second half: each column's kx sums of the summed rows (b: uint16 sums, else
- * a: int32), rounded as v_sample does. */
+ * a: int32), rounded as v_sample does; q: scratch of sw * cn bytes where b is used. */
 RSZ_INLINE void box_cols(const fast *f, const uint16_t *restrict b, const int32_t *restrict a, int32_t cy,
-                         unsigned char *drow, const int d16, const int cn, const int kx, const int a16)
+                         unsigned char *drow, uint8_t *restrict q, const int d16, const int cn, const int kx,
+                         const int a16)
 {
     const imgpu_resize_tab *t = f->t;
     const int W = f->W;
@@ -683,7 +764,25 @@ RSZ_INLINE void box_cols(const fast *f, const uint16_t *restrict b, const int32_
     const int32_t maxv = d16 ? 65535 : 255;
     const int dfull = f->dfull;
     if (cy * kx == t->box_area) { /* whole boxes */
-        if (t->box_round2) { /* 2x2: (sum + 2) >> 2 of 4 samples needs no clamp */
+        if (t->box_round2 && a16 && cn == 3 && kx == 2) {
+            /* RGB 2x2, the same sums in two vectorised steps (the loop below is a stride-6
+             * gather of 3): first every sample's pair over the whole row, contiguous, q[i] =
+             * (b[i] + b[i + 3] + 2) >> 2 (<= 255), then the boxes' samples picked from q four
+             * pixels at a time (a fixed pattern, which GCC turns into byte shuffles) */
+            const int m = (2 * dfull - 1) * 3; /* q is read at [0, m) */
+            for (int i = 0; i < m; i++)
+                q[i] = (uint8_t)((b[i] + b[i + 3] + 2) >> 2);
+            int dx = 0;
+            for (; dx + 4 <= dfull; dx += 4) {
+                const uint8_t *p = q + 6 * dx;
+                uint8_t *o = o8 + 3 * dx;
+                o[0] = p[0], o[1] = p[1], o[2] = p[2], o[3] = p[6], o[4] = p[7], o[5] = p[8];
+                o[6] = p[12], o[7] = p[13], o[8] = p[14], o[9] = p[18], o[10] = p[19], o[11] = p[20];
+            }
+            for (; dx < dfull; dx++)
+                for (int c = 0; c < 3; c++)
+                    o8[dx * 3 + c] = q[dx * 6 + c];
+        } else if (t->box_round2) { /* 2x2: (sum + 2) >> 2 of 4 samples needs no clamp */
             for (int dx = 0; dx < dfull; dx++)
                 for (int c = 0; c < cn; c++) {
                     int32_t sum = 0;
@@ -793,15 +892,41 @@ RSZ_INLINE void box_row_k(const fast *f, int y, int32_t *restrict a, unsigned ch
                 a[i] = p8[i];
     }
     if (a16)
-        box_cols(f, b, NULL, cy, drow, d16, cn, kx, 1);
+        box_cols(f, b, NULL, cy, drow, (uint8_t *)(void *)(b + n), d16, cn, kx, 1);
     else
-        box_cols(f, NULL, a, cy, drow, d16, cn, kx, 0);
+        box_cols(f, NULL, a, cy, drow, NULL, d16, cn, kx, 0);
+}
+
+/* Whether every alpha of the source rows that output row y reads is one value (an opaque
+ * image): then each pixel's taps, a subset of them, share it, and alpha_pixel would keep every
+ * straight value. */
+static int rows_one_alpha(const fast *f, int y)
+{
+    const imgpu_resize_tab *t = f->t;
+    const int cn = t->cn, ac = cn - 1, n = t->sw;
+    const int32_t *yi = imgpu_rsz_i(t, t->o_yi) + (size_t)y * t->ky;
+    const uint32_t a0 = get(f->in->data + (size_t)yi[0] * f->in->stride, t->depth, ac);
+    uint32_t diff = 0;
+    for (int k = 0; k < t->ky && !diff; k++) {
+        const unsigned char *row = f->in->data + (size_t)yi[k] * f->in->stride;
+        const uint8_t *restrict s8 = row;
+        const uint16_t *restrict s16 = (const uint16_t *)(const void *)row;
+        if (t->depth == 16)
+            for (int x = 0; x < n; x++)
+                diff |= s16[(size_t)x * cn + ac] ^ a0;
+        else
+            for (int x = 0; x < n; x++)
+                diff |= s8[(size_t)x * cn + ac] ^ a0;
+    }
+    return diff == 0;
 }
 
 /* Images with alpha: the premultiplied colour where the taps' alphas differ (alpha_pixel). */
 static void alpha_row(const fast *f, int y, unsigned char *d)
 {
     const imgpu_resize_tab *t = f->t;
+    if (rows_one_alpha(f, y))
+        return;
     for (int dx = 0; dx < t->dw; dx++) {
         uint32_t col[3];
         if (alpha_pixel(t, f->in, dx, y, col))
@@ -858,7 +983,7 @@ RSZ_INLINE void fast_rows_body(void *ctx, int part, int y0, int y1)
             const int r = yi[k], slot = r % ky;
             int32_t *h = ring + (size_t)slot * W;
             if (tag[slot] != r) {
-                h_row(f, f->in->data + (size_t)r * f->in->stride, h);
+                h_row(f, f->in->data + (size_t)r * f->in->stride, h, ring + (size_t)(ky + 1) * W);
                 tag[slot] = r;
             }
             rp[k] = h;
@@ -876,18 +1001,7 @@ static void fast_rows(void *ctx, int part, int y0, int y1) { fast_rows_body(ctx,
  * compiler's own vectorisation of the loops above with 8 lanes and 32-bit multiplies and
  * min/max (SSE2 has neither), no intrinsics. Integer lanes give the same integers, and float
  * lanes the same IEEE operations (AVX2 brings no fused multiply-add, and contraction is off). */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RSZ_SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define RSZ_SANITIZED 1
-#endif
-/* (not in sanitizer builds: the plain build has the same loops, and the second copy doubles
- * their compile time; valgrind's runs of the release build check the AVX2 one) */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(RSZ_SANITIZED)
-#define RSZ_HAVE_AVX2 1
+#ifdef RSZ_HAVE_AVX2
 __attribute__((target("avx2"))) static void fast_rows_avx2(void *ctx, int part, int y0, int y1)
 {
     fast_rows_body(ctx, part, y0, y1);
@@ -897,7 +1011,7 @@ __attribute__((target("avx2"))) static void fast_rows_avx2(void *ctx, int part, 
 static imgpu__cpu_rows_fn fast_rows_fn(void)
 {
 #ifdef RSZ_HAVE_AVX2
-    if (s_mode != 3 && __builtin_cpu_supports("avx2"))
+    if (use_avx2())
         return fast_rows_avx2;
 #endif
     return fast_rows;
@@ -927,6 +1041,8 @@ static void fast_free(fast *f)
     free(f->xo);
     free(f->xs);
     free(f->cx);
+    free(f->ps);
+    free(f->pw);
     free(f->ring);
     free(f->tag);
     free((void *)f->rp);
@@ -982,7 +1098,8 @@ static int fast_setup(fast *f, const imgpu_resize_tab *t, const imgpu_image *in,
     f->xs = malloc((size_t)dw * kx * sizeof *f->xs);
     f->cx = malloc((size_t)dw * sizeof *f->cx);
     f->box = t->vmode == IMGPU_RSZ_V_BOX;
-    f->part_words = f->box ? (size_t)t->sw * cn : (size_t)(ky + 1) * f->W;
+    const int pairs = f->hmode == H_LIN16 && kx == 2; /* h_pairs' tables and row */
+    f->part_words = f->box ? (size_t)t->sw * cn : (size_t)(ky + 1) * f->W + (pairs ? (size_t)sw * cn : 0);
     f->ring = malloc((size_t)parts * f->part_words * sizeof(int32_t));
     f->tag = malloc((size_t)parts * ky * sizeof *f->tag);
     f->rp = malloc((size_t)parts * ky * sizeof *f->rp);
@@ -1024,6 +1141,26 @@ static int fast_setup(fast *f, const imgpu_resize_tab *t, const imgpu_image *in,
     f->xl = lead, f->xr = dw - trail;
     if (inner_irr)
         f->xl = f->xr = 0;
+    if (pairs && f->xr > f->xl) {
+        f->ps = malloc((size_t)f->W * sizeof *f->ps);
+        f->pw = malloc((size_t)f->W * 2 * sizeof *f->pw);
+        if (!f->ps || !f->pw) {
+            fast_free(f);
+            return -1;
+        }
+        for (int dx = f->xl; dx < f->xr; dx++)
+            for (int c = 0; c < cn; c++) {
+                const int x = dx * cn + c;
+                f->ps[x] = f->xo[dx] + c;
+                f->pw[2 * x] = xwi[(size_t)dx * 2];
+                f->pw[2 * x + 1] = xwi[(size_t)dx * 2 + 1];
+            }
+        f->pairs = h_pairs;
+#ifdef RSZ_HAVE_AVX2
+        if (use_avx2())
+            f->pairs = h_pairs_avx2;
+#endif
+    }
     if (t->vmode == IMGPU_RSZ_V_BOX) {
         int n = 0;
         while (n < dw && f->cx[n] == kx)
