@@ -883,7 +883,10 @@ int imgpu_context_decode_batch(imgpu_context *ctx, int n, const unsigned char *c
         if (k == IMGPU_JPEG_BATCH || (i == n && k > 0)) {
             /* the pool is reused by the next decode: the copies out of it finish first */
             IMGPU_CUDA_TRY(cudaStreamSynchronize(st->stream));
-            rc = imgpu_cuda_jpeg_decode(st->jpeg, k, bd, bl, route, ch, w, h, d_img, ok, how);
+            /* the engines' batch enqueued; the copies below wait for it on st->stream, and
+             * this thread goes on: the next sub-batch, or back to the caller, whose next call
+             * walks its files while the engines finish these */
+            rc = imgpu_cuda_jpeg_decode_after(st->jpeg, k, bd, bl, route, ch, w, h, d_img, ok, how, st->stream);
             if (rc == IMGPU_CUDA_STICKY)
                 goto fail;
             for (int j = 0; j < k; j++) {

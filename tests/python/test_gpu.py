@@ -314,6 +314,26 @@ def test_tensor_with_an_offset_or_strides():
         imgpu.equalize(cuda(LAYOUTS["rgb8"]).float())
 
 
+def test_decode_batch_inputs_may_change_once_it_returns():
+    """decode_batch returns once nvJPEG's engines have their batch (they finish while the caller
+    goes on): the inputs are the caller's again on return. Each input is overwritten as soon as
+    the call returns, and the decoded images still equal the same files decoded from untouched
+    copies, one call apart (a decode still reading the caller's memory would differ)."""
+    with open(asset("rocket.jpg"), "rb") as f:
+        jpg = f.read()
+    big = imgpu.encode(np.ascontiguousarray(np.tile(imgpu.decode(jpg), (4, 4, 1))), "jpg", quality=92)
+    gray = imgpu.encode(np.ascontiguousarray(imgpu.decode(jpg)[:, :, 1]), "jpg", quality=90)
+    files = [big, jpg, gray, jpg] * 10                      # 40: RGB and gray engine batches, 32 + 8
+    want = [r.numpy() for r in imgpu.decode_batch(list(files), device="cuda")]
+    bufs = [bytearray(b) for b in files]
+    got = imgpu.decode_batch(bufs, device="cuda")
+    for b in bufs:
+        b[:] = bytes(len(b))                                # the caller reuses its buffers at once
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert isinstance(g, imgpu.Array), (i, g)
+        assert np.array_equal(g.numpy(), w), i
+
+
 def test_decode_batch_on_the_gpu_with_a_corrupt_jpeg():
     with open(asset("rocket.jpg"), "rb") as f:
         jpg = f.read()

@@ -102,6 +102,16 @@ int imgpu_cuda_jpeg_hardware(const imgpu_cuda_jpeg *j);
 int imgpu_cuda_jpeg_decode(imgpu_cuda_jpeg *j, int n, const unsigned char *const *data, const size_t *len,
                            const int *route, const int *channels, const int *w, const int *h,
                            const unsigned char **d_img, int *ok, int *how);
+/* The same, but it returns once the engines' batch is enqueued (the images the CUDA decoder
+ * takes, rare: progressive files and the engines' refusals, are still complete on return), and
+ * work enqueued on `after` from then on runs after every image is written: a caller's host
+ * thread goes on (to its next batch's walk) while the engines decode. The pool stays in use
+ * until `after` gets past that point; synchronize it before the next decode. A device fault
+ * in the engines then surfaces at that synchronize (or the caller's), not as this call's
+ * status: ok[] says what was handed to them. */
+int imgpu_cuda_jpeg_decode_after(imgpu_cuda_jpeg *j, int n, const unsigned char *const *data, const size_t *len,
+                                 const int *route, const int *channels, const int *w, const int *h,
+                                 const unsigned char **d_img, int *ok, int *how, cudaStream_t after);
 typedef struct imgpu_cuda_jpeg_params {
     int quality;        /* 1..100 */
     int subsampling;    /* 444, 422 or 420 */

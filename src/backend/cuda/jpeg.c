@@ -193,6 +193,7 @@ struct imgpu_cuda_jpeg {
     nvjpegEncoderState_t enc;
     nvjpegEncoderParams_t params;
     cudaStream_t stream;
+    cudaEvent_t decoded;          /* imgpu_cuda_jpeg_decode_after's: the engines' work enqueued */
     unsigned char *pool[IMGPU_JPEG_BATCH];
     size_t pool_bytes;            /* each pool buffer's size */
     size_t held;
@@ -289,6 +290,8 @@ void imgpu_cuda_jpeg_free(imgpu_cuda_jpeg *j)
         if (j->hw_state[k])
             nvjpegJpegStateDestroy(j->hw_state[k]);
     handles_put(j->dev);
+    if (j->decoded)
+        cudaEventDestroy(j->decoded);
     if (j->stream)
         cudaStreamDestroy(j->stream);
     free(j);
@@ -306,6 +309,7 @@ imgpu_cuda_jpeg *imgpu_cuda_jpeg_new(void)
     int dev = 0;
     IMGPU_CUDA_TRY(cudaGetDevice(&dev));
     IMGPU_CUDA_TRY(cudaStreamCreateWithFlags(&j->stream, cudaStreamNonBlocking));
+    IMGPU_CUDA_TRY(cudaEventCreateWithFlags(&j->decoded, cudaEventDisableTiming));
     if ((rc = handles_get(dev, &j->hw, &j->sw)) != 0)
         goto fail;
     j->dev = dev;
@@ -361,9 +365,11 @@ static nvjpegImage_t dest_of(unsigned char *d, int w, int c)
     return im;
 }
 
-int imgpu_cuda_jpeg_decode(imgpu_cuda_jpeg *j, int n, const unsigned char *const *data, const size_t *len,
-                           const int *route, const int *channels, const int *w, const int *h,
-                           const unsigned char **d_img, int *ok, int *how)
+/* after NULL: returns with the images complete (a synchronize after the engines); else the
+ * engines' batch is only enqueued, and `after` waits for it (imgpu_cuda_jpeg_decode_after). */
+static int decode(imgpu_cuda_jpeg *j, int n, const unsigned char *const *data, const size_t *len,
+                  const int *route, const int *channels, const int *w, const int *h,
+                  const unsigned char **d_img, int *ok, int *how, cudaStream_t after, int ordered)
 {
     int rc = 0;
     size_t need = 0;
@@ -423,7 +429,15 @@ int imgpu_cuda_jpeg_decode(imgpu_cuda_jpeg *j, int n, const unsigned char *const
             if (st == NVJPEG_STATUS_SUCCESS)
                 st = nvjpegDecodeBatched(j->hw, j->hw_state[g], bd, bl, dst, j->stream);
             if (st == NVJPEG_STATUS_SUCCESS) {
-                cudaError_t e = cudaStreamSynchronize(j->stream);
+                /* the engines' completion is ordered on j->stream (the synchronize below has
+                 * always relied on it): an event recorded after them serves `after` as well.
+                 * Only the last batch of the call is left running: the RGB batch is waited for
+                 * when a gray one follows (the engines do not order themselves after earlier
+                 * work on the stream, and both batches share the hardware handle) */
+                int gray_next = 0;
+                for (int i = 0; g == 0 && i < n; i++)
+                    gray_next |= route[i] == IMGPU_JPEG_HW && channels[i] == 1;
+                cudaError_t e = ordered && !gray_next ? cudaSuccess : cudaStreamSynchronize(j->stream);
                 if (e != cudaSuccess)
                     return imgpu__cuda_fail(e, "nvjpegDecodeBatched");
                 for (int k = 0; k < m; k++) {
@@ -457,9 +471,27 @@ int imgpu_cuda_jpeg_decode(imgpu_cuda_jpeg *j, int n, const unsigned char *const
             how[i] = IMGPU_JPEG_CUDA;
         }
     }
+    if (ordered) {
+        IMGPU_CUDA_TRY(cudaEventRecord(j->decoded, j->stream));
+        IMGPU_CUDA_TRY(cudaStreamWaitEvent(after, j->decoded, 0));
+    }
     return 0;
 fail:
     return rc;
+}
+
+int imgpu_cuda_jpeg_decode(imgpu_cuda_jpeg *j, int n, const unsigned char *const *data, const size_t *len,
+                           const int *route, const int *channels, const int *w, const int *h,
+                           const unsigned char **d_img, int *ok, int *how)
+{
+    return decode(j, n, data, len, route, channels, w, h, d_img, ok, how, NULL, 0);
+}
+
+int imgpu_cuda_jpeg_decode_after(imgpu_cuda_jpeg *j, int n, const unsigned char *const *data, const size_t *len,
+                                 const int *route, const int *channels, const int *w, const int *h,
+                                 const unsigned char **d_img, int *ok, int *how, cudaStream_t after)
+{
+    return decode(j, n, data, len, route, channels, w, h, d_img, ok, how, after, 1);
 }
 
 /* The settings on an encoder's parameters: 0, or 1 when nvJPEG does not take them. */
