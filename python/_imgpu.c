@@ -2733,7 +2733,7 @@ static PyMethodDef s_methods[] = {
     {"release_batch_state", py_release_batch_state, METH_NOARGS,
      "release_batch_state() -> int\n\nFrees the GPU state imgpu.batch keeps between batches in this process "
      "(each GPU's nvJPEG handles, decoder states and 32 decode buffers of the largest image: 0.8 GB a GPU for "
-     "4K RGB) and returns how many sets it freed. The next batch on a GPU sets nvJPEG up again (~1 s) and keeps "
+     "4K RGB; and the GPU workers' two sessions of buffers) and returns how many of these it freed. The next batch on a GPU sets nvJPEG up again (~1 s) and keeps "
      "its state again."},
     {"_tune_allocator", py_tune_allocator, METH_NOARGS,
      "_tune_allocator(): the process's allocator set as the batch command sets it (batch.h)."},

@@ -307,6 +307,13 @@ static struct {
     imgpu_session_jpeg *jm;
 } s_kept[KEPT_MAX];
 static int s_nkept;
+/* ... and the workers' two CUDA sessions (stream, pinned staging, device buffers: cudaMallocHost
+ * and cudaMalloc of the largest image each), made again by every batch before */
+static struct {
+    int device;
+    imgpu_session *s;
+} s_kept_sess[2 * KEPT_MAX];
+static int s_nkept_sess;
 
 void imgpu_batch_keep_state(int keep)
 {
@@ -327,13 +334,20 @@ static void *release_kept(void *arg)
             imgpu_error_clear();   /* the GPU is gone (a sticky fault): nothing there to free */
     }
     s_nkept = 0;
+    for (int i = 0; i < s_nkept_sess; i++) {
+        if (imgpu_session_use_device(s_kept_sess[i].device) == 0)
+            imgpu_session_free(s_kept_sess[i].s);
+        else
+            imgpu_error_clear();
+    }
+    s_nkept_sess = 0;
     return NULL;
 }
 
 int imgpu_batch_release_state(void)
 {
     pthread_mutex_lock(&s_kept_lock);
-    const int n = s_nkept;
+    const int n = s_nkept + s_nkept_sess;
     pthread_t t;
     if (n > 0 && pthread_create(&t, NULL, release_kept, NULL) == 0)
         pthread_join(t, NULL);
@@ -372,6 +386,39 @@ static int kept_put(int device, imgpu_session_jpeg *jm)
     return put;
 }
 
+static imgpu_session *kept_session_take(int device)
+{
+    imgpu_session *x = NULL;
+    pthread_mutex_lock(&s_kept_lock);
+    for (int i = 0; i < s_nkept_sess; i++)
+        if (s_kept_sess[i].device == device) {
+            x = s_kept_sess[i].s;
+            s_kept_sess[i] = s_kept_sess[--s_nkept_sess];
+            break;
+        }
+    pthread_mutex_unlock(&s_kept_lock);
+    return x;
+}
+
+/* The worker's sessions kept for the next batch, or freed (not kept: off, full, or after a
+ * fault). Their images are all finished (gpu_finish) by then. */
+static void sessions_end(slot sl[2], int device, int keep)
+{
+    for (int k = 0; k < 2; k++) {
+        int put = 0;
+        pthread_mutex_lock(&s_kept_lock);
+        if (keep && sl[k].s && s_keep && s_nkept_sess < 2 * KEPT_MAX) {
+            s_kept_sess[s_nkept_sess].device = device;
+            s_kept_sess[s_nkept_sess++].s = sl[k].s;
+            put = 1;
+        }
+        pthread_mutex_unlock(&s_kept_lock);
+        if (!put)
+            imgpu_session_free(sl[k].s);
+        sl[k].s = NULL;
+    }
+}
+
 static void *jpeg_setup_thread(void *arg)
 {
     jpeg_setup *js = arg;
@@ -388,7 +435,10 @@ void *imgpu__batch_gpu_thread(void *arg)
     gpu_worker *w = arg;
     batch *B = w->B;
     slot sl[2] = {{NULL, NULL}, {NULL, NULL}};
-    int alive = imgpu_session_use_device(w->device) == 0 && sessions_new(sl) == 0;
+    int alive = imgpu_session_use_device(w->device) == 0;
+    for (int k = 0; alive && k < 2; k++)   /* the last batch's sessions where kept, else new ones */
+        if (!(sl[k].s = kept_session_take(w->device)) && !(sl[k].s = imgpu_session_new()))
+            alive = 0;
     if (!alive) {
         imgpu__batch_report("GPU %d: %s; its share of the batch runs on the CPU", w->device, imgpu_error_message());
         atomic_fetch_sub(&B->gpu_workers_alive, 1);
@@ -490,8 +540,7 @@ void *imgpu__batch_gpu_thread(void *arg)
             imgpu__batch_fail_item(B, x, imgpu_error_message());
         }
     }
-    for (int k = 0; k < 2; k++)
-        imgpu_session_free(sl[k].s);
+    sessions_end(sl, w->device, alive && !atomic_load(&B->sticky_seen));
     if (js.started) {   /* set up, and no JPEG came for it after all */
         pthread_join(js.tid, NULL);
         jm = js.jm;
