@@ -10,8 +10,10 @@ Parts (each row one thing timed, the rest of its loop untimed):
             t.__dlpack_device__(), t.__dlpack__() and t.__dlpack__(stream=<another stream>)
             (the capsule dropped); CuPy's __cuda_array_interface__
   fixed     the op on a 16x16 tensor, synchronized: the per-call cost without GPU work to speak of
-  per op    equalize / rotate 15 (bilinear, expand) / clahe on a 4K RGB uint8 tensor:
-              torch      imgpu.<op>(t) + torch.cuda.synchronize()
+  per op    equalize / rotate 15 (bilinear, expand) / rotate30 (30 degrees, bilinear, the same
+            size: imgpu-bench's "rotate 30 bilinear" row) / clahe on a 4K RGB uint8 tensor:
+              torch      imgpu.<op>(t) + torch.cuda.synchronize() (every "+ sync" row times
+                         the synchronize with the call)
               enqueue    imgpu.<op>(t) alone (the GPU drained, untimed, before each call)
               r.sync     imgpu.<op>(t) then r.synchronize() (an event wait, not a device sync)
               stream=    imgpu.<op>(t, stream=torch.cuda.current_stream()) + sync
@@ -55,13 +57,15 @@ def source_4k():
     return np.clip(im, 0, 255).astype(np.uint8)
 
 
-def timed(fn, n, before=None, after=None, warm=20):
+def timed(fn, n, before=None, after=None, sync=None, warm=20):
     """Medians and 90th percentiles (us) of fn() over n calls; before/after run untimed around
-    each call (after gets fn's result)."""
+    each call (after gets fn's result); sync, when given, runs after fn inside the timed span."""
     for _ in range(warm):
         if before:
             before()
         r = fn()
+        if sync:
+            sync()
         if after:
             after(r)
     ts = []
@@ -71,6 +75,8 @@ def timed(fn, n, before=None, after=None, warm=20):
             before()
         t0 = clock()
         r = fn()
+        if sync:
+            sync()
         t1 = clock()
         if after:
             after(r)
@@ -113,7 +119,7 @@ class Table:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=500, help="calls per row (default 500)")
-    ap.add_argument("--ops", default="equalize,rotate,clahe")
+    ap.add_argument("--ops", default="equalize,rotate,rotate30,clahe")
     args = ap.parse_args()
     n = max(args.n, 10)
     try:
@@ -164,7 +170,7 @@ def main():
         T.add("cupy c.__cuda_array_interface__", lambda: c.__cuda_array_interface__, n)
 
     # ---- the fixed per-call cost ----
-    T.add("imgpu.equalize 16x16 tensor + sync", lambda: imgpu.equalize(tiny), n, after=then_sync)
+    T.add("imgpu.equalize 16x16 tensor + sync", lambda: imgpu.equalize(tiny), n, sync=sync)
     T.add("imgpu.equalize 16x16 tensor, enqueue only", lambda: imgpu.equalize(tiny), n, before=sync,
           after=then_sync)
 
@@ -174,11 +180,14 @@ def main():
         "rotate": (lambda x, **k: imgpu.rotate(x, 15, **k),
                    (lambda: F.rotate(chw, 15, interpolation=F.InterpolationMode.BILINEAR, expand=True))
                    if F is not None else None),
+        "rotate30": (lambda x, **k: imgpu.rotate(x, 30, expand=False, **k),
+                     (lambda: F.rotate(chw, 30, interpolation=F.InterpolationMode.BILINEAR))
+                     if F is not None else None),
         "clahe": (lambda x, **k: imgpu.clahe(x, **k), None),
     }
     for name in [s.strip() for s in args.ops.split(",") if s.strip()]:
         if name not in ops:
-            print("op_latency: unknown op %r (equalize, rotate, clahe)" % name)
+            print("op_latency: unknown op %r (%s)" % (name, ", ".join(ops)))
             continue
         op, tv = ops[name]
         first = op(t)
@@ -189,19 +198,19 @@ def main():
         del first
         sync()
         cur = torch.cuda.current_stream()
-        T.add("%s torch + sync" % name, lambda: op(t), n, after=then_sync)
+        T.add("%s torch + sync" % name, lambda: op(t), n, sync=sync)
         T.add("%s torch, enqueue only" % name, lambda: op(t), n, before=sync, after=then_sync)
         T.add("%s torch + r.synchronize()" % name, lambda: op(t).synchronize(), n)
-        T.add("%s torch, stream=current + sync" % name, lambda: op(t, stream=cur), n, after=then_sync)
+        T.add("%s torch, stream=current + sync" % name, lambda: op(t, stream=cur), n, sync=sync)
         if c is not None:
-            T.add("%s cupy + sync" % name, lambda: op(c), n, after=then_sync)
-        T.add("%s torch via DLPack only + sync" % name, lambda: op(DLPackOnly(t)), n, after=then_sync)
-        T.add("%s imgpu.Array + sync" % name, lambda: op(a), n, after=then_sync)
-        T.add("%s torch, out= + sync" % name, lambda: op(t, out=out), n, after=then_sync)
+            T.add("%s cupy + sync" % name, lambda: op(c), n, sync=sync)
+        T.add("%s torch via DLPack only + sync" % name, lambda: op(DLPackOnly(t)), n, sync=sync)
+        T.add("%s imgpu.Array + sync" % name, lambda: op(a), n, sync=sync)
+        T.add("%s torch, out= + sync" % name, lambda: op(t, out=out), n, sync=sync)
         T.add("%s torch, out=, stream=current + sync" % name, lambda: op(t, out=out, stream=cur), n,
-              after=then_sync)
+              sync=sync)
         if tv is not None:
-            T.add("%s torchvision + sync" % name, tv, n, after=then_sync)
+            T.add("%s torchvision + sync" % name, tv, n, sync=sync)
         del a
     sync()
     print("compare: imgpu-bench's CUDA-event latency of the same op (bench/gpu_round.sh part latency); "
