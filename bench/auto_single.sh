@@ -22,7 +22,7 @@ med() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[N
 # the spread of a case's runs: "q1-q3" (the middle half), to tell a cost from the machine's noise
 iqr() { sort -n | awk '{a[NR]=$1} END {q1=a[int((NR+3)/4)]; q3=a[int((3*NR+3)/4)]; printf "%s-%s", q1, q3}'; }
 # one run's seconds; a failed run (no GPU for --device cuda) counts as 999, so it never wins
-t() { local s; s=$(date +%s.%N); if "$@" > "$D/last.log" 2>&1; then awk "BEGIN{printf \"%.3f\n\", $(date +%s.%N) - $s}"; else echo 999; fi; }
+t() { local s; s=$(date +%s.%N); if "$@" > "$D/last.log" 2>&1; then awk "BEGIN{printf \"%.4f\n\", $(date +%s.%N) - $s}"; else echo 999; fi; }
 echo "$(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); commit $(git -C "$HERE" rev-parse --short HEAD 2>/dev/null); $(date -u +%F)"
 printf "%-6s %-4s %-9s %8s %8s %8s  %s\n" size fmt op auto cpu cuda "auto vs the faster"
 worst=0

@@ -25,6 +25,9 @@ Parts (each row one thing timed, the rest of its loop untimed):
               out=       imgpu.<op>(t, out=o) into a preallocated tensor (waits inside) + sync
               out=,str=  the same with stream= given (no wait inside) + sync
               tv         torchvision's v2 equalize / rotate on the same pixels (C x H x W) + sync
+              GPU time   CUDA events on torch's current stream around imgpu.<op>(t, stream=cur):
+                         the op's own GPU time in this process (the "C latency" of ops that
+                         imgpu-bench has no row for, e.g. the 15-degree expanding rotate)
 Compare with the C single-call CUDA-event latency of the same op (`imgpu-bench --sizes 4k
 --channels 3 --contents photo --ops equalize,rotate,clahe`, bench/gpu_round.sh part latency):
 the target is at most that + 20 us. Missing CuPy or torchvision leaves their rows out."""
@@ -103,6 +106,26 @@ class Table:
     def __init__(self):
         self.rows = []
         print("%-52s %10s %10s" % ("what (4K RGB uint8 unless said)", "median us", "p90 us"))
+        sys.stdout.flush()
+
+    def gpu(self, name, fn, stream, n):
+        """The GPU time of one call: CUDA events recorded on `stream` before and after fn(), which
+        enqueues its work there (stream=); medians of n, synchronized each. The in-process
+        counterpart of imgpu-bench's C latency, for ops it has no row for."""
+        import torch
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        ts = []
+        for i in range(n + 20):
+            a.record(stream)
+            r = fn()
+            b.record(stream)
+            b.synchronize()
+            del r
+            if i >= 20:
+                ts.append(a.elapsed_time(b) * 1e3)
+        ts.sort()
+        med, p90 = statistics.median(ts), ts[min(len(ts) - 1, int(len(ts) * 0.9))]
+        print("%-52s %10.1f %10.1f" % (name, med, p90))
         sys.stdout.flush()
 
     def add(self, name, fn, n, **kw):
@@ -199,6 +222,7 @@ def main():
         sync()
         cur = torch.cuda.current_stream()
         T.add("%s torch + sync" % name, lambda: op(t), n, sync=sync)
+        T.gpu("%s GPU time on the stream (events around the call)" % name, lambda: op(t, stream=cur), cur, n)
         T.add("%s torch, enqueue only" % name, lambda: op(t), n, before=sync, after=then_sync)
         T.add("%s torch + r.synchronize()" % name, lambda: op(t).synchronize(), n)
         T.add("%s torch, stream=current + sync" % name, lambda: op(t, stream=cur), n, sync=sync)
