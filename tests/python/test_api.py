@@ -395,8 +395,14 @@ def test_batch_equals_cli_batch(tmp_path):
         imgpu.batch([src], tmp_path / "afile", ops=ops)
 
 
-def test_release_batch_state_without_gpu_state():
-    """Nothing kept (a CPU batch keeps no GPU state): release_batch_state() frees nothing."""
+def test_release_batch_state_without_gpu_state(tmp_path):
+    """A CPU batch keeps no GPU state: after one, release_batch_state() frees nothing. What GPU
+    batches of earlier tests kept (on the GPU machine, IMGPU_PYTEST_DEVICE=cuda) is released
+    first: it is theirs, not this batch's."""
+    imgpu.release_batch_state()
+    imgpu.write(tmp_path / "a.png", LAYOUTS["rgb8"])
+    r = imgpu.batch([tmp_path / "a.png"], tmp_path / "out", ops=["equalize"], device="cpu")
+    assert r["done"] == 1 and r["failed"] == [], r
     assert imgpu.release_batch_state() == 0
 
 
