@@ -22,7 +22,47 @@
 #include "resize_image.h"
 #include "test_util.h"
 
-/* way 0: as imgpu_launch_resize chooses; 1: two passes even where fused could run */
+static int n_spec[RZ_SPEC_N]; /* the launcher's way: runs of each specialized instantiation */
+
+/* one fused block's two phases, every thread of phase 1 before any of phase 2 (the barrier) */
+template <class H, class V> static void blocks(const imgpu_resize_tab &t, size_t smem, H h, V v)
+{
+    std::vector<int32_t> sm(smem / 4);
+    const int gx = (t.dw + RZ_TX - 1) / RZ_TX, gy = (t.dh + RZ_TY - 1) / RZ_TY;
+    for (int by = 0; by < gy; by++)
+        for (int bx = 0; bx < gx; bx++) {
+            for (size_t i = 0; i < sm.size(); i++) /* poison: a read of a row phase 1 did not fill */
+                sm[i] = (int32_t)0x5a5a5a5a;
+            for (int ty = 0; ty < RZ_BY; ty++)
+                for (int tx = 0; tx < RZ_TX; tx++)
+                    h(sm.data(), bx, by, tx, ty);
+            for (int ty = 0; ty < RZ_BY; ty++)
+                for (int tx = 0; tx < RZ_TX; tx++)
+                    v(sm.data(), bx, by, tx, ty);
+        }
+}
+
+/* k_fused_s as imgpu_launch_resize launches it (rz_fused_dispatch's pick) */
+struct emu_fused {
+    const imgpu_resize_tab *t;
+    const uint8_t *in;
+    uint8_t *out;
+    size_t smem;
+    template <int D, int CN, int M, int K> void run()
+    {
+        const imgpu_resize_tab &T = *t;
+        const uint8_t *I = in;
+        uint8_t *O = out;
+        n_spec[rz_spec_index(D, CN, M, K)]++;
+        blocks(
+            T, smem, [&](int32_t *sm, int bx, int by, int tx, int ty) { rz_tile_h_s<D, CN, M, K>(T, I, sm, bx, by, tx, ty); },
+            [&](int32_t *sm, int bx, int by, int tx, int ty) { rz_tile_v_s<D, CN, M, K>(T, I, sm, O, bx, by, tx, ty); });
+    }
+};
+
+/* way 0: as imgpu_launch_resize chooses; 1: two passes even where fused could run; 2: the
+ * generic fused tiles even where a specialized instantiation runs. *fused: 0 two passes, 1
+ * generic tiles, 2 specialized. */
 static int emulate(const imgpu_resize_tab &t, const uint8_t *in, uint8_t *out, int way, int *fused)
 {
     *fused = 0;
@@ -34,20 +74,17 @@ static int emulate(const imgpu_resize_tab &t, const uint8_t *in, uint8_t *out, i
     }
     const size_t smem = rz_fused_smem(&t);
     if (smem && way == 0) {
+        emu_fused L = {&t, in, out, smem};
+        if (rz_fused_dispatch(t, L)) {
+            *fused = 2;
+            return 0;
+        }
+    }
+    if (smem && way != 1) {
         *fused = 1;
-        std::vector<int32_t> sm(smem / 4);
-        const int gx = (t.dw + RZ_TX - 1) / RZ_TX, gy = (t.dh + RZ_TY - 1) / RZ_TY;
-        for (int by = 0; by < gy; by++)
-            for (int bx = 0; bx < gx; bx++) {
-                for (size_t i = 0; i < sm.size(); i++) /* poison: a read of a row phase 1 did not fill */
-                    sm[i] = (int32_t)0x5a5a5a5a;
-                for (int ty = 0; ty < RZ_BY; ty++)
-                    for (int tx = 0; tx < RZ_TX; tx++)
-                        rz_tile_h(t, in, sm.data(), bx, by, tx, ty);
-                for (int ty = 0; ty < RZ_BY; ty++)
-                    for (int tx = 0; tx < RZ_TX; tx++)
-                        rz_tile_v(t, in, sm.data(), out, bx, by, tx, ty);
-            }
+        blocks(
+            t, smem, [&](int32_t *sm, int bx, int by, int tx, int ty) { rz_tile_h(t, in, sm, bx, by, tx, ty); },
+            [&](int32_t *sm, int bx, int by, int tx, int ty) { rz_tile_v(t, in, sm, out, bx, by, tx, ty); });
         return 0;
     }
     std::vector<int32_t> h((size_t)t.nh * t.dw * t.cn + 1);
@@ -78,18 +115,23 @@ static void check(const imgpu_image *im, const imgpu_op &op, const char *what)
         for (int y = 0; y < im->height; y++)
             memcpy(&in[(size_t)y * rowb], im->data + (size_t)y * im->stride, rowb);
         CHECKF(t.dw == ref->width && t.dh == ref->height, "%s: size", what);
-        for (int way = 0; way < 2; way++) {
+        int launcher = 0;
+        for (int way = 0; way < 3; way++) {
+            if (way == 2 && launcher != 2)
+                break; /* the generic tiles: way 0 ran them already (or they cannot run) */
             std::vector<uint8_t> out((size_t)t.dh * orow, 0xa5);
             int fused = 0;
             emulate(t, in.data(), out.data(), way, &fused);
             if (way == 0) { /* the way the launcher takes */
-                n_fused += fused;
+                launcher = fused;
+                n_fused += fused != 0;
                 n_two += !fused && t.method == IMGPU_RSZ_SEPARABLE;
             }
             size_t nd = 0;
             for (int y = 0; y < t.dh && t.dw == ref->width && t.dh == ref->height; y++)
                 nd += memcmp(&out[(size_t)y * orow], ref->data + (size_t)y * ref->stride, orow) != 0;
-            CHECKF(nd == 0, "%s (%s): %zu rows differ from the CPU", what, fused ? "fused" : "two passes", nd);
+            CHECKF(nd == 0, "%s (%s): %zu rows differ from the CPU", what,
+                   fused == 2 ? "fused, specialized" : fused ? "fused" : "two passes", nd);
         }
     }
     imgpu_resize_tab_free(&t);
@@ -134,5 +176,13 @@ int main(void)
     /* the launcher takes both ways over this matrix */
     CHECKF(n_fused > 0 && n_two > 0, "fused %d, two passes %d", n_fused, n_two);
     printf("launcher's way: fused %d, two passes %d\n", n_fused, n_two);
+    /* and every specialized instantiation, each on several tables */
+    for (int i = 0; i < RZ_SPEC_N; i++)
+        CHECKF(n_spec[i] >= 2, "specialized instantiation %d (rz_spec_index; depth %d, cn %d) ran %d times", i,
+               i / 16 ? 16 : 8, i % 4 + 1, n_spec[i]);
+    printf("specialized instantiations run:");
+    for (int i = 0; i < RZ_SPEC_N; i++)
+        printf(" %d", n_spec[i]);
+    printf("\n");
     TEST_MAIN_END();
 }
