@@ -6,7 +6,11 @@
  * (forced here as well, and the only way where a band's rows exceed shared memory: shrinking by
  * 10), nearest; every filter, --antialias, 8 and 16 bits, 1 to 4 channels (alpha: the
  * premultiplied colour), up and down, odd sizes, 1xN, Nx1, whole factors (area's box, bilinear
- * by 1/2). It needs no GPU (no CUDA call is made), so CI without one checks the tiling and the
+ * by 1/2). The fused tiles both ways where a table has a specialized instantiation
+ * (rz_fused_dispatch, as the launcher: k_fused_s; and the generic k_fused's tiles), and every
+ * instantiation (depth x mode x taps x channels, RZ_SPEC_N) must have run on several tables;
+ * the 32-bit guard that sends images of 2^31 samples or more to the generic tiles is checked
+ * on tables alone. It needs no GPU (no CUDA call is made), so CI without one checks the tiling and the
  * indices of the kernels; tests/gpu/test_gpu_resize.c checks the device itself. Built only with
  * the CUDA backend (nvcc compiles the bodies); label unit. */
 #include <stdint.h>
@@ -138,8 +142,37 @@ static void check(const imgpu_image *im, const imgpu_op &op, const char *what)
     imgpu_image_free(ref);
 }
 
+/* The specialized kernels index samples in 32 bits: an image whose samples (source or result)
+ * reach 2^31 runs the generic tiles (size_t offsets). Only the tables are built here. */
+static void check_32bit_guard(void)
+{
+    static const struct {
+        int sw, sh, dw, dh, cn, spec;
+    } cases[] = {
+        {30000, 20000, 29999, 19999, 3, 1},  /* 1.8e9 samples each side: specialized */
+        {50000, 15000, 49999, 14999, 3, 0},  /* 2.25e9 samples: generic */
+        {40000, 27000, 20000, 13500, 2, 0},  /* 2.16e9 samples in (a 2x2 box): generic */
+        {46341, 46341, 100, 46341, 1, 0},    /* 2^31 + 9 source samples, a narrow result */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        imgpu_op op = imgpu_op_resize(cases[i].dw, cases[i].dh, IMGPU_RESIZE_BILINEAR);
+        imgpu_resize_tab t;
+        const int rc = imgpu_resize_tab_build(cases[i].sw, cases[i].sh, cases[i].cn, 8, &op.u.resize, &t);
+        CHECKF(rc == 0, "tables of case %zu", i);
+        if (rc != 0)
+            continue;
+        const int want = cases[i].spec;
+        const int m = rz_spec_mode(&t);
+        CHECKF(rz_fused_smem(&t) != 0, "case %zu: fused", i);
+        CHECKF((m >= 0) == want, "case %zu (%dx%d c%d -> %dx%d): specialized mode %d, want %s", i, cases[i].sw,
+               cases[i].sh, cases[i].cn, cases[i].dw, cases[i].dh, m, want ? "one" : "none (32-bit offsets)");
+        imgpu_resize_tab_free(&t);
+    }
+}
+
 int main(void)
 {
+    check_32bit_guard();
     static const int src[][2] = {{1, 1}, {1, 37}, {41, 1}, {2, 2}, {5, 7}, {97, 61}, {160, 96}, {12, 330}}; /* the last: scales only */
     static const int dst[][2] = {{1, 1}, {1, 9}, {13, 1}, {32, 24}, {50, 31}, {100, 60}, {233, 151}};
     static const double scales[] = {0.5, 1.0 / 3, 2.0, 1.7, 0.37, 0.1};
