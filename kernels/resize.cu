@@ -62,7 +62,7 @@ template <int D, int CN, int M, int K>
 __global__ void __launch_bounds__(RZ_TX *RZ_BY) k_fused_s(imgpu_resize_tab t, const void *__restrict__ in,
                                                            void *__restrict__ out)
 {
-    extern __shared__ int4 sm4[]; /* 16-byte aligned: a pixel's int32 in one load (cn 2, 4) */
+    extern __shared__ int4 sm4[]; /* 16-byte aligned: a pixel's int32 in one access (RZ_SP) */
     int32_t *sm = (int32_t *)sm4;
     rz_tile_h_s<D, CN, M, K>(t, in, sm, blockIdx.x, blockIdx.y, threadIdx.x, threadIdx.y);
     __syncthreads();
@@ -74,11 +74,10 @@ struct launch_fused {
     const void *in;
     void *out;
     dim3 g;
-    size_t smem;
     cudaStream_t st;
     template <int D, int CN, int M, int K> void run()
     {
-        k_fused_s<D, CN, M, K><<<g, dim3(RZ_TX, RZ_BY), smem, st>>>(*t, in, out);
+        k_fused_s<D, CN, M, K><<<g, dim3(RZ_TX, RZ_BY), rz_spec_smem(t), st>>>(*t, in, out);
     }
 };
 
@@ -99,7 +98,7 @@ extern "C" cudaError_t imgpu_launch_resize(const imgpu_resize_tab *t, const void
     const size_t smem = rz_fused_smem(t);
     if (smem) {
         const dim3 g((unsigned)((t->dw + RZ_TX - 1) / RZ_TX), (unsigned)((t->dh + RZ_TY - 1) / RZ_TY));
-        launch_fused L = {t, d_in, d_out, g, smem, st};
+        launch_fused L = {t, d_in, d_out, g, st};
         if (rz_fused_dispatch(*t, L))
             return cudaGetLastError();
         k_fused<<<g, dim3(RZ_TX, RZ_BY), smem, st>>>(*t, d_in, d_out);

@@ -325,6 +325,14 @@ enum {
     RZM_COUNT
 };
 
+/* A pixel's int32 in the specialized tiles' shared memory: 3 channels padded to 4, so that
+ * every pixel is one 128-bit access (as 4 channels; 2: 64 bits) instead of 3 32-bit ones. */
+#define RZ_SP(cn) ((cn) == 3 ? 4 : (cn))
+static inline size_t rz_spec_smem(const imgpu_resize_tab *t)
+{
+    return (size_t)(t->tile_span > 0 ? t->tile_span : 0) * RZ_TX * RZ_SP(t->cn) * 4;
+}
+
 /* the specialized mode of a fused resize, or -1: the generic tiles */
 static inline int rz_spec_mode(const imgpu_resize_tab *t)
 {
@@ -334,7 +342,7 @@ static inline int rz_spec_mode(const imgpu_resize_tab *t)
     const long long lim = 2147483647LL;
     if ((long long)t->sw * t->sh * t->cn >= lim || (long long)t->dw * t->dh * t->cn >= lim)
         return -1;
-    if (rz_fused_smem(t) == 0)
+    if (rz_fused_smem(t) == 0 || rz_spec_smem(t) > RZ_SMEM_MAX)
         return -1;
     const int k = t->kx;
     if (t->depth == 8 && !t->hfloat && t->vmode == IMGPU_RSZ_V_FIX) {
@@ -418,9 +426,11 @@ template <int D> RZ_HD void rz_st(void *img, uint32_t i, uint32_t v)
 template <int CN> RZ_HD void rz_ld_px(const int32_t *p, int32_t *v)
 {
 #ifdef __CUDA_ARCH__
-    if (CN == 4) {
+    if (CN == 4 || CN == 3) {
         const int4 q = *(const int4 *)p;
-        v[0] = q.x, v[1 % CN] = q.y, v[2 % CN] = q.z, v[3 % CN] = q.w;
+        v[0] = q.x, v[1 % CN] = q.y, v[2 % CN] = q.z;
+        if (CN == 4)
+            v[3 % CN] = q.w;
     } else if (CN == 2) {
         const int2 q = *(const int2 *)p;
         v[0] = q.x, v[1 % CN] = q.y;
@@ -435,8 +445,8 @@ RZ_UNROLL
 template <int CN> RZ_HD void rz_st_px(int32_t *p, const int32_t *v)
 {
 #ifdef __CUDA_ARCH__
-    if (CN == 4)
-        *(int4 *)p = make_int4(v[0], v[1 % CN], v[2 % CN], v[3 % CN]);
+    if (CN == 4 || CN == 3)
+        *(int4 *)p = make_int4(v[0], v[1 % CN], v[2 % CN], CN == 4 ? v[3 % CN] : 0);
     else if (CN == 2)
         *(int2 *)p = make_int2(v[0], v[1 % CN]);
     else
@@ -484,7 +494,7 @@ RZ_UNROLL
 RZ_UNROLL
             for (int c = 0; c < CN; c++)
                 v[c] = rz_fbits(acc[c]);
-            rz_st_px<CN>(sm + (j * RZ_TX + tx) * CN, v);
+            rz_st_px<CN>(sm + (j * RZ_TX + tx) * RZ_SP(CN), v);
         }
         return;
     }
@@ -508,7 +518,7 @@ RZ_UNROLL
 RZ_UNROLL
         for (int c = 0; c < CN; c++)
             v[c] = (int32_t)acc[c];
-        rz_st_px<CN>(sm + (j * RZ_TX + tx) * CN, v);
+        rz_st_px<CN>(sm + (j * RZ_TX + tx) * RZ_SP(CN), v);
     }
 }
 
@@ -537,7 +547,7 @@ RZ_UNROLL
         int32_t h[K][CN];
 RZ_UNROLL
         for (int k = 0; k < K; k++)
-            rz_ld_px<CN>(sm + ((yc[k] - lo) * RZ_TX + tx) * CN, h[k]);
+            rz_ld_px<CN>(sm + ((yc[k] - lo) * RZ_TX + tx) * RZ_SP(CN), h[k]);
         uint32_t r[CN];
         if (M == RZM_LIN) {
             const int32_t b0 = (int32_t)(int16_t)ywi[0], b1 = (int32_t)(int16_t)ywi[1 % K];

@@ -31,11 +31,12 @@ static int n_spec[RZ_SPEC_N]; /* the launcher's way: runs of each specialized in
 /* one fused block's two phases, every thread of phase 1 before any of phase 2 (the barrier) */
 template <class H, class V> static void blocks(const imgpu_resize_tab &t, size_t smem, H h, V v)
 {
-    std::vector<int32_t> sm(smem / 4);
+    const size_t n = smem / 4, guard = 64; /* past the block's shared memory: must stay as set */
+    std::vector<int32_t> sm(n + guard, (int32_t)0x3c3c3c3c);
     const int gx = (t.dw + RZ_TX - 1) / RZ_TX, gy = (t.dh + RZ_TY - 1) / RZ_TY;
     for (int by = 0; by < gy; by++)
         for (int bx = 0; bx < gx; bx++) {
-            for (size_t i = 0; i < sm.size(); i++) /* poison: a read of a row phase 1 did not fill */
+            for (size_t i = 0; i < n; i++) /* poison: a read of a row phase 1 did not fill */
                 sm[i] = (int32_t)0x5a5a5a5a;
             for (int ty = 0; ty < RZ_BY; ty++)
                 for (int tx = 0; tx < RZ_TX; tx++)
@@ -44,6 +45,10 @@ template <class H, class V> static void blocks(const imgpu_resize_tab &t, size_t
                 for (int tx = 0; tx < RZ_TX; tx++)
                     v(sm.data(), bx, by, tx, ty);
         }
+    size_t bad = 0;
+    for (size_t i = n; i < n + guard; i++)
+        bad += sm[i] != (int32_t)0x3c3c3c3c;
+    CHECKF(bad == 0, "%zu int32 written past the block's %zu bytes of shared memory", bad, smem);
 }
 
 /* k_fused_s as imgpu_launch_resize launches it (rz_fused_dispatch's pick) */
@@ -51,7 +56,6 @@ struct emu_fused {
     const imgpu_resize_tab *t;
     const uint8_t *in;
     uint8_t *out;
-    size_t smem;
     template <int D, int CN, int M, int K> void run()
     {
         const imgpu_resize_tab &T = *t;
@@ -59,7 +63,7 @@ struct emu_fused {
         uint8_t *O = out;
         n_spec[rz_spec_index(D, CN, M, K)]++;
         blocks(
-            T, smem, [&](int32_t *sm, int bx, int by, int tx, int ty) { rz_tile_h_s<D, CN, M, K>(T, I, sm, bx, by, tx, ty); },
+            T, rz_spec_smem(&T), [&](int32_t *sm, int bx, int by, int tx, int ty) { rz_tile_h_s<D, CN, M, K>(T, I, sm, bx, by, tx, ty); },
             [&](int32_t *sm, int bx, int by, int tx, int ty) { rz_tile_v_s<D, CN, M, K>(T, I, sm, O, bx, by, tx, ty); });
     }
 };
@@ -78,7 +82,7 @@ static int emulate(const imgpu_resize_tab &t, const uint8_t *in, uint8_t *out, i
     }
     const size_t smem = rz_fused_smem(&t);
     if (smem && way == 0) {
-        emu_fused L = {&t, in, out, smem};
+        emu_fused L = {&t, in, out};
         if (rz_fused_dispatch(t, L)) {
             *fused = 2;
             return 0;
