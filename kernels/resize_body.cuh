@@ -328,9 +328,13 @@ enum {
 /* A pixel's int32 in the specialized tiles' shared memory: 3 channels padded to 4, so that
  * every pixel is one 128-bit access (as 4 channels; 2: 64 bits) instead of 3 32-bit ones. */
 #define RZ_SP(cn) ((cn) == 3 ? 4 : (cn))
+RZ_HD int rz_spec_hwords(const imgpu_resize_tab &t) { return t.tile_span * RZ_TX * RZ_SP(t.cn); }
+/* the tile's shared memory: its rows of the horizontal pass (rz_spec_hwords), then for each of
+ * its RZ_TY output rows the K taps' offsets there, then their weights (int32 or float bits) */
 static inline size_t rz_spec_smem(const imgpu_resize_tab *t)
 {
-    return (size_t)(t->tile_span > 0 ? t->tile_span : 0) * RZ_TX * RZ_SP(t->cn) * 4;
+    const size_t span = (size_t)(t->tile_span > 0 ? t->tile_span : 0);
+    return (span * RZ_TX * RZ_SP(t->cn) + 2 * (size_t)RZ_TY * (size_t)(t->ky > 0 ? t->ky : 0)) * 4;
 }
 
 /* the specialized mode of a fused resize, or -1: the generic tiles */
@@ -457,16 +461,46 @@ RZ_UNROLL
             p[c] = v[c];
     }
 }
+/* K int32 (2, 4, 8; aligned to their size, 16 bytes at most): 64- or 128-bit loads */
+template <int K> RZ_HD void rz_ld_words(const int32_t *p, int32_t *v)
+{
+#ifdef __CUDA_ARCH__
+    if (K == 2) {
+        const int2 q = *(const int2 *)p;
+        v[0] = q.x, v[1 % K] = q.y;
+    } else if (K % 4 == 0) {
+RZ_UNROLL
+        for (int k = 0; k < K; k += 4) {
+            const int4 q = *(const int4 *)(p + k);
+            v[k] = q.x, v[(k + 1) % K] = q.y, v[(k + 2) % K] = q.z, v[(k + 3) % K] = q.w;
+        }
+    } else
+#endif
+    {
+RZ_UNROLL
+        for (int k = 0; k < K; k++)
+            v[k] = p[k];
+    }
+}
 RZ_HD int rz_clampi(int v, int maxv) { return v < 0 ? 0 : v > maxv ? maxv : v; }
 
 /* Phase 1, as rz_tile_h: the horizontal pass of the tile's source rows into sm. */
 template <int D, int CN, int M, int K>
 RZ_HD void rz_tile_h_s(const imgpu_resize_tab &t, const void *in, int32_t *sm, int bx, int by, int tx, int ty)
 {
-    const int dx = bx * RZ_TX + tx;
+    const int dx = bx * RZ_TX + tx, lo = t.block[t.o_tile + by];
+    { /* the y taps of the tile's rows, for phase 2: thread i, tap i % K of row i / K */
+        const int i = ty * RZ_TX + tx, ho = rz_spec_hwords(t);
+        if (i < RZ_TY * K) {
+            const int dy = by * RZ_TY + i / K, e = dy * K + i % K;
+            const int ok = dy < t.dh;
+            sm[ho + i] = ok ? (t.block[t.o_yc + e] - lo) * (RZ_TX * RZ_SP(CN)) : 0;
+            sm[ho + RZ_TY * K + i] = ok ? t.block[(M == RZM_FLOAT ? t.o_ywf : t.o_ywi) + e] : 0;
+        }
+    }
     if (dx >= t.dw)
         return;
-    const int lo = t.block[t.o_tile + by], n = t.nh - lo < t.tile_span ? t.nh - lo : t.tile_span;
+    const int n = t.nh - lo < t.tile_span ? t.nh - lo : t.tile_span;
     const uint32_t rowlen = (uint32_t)t.sw * CN;
     const int32_t *xi = t.block + t.o_xi + dx * K;
     uint32_t xo[K];
@@ -530,7 +564,6 @@ RZ_HD void rz_tile_v_s(const imgpu_resize_tab &t, const void *in, const int32_t 
     const int dx = bx * RZ_TX + tx;
     if (dx >= t.dw)
         return;
-    const int lo = t.block[t.o_tile + by];
     const int maxv = D == 16 ? 65535 : 255;
     int32_t cx = 0; /* V_BOX: the column's taps */
     if (M == RZM_BOX) {
@@ -539,18 +572,21 @@ RZ_UNROLL
         for (int k = 0; k < K; k++)
             cx += xwi[k];
     }
+    const int ho = rz_spec_hwords(t);
     for (int oy = ty; oy < RZ_TY; oy += RZ_BY) {
         const int dy = by * RZ_TY + oy;
         if (dy >= t.dh)
             return;
-        const int32_t *yc = t.block + t.o_yc + dy * K, *ywi = t.block + t.o_ywi + dy * K;
+        int32_t yo[K], yw[K]; /* the row's taps (phase 1 put them there): offsets, weights */
+        rz_ld_words<K>(sm + ho + oy * K, yo);
+        rz_ld_words<K>(sm + ho + RZ_TY * K + oy * K, yw);
         int32_t h[K][CN];
 RZ_UNROLL
         for (int k = 0; k < K; k++)
-            rz_ld_px<CN>(sm + ((yc[k] - lo) * RZ_TX + tx) * RZ_SP(CN), h[k]);
+            rz_ld_px<CN>(sm + yo[k] + tx * RZ_SP(CN), h[k]);
         uint32_t r[CN];
         if (M == RZM_LIN) {
-            const int32_t b0 = (int32_t)(int16_t)ywi[0], b1 = (int32_t)(int16_t)ywi[1 % K];
+            const int32_t b0 = (int32_t)(int16_t)yw[0], b1 = (int32_t)(int16_t)yw[1 % K];
 RZ_UNROLL
             for (int c = 0; c < CN; c++) {
                 const int32_t a = rz_sat16(h[0][c] >> 4), b = rz_sat16(h[1 % K][c] >> 4);
@@ -561,13 +597,13 @@ RZ_UNROLL
             uint32_t w[K];
 RZ_UNROLL
             for (int k = 0; k < K; k++)
-                w[k] = (uint32_t)ywi[k];
+                w[k] = (uint32_t)yw[k];
             float ws[K]; /* VEC_CUBIC's b' = b * 2^-22, the same rz_mul as rz_v_sample's */
             if (M == RZM_CUB) {
                 const float sc = 1.f / (2048 * 2048);
 RZ_UNROLL
                 for (int k = 0; k < K; k++)
-                    ws[k] = rz_mul(rz_i2f(ywi[k]), sc);
+                    ws[k] = rz_mul(rz_i2f(yw[k]), sc);
             }
 RZ_UNROLL
             for (int c = 0; c < CN; c++) {
@@ -587,11 +623,10 @@ RZ_UNROLL
                 }
             }
         } else if (M == RZM_FLOAT) {
-            const float *ywf = (const float *)(t.block + t.o_ywf) + dy * K;
             float w[K];
 RZ_UNROLL
             for (int k = 0; k < K; k++)
-                w[k] = ywf[k];
+                w[k] = rz_bitsf(yw[k]);
 RZ_UNROLL
             for (int c = 0; c < CN; c++) {
                 float acc = 0.f;
@@ -605,8 +640,8 @@ RZ_UNROLL
             int32_t cy = 0;
 RZ_UNROLL
             for (int k = 0; k < K; k++) {
-                w[k] = (uint32_t)ywi[k];
-                cy += ywi[k];
+                w[k] = (uint32_t)yw[k];
+                cy += yw[k];
             }
             const int32_t count = cx * cy;
 RZ_UNROLL
