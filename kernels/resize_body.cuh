@@ -415,17 +415,10 @@ template <class F> static inline bool rz_fused_dispatch(const imgpu_resize_tab &
     }
 }
 
-template <int D> RZ_HD uint32_t rz_ld(const void *img, uint32_t i)
-{
-    return D == 16 ? (uint32_t)((const uint16_t *)img)[i] : (uint32_t)((const uint8_t *)img)[i];
-}
-template <int D> RZ_HD void rz_st(void *img, uint32_t i, uint32_t v)
-{
-    if (D == 16)
-        ((uint16_t *)img)[i] = (uint16_t)v;
-    else
-        ((uint8_t *)img)[i] = (uint8_t)v;
-}
+/* a sample of D bits; pointers formed once per tap (a row's + the tap's offset), so that the
+ * channels are constant displacements of one address */
+template <int D> struct rz_sample { typedef uint8_t T; };
+template <> struct rz_sample<16> { typedef uint16_t T; };
 /* the CN int32 of one pixel in shared memory (16 bytes: one 128-bit load, 8: one 64-bit) */
 template <int CN> RZ_HD void rz_ld_px(const int32_t *p, int32_t *v)
 {
@@ -501,6 +494,8 @@ RZ_HD void rz_tile_h_s(const imgpu_resize_tab &t, const void *in, int32_t *sm, i
     if (dx >= t.dw)
         return;
     const int n = t.nh - lo < t.tile_span ? t.nh - lo : t.tile_span;
+    typedef typename rz_sample<D>::T S;
+    const S *src = (const S *)in;
     const uint32_t rowlen = (uint32_t)t.sw * CN;
     const int32_t *xi = t.block + t.o_xi + dx * K;
     uint32_t xo[K];
@@ -514,7 +509,7 @@ RZ_UNROLL
         for (int k = 0; k < K; k++)
             w[k] = xwf[k];
         for (int j = ty; j < n; j += RZ_BY) {
-            const uint32_t row = (uint32_t)t.block[t.o_hrow + lo + j] * rowlen;
+            const S *pr = src + (uint32_t)t.block[t.o_hrow + lo + j] * rowlen;
             float acc[CN];
 RZ_UNROLL
             for (int c = 0; c < CN; c++)
@@ -523,7 +518,7 @@ RZ_UNROLL
             for (int k = 0; k < K; k++)
 RZ_UNROLL
                 for (int c = 0; c < CN; c++)
-                    acc[c] = rz_add(acc[c], rz_mul(rz_u2f(rz_ld<D>(in, row + xo[k] + c)), w[k]));
+                    acc[c] = rz_add(acc[c], rz_mul(rz_u2f((uint32_t)(pr + xo[k])[c]), w[k]));
             int32_t v[CN];
 RZ_UNROLL
             for (int c = 0; c < CN; c++)
@@ -538,7 +533,7 @@ RZ_UNROLL
     for (int k = 0; k < K; k++)
         w[k] = (uint32_t)xwi[k];
     for (int j = ty; j < n; j += RZ_BY) {
-        const uint32_t row = (uint32_t)t.block[t.o_hrow + lo + j] * rowlen;
+        const S *pr = src + (uint32_t)t.block[t.o_hrow + lo + j] * rowlen;
         uint32_t acc[CN]; /* int32 arithmetic, wrapping as the CPU's */
 RZ_UNROLL
         for (int c = 0; c < CN; c++)
@@ -547,7 +542,7 @@ RZ_UNROLL
         for (int k = 0; k < K; k++)
 RZ_UNROLL
             for (int c = 0; c < CN; c++)
-                acc[c] += rz_ld<D>(in, row + xo[k] + c) * w[k];
+                acc[c] += (uint32_t)(pr + xo[k])[c] * w[k];
         int32_t v[CN];
 RZ_UNROLL
         for (int c = 0; c < CN; c++)
@@ -659,15 +654,16 @@ RZ_UNROLL
                 r[c] = (uint32_t)rz_clampi(q, maxv);
             }
         }
-        const uint32_t o = ((uint32_t)dy * (uint32_t)t.dw + (uint32_t)dx) * CN;
+        typedef typename rz_sample<D>::T S;
+        S *po = (S *)out + ((uint32_t)dy * (uint32_t)t.dw + (uint32_t)dx) * CN;
 RZ_UNROLL
         for (int c = 0; c < CN; c++)
-            rz_st<D>(out, o + c, r[c]);
+            po[c] = (S)r[c];
         if (CN == 2 || CN == 4) {
             uint32_t col[3];
             if (t.alpha_mix && rz_alpha_pixel(t, in, dx, dy, col))
                 for (int c = 0; c < CN - 1; c++)
-                    rz_st<D>(out, o + c, col[c]);
+                    po[c] = (S)col[c];
         }
     }
 }
