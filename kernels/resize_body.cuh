@@ -10,7 +10,10 @@
  *    block computes the horizontal pass of the source rows its tile reads (the table's per-tile
  *    first row, tile_span rows) into shared memory, then the vertical pass from there. No
  *    intermediate image goes through device memory; the values are those of the two-pass way
- *    (the same function of the same inputs), so the result is the same bit for bit.
+ *    (the same function of the same inputs), so the result is the same bit for bit. The
+ *    common tables (rz_spec_mode) run the same tiles compiled for their depth, channels, mode
+ *    and taps (rz_tile_h_s, rz_tile_v_s: no per-sample branch, 32-bit offsets, taps loaded once
+ *    per column and per row); the rest the generic rz_tile_h, rz_tile_v.
  *  - two passes (rz_h_px over the rows hrow[], rz_v_px), through an intermediate of nh rows,
  *    where a tile's rows would not fit shared memory (shrinking by large factors). */
 #ifndef IMGPU_RESIZE_BODY_CUH
