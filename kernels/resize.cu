@@ -6,6 +6,9 @@
  *    RZ_TY output pixels; the block's horizontal pass goes to shared memory, not to an
  *    intermediate image in device memory. 4K -> 1080p RGB reads the source once and writes the
  *    result: no 50 MB int32 intermediate written and read back.
+ *    Common tables (8-bit bilinear, bicubic, lanczos, box by 2; 16-bit bilinear, bicubic,
+ *    lanczos, box by 2; 1 to 4 channels) run k_fused_s, the same tiles specialized at compile
+ *    time (resize_body.cuh, rz_fused_dispatch); the rest k_fused, the generic tiles.
  *  - separable, two passes (a band's rows beyond shared memory: large shrink factors): the
  *    horizontal pass over the rows hrow[] into d_h, then the vertical pass.
  *  - nearest: one thread per output pixel.
@@ -54,6 +57,30 @@ __global__ void __launch_bounds__(RZ_TX *RZ_BY) k_fused(imgpu_resize_tab t, cons
     rz_tile_v(t, in, sm, out, blockIdx.x, blockIdx.y, threadIdx.x, threadIdx.y);
 }
 
+/* the fused tiles specialized for the table (resize_body.cuh: rz_fused_dispatch) */
+template <int D, int CN, int M, int K>
+__global__ void __launch_bounds__(RZ_TX *RZ_BY) k_fused_s(imgpu_resize_tab t, const void *__restrict__ in,
+                                                           void *__restrict__ out)
+{
+    extern __shared__ int4 sm4[]; /* 16-byte aligned: a pixel's int32 in one access (RZ_SP) */
+    int32_t *sm = (int32_t *)sm4;
+    rz_tile_h_s<D, CN, M, K>(t, in, sm, blockIdx.x, blockIdx.y, threadIdx.x, threadIdx.y);
+    __syncthreads();
+    rz_tile_v_s<D, CN, M, K>(t, in, sm, out, blockIdx.x, blockIdx.y, threadIdx.x, threadIdx.y);
+}
+
+struct launch_fused {
+    const imgpu_resize_tab *t;
+    const void *in;
+    void *out;
+    dim3 g;
+    cudaStream_t st;
+    template <int D, int CN, int M, int K> void run()
+    {
+        k_fused_s<D, CN, M, K><<<g, dim3(RZ_TX, RZ_BY), rz_spec_smem(t), st>>>(*t, in, out);
+    }
+};
+
 dim3 grid_rows(int w, int rows)
 {
     return dim3((unsigned)((w + TB - 1) / TB), (unsigned)(rows < 65535 ? (rows > 0 ? rows : 1) : 65535));
@@ -71,6 +98,9 @@ extern "C" cudaError_t imgpu_launch_resize(const imgpu_resize_tab *t, const void
     const size_t smem = rz_fused_smem(t);
     if (smem) {
         const dim3 g((unsigned)((t->dw + RZ_TX - 1) / RZ_TX), (unsigned)((t->dh + RZ_TY - 1) / RZ_TY));
+        launch_fused L = {t, d_in, d_out, g, st};
+        if (rz_fused_dispatch(*t, L))
+            return cudaGetLastError();
         k_fused<<<g, dim3(RZ_TX, RZ_BY), smem, st>>>(*t, d_in, d_out);
         return cudaGetLastError();
     }
