@@ -26,10 +26,12 @@ t() { local s; s=$(date +%s.%N); if "$@" > "$D/last.log" 2>&1; then awk "BEGIN{p
 echo "$(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); commit $(git -C "$HERE" rev-parse --short HEAD 2>/dev/null); $(date -u +%F)"
 printf "%-6s %-4s %-9s %8s %8s %8s  %s\n" size fmt op auto cpu cuda "auto vs the faster"
 worst=0
-# SIZES (default "1080p 4k 8k") picks the sizes: e.g. SIZES=1080p with RUNS=31 for the small cases,
-# whose 3-5 ms differences need many runs
+# SIZES (default "1080p 4k 8k") and FMTS (default "png jpg") pick the cases: e.g. SIZES=1080p
+# with RUNS=31 for the small cases, whose 3-5 ms differences need many runs. "paired" is the
+# median over the rounds of auto's time / the faster backend's in the same round (the three
+# devices run back to back each round), which the machine's drift from round to round leaves out
 for size in ${SIZES:-1080p 4k 8k}; do
-  for fmt in png jpg; do
+  for fmt in ${FMTS:-png jpg}; do
     for op in equalize clahe rotate; do
       case $op in
         equalize) args=(equalize);;
@@ -49,8 +51,12 @@ for size in ${SIZES:-1080p 4k 8k}; do
       for dev in auto cpu cuda; do m[$dev]=$(echo ${runs[$dev]} | tr ' ' '\n' | med); done
       best=$(awk "BEGIN{print (${m[cpu]} < ${m[cuda]}) ? ${m[cpu]} : ${m[cuda]}}")
       ratio=$(awk "BEGIN{printf \"%.3f\", ${m[auto]} / $best}")
-      printf "%-6s %-4s %-9s %8s %8s %8s  %s  (middle half: auto %s, cpu %s)\n" $size $fmt $op ${m[auto]} ${m[cpu]} \
-        ${m[cuda]} "${ratio}x" "$(echo ${runs[auto]} | tr ' ' '\n' | iqr)" "$(echo ${runs[cpu]} | tr ' ' '\n' | iqr)"
+      fast=cpu; awk "BEGIN{exit !(${m[cuda]} < ${m[cpu]})}" && fast=cuda
+      paired=$(paste <(echo ${runs[auto]} | tr ' ' '\n') <(echo ${runs[$fast]} | tr ' ' '\n') |
+               awk 'NF == 2 {printf "%.4f\n", $1 / $2}' | med)
+      printf "%-6s %-4s %-9s %8s %8s %8s  %s  paired %sx  (middle half: auto %s, cpu %s)\n" $size $fmt $op ${m[auto]} \
+        ${m[cpu]} ${m[cuda]} "${ratio}x" "$paired" "$(echo ${runs[auto]} | tr ' ' '\n' | iqr)" \
+        "$(echo ${runs[cpu]} | tr ' ' '\n' | iqr)"
       worst=$(awk "BEGIN{print ($ratio > $worst) ? $ratio : $worst}")
     done
   done
