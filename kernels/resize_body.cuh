@@ -485,6 +485,10 @@ template <int D, int CN, int M, int K>
 RZ_HD void rz_tile_h_s(const imgpu_resize_tab &t, const void *in, int32_t *sm, int bx, int by, int tx, int ty)
 {
     const int dx = bx * RZ_TX + tx, lo = t.block[t.o_tile + by];
+    /* one thread a tap word: the block must have as many threads as a tile has taps, and the
+     * weights' region (after RZ_TY * K offsets) must stay 16-byte aligned for phase 2's loads */
+    static_assert(RZ_TY * K <= RZ_TX * RZ_BY, "a block stages every y tap of its tile");
+    static_assert((RZ_TY * K) % 4 == 0, "the y weights start 16-byte aligned in shared memory");
     { /* the y taps of the tile's rows, for phase 2: thread i, tap i % K of row i / K */
         const int i = ty * RZ_TX + tx, ho = rz_spec_hwords(t);
         if (i < RZ_TY * K) {
