@@ -338,10 +338,11 @@ def enc_alone(imgpu, arrays, ctx, chunk, reps):
     report("enc c%d" % chunk, reps * len(arrays) / w.wall, w, [a])
 
 
-def chain(imgpu, jpegs, dctxs, ectxs, chunk=64, eq_on_enc=False, reps=1, qdepth=4, name="chain"):
+def chain(imgpu, jpegs, dctxs, ectxs, chunk=64, eq_on_enc=False, reps=1, qdepth=4, name="chain", enc_chunk=0):
     """decode threads (one per Context in dctxs) take chunks in turn and put them on a queue;
-    encode threads (one per ectxs) encode what comes; equalize in the decode threads, as
-    python_bench.py's e2e_imgpu does, or (eq_on_enc) in the encode threads on their Contexts."""
+    encode threads (one per ectxs) encode what comes (enc_chunk > 0: in encode_batch calls of
+    that many); equalize in the decode threads, as python_bench.py's e2e_imgpu does, or
+    (eq_on_enc) in the encode threads on their Contexts."""
     parts = chunks(jpegs, chunk) * reps
     lock = threading.Lock()
     nxt = [0]
@@ -384,9 +385,10 @@ def chain(imgpu, jpegs, dctxs, ectxs, chunk=64, eq_on_enc=False, reps=1, qdepth=
                     break
                 if eq_on_enc:
                     items = acct.timed("eq", lambda: [imgpu.equalize(a, device=ctx) for a in items])
-                out = acct.timed("enc", imgpu.encode_batch, items, "jpg", quality=92, device=ctx)
-                with lock:
-                    done[0] += len(out)
+                for sub in (chunks(items, enc_chunk) if enc_chunk > 0 else [items]):
+                    out = acct.timed("enc", imgpu.encode_batch, sub, "jpg", quality=92, device=ctx)
+                    with lock:
+                        done[0] += len(out)
         return work
 
     targets = [(Acct("D%d" % (i + 1)), decoder(c)) for i, c in enumerate(dctxs)]
@@ -511,6 +513,11 @@ def main():
         lambda: chain(imgpu, jpegs, [d1], [e1], eq_on_enc=True, reps=args.reps, name="chain eq@enc"),
         lambda: chain(imgpu, jpegs, [d1, d2], [e1], eq_on_enc=True, reps=args.reps, name="chain 2dec eq@enc"),
         lambda: chain(imgpu, jpegs, [d1], [e1, e2], reps=args.reps, name="chain 2enc"),
+        # decode's best call size (64: the second sub-batch's walk overlaps the first's nvJPEG
+        # host part) with encode's (32), equalize on the encode thread
+        lambda: chain(imgpu, jpegs, [d1], [e1], chunk=32, eq_on_enc=True, reps=args.reps, name="chain c32 eq@enc"),
+        lambda: chain(imgpu, jpegs, [d1], [e1], chunk=64, eq_on_enc=True, enc_chunk=32, reps=args.reps,
+                      name="chain dec64 enc32 eq@enc"),
         lambda: both(imgpu, jpegs, arrays[:64], d1, e1, args.secs, eq=False),
         lambda: both(imgpu, jpegs, arrays[:64], d1, e1, args.secs, eq=True),
     ]
