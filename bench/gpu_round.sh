@@ -4,6 +4,8 @@
 #   decode    bench/decode_profile.sh: nvJPEG's engines vs the scan walk vs decode_batch
 #   python    bench/python_bench.py --n N (500): start-up, numpy vs cv2, ops on 4K tensors, the
 #             end-to-end JPEG chain against torchvision
+#   cpu1      python_bench.py's numpy-vs-cv2 rows on one thread each, by thread CPU time: with
+#             the python part's all-core rows, tells a per-thread cost from a scaling one
 #   latency   imgpu-bench's single-op CUDA-event latency of the same ops at 4K (issue 27's
 #             "at most that + 20 us" target sets the two side by side)
 #   first     bench/first_op.py: the first op after CuPy made the context, step by step
@@ -51,6 +53,8 @@ for p in $parts; do
   case $p in
     decode) timeout 240 bash bench/decode_profile.sh build-gpu 200 > "$OUT/decode.log" 2>&1 ;;
     python) PYTHONPATH=build-gpu/python timeout 300 python3 bench/python_bench.py --n "$n" > "$OUT/python.log" 2>&1 ;;
+    cpu1) IMGPU_CPU_THREADS=1 PYTHONPATH=build-gpu/python timeout 300 python3 bench/python_bench.py --only cpu \
+            --cpu-time > "$OUT/cpu1.log" 2>&1 ;;
     latency) timeout 120 build-gpu/imgpu-bench --sizes 4k --channels 3 --contents photo --ops equalize,rotate,clahe \
                > "$OUT/latency.log" 2>&1 ;;
     oplat) PYTHONPATH=build-gpu/python timeout 120 python3 bench/op_latency.py > "$OUT/oplat.log" 2>&1 ;;
