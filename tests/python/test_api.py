@@ -417,3 +417,23 @@ def test_stubs_name_every_public_function():
     assert os.path.exists(os.path.join(os.path.dirname(imgpu.__file__), "py.typed"))
     missing = [n for n in imgpu.__all__ if n not in names]
     assert missing == [], missing
+
+
+@pytest.mark.parametrize("shape", [(37, 23), (1, 1), (5, 1), (301, 517), (37, 23, 2), (64, 41, 3), (29, 31, 4)])
+def test_histogram_8bit_counts_every_plane(shape):
+    """8-bit counts against numpy's bincount of each channel, and the luma plane (3 and 4
+    channels) against BT.601's Y in OpenCV's 14-bit fixed point computed here: every sample
+    counted once, in its own plane, whatever the width (eight-at-a-time loads and their tails)."""
+    rng = np.random.default_rng(sum(shape))
+    a = rng.integers(0, 256, shape, dtype=np.uint8)
+    a.reshape(-1)[: a.size // 3] = 77                      # long runs of one value too
+    h = imgpu.histogram(a, device="cpu")
+    chans = 1 if a.ndim == 2 else a.shape[2]
+    assert h.shape == (chans + (chans >= 3), 256) and h.dtype == np.uint32
+    planes = [a] if a.ndim == 2 else [a[:, :, k] for k in range(chans)]
+    for k, p in enumerate(planes):
+        assert np.array_equal(h[k], np.bincount(p.ravel(), minlength=256)), k
+    if chans >= 3:
+        r, g, b = (a[:, :, k].astype(np.int64) for k in range(3))
+        y = (r * 4899 + g * 9617 + b * 1868 + (1 << 13)) >> 14
+        assert np.array_equal(h[chans], np.bincount(y.ravel(), minlength=256))

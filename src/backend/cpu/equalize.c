@@ -29,6 +29,7 @@
 #include "ycc.h"
 #include "error.h"
 #include "parallel.h"
+#include "count8.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -105,24 +106,6 @@ static void merge_hist(uint32_t (*parts)[256], int n, uint32_t hist[256])
     }
 }
 
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* Eight samples p[0..7] counted with one load, taken apart by shifts (byte i of v is p[i]),
- * spread over the four histograms as the four-at-a-time loops spread them. */
-static inline void count8(uint32_t h4[4][256], const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    h4[0][v & 255]++;
-    h4[1][(v >> 8) & 255]++;
-    h4[2][(v >> 16) & 255]++;
-    h4[3][(v >> 24) & 255]++;
-    h4[0][(v >> 32) & 255]++;
-    h4[1][(v >> 40) & 255]++;
-    h4[2][(v >> 48) & 255]++;
-    h4[3][v >> 56]++;
-}
-#endif
-
 /* Histogram of channel k of a c-channel 8-bit image, rows y0..y1-1, in four histograms (one
  * per pixel of each group of four) summed at the end, as luma_hist_rows below: the counts are
  * the same integers, without each increment waiting for the one before it when neighbouring
@@ -137,12 +120,11 @@ static void channel_hist_rows(void *ctx, int part, int y0, int y1)
     const int w = in->width, c = in->channels, k = j->k;
     for (int y = y0; y < y1; y++) {
         const uint8_t *p = imgpu_image_row(in, y) + k;
+        if (c == 1) { /* gray: eight pixels a load */
+            imgpu__count_run(h4, p, w);
+            continue;
+        }
         int x = 0;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        if (c == 1) /* gray: eight pixels a load */
-            for (; x + 8 <= w; x += 8, p += 8)
-                count8(h4, p);
-#endif
         for (; x + 4 <= w; x += 4, p += 4 * c) {
             h4[0][p[0]]++;
             h4[1][p[c]]++;
@@ -206,19 +188,7 @@ IMGPU__CPU_WIDE static void luma_hist_rows(void *ctx, int part, int y0, int y1)
             else
                 for (int x = 0; x < n; x++)
                     ys[x] = imgpu__rgb_to_y(p[c * x], p[c * x + 1], p[c * x + 2]);
-            int x = 0;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            for (; x + 8 <= n; x += 8) /* eight Y a load, as the gray histogram */
-                count8(h4, ys + x);
-#endif
-            for (; x + 4 <= n; x += 4) {
-                h4[0][ys[x]]++;
-                h4[1][ys[x + 1]]++;
-                h4[2][ys[x + 2]]++;
-                h4[3][ys[x + 3]]++;
-            }
-            for (; x < n; x++)
-                h4[0][ys[x]]++;
+            imgpu__count_run(h4, ys, n); /* eight Y a load, as the gray histogram */
         }
     }
     uint32_t *hist = j->hist[part];

@@ -175,6 +175,19 @@ int imgpu_cpu_histogram_full(const imgpu_image *in, imgpu_histogram_full *out)
     h.planes = in->channels + h.has_luma;
     const size_t len = (size_t)h.planes * h.levels;
     h.counts = calloc(len, sizeof *h.counts);
+    if (in->depth == 8 && h.counts) {
+        /* 8-bit: the reference histogram (histogram.c: the same planes, the same luma, counted
+         * in four histograms a plane and eight gray samples a load), laid out as planes */
+        imgpu_histogram h8;
+        if (imgpu_cpu_histogram(in, &h8) < 0) {
+            free(h.counts);
+            return -1;
+        }
+        for (int k = 0; k < h.planes; k++)
+            memcpy(h.counts + (size_t)k * 256, k < in->channels ? h8.bins[k] : h8.luma, 256 * sizeof *h.counts);
+        *out = h;
+        return 0;
+    }
     const int parts = imgpu__cpu_parts(in->height, (size_t)in->width * h.planes, len);
     uint32_t *scratch = parts > 1 ? calloc((size_t)parts * len, sizeof *scratch) : NULL;
     if (!h.counts || (parts > 1 && !scratch)) {
