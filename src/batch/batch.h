@@ -53,8 +53,8 @@ typedef void (*imgpu_batch_staged_fn)(void *ctx, const imgpu_batch_record *r);
  * Python module turns it on: imgpu.batch and imgpu.dask's workers then pay nvJPEG's set-up once. */
 void imgpu_batch_keep_state(int keep);
 /* Frees the modules kept so far (their decode buffers: 32 of the largest image a GPU worker,
- * 0.8 GB for 4K RGB) and returns how many; a later batch sets nvJPEG up again, and keeps its
- * modules if still asked to. */
+ * 0.8 GB for 4K RGB) and the GPU workers' kept sessions, and returns how many objects it freed;
+ * a later batch sets nvJPEG up again, and keeps its state if still asked to. */
 int imgpu_batch_release_state(void);
 /* The plan of the run imgpu_batch_run would make with argv (inputs walked, output names, resume
  * against OUTDIR's manifest; OUTDIR created, and the lines a first run writes for outputs that

@@ -302,18 +302,15 @@ typedef struct jpeg_setup {
 #define KEPT_MAX 8
 static pthread_mutex_t s_kept_lock = PTHREAD_MUTEX_INITIALIZER;
 static int s_keep;
-static struct {
+/* A shelf of kept objects, each with its GPU: the modules, and the workers' two CUDA sessions
+ * (stream, pinned staging, device buffers: cudaMallocHost and cudaMalloc of the largest image
+ * each), made again by every batch before. */
+typedef struct {
     int device;
-    imgpu_session_jpeg *jm;
-} s_kept[KEPT_MAX];
-static int s_nkept;
-/* ... and the workers' two CUDA sessions (stream, pinned staging, device buffers: cudaMallocHost
- * and cudaMalloc of the largest image each), made again by every batch before */
-static struct {
-    int device;
-    imgpu_session *s;
-} s_kept_sess[2 * KEPT_MAX];
-static int s_nkept_sess;
+    void *p;
+} kept;
+static kept s_kept_jm[KEPT_MAX], s_kept_sess[2 * KEPT_MAX];
+static int s_njm, s_nsess;
 
 void imgpu_batch_keep_state(int keep)
 {
@@ -322,32 +319,29 @@ void imgpu_batch_keep_state(int keep)
     pthread_mutex_unlock(&s_kept_lock);
 }
 
-/* Frees the kept modules, each on its own GPU: on a thread of its own where one starts, so that
- * the caller's thread keeps its CUDA device (a Python thread's torch would follow it). */
+/* Frees the kept modules and sessions, each on its own GPU: on a thread of its own where one
+ * starts, so that the caller's thread keeps its CUDA device (a Python thread's torch would
+ * follow it). */
 static void *release_kept(void *arg)
 {
     (void)arg;
-    for (int i = 0; i < s_nkept; i++) {
-        if (imgpu_session_use_device(s_kept[i].device) == 0)
-            imgpu_session_jpeg_free(s_kept[i].jm);
-        else
+    for (int i = 0; i < s_njm + s_nsess; i++) {
+        const kept *k = i < s_njm ? &s_kept_jm[i] : &s_kept_sess[i - s_njm];
+        if (imgpu_session_use_device(k->device) != 0)
             imgpu_error_clear();   /* the GPU is gone (a sticky fault): nothing there to free */
-    }
-    s_nkept = 0;
-    for (int i = 0; i < s_nkept_sess; i++) {
-        if (imgpu_session_use_device(s_kept_sess[i].device) == 0)
-            imgpu_session_free(s_kept_sess[i].s);
+        else if (i < s_njm)
+            imgpu_session_jpeg_free(k->p);
         else
-            imgpu_error_clear();
+            imgpu_session_free(k->p);
     }
-    s_nkept_sess = 0;
+    s_njm = s_nsess = 0;
     return NULL;
 }
 
 int imgpu_batch_release_state(void)
 {
     pthread_mutex_lock(&s_kept_lock);
-    const int n = s_nkept + s_nkept_sess;
+    const int n = s_njm + s_nsess;
     pthread_t t;
     if (n > 0 && pthread_create(&t, NULL, release_kept, NULL) == 0)
         pthread_join(t, NULL);
@@ -357,47 +351,35 @@ int imgpu_batch_release_state(void)
     return n;
 }
 
-static imgpu_session_jpeg *kept_take(int device)
+/* An object of `device` taken off the shelf (*n kept there), or NULL. */
+static void *kept_take(kept *shelf, int *n, int device)
 {
-    imgpu_session_jpeg *jm = NULL;
+    void *p = NULL;
     pthread_mutex_lock(&s_kept_lock);
-    for (int i = 0; i < s_nkept; i++)
-        if (s_kept[i].device == device) {
-            jm = s_kept[i].jm;
-            s_kept[i] = s_kept[--s_nkept];
+    for (int i = 0; i < *n; i++)
+        if (shelf[i].device == device) {
+            p = shelf[i].p;
+            shelf[i] = shelf[--*n];
             break;
         }
     pthread_mutex_unlock(&s_kept_lock);
-    return jm;
+    return p;
 }
 
-/* jm kept for the next batch (1), or 0: the caller frees it. Only a module of a worker that
- * ended sound is kept (after a sticky fault the GPU's context is gone). */
-static int kept_put(int device, imgpu_session_jpeg *jm)
+/* p kept on the shelf for the next batch (1), or 0 (keeping off, the shelf full, or p NULL):
+ * the caller frees it. Only what a worker that ended sound used is offered (after a sticky
+ * fault the GPU's context is gone). */
+static int kept_put(kept *shelf, int *n, int cap, int device, void *p)
 {
     int put = 0;
     pthread_mutex_lock(&s_kept_lock);
-    if (jm && s_keep && s_nkept < KEPT_MAX) {
-        s_kept[s_nkept].device = device;
-        s_kept[s_nkept++].jm = jm;
+    if (p && s_keep && *n < cap) {
+        shelf[*n].device = device;
+        shelf[(*n)++].p = p;
         put = 1;
     }
     pthread_mutex_unlock(&s_kept_lock);
     return put;
-}
-
-static imgpu_session *kept_session_take(int device)
-{
-    imgpu_session *x = NULL;
-    pthread_mutex_lock(&s_kept_lock);
-    for (int i = 0; i < s_nkept_sess; i++)
-        if (s_kept_sess[i].device == device) {
-            x = s_kept_sess[i].s;
-            s_kept_sess[i] = s_kept_sess[--s_nkept_sess];
-            break;
-        }
-    pthread_mutex_unlock(&s_kept_lock);
-    return x;
 }
 
 /* The worker's sessions kept for the next batch, or freed (not kept: off, full, or after a
@@ -405,15 +387,7 @@ static imgpu_session *kept_session_take(int device)
 static void sessions_end(slot sl[2], int device, int keep)
 {
     for (int k = 0; k < 2; k++) {
-        int put = 0;
-        pthread_mutex_lock(&s_kept_lock);
-        if (keep && sl[k].s && s_keep && s_nkept_sess < 2 * KEPT_MAX) {
-            s_kept_sess[s_nkept_sess].device = device;
-            s_kept_sess[s_nkept_sess++].s = sl[k].s;
-            put = 1;
-        }
-        pthread_mutex_unlock(&s_kept_lock);
-        if (!put)
+        if (!(keep && kept_put(s_kept_sess, &s_nsess, 2 * KEPT_MAX, device, sl[k].s)))
             imgpu_session_free(sl[k].s);
         sl[k].s = NULL;
     }
@@ -423,7 +397,7 @@ static void *jpeg_setup_thread(void *arg)
 {
     jpeg_setup *js = arg;
     imgpu_error_clear();
-    if (imgpu_session_use_device(js->device) == 0 && !(js->jm = kept_take(js->device)))
+    if (imgpu_session_use_device(js->device) == 0 && !(js->jm = kept_take(s_kept_jm, &s_njm, js->device)))
         js->jm = imgpu_session_jpeg_new();
     if (!js->jm)
         snprintf(js->err, sizeof js->err, "%s", imgpu_error_message());
@@ -437,7 +411,7 @@ void *imgpu__batch_gpu_thread(void *arg)
     slot sl[2] = {{NULL, NULL}, {NULL, NULL}};
     int alive = imgpu_session_use_device(w->device) == 0;
     for (int k = 0; alive && k < 2; k++)   /* the last batch's sessions where kept, else new ones */
-        if (!(sl[k].s = kept_session_take(w->device)) && !(sl[k].s = imgpu_session_new()))
+        if (!(sl[k].s = kept_take(s_kept_sess, &s_nsess, w->device)) && !(sl[k].s = imgpu_session_new()))
             alive = 0;
     if (!alive) {
         imgpu__batch_report("GPU %d: %s; its share of the batch runs on the CPU", w->device, imgpu_error_message());
@@ -469,7 +443,7 @@ void *imgpu__batch_gpu_thread(void *arg)
                 pthread_join(js.tid, NULL);
                 js.started = 0;
                 jm = js.jm;
-            } else if (!(jm = kept_take(w->device)) && !(jm = imgpu_session_jpeg_new())) {
+            } else if (!(jm = kept_take(s_kept_jm, &s_njm, w->device)) && !(jm = imgpu_session_jpeg_new())) {
                 snprintf(js.err, sizeof js.err, "%s", imgpu_error_message());
             }
             if (!jm)
@@ -545,7 +519,7 @@ void *imgpu__batch_gpu_thread(void *arg)
         pthread_join(js.tid, NULL);
         jm = js.jm;
     }
-    if (!(alive && !atomic_load(&B->sticky_seen) && kept_put(w->device, jm)))
+    if (!(alive && !atomic_load(&B->sticky_seen) && kept_put(s_kept_jm, &s_njm, KEPT_MAX, w->device, jm)))
         imgpu_session_jpeg_free(jm);
     imgpu__queue_done(B->to_enc);
     return NULL;
