@@ -365,7 +365,7 @@ static nvjpegImage_t dest_of(unsigned char *d, int w, int c)
     return im;
 }
 
-/* after NULL: returns with the images complete (a synchronize after the engines); else the
+/* ordered 0: returns with the images complete (a synchronize after the engines); 1: the
  * engines' batch is only enqueued, and `after` waits for it (imgpu_cuda_jpeg_decode_after). */
 static int decode(imgpu_cuda_jpeg *j, int n, const unsigned char *const *data, const size_t *len,
                   const int *route, const int *channels, const int *w, const int *h,
